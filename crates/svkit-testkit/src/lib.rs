@@ -1,0 +1,210 @@
+//! Drives `svkit-sandbox` from integration tests.
+//!
+//! Tests that need the sandbox call [`sandbox_or_skip`]: off root or without
+//! s6 they print why and skip, unless `SVKIT_REQUIRE_SANDBOX=1` (set by
+//! `make test` when run as root, hence in CI), where skipping is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The workspace's target dir for the profile the tests were built with:
+/// test binaries live in `target/<profile>/deps/`.
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let deps = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    deps.parent().map(Path::to_path_buf).unwrap_or(deps)
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    bin_dir().join(name)
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false)
+}
+
+/// Why the sandbox cannot run here, if it cannot.
+pub fn sandbox_unavailable() -> Option<String> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { geteuid() } != 0 {
+        return Some("needs root (mount and PID namespaces, overlayfs)".into());
+    }
+    for tool in ["unshare", "nsenter", "s6-svscan", "execlineb"] {
+        if !on_path(tool) {
+            return Some(format!("{tool} not on PATH (apt-get install -y s6 execline util-linux)"));
+        }
+    }
+    if !bin("svkit-sandbox").is_file() {
+        return Some(format!(
+            "{} missing: run `cargo build --workspace` first",
+            bin("svkit-sandbox").display()
+        ));
+    }
+    None
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+/// Returns false (after printing the reason) when the test must skip.
+pub fn sandbox_or_skip(test: &str) -> bool {
+    match sandbox_unavailable() {
+        None => true,
+        Some(why) if std::env::var("SVKIT_REQUIRE_SANDBOX").as_deref() == Ok("1") => {
+            panic!("{test}: sandbox required but unavailable: {why}")
+        }
+        Some(why) => {
+            eprintln!("SKIP {test}: {why}");
+            false
+        }
+    }
+}
+
+/// A per-test registry, so parallel tests never see each other's sandboxes
+/// and a test can prove its own leaves nothing behind.
+pub struct Registry {
+    pub dir: tempfile::TempDir,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        let dir = tempfile::Builder::new()
+            .prefix("svkit-sbx-reg.")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("tempdir: {e}"));
+        Registry { dir }
+    }
+
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(bin("svkit-sandbox"));
+        c.env("SVKIT_SANDBOX_DIR", self.dir.path());
+        c
+    }
+
+    pub fn entries(&self) -> Vec<String> {
+        std::fs::read_dir(self.dir.path())
+            .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A detached sandbox, stopped on drop so a failing test leaves nothing.
+pub struct Sandbox {
+    pub id: String,
+    reg: Registry,
+    stopped: bool,
+}
+
+impl Sandbox {
+    /// `svkit-sandbox run --detach ARGS... -- CMD...`
+    pub fn start(args: &[&str], cmd: &[&str]) -> Sandbox {
+        let reg = Registry::new();
+        let out = reg
+            .command()
+            .arg("run")
+            .arg("--detach")
+            .args(args)
+            .arg("--")
+            .args(cmd)
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap_or_else(|e| panic!("svkit-sandbox run: {e}"));
+        assert!(out.status.success(), "svkit-sandbox run --detach failed: {:?}", out.status);
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Sandbox { id, reg, stopped: false }
+    }
+
+    /// `docker exec`: runs `sh -c SCRIPT` inside.
+    pub fn sh(&self, script: &str) -> Output {
+        self.exec(&["sh", "-c", script])
+    }
+
+    pub fn exec(&self, argv: &[&str]) -> Output {
+        self.reg
+            .command()
+            .args(["exec", &self.id, "--"])
+            .args(argv)
+            .output()
+            .unwrap_or_else(|e| panic!("svkit-sandbox exec: {e}"))
+    }
+
+    pub fn exec_as(&self, user: &str, argv: &[&str]) -> Output {
+        self.reg
+            .command()
+            .args(["exec", "--user", user, &self.id, "--"])
+            .args(argv)
+            .output()
+            .unwrap_or_else(|e| panic!("svkit-sandbox exec: {e}"))
+    }
+
+    /// `docker logs`.
+    pub fn logs(&self) -> String {
+        let out = self.reg.command().args(["logs", &self.id]).output();
+        out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Polls `docker logs` until `needle` shows, up to `deadline`.
+    pub fn wait_for_log(&self, needle: &str, deadline: Duration) -> String {
+        let end = Instant::now() + deadline;
+        loop {
+            let logs = self.logs();
+            if logs.contains(needle) || Instant::now() > end {
+                return logs;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `docker stop`: returns the container's exit code.
+    pub fn stop(mut self) -> i32 {
+        self.stopped = true;
+        let out = self
+            .reg
+            .command()
+            .args(["stop", &self.id])
+            .output()
+            .unwrap_or_else(|e| panic!("svkit-sandbox stop: {e}"));
+        assert!(out.status.success(), "stop failed: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let code = text.trim().parse().unwrap_or_else(|_| panic!("stop printed {text:?}"));
+        assert!(self.reg.entries().is_empty(), "registry not empty after stop");
+        code
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if !self.stopped {
+            let _ = self.reg.command().args(["stop", &self.id]).output();
+        }
+    }
+}
+
+/// Polls `f` until it returns Some, or panics with `what` at the deadline.
+pub fn poll<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if Instant::now() > end {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
