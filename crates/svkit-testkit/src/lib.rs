@@ -147,6 +147,14 @@ impl Sandbox {
             .unwrap_or_else(|e| panic!("svkit-sandbox exec: {e}"))
     }
 
+    /// The sandbox's `/` seen from the host (`/proc/PID/root` of its PID 1),
+    /// for reading its files natively.
+    pub fn root(&self) -> PathBuf {
+        let pidfile = self.reg.dir.path().join(&self.id).join("init.pid");
+        let pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        PathBuf::from(format!("/proc/{}/root", pid.trim()))
+    }
+
     /// `docker logs`.
     pub fn logs(&self) -> String {
         let out = self.reg.command().args(["logs", &self.id]).output();

@@ -2,3 +2,8 @@
 //!
 //! Binaries are thin wrappers over this crate; every behaviour lives here,
 //! in a module named after its concern.
+
+pub mod container;
+pub mod reconcile;
+pub mod s6;
+pub mod state;

@@ -1,0 +1,90 @@
+//! Facts about the container svkit runs in: where things are, whether
+//! s6-overlay is running, and the container environment.
+//!
+//! Every path has an environment override (SPEC §1) so the suite runs
+//! without s6-overlay; the defaults are what an image gets.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub const CONTAINER_ENV_DIR: &str = "/run/s6/container_environment";
+
+fn path_from_env(var: &str, default: &str) -> PathBuf {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(default))
+}
+
+/// `SVKIT_CONFIG_DIR`, default `/etc/svkit`.
+pub fn config_dir() -> PathBuf {
+    path_from_env("SVKIT_CONFIG_DIR", "/etc/svkit")
+}
+
+/// `SVKIT_SCANDIR`, default `/run/service`.
+pub fn scandir() -> PathBuf {
+    path_from_env("SVKIT_SCANDIR", "/run/service")
+}
+
+/// Why s6-overlay is not detected, or None when it is. Detects s6 itself
+/// (PID 1 is s6-svscan and the overlay's basedir exists), not "a
+/// container": that guess fails on containerd, Fly and `docker run --init`.
+pub fn s6_overlay_missing() -> Option<String> {
+    let comm = fs::read_to_string("/proc/1/comm").unwrap_or_default();
+    let comm = comm.trim();
+    if comm != "s6-svscan" {
+        let shown = if comm.is_empty() { "unknown" } else { comm };
+        return Some(format!("PID 1 is {shown}, not s6-svscan"));
+    }
+    if !Path::new("/run/s6/basedir").is_dir() {
+        return Some("/run/s6/basedir is missing".to_string());
+    }
+    None
+}
+
+/// The container environment: s6-overlay's dump when it exists (scripts
+/// under `/init` get a stripped env), else our own.
+pub fn container_env() -> BTreeMap<String, String> {
+    read_env_dir(Path::new(CONTAINER_ENV_DIR)).unwrap_or_else(|| std::env::vars().collect())
+}
+
+/// One file per variable, as s6-envdir reads it (`-fn`: value verbatim).
+/// An empty file means unset. Names that are not variable names are skipped.
+pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
+    let rd = fs::read_dir(dir).ok()?;
+    let mut env = BTreeMap::new();
+    for entry in rd.flatten() {
+        let Ok(name) = entry.file_name().into_string() else { continue };
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            continue;
+        }
+        let Ok(value) = fs::read(entry.path()) else { continue };
+        if value.is_empty() {
+            continue;
+        }
+        env.insert(name, String::from_utf8_lossy(&value).into_owned());
+    }
+    Some(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_dir_reads_values_verbatim_and_skips_junk() {
+        let t = tempfile::tempdir().expect("tempdir");
+        fs::write(t.path().join("A"), "x y\n").expect("write");
+        fs::write(t.path().join("EMPTY"), "").expect("write");
+        fs::write(t.path().join("1BAD"), "v").expect("write");
+        fs::write(t.path().join("bad-name"), "v").expect("write");
+        let env = read_env_dir(t.path()).expect("dir");
+        assert_eq!(env.get("A").map(String::as_str), Some("x y\n"));
+        assert_eq!(env.len(), 1, "{env:?}");
+        assert!(read_env_dir(&t.path().join("missing")).is_none());
+    }
+}

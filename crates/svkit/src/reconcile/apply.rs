@@ -1,0 +1,187 @@
+//! Carry out a plan: atomic creates, in-place updates, bounded deletes.
+//! Everything that can be refused (config, users, foreign slots) is refused
+//! before the first write.
+
+use super::error::{io, ReconcileError};
+use super::fsops::{self, Owner};
+use super::lock::ScandirLock;
+use super::plan::{plan, Action, SlotPlan};
+use super::{DesiredSlot, DELETE_PREFIX, TEMP_PREFIX};
+use crate::s6::control::{self, Command6};
+use crate::s6::status;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct ApplyOptions {
+    pub lock_timeout: Duration,
+    /// Bound on waiting for a deleted slot to go down.
+    pub stop_timeout: Duration,
+    /// Bound on waiting for s6-svscan to pick up a new slot.
+    pub supervise_timeout: Duration,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> Self {
+        ApplyOptions {
+            lock_timeout: Duration::from_secs(30),
+            stop_timeout: Duration::from_secs(10),
+            supervise_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What apply did, slot by slot, for the audit lines.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub plans: Vec<SlotPlan>,
+    /// Temp dirs of an interrupted earlier apply that were swept.
+    pub swept: Vec<String>,
+}
+
+pub fn apply(scandir: &Path, desired: &[DesiredSlot], opts: &ApplyOptions) -> Result<Outcome, ReconcileError> {
+    let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
+    let swept = sweep(scandir)?;
+    let plans = plan(scandir, desired)?;
+    let owners = resolve_owners(desired)?;
+    let by_name: BTreeMap<&str, &DesiredSlot> = desired.iter().map(|d| (d.name.as_str(), d)).collect();
+
+    let mut created = false;
+    for p in &plans {
+        let Some(slot) = by_name.get(p.name.as_str()) else { continue };
+        let owner = owners.get(p.name.as_str()).copied().flatten();
+        match &p.action {
+            Action::Create => {
+                create(scandir, slot, owner)?;
+                created = true;
+            }
+            Action::Update { changed, removed, restart } => {
+                update(scandir, slot, owner, changed, removed, *restart)?;
+            }
+            Action::Unchanged | Action::Delete => {}
+        }
+    }
+    if created {
+        control::svscanctl(scandir, "-a")?;
+    }
+    let deletes: Vec<&SlotPlan> = plans.iter().filter(|p| p.action == Action::Delete).collect();
+    if !deletes.is_empty() {
+        for p in &deletes {
+            delete(scandir, &p.name, opts)?;
+        }
+        control::svscanctl(scandir, "-an")?;
+        sweep(scandir)?;
+    }
+    Ok(Outcome { plans, swept })
+}
+
+/// Leftovers of a crashed apply: `.`-led, so s6-svscan never saw them.
+fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
+    let mut swept = Vec::new();
+    for entry in fs::read_dir(scandir).map_err(io(scandir))?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(TEMP_PREFIX) || name.starts_with(DELETE_PREFIX) {
+            fs::remove_dir_all(entry.path()).map_err(io(entry.path()))?;
+            swept.push(name);
+        }
+    }
+    Ok(swept)
+}
+
+/// Users are looked up before anything is written: an unknown user fails
+/// the whole apply, not half of it. Ownership only applies when root.
+fn resolve_owners(desired: &[DesiredSlot]) -> Result<BTreeMap<&str, Option<Owner>>, ReconcileError> {
+    let root = nix::unistd::geteuid().is_root();
+    let mut out = BTreeMap::new();
+    for d in desired {
+        let owner = match (&d.user, root) {
+            (Some(user), true) => Some(lookup_user(user)?),
+            _ => None,
+        };
+        out.insert(d.name.as_str(), owner);
+    }
+    Ok(out)
+}
+
+pub(crate) fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
+    if let Some((u, g)) = user.split_once(':') {
+        if let (Ok(u), Ok(g)) = (u.parse(), g.parse()) {
+            return Ok((u, g));
+        }
+    }
+    match nix::unistd::User::from_name(user) {
+        Ok(Some(u)) => Ok((u.uid.as_raw(), u.gid.as_raw())),
+        _ => Err(ReconcileError::UnknownUser { user: user.to_string() }),
+    }
+}
+
+fn create(scandir: &Path, slot: &DesiredSlot, owner: Option<Owner>) -> Result<(), ReconcileError> {
+    let tmp = scandir.join(format!("{TEMP_PREFIX}{}-{}", slot.name, std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir(&tmp).map_err(io(&tmp))?;
+    for f in &slot.files {
+        fsops::write_file(&tmp, f)?;
+    }
+    if let Some(owner) = owner {
+        fsops::prepare_supervise(&tmp, "", owner)?;
+        if tmp.join("log").is_dir() {
+            fsops::prepare_supervise(&tmp, "log", owner)?;
+        }
+    }
+    if let Some(dir) = &slot.log_dir {
+        fsops::ensure_log_dir(dir, owner)?;
+    }
+    test_pause("SVKIT_TEST_PAUSE_BEFORE_RENAME_MS");
+    let dest = scandir.join(&slot.name);
+    fs::rename(&tmp, &dest).map_err(io(&dest))
+}
+
+fn update(
+    scandir: &Path,
+    slot: &DesiredSlot,
+    owner: Option<Owner>,
+    changed: &[std::path::PathBuf],
+    removed: &[std::path::PathBuf],
+    restart: bool,
+) -> Result<(), ReconcileError> {
+    let dir = scandir.join(&slot.name);
+    for f in slot.files.iter().filter(|f| changed.contains(&f.rel)) {
+        fsops::write_file(&dir, f)?;
+    }
+    for rel in removed {
+        fsops::remove_file(&dir, rel)?;
+    }
+    if let Some(log) = &slot.log_dir {
+        fsops::ensure_log_dir(log, owner)?;
+    }
+    let up = status::read_slot(&dir).map(|s| s.up).unwrap_or(false);
+    if restart && up {
+        control::send(&dir, &[Command6::Restart])?;
+    }
+    Ok(())
+}
+
+/// Down (bounded wait), then out of s6-svscan's sight; the caller prunes.
+fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<(), ReconcileError> {
+    let dir = scandir.join(name);
+    match control::send(&dir, &[Command6::Down]) {
+        Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let end = Instant::now() + opts.stop_timeout;
+    while status::read_slot(&dir).is_ok_and(|s| s.up) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));
+    fs::rename(&dir, &hidden).map_err(io(&dir))
+}
+
+/// Test hook: widen the window between building a slot and renaming it, so
+/// a test can kill -9 an apply in the middle. Unset in production.
+fn test_pause(var: &str) {
+    if let Some(ms) = std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}

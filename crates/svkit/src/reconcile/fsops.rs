@@ -1,0 +1,169 @@
+//! The filesystem steps of reconcile, each safe against planted symlinks:
+//! atomic file replacement, the supervisor dirs a non-root user can drive,
+//! and log dirs owned by the slot's user.
+
+use super::error::{io, ReconcileError};
+use super::DesiredFile;
+use nix::sys::stat::Mode;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+/// uid, gid.
+pub type Owner = (u32, u32);
+
+/// Writes `file` under `slot` by temp file + rename, so s6-supervise never
+/// sees a half-written `run`. Parent dirs inside the slot are created.
+pub fn write_file(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError> {
+    let path = slot.join(&file.rel);
+    let parent = path.parent().unwrap_or(slot);
+    refuse_symlinked_dirs(slot, parent)?;
+    fs::create_dir_all(parent).map_err(io(parent))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = parent.join(format!(".{name}.svkit-tmp"));
+    let _ = fs::remove_file(&tmp);
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(&file.bytes)?;
+        // Explicit chmod: the umask must not decide a run script's mode.
+        f.set_permissions(fs::Permissions::from_mode(file.mode))?;
+        if nix::unistd::geteuid().is_root() {
+            std::os::unix::fs::fchown(&f, Some(0), Some(0))?;
+        }
+        fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(io(&path))
+}
+
+pub fn remove_file(slot: &Path, rel: &Path) -> Result<(), ReconcileError> {
+    let path = slot.join(rel);
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io(&path)(e)),
+    }
+}
+
+fn refuse_symlinked_dirs(slot: &Path, dir: &Path) -> Result<(), ReconcileError> {
+    let Ok(rel) = dir.strip_prefix(slot) else { return Ok(()) };
+    let mut cur = slot.to_path_buf();
+    for c in rel.components() {
+        cur.push(c);
+        if fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ReconcileError::Symlink { path: cur });
+        }
+    }
+    Ok(())
+}
+
+/// s6-supervise creates `supervise/` and `event/` root-only. Made first,
+/// they let the slot's user write the control FIFO (svctl start/stop),
+/// read the status, and subscribe to events. `sub` is "" or "log".
+pub fn prepare_supervise(slot: &Path, sub: &str, owner: Owner) -> Result<(), ReconcileError> {
+    let base = slot.join(sub);
+    let (uid, gid) = owner;
+    let supervise = base.join("supervise");
+    if !supervise.exists() {
+        fs::create_dir_all(&supervise).map_err(io(&supervise))?;
+        std::os::unix::fs::lchown(&supervise, Some(uid), Some(gid)).map_err(io(&supervise))?;
+        fs::set_permissions(&supervise, fs::Permissions::from_mode(0o755)).map_err(io(&supervise))?;
+        let control = supervise.join("control");
+        nix::unistd::mkfifo(&control, Mode::from_bits_truncate(0o600)).map_err(|e| io(&control)(e.into()))?;
+        std::os::unix::fs::lchown(&control, Some(uid), Some(gid)).map_err(io(&control))?;
+    }
+    let event = base.join("event");
+    if !event.exists() {
+        fs::create_dir_all(&event).map_err(io(&event))?;
+        std::os::unix::fs::lchown(&event, Some(0), Some(gid)).map_err(io(&event))?;
+        // What s6 itself uses for a group-accessible fifodir: setgid, sticky.
+        fs::set_permissions(&event, fs::Permissions::from_mode(0o3730)).map_err(io(&event))?;
+    }
+    Ok(())
+}
+
+/// Creates `dir` and any missing parents, each created one owned by
+/// `owner`, and makes `dir` itself the owner's (one chown, never recursive).
+/// A symlink on the way is followed only when root owns it: one planted by
+/// an unprivileged user is refused, so nobody can redirect the chown.
+pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
+    let mut cur = PathBuf::from("/");
+    let comps: Vec<Component> = dir.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        match c {
+            Component::RootDir => continue,
+            Component::Normal(n) => cur.push(n),
+            _ => return Err(ReconcileError::Symlink { path: dir.to_path_buf() }),
+        }
+        let last = i + 1 == comps.len();
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if m.uid() != 0 || last {
+                    return Err(ReconcileError::Symlink { path: cur });
+                }
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
+                return Err(io(&cur)(e));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir(&cur).map_err(io(&cur))?;
+                fs::set_permissions(&cur, fs::Permissions::from_mode(0o755)).map_err(io(&cur))?;
+                if let Some((uid, gid)) = owner {
+                    std::os::unix::fs::lchown(&cur, Some(uid), Some(gid)).map_err(io(&cur))?;
+                }
+            }
+            Err(e) => return Err(io(&cur)(e)),
+        }
+    }
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).map_err(io(dir))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_dir_created_and_planted_symlink_refused() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let dir = t.path().join("a/b/c");
+        ensure_log_dir(&dir, None).expect("create");
+        assert!(dir.is_dir());
+        ensure_log_dir(&dir, None).expect("idempotent");
+        let target = t.path().join("elsewhere");
+        fs::create_dir(&target).expect("mkdir");
+        let link = t.path().join("a/link");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        if nix::unistd::geteuid().is_root() {
+            std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).expect("lchown");
+            let r = ensure_log_dir(&link.join("logs"), Some((65534, 65534)));
+            assert!(matches!(r, Err(ReconcileError::Symlink { .. })), "{r:?}");
+            assert!(!target.join("logs").exists());
+        }
+        // The final component itself a symlink: refused whoever owns it.
+        assert!(matches!(ensure_log_dir(&link, None), Err(ReconcileError::Symlink { .. })));
+    }
+
+    #[test]
+    fn write_file_replaces_atomically_with_mode() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let f = DesiredFile { rel: "log/run".into(), bytes: b"#!/bin/sh\n".to_vec(), mode: 0o755 };
+        write_file(t.path(), &f).expect("write");
+        let m = fs::metadata(t.path().join("log/run")).expect("meta");
+        assert_eq!(m.permissions().mode() & 0o7777, 0o755);
+        let names: Vec<_> = fs::read_dir(t.path().join("log")).expect("dir").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}

@@ -1,0 +1,43 @@
+//! One reconcile at a time: an flock on `<scandir>/.svkit/lock`. A second
+//! one waits, bounded, then fails with a message naming the lock.
+
+use super::error::{io, ReconcileError};
+use nix::fcntl::{Flock, FlockArg};
+use std::fs::{self, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub struct ScandirLock {
+    _lock: Flock<fs::File>,
+}
+
+impl ScandirLock {
+    pub fn acquire(scandir: &Path, timeout: Duration) -> Result<ScandirLock, ReconcileError> {
+        let dir = scandir.join(".svkit");
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let path = dir.join("lock");
+        let start = Instant::now();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(io(&path))?;
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => return Ok(ScandirLock { _lock: lock }),
+                Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = f,
+                Err((_, e)) => return Err(io(&path)(e.into())),
+            }
+            if start.elapsed() >= timeout {
+                let waited_ms = start.elapsed().as_millis() as u64;
+                return Err(ReconcileError::Locked { path, waited_ms });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

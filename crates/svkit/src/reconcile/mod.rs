@@ -1,0 +1,49 @@
+//! Reconcile: make the scandir match the rendered model. One algorithm, three
+//! faces: `svctl plan` prints the plan, `svctl apply` and the boot hook
+//! `svkit-reconcile` carry it out.
+//!
+//! Data flows one way: desired slots (from render) + the live scandir →
+//! [`plan`] → [`apply`] → disk → s6. Slots svkit did not make (no `.svkit`
+//! marker) are never touched.
+
+mod apply;
+mod error;
+mod fsops;
+mod live;
+mod lock;
+mod plan;
+
+pub use apply::{apply, ApplyOptions, Outcome};
+pub use error::ReconcileError;
+pub use fsops::ensure_log_dir;
+pub use live::{is_ours, MARKER};
+pub use lock::ScandirLock;
+pub use plan::{plan, Action, SlotPlan};
+
+use std::path::PathBuf;
+
+/// One slot as it should be on disk: every file svkit manages in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesiredSlot {
+    pub name: String,
+    /// Paths relative to the slot dir; all owned by root.
+    pub files: Vec<DesiredFile>,
+    /// The slot's user: its `supervise/`, `event/` and log dir are theirs.
+    pub user: Option<String>,
+    /// Created (owned by `user`) before the logger first starts.
+    pub log_dir: Option<PathBuf>,
+    /// Whether the slot is wanted up now (no `down` file).
+    pub want_up: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesiredFile {
+    pub rel: PathBuf,
+    pub bytes: Vec<u8>,
+    pub mode: u32,
+}
+
+/// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.
+pub const TEMP_PREFIX: &str = ".svkit-tmp-";
+/// Slots being deleted are first renamed out of s6-svscan's sight.
+pub const DELETE_PREFIX: &str = ".svkit-del-";

@@ -1,0 +1,151 @@
+//! Classify every slot: create, update (which files), unchanged, delete.
+//! Reads the scandir, writes nothing.
+
+use super::error::ReconcileError;
+use super::live::{self, LiveFile};
+use super::DesiredSlot;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Create,
+    Update {
+        /// Files to write (new or different).
+        changed: Vec<PathBuf>,
+        /// Managed files no longer rendered.
+        removed: Vec<PathBuf>,
+        /// `run` (or the env it carries) changed: restart if up.
+        restart: bool,
+    },
+    Unchanged,
+    /// A slot svkit made that is no longer declared.
+    Delete,
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update { .. } => "update",
+            Action::Unchanged => "unchanged",
+            Action::Delete => "delete",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotPlan {
+    pub name: String,
+    pub action: Action,
+    /// The state the slot is wanted in after this plan (down for deletes).
+    pub want_up: bool,
+}
+
+/// Files whose change means the running process is stale.
+fn restarts(rel: &Path) -> bool {
+    rel == Path::new("run") || rel.starts_with("env")
+}
+
+/// Root owns every file svkit renders into a slot.
+const OWNER_UID: u32 = 0;
+
+pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
+    let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
+    let uid_matters = nix::unistd::geteuid().is_root();
+    let mut plans = Vec::new();
+    let mut declared = BTreeSet::new();
+    for slot in desired {
+        declared.insert(slot.name.clone());
+        let dir = scandir.join(&slot.name);
+        let action = if !live_names.contains(&slot.name) {
+            Action::Create
+        } else if !live::is_ours(&dir) {
+            return Err(ReconcileError::Foreign { slot: slot.name.clone() });
+        } else {
+            compare(slot, &live::read_files(&dir)?, uid_matters)
+        };
+        plans.push(SlotPlan { name: slot.name.clone(), action, want_up: slot.want_up });
+    }
+    for name in live_names.difference(&declared) {
+        if live::is_ours(&scandir.join(name)) {
+            plans.push(SlotPlan { name: name.clone(), action: Action::Delete, want_up: false });
+        }
+    }
+    Ok(plans)
+}
+
+fn compare(slot: &DesiredSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
+    let mut changed = Vec::new();
+    for f in &slot.files {
+        let same = live.get(&f.rel).is_some_and(|l| {
+            l.bytes == f.bytes && l.mode == f.mode && (!uid_matters || l.uid == OWNER_UID)
+        });
+        if !same {
+            changed.push(f.rel.clone());
+        }
+    }
+    let rendered: BTreeSet<&PathBuf> = slot.files.iter().map(|f| &f.rel).collect();
+    let removed: Vec<PathBuf> = live.keys().filter(|p| !rendered.contains(p)).cloned().collect();
+    if changed.is_empty() && removed.is_empty() {
+        return Action::Unchanged;
+    }
+    let restart = changed.iter().chain(&removed).any(|p| restarts(p));
+    Action::Update { changed, removed, restart }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconcile::DesiredFile;
+
+    fn slot(files: &[(&str, &str, u32)]) -> DesiredSlot {
+        DesiredSlot {
+            name: "a".into(),
+            files: files
+                .iter()
+                .map(|(p, b, m)| DesiredFile { rel: p.into(), bytes: b.as_bytes().to_vec(), mode: *m })
+                .collect(),
+            user: None,
+            log_dir: None,
+            want_up: true,
+        }
+    }
+
+    fn live(files: &[(&str, &str, u32)]) -> BTreeMap<PathBuf, LiveFile> {
+        files
+            .iter()
+            .map(|(p, b, m)| (PathBuf::from(p), LiveFile { bytes: b.as_bytes().to_vec(), mode: *m, uid: 0 }))
+            .collect()
+    }
+
+    #[test]
+    fn identical_is_unchanged() {
+        let f = [("run", "x", 0o755), (".svkit", "", 0o644)];
+        assert_eq!(compare(&slot(&f), &live(&f), true), Action::Unchanged);
+    }
+
+    #[test]
+    fn run_change_restarts_finish_change_does_not() {
+        let want = slot(&[("run", "new", 0o755), ("finish", "f", 0o755)]);
+        let a = compare(&want, &live(&[("run", "old", 0o755), ("finish", "f", 0o755)]), true);
+        assert_eq!(a, Action::Update { changed: vec!["run".into()], removed: vec![], restart: true });
+        let a = compare(&want, &live(&[("run", "new", 0o755), ("finish", "g", 0o755)]), true);
+        assert_eq!(a, Action::Update { changed: vec!["finish".into()], removed: vec![], restart: false });
+    }
+
+    #[test]
+    fn mode_owner_and_stale_files_count() {
+        let want = slot(&[("run", "x", 0o755)]);
+        let a = compare(&want, &live(&[("run", "x", 0o644)]), true);
+        assert!(matches!(a, Action::Update { restart: true, .. }));
+        let mut l = live(&[("run", "x", 0o755)]);
+        if let Some(f) = l.get_mut(Path::new("run")) {
+            f.uid = 1000;
+        }
+        assert!(matches!(compare(&want, &l, true), Action::Update { .. }));
+        assert_eq!(compare(&want, &l, false), Action::Unchanged);
+        let a = compare(&want, &live(&[("run", "x", 0o755), ("down", "", 0o644)]), true);
+        assert_eq!(a, Action::Update { changed: vec![], removed: vec!["down".into()], restart: false });
+    }
+}

@@ -1,0 +1,186 @@
+//! Controlling supervisors natively: the `supervise/control` FIFO takes the
+//! same command bytes `s6-svc` writes, so one open+write replaces a process
+//! per slot. `s6-svscanctl` goes through s6's own binary (it is rare).
+
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+pub enum ControlError {
+    /// No s6-supervise reads the control FIFO (not started yet, or gone).
+    NotSupervised { slot: PathBuf },
+    Io { slot: PathBuf, source: std::io::Error },
+    /// A helper binary (s6-svscanctl) failed or could not be run.
+    Tool { tool: String, detail: String },
+    /// A bounded wait ran out.
+    Timeout { slot: PathBuf, what: &'static str },
+}
+
+impl fmt::Display for ControlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match self {
+            ControlError::NotSupervised { slot } => {
+                write!(f, "unable to control {}: supervisor not running", name(slot))
+            }
+            ControlError::Io { slot, source } => write!(f, "unable to control {}: {source}", name(slot)),
+            ControlError::Tool { tool, detail } => write!(f, "{tool}: {detail}"),
+            ControlError::Timeout { slot, what } => {
+                write!(f, "timed out waiting for {} to be {what}", name(slot))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ControlError {}
+
+/// Commands of `s6-svc`, as the bytes it writes to the control FIFO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command6 {
+    Up,
+    Down,
+    /// `-r`: restart with the down signal, only if up.
+    Restart,
+    /// `-O`: up once, not restarted when it dies.
+    Once,
+    /// `-x`: exit the supervisor when the service is down.
+    Exit,
+    Pause,
+    Cont,
+    Term,
+    Kill,
+    Hup,
+    Int,
+    Quit,
+    Alrm,
+    Usr1,
+    Usr2,
+    Winch,
+}
+
+impl Command6 {
+    pub fn byte(self) -> u8 {
+        match self {
+            Command6::Up => b'u',
+            Command6::Down => b'd',
+            Command6::Restart => b'r',
+            Command6::Once => b'O',
+            Command6::Exit => b'x',
+            Command6::Pause => b'p',
+            Command6::Cont => b'c',
+            Command6::Term => b't',
+            Command6::Kill => b'k',
+            Command6::Hup => b'h',
+            Command6::Int => b'i',
+            Command6::Quit => b'q',
+            Command6::Alrm => b'a',
+            Command6::Usr1 => b'1',
+            Command6::Usr2 => b'2',
+            Command6::Winch => b'y',
+        }
+    }
+
+    /// The signals `s6-svc -s` accepts, by name (with or without SIG) or number.
+    pub fn from_signal(name: &str) -> Option<Command6> {
+        let upper = name.to_ascii_uppercase();
+        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+        Some(match bare {
+            "TERM" | "15" => Command6::Term,
+            "KILL" | "9" => Command6::Kill,
+            "HUP" | "1" => Command6::Hup,
+            "INT" | "2" => Command6::Int,
+            "QUIT" | "3" => Command6::Quit,
+            "ALRM" | "14" => Command6::Alrm,
+            "USR1" | "10" => Command6::Usr1,
+            "USR2" | "12" => Command6::Usr2,
+            "STOP" | "19" => Command6::Pause,
+            "CONT" | "18" => Command6::Cont,
+            "WINCH" | "28" => Command6::Winch,
+            _ => return None,
+        })
+    }
+}
+
+/// Writes `cmds` to the slot's supervisor, in order, in one write.
+pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
+    let fifo = slot.join("supervise/control");
+    // Non-blocking open of a FIFO for writing fails with ENXIO when nobody
+    // reads it: that is exactly "no supervisor", without a stat race.
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(&fifo);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e)
+            if e.raw_os_error() == Some(nix::libc::ENXIO)
+                || e.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Err(ControlError::NotSupervised { slot: slot.to_path_buf() })
+        }
+        Err(source) => return Err(ControlError::Io { slot: slot.to_path_buf(), source }),
+    };
+    let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
+    file.write_all(&bytes)
+        .map_err(|source| ControlError::Io { slot: slot.to_path_buf(), source })
+}
+
+/// True when an s6-supervise process listens on the slot (what `s6-svok` tells).
+pub fn supervised(slot: &Path) -> bool {
+    OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(slot.join("supervise/control"))
+        .is_ok()
+}
+
+/// `s6-svscanctl -a` is asynchronous: a new slot's supervisor appears some
+/// time later. Wait for it (bounded) before the first control.
+pub fn wait_supervised(slot: &Path, timeout: Duration) -> Result<(), ControlError> {
+    let end = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    while !supervised(slot) {
+        if Instant::now() >= end {
+            return Err(ControlError::Timeout { slot: slot.to_path_buf(), what: "supervised" });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// Where s6's binaries are: `SVKIT_S6_BIN`, else `/command` when it exists
+/// (s6-overlay), else `PATH`.
+pub fn s6_tool(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("SVKIT_S6_BIN").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join(name);
+    }
+    let command = Path::new("/command").join(name);
+    if command.exists() {
+        return command;
+    }
+    PathBuf::from(name)
+}
+
+/// `s6-svscanctl FLAGS SCANDIR`, e.g. `-a` (rescan) or `-an` (rescan, prune).
+pub fn svscanctl(scandir: &Path, flags: &str) -> Result<(), ControlError> {
+    let tool = s6_tool("s6-svscanctl");
+    let out = Command::new(&tool)
+        .arg(flags)
+        .arg(scandir)
+        .output()
+        .map_err(|e| ControlError::Tool { tool: tool.display().to_string(), detail: e.to_string() })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let detail = match out.status.code() {
+        Some(100) => format!("no s6-svscan running on {}", scandir.display()),
+        _ => String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    };
+    Err(ControlError::Tool { tool: "s6-svscanctl".into(), detail })
+}

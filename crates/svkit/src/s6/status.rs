@@ -1,0 +1,439 @@
+//! Native decoding of s6-supervise's `supervise/status` and `death_tally`.
+//!
+//! Layouts (from s6's `s6_svstatus_pack`): stamp[12] readystamp[12] pid[8]
+//! wstat[2] flags[1] = 35 bytes in s6 2.11–2.12 and 2.14+; s6 2.13.0–2.13.2
+//! (s6-overlay 3.2.0.0–3.2.1.0) insert pgid[8] after pid = 43 bytes. Both are
+//! accepted. `death_tally` is a sequence of 14-byte records (stamp[12],
+//! exit code, signal), one per death since s6-supervise started (it
+//! truncates the file then), capped at `max-death-tally`.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::tai64::{Tai64N, TAI64N_LEN};
+
+mod svstat;
+#[cfg(test)]
+mod tests;
+
+pub use svstat::{sig_name, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
+
+/// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
+pub const STATUS_LEN: usize = 35;
+/// `supervise/status` length written by s6 2.13.x (with a pgid).
+pub const STATUS_LEN_2_13: usize = 43;
+/// One `death_tally` record.
+pub const DEATH_RECORD_LEN: u64 = 14;
+
+const FLAG_PAUSED: u8 = 1;
+const FLAG_FINISHING: u8 = 2;
+const FLAG_WANTUP: u8 = 4;
+const FLAG_READY: u8 = 8;
+
+/// Exactly what the status file says, field by field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawStatus {
+    /// When the service last went up or down.
+    pub stamp: Tai64N,
+    /// When the service last became ready (or down-and-ready).
+    pub ready_stamp: Tai64N,
+    /// The run process, or the finish script while `finishing`; 0 when down.
+    pub pid: u32,
+    /// Only in the 43-byte layout of s6 2.13.x.
+    pub pgid: Option<u32>,
+    /// Raw `waitpid` status of the last run process death.
+    pub wstat: u16,
+    pub paused: bool,
+    pub finishing: bool,
+    pub want_up: bool,
+    pub ready: bool,
+}
+
+/// How a process ended, from a raw wait status (glibc macro semantics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStatus {
+    Exited(u8),
+    Signaled(u8),
+    /// Neither (a stop status); s6-supervise never records one.
+    Other(u16),
+}
+
+impl WaitStatus {
+    pub fn from_raw(w: u16) -> WaitStatus {
+        match w & 0x7f {
+            0 => WaitStatus::Exited((w >> 8) as u8),
+            0x7f => WaitStatus::Other(w),
+            sig => WaitStatus::Signaled(sig as u8),
+        }
+    }
+}
+
+/// The last death of the run process, as far as the status file tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastExit {
+    /// Up, or never started since the supervisor started.
+    None,
+    Exited(u8),
+    Signaled(u8),
+    Other(u16),
+}
+
+/// A supervised slot's state, typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub raw: RawStatus,
+    /// A run process exists and is not being finished (s6-svstat's "up").
+    pub up: bool,
+    pub want_up: bool,
+    /// No `down` file in the service directory.
+    pub normally_up: bool,
+    /// Up and notified readiness.
+    pub ready: bool,
+    /// Up and stopped by `s6-svc -p`.
+    pub paused: bool,
+    /// `./finish` is running.
+    pub finishing: bool,
+    /// Nothing has run since the supervisor started.
+    pub never_started: bool,
+    /// The run process, when up.
+    pub pid: Option<u32>,
+    pub last_exit: LastExit,
+    pub since: SystemTime,
+    pub ready_since: SystemTime,
+    /// Records in `death_tally`.
+    pub deaths: u64,
+    /// See `permanently_failed`: computed with `desired_up = normally_up`.
+    pub permanently_failed: bool,
+}
+
+/// Why a slot's state could not be read.
+#[derive(Debug)]
+pub enum StatusError {
+    /// No `supervise/status` (no supervisor ever ran there, or not yet).
+    NotSupervised {
+        dir: PathBuf,
+    },
+    Io {
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// Not 35 nor 43 bytes (length capped at 64 when longer).
+    BadLength {
+        path: Option<PathBuf>,
+        len: usize,
+    },
+    /// A stamp with nanoseconds >= 10^9 or outside `SystemTime`.
+    BadStamp {
+        path: Option<PathBuf>,
+    },
+    /// A pid or pgid that no pid_t can hold.
+    BadPid {
+        path: Option<PathBuf>,
+        pid: u64,
+    },
+    /// `death_tally` length not a multiple of 14.
+    BadDeathTally {
+        path: PathBuf,
+        len: u64,
+    },
+}
+
+fn name(path: &Option<PathBuf>) -> String {
+    path.as_ref().map_or_else(
+        || "supervise/status".to_owned(),
+        |p| p.display().to_string(),
+    )
+}
+
+impl fmt::Display for StatusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatusError::NotSupervised { dir } => {
+                write!(
+                    f,
+                    "unable to read status for {}: supervisor not running",
+                    dir.display()
+                )
+            }
+            StatusError::Io { path, source } => {
+                // strerror text without std's " (os error N)", as s6 prints it.
+                let why = match source.raw_os_error() {
+                    Some(e) => nix::errno::Errno::from_raw(e).desc().to_owned(),
+                    None => source.to_string(),
+                };
+                write!(f, "unable to read {}: {why}", path.display())
+            }
+            StatusError::BadLength { path, len } => {
+                write!(f, "invalid {}: length {len}, expected 35 or 43", name(path))
+            }
+            StatusError::BadStamp { path } => write!(f, "invalid {}: bad TAI64N stamp", name(path)),
+            StatusError::BadPid { path, pid } => write!(f, "invalid {}: bad pid {pid}", name(path)),
+            StatusError::BadDeathTally { path, len } => write!(
+                f,
+                "invalid {}: length {len}, not a multiple of 14",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StatusError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StatusError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl StatusError {
+    fn at(self, p: &Path) -> StatusError {
+        let path = Some(p.to_path_buf());
+        match self {
+            StatusError::BadLength { len, .. } => StatusError::BadLength { path, len },
+            StatusError::BadStamp { .. } => StatusError::BadStamp { path },
+            StatusError::BadPid { pid, .. } => StatusError::BadPid { path, pid },
+            other => other,
+        }
+    }
+}
+
+fn stamp(b: &[u8]) -> Result<Tai64N, StatusError> {
+    let t = Tai64N::from_bytes(b).map_err(|_| StatusError::BadStamp { path: None })?;
+    // Rejected here so that `Status::since` needs no Option.
+    t.to_system_time()
+        .ok_or(StatusError::BadStamp { path: None })?;
+    Ok(t)
+}
+
+fn pid(b: &[u8]) -> Result<u32, StatusError> {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    let p = u64::from_be_bytes(a);
+    // s6 packs a positive pid_t; anything past i32::MAX is corruption.
+    u32::try_from(p)
+        .ok()
+        .filter(|&p| i32::try_from(p).is_ok())
+        .ok_or(StatusError::BadPid { path: None, pid: p })
+}
+
+/// Decodes the bytes of a `supervise/status` file.
+pub fn decode(bytes: &[u8]) -> Result<RawStatus, StatusError> {
+    let has_pgid = match bytes.len() {
+        STATUS_LEN => false,
+        STATUS_LEN_2_13 => true,
+        len => return Err(StatusError::BadLength { path: None, len }),
+    };
+    let stamp_ = stamp(&bytes[..TAI64N_LEN])?;
+    let ready_stamp = stamp(&bytes[TAI64N_LEN..2 * TAI64N_LEN])?;
+    let pid_ = pid(&bytes[24..32])?;
+    let (pgid, rest) = if has_pgid {
+        (Some(pid(&bytes[32..40])?), &bytes[40..])
+    } else {
+        (None, &bytes[32..])
+    };
+    let flags = rest[2];
+    Ok(RawStatus {
+        stamp: stamp_,
+        ready_stamp,
+        pid: pid_,
+        pgid,
+        wstat: u16::from_be_bytes([rest[0], rest[1]]),
+        paused: flags & FLAG_PAUSED != 0,
+        finishing: flags & FLAG_FINISHING != 0,
+        want_up: flags & FLAG_WANTUP != 0,
+        ready: flags & FLAG_READY != 0,
+    })
+}
+
+impl RawStatus {
+    /// The bytes s6 would write for this state (43 when `pgid` is set).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(STATUS_LEN_2_13);
+        out.extend_from_slice(&self.stamp.to_bytes());
+        out.extend_from_slice(&self.ready_stamp.to_bytes());
+        out.extend_from_slice(&u64::from(self.pid).to_be_bytes());
+        if let Some(g) = self.pgid {
+            out.extend_from_slice(&u64::from(g).to_be_bytes());
+        }
+        out.extend_from_slice(&self.wstat.to_be_bytes());
+        out.push(
+            [
+                (self.paused, FLAG_PAUSED),
+                (self.finishing, FLAG_FINISHING),
+                (self.want_up, FLAG_WANTUP),
+                (self.ready, FLAG_READY),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .fold(0, |acc, (_, bit)| acc | bit),
+        );
+        out
+    }
+
+    /// s6-svstat's `isup`.
+    pub fn is_up(&self) -> bool {
+        self.pid != 0 && !self.finishing
+    }
+
+    /// s6 2.13.2+ marks "not started yet" with the paused flag on a down
+    /// service. Earlier versions leave no marker, but their initial state is
+    /// the only one with both stamps equal, exit status 0 and down-ready:
+    /// a real death stamps `stamp` and `ready_stamp` at distinct clock reads.
+    pub fn never_started(&self) -> bool {
+        self.pid == 0
+            && !self.finishing
+            && (self.paused || (self.wstat == 0 && self.ready && self.stamp == self.ready_stamp))
+    }
+}
+
+/// s6 records no "permanent failure" in the status file, only the event
+/// `O` when `./finish` exits 125, which also clears want-up and leaves the
+/// service down. Only that exit, `s6-svc -d`/`-D`/`-o`/`-O`, an s6-svscan
+/// teardown or a `down` file at supervisor start clear want-up, so: down, not finishing, ran at least once, not
+/// wanted up by s6 although `desired_up` (whoever manages the slot wants it
+/// up). A plain `s6-svc -d` on a normally-up slot therefore looks the same
+/// unless the caller passes its own desired state; and it is transiently
+/// true while s6-svscan tears everything down.
+pub fn permanently_failed(raw: &RawStatus, desired_up: bool) -> bool {
+    desired_up && !raw.want_up && raw.pid == 0 && !raw.finishing && !raw.never_started()
+}
+
+impl Status {
+    pub fn from_parts(raw: RawStatus, normally_up: bool, deaths: u64) -> Status {
+        let up = raw.is_up();
+        let never_started = raw.never_started();
+        let last_exit = if up || never_started {
+            LastExit::None
+        } else {
+            match WaitStatus::from_raw(raw.wstat) {
+                WaitStatus::Exited(c) => LastExit::Exited(c),
+                WaitStatus::Signaled(s) => LastExit::Signaled(s),
+                WaitStatus::Other(w) => LastExit::Other(w),
+            }
+        };
+        Status {
+            up,
+            want_up: raw.want_up,
+            normally_up,
+            ready: up && raw.ready,
+            paused: up && raw.paused,
+            finishing: raw.finishing,
+            never_started,
+            pid: up.then_some(raw.pid),
+            last_exit,
+            // decode() only accepts stamps that convert.
+            since: raw.stamp.to_system_time().unwrap_or(SystemTime::UNIX_EPOCH),
+            ready_since: raw
+                .ready_stamp
+                .to_system_time()
+                .unwrap_or(SystemTime::UNIX_EPOCH),
+            deaths,
+            permanently_failed: permanently_failed(&raw, normally_up),
+            raw,
+        }
+    }
+
+    /// Whole seconds in the current up/down state, as s6-svstat's
+    /// `updownfor` (a stamp in the future counts as now).
+    pub fn secs_since(&self, now: SystemTime) -> u64 {
+        secs_between(now, &self.raw.stamp)
+    }
+
+    /// Whole seconds since `ready_since`, 0 when that is in the future.
+    pub fn secs_ready(&self, now: SystemTime) -> u64 {
+        secs_between(now, &self.raw.ready_stamp)
+    }
+}
+
+fn secs_between(now: SystemTime, then: &Tai64N) -> u64 {
+    match Tai64N::from_wallclock(now) {
+        Some(n) if n >= *then => n.wrapping_sub(then).0,
+        Some(_) => 0,
+        // Only for clocks beyond any 64-bit TAI label.
+        None if now > SystemTime::UNIX_EPOCH => u64::MAX,
+        None => 0,
+    }
+}
+
+fn io_err(path: &Path, source: io::Error) -> StatusError {
+    StatusError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads a service directory's state: open+read of `supervise/status`, one
+/// stat of `supervise/death_tally` (only its length matters), one access of
+/// `down`. Does not check that a supervisor holds the lock: see
+/// `supervisor_running`.
+pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
+    let mut path = dir.join("supervise/status");
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    {
+        let mut f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StatusError::NotSupervised {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(io_err(&path, e)),
+        };
+        // Reads to EOF so that a longer (unknown) layout is reported, not cut.
+        while len < buf.len() {
+            match f.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&path, e)),
+            }
+        }
+    }
+    let raw = decode(&buf[..len]).map_err(|e| e.at(&path))?;
+
+    path.set_file_name("death_tally");
+    // s6_dtally_read treats a missing tally as empty.
+    let deaths = match std::fs::metadata(&path) {
+        Ok(m) if m.len() % DEATH_RECORD_LEN == 0 => m.len() / DEATH_RECORD_LEN,
+        Ok(m) => return Err(StatusError::BadDeathTally { path, len: m.len() }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+        Err(e) => return Err(io_err(&path, e)),
+    };
+
+    let down = dir.join("down");
+    let normally_up = match nix::unistd::access(&down, nix::unistd::AccessFlags::F_OK) {
+        Ok(()) => false,
+        Err(nix::errno::Errno::ENOENT) => true,
+        Err(e) => return Err(io_err(&down, io::Error::from_raw_os_error(e as i32))),
+    };
+    Ok(Status::from_parts(raw, normally_up, deaths))
+}
+
+/// Whether an s6-supervise holds `supervise/lock`, as s6's `s6_svc_ok`
+/// checks it (s6-svstat refuses stale status files this way). Separate from
+/// `read_slot` to keep that one to three syscalls per file.
+pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("supervise/lock");
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io_err(&path, e)),
+    };
+    let mut fl = nix::libc::flock {
+        l_type: nix::libc::F_RDLCK as nix::libc::c_short,
+        l_whence: nix::libc::SEEK_SET as nix::libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    };
+    match nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_GETLK(&mut fl)) {
+        Ok(_) => Ok(fl.l_type != nix::libc::F_UNLCK as nix::libc::c_short),
+        Err(e) => Err(io_err(&path, io::Error::from_raw_os_error(e as i32))),
+    }
+}

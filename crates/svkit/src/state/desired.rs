@@ -1,0 +1,194 @@
+//! One small file per slot, `<state_dir>/desired/<slot>`, holding `up` or
+//! `down`. Reads never follow symlinks and never fail the caller: a bad file
+//! is reported and treated as "never set". Writes are atomic (temp + rename).
+
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Desired {
+    Up,
+    Down,
+}
+
+impl Desired {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Desired::Up => "up",
+            Desired::Down => "down",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum StateError {
+    /// The file is a symlink: someone planted it; never follow it.
+    Symlink { path: PathBuf },
+    /// The file holds something other than `up` or `down`.
+    Corrupt { path: PathBuf },
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateError::Symlink { path } => {
+                write!(f, "refusing state file {}: it is a symlink", path.display())
+            }
+            StateError::Corrupt { path } => write!(
+                f,
+                "ignoring state file {}: expected \"up\" or \"down\"",
+                path.display()
+            ),
+            StateError::Io { path, source } => write!(f, "state file {}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for StateError {}
+
+fn file_for(state_dir: &Path, slot: &str) -> PathBuf {
+    state_dir.join("desired").join(slot)
+}
+
+/// `Ok(None)`: never set. `Err`: set but unusable; callers warn and treat it
+/// as never set.
+pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, StateError> {
+    let path = file_for(state_dir, slot);
+    let io = |source: std::io::Error| StateError::Io { path: path.clone(), source };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(&path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(StateError::Symlink { path });
+        }
+        Err(e) => return Err(io(e)),
+    };
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(StateError::Corrupt { path });
+    }
+    // Small on purpose: a huge file is corrupt, not something to slurp.
+    let mut buf = Vec::new();
+    Read::by_ref(&mut file).take(64).read_to_end(&mut buf).map_err(io)?;
+    match buf.as_slice() {
+        b"up" | b"up\n" => Ok(Some(Desired::Up)),
+        b"down" | b"down\n" => Ok(Some(Desired::Down)),
+        _ => Err(StateError::Corrupt { path }),
+    }
+}
+
+/// Atomically records `desired`; `owner` (uid, gid) makes the file and its
+/// dirs the slot user's, so that user can change it with `svctl` later.
+pub fn write_desired(
+    state_dir: &Path,
+    slot: &str,
+    desired: Desired,
+    owner: Option<(u32, u32)>,
+) -> Result<(), StateError> {
+    let dir = state_dir.join("desired");
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source: std::io::Error| StateError::Io { path, source }
+    };
+    for d in [state_dir, dir.as_path()] {
+        match fs::symlink_metadata(d) {
+            Ok(m) if m.file_type().is_symlink() => return Err(StateError::Symlink { path: d.to_path_buf() }),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(d).map_err(io(d))?;
+                fs::set_permissions(d, fs::Permissions::from_mode(0o755)).map_err(io(d))?;
+                chown(d, owner).map_err(io(d))?;
+            }
+            Err(e) => return Err(io(d)(e)),
+        }
+    }
+    let path = file_for(state_dir, slot);
+    let tmp = dir.join(format!(".{slot}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(desired.as_str().as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        chown(&tmp, owner)?;
+        fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(io(&path))
+}
+
+fn chown(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
+    match owner {
+        Some((uid, gid)) => std::os::unix::fs::lchown(path, Some(uid), Some(gid)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_absent() {
+        let t = tempfile::tempdir().expect("tempdir");
+        assert!(matches!(read_desired(t.path(), "a"), Ok(None)));
+        write_desired(t.path(), "a", Desired::Up, None).expect("write");
+        assert!(matches!(read_desired(t.path(), "a"), Ok(Some(Desired::Up))));
+        write_desired(t.path(), "a", Desired::Down, None).expect("write");
+        assert!(matches!(read_desired(t.path(), "a"), Ok(Some(Desired::Down))));
+        let leftovers: Vec<_> = fs::read_dir(t.path().join("desired"))
+            .expect("dir")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn hostile_files_are_reported_not_followed() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path().join("desired");
+        fs::create_dir_all(&d).expect("mkdir");
+        let target = t.path().join("secret");
+        fs::write(&target, "up").expect("write");
+        std::os::unix::fs::symlink(&target, d.join("link")).expect("symlink");
+        assert!(matches!(read_desired(t.path(), "link"), Err(StateError::Symlink { .. })));
+        for (name, body) in [
+            ("garbage", &b"\x00\xffgarbage"[..]),
+            ("empty", b""),
+            ("upper", b"UP"),
+            ("huge", &[b'u'; 10_000][..]),
+            ("trailing", b"up\n\n"),
+        ] {
+            fs::write(d.join(name), body).expect("write");
+            let r = read_desired(t.path(), name);
+            assert!(matches!(r, Err(StateError::Corrupt { .. })), "{name}: {r:?}");
+        }
+        fs::create_dir(d.join("adir")).expect("mkdir");
+        assert!(read_desired(t.path(), "adir").is_err());
+        // A write through a planted symlinked state dir is refused.
+        let evil = t.path().join("evil");
+        std::os::unix::fs::symlink(t.path().join("elsewhere"), &evil).expect("symlink");
+        assert!(matches!(
+            write_desired(&evil, "a", Desired::Up, None),
+            Err(StateError::Symlink { .. })
+        ));
+        // The write replaces a planted symlink rather than following it.
+        write_desired(t.path(), "link", Desired::Down, None).expect("write");
+        assert_eq!(fs::read_to_string(&target).expect("read"), "up");
+    }
+}
