@@ -17,11 +17,6 @@ fn path_from_env(var: &str, default: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(default))
 }
 
-/// `SVKIT_CONFIG_DIR`, default `/etc/svkit`.
-pub fn config_dir() -> PathBuf {
-    path_from_env("SVKIT_CONFIG_DIR", "/etc/svkit")
-}
-
 /// `SVKIT_SCANDIR`, default `/run/service`.
 pub fn scandir() -> PathBuf {
     path_from_env("SVKIT_SCANDIR", "/run/service")
@@ -55,14 +50,18 @@ pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
     let rd = fs::read_dir(dir).ok()?;
     let mut env = BTreeMap::new();
     for entry in rd.flatten() {
-        let Ok(name) = entry.file_name().into_string() else { continue };
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
         let valid = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !valid {
             continue;
         }
-        let Ok(value) = fs::read(entry.path()) else { continue };
+        let Ok(value) = fs::read(entry.path()) else {
+            continue;
+        };
         if value.is_empty() {
             continue;
         }

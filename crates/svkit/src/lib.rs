@@ -3,7 +3,10 @@
 //! Binaries are thin wrappers over this crate; every behaviour lives here,
 //! in a module named after its concern.
 
+pub mod config;
 pub mod container;
+pub mod lifeline;
 pub mod reconcile;
+pub mod render;
 pub mod s6;
 pub mod state;

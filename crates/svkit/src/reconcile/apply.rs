@@ -41,23 +41,39 @@ pub struct Outcome {
     pub swept: Vec<String>,
 }
 
-pub fn apply(scandir: &Path, desired: &[DesiredSlot], opts: &ApplyOptions) -> Result<Outcome, ReconcileError> {
+pub fn apply(
+    scandir: &Path,
+    desired: &[DesiredSlot],
+    opts: &ApplyOptions,
+) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     let swept = sweep(scandir)?;
     let plans = plan(scandir, desired)?;
     let owners = resolve_owners(desired)?;
-    let by_name: BTreeMap<&str, &DesiredSlot> = desired.iter().map(|d| (d.name.as_str(), d)).collect();
+    for d in desired {
+        if let Some(dir) = &d.log_dir {
+            fsops::check_log_dir(dir)?;
+        }
+    }
+    let by_name: BTreeMap<&str, &DesiredSlot> =
+        desired.iter().map(|d| (d.name.as_str(), d)).collect();
 
     let mut created = false;
     for p in &plans {
-        let Some(slot) = by_name.get(p.name.as_str()) else { continue };
+        let Some(slot) = by_name.get(p.name.as_str()) else {
+            continue;
+        };
         let owner = owners.get(p.name.as_str()).copied().flatten();
         match &p.action {
             Action::Create => {
                 create(scandir, slot, owner)?;
                 created = true;
             }
-            Action::Update { changed, removed, restart } => {
+            Action::Update {
+                changed,
+                removed,
+                restart,
+            } => {
                 update(scandir, slot, owner, changed, removed, *restart)?;
             }
             Action::Unchanged | Action::Delete => {}
@@ -66,7 +82,10 @@ pub fn apply(scandir: &Path, desired: &[DesiredSlot], opts: &ApplyOptions) -> Re
     if created {
         control::svscanctl(scandir, "-a")?;
     }
-    let deletes: Vec<&SlotPlan> = plans.iter().filter(|p| p.action == Action::Delete).collect();
+    let deletes: Vec<&SlotPlan> = plans
+        .iter()
+        .filter(|p| p.action == Action::Delete)
+        .collect();
     if !deletes.is_empty() {
         for p in &deletes {
             delete(scandir, &p.name, opts)?;
@@ -92,7 +111,9 @@ fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
 
 /// Users are looked up before anything is written: an unknown user fails
 /// the whole apply, not half of it. Ownership only applies when root.
-fn resolve_owners(desired: &[DesiredSlot]) -> Result<BTreeMap<&str, Option<Owner>>, ReconcileError> {
+fn resolve_owners(
+    desired: &[DesiredSlot],
+) -> Result<BTreeMap<&str, Option<Owner>>, ReconcileError> {
     let root = nix::unistd::geteuid().is_root();
     let mut out = BTreeMap::new();
     for d in desired {
@@ -113,7 +134,9 @@ pub(crate) fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
     }
     match nix::unistd::User::from_name(user) {
         Ok(Some(u)) => Ok((u.uid.as_raw(), u.gid.as_raw())),
-        _ => Err(ReconcileError::UnknownUser { user: user.to_string() }),
+        _ => Err(ReconcileError::UnknownUser {
+            user: user.to_string(),
+        }),
     }
 }
 

@@ -5,15 +5,27 @@ use crate::s6::control::ControlError;
 
 #[derive(Debug)]
 pub enum ReconcileError {
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The config declares a slot whose name a foreign (not svkit-made)
     /// service dir already uses.
-    Foreign { slot: String },
+    Foreign {
+        slot: String,
+    },
     /// A symlink where svkit must create a real directory or file.
-    Symlink { path: PathBuf },
+    Symlink {
+        path: PathBuf,
+    },
     /// Another reconcile holds the lock for longer than we wait.
-    Locked { path: PathBuf, waited_ms: u64 },
-    UnknownUser { user: String },
+    Locked {
+        path: PathBuf,
+        waited_ms: u64,
+    },
+    UnknownUser {
+        user: String,
+    },
     Control(ControlError),
 }
 

@@ -7,7 +7,7 @@ use super::DesiredFile;
 use nix::sys::stat::Mode;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// uid, gid.
@@ -20,7 +20,10 @@ pub fn write_file(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError>
     let parent = path.parent().unwrap_or(slot);
     refuse_symlinked_dirs(slot, parent)?;
     fs::create_dir_all(parent).map_err(io(parent))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = parent.join(format!(".{name}.svkit-tmp"));
     let _ = fs::remove_file(&tmp);
     let result = (|| {
@@ -54,7 +57,9 @@ pub fn remove_file(slot: &Path, rel: &Path) -> Result<(), ReconcileError> {
 }
 
 fn refuse_symlinked_dirs(slot: &Path, dir: &Path) -> Result<(), ReconcileError> {
-    let Ok(rel) = dir.strip_prefix(slot) else { return Ok(()) };
+    let Ok(rel) = dir.strip_prefix(slot) else {
+        return Ok(());
+    };
     let mut cur = slot.to_path_buf();
     for c in rel.components() {
         cur.push(c);
@@ -75,9 +80,11 @@ pub fn prepare_supervise(slot: &Path, sub: &str, owner: Owner) -> Result<(), Rec
     if !supervise.exists() {
         fs::create_dir_all(&supervise).map_err(io(&supervise))?;
         std::os::unix::fs::lchown(&supervise, Some(uid), Some(gid)).map_err(io(&supervise))?;
-        fs::set_permissions(&supervise, fs::Permissions::from_mode(0o755)).map_err(io(&supervise))?;
+        fs::set_permissions(&supervise, fs::Permissions::from_mode(0o755))
+            .map_err(io(&supervise))?;
         let control = supervise.join("control");
-        nix::unistd::mkfifo(&control, Mode::from_bits_truncate(0o600)).map_err(|e| io(&control)(e.into()))?;
+        nix::unistd::mkfifo(&control, Mode::from_bits_truncate(0o600))
+            .map_err(|e| io(&control)(e.into()))?;
         std::os::unix::fs::lchown(&control, Some(uid), Some(gid)).map_err(io(&control))?;
     }
     let event = base.join("event");
@@ -90,26 +97,48 @@ pub fn prepare_supervise(slot: &Path, sub: &str, owner: Owner) -> Result<(), Rec
     Ok(())
 }
 
-/// Creates `dir` and any missing parents, each created one owned by
-/// `owner`, and makes `dir` itself the owner's (one chown, never recursive).
-/// A symlink on the way is followed only when root owns it: one planted by
-/// an unprivileged user is refused, so nobody can redirect the chown.
-pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
+/// Refuses a log dir path with a symlink in it (the same rule `log/run`
+/// applies at start), before anything is written.
+pub fn check_log_dir(dir: &Path) -> Result<(), ReconcileError> {
     let mut cur = PathBuf::from("/");
-    let comps: Vec<Component> = dir.components().collect();
-    for (i, c) in comps.iter().enumerate() {
+    for c in dir.components() {
         match c {
             Component::RootDir => continue,
             Component::Normal(n) => cur.push(n),
             _ => return Err(ReconcileError::Symlink { path: dir.to_path_buf() }),
         }
-        let last = i + 1 == comps.len();
         match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if m.uid() != 0 || last {
-                    return Err(ReconcileError::Symlink { path: cur });
-                }
+            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: cur }),
+            Ok(m) if !m.is_dir() => {
+                let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
+                return Err(io(&cur)(e));
             }
+            Ok(_) => {}
+            // Missing from here on: nothing below can be a symlink yet.
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// Creates `dir` and any missing parents, each created one owned by
+/// `owner`, and makes `dir` itself the owner's (one chown, never recursive).
+/// A symlink anywhere on the way is refused, so nobody can redirect the
+/// chown (`log/run` applies the same rule when it starts).
+pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
+    let mut cur = PathBuf::from("/");
+    for c in dir.components() {
+        match c {
+            Component::RootDir => continue,
+            Component::Normal(n) => cur.push(n),
+            _ => {
+                return Err(ReconcileError::Symlink {
+                    path: dir.to_path_buf(),
+                })
+            }
+        }
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: cur }),
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
                 let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
@@ -153,17 +182,28 @@ mod tests {
             assert!(!target.join("logs").exists());
         }
         // The final component itself a symlink: refused whoever owns it.
-        assert!(matches!(ensure_log_dir(&link, None), Err(ReconcileError::Symlink { .. })));
+        assert!(matches!(
+            ensure_log_dir(&link, None),
+            Err(ReconcileError::Symlink { .. })
+        ));
     }
 
     #[test]
     fn write_file_replaces_atomically_with_mode() {
         let t = tempfile::tempdir().expect("tempdir");
-        let f = DesiredFile { rel: "log/run".into(), bytes: b"#!/bin/sh\n".to_vec(), mode: 0o755 };
+        let f = DesiredFile {
+            rel: "log/run".into(),
+            bytes: b"#!/bin/sh\n".to_vec(),
+            mode: 0o755,
+        };
         write_file(t.path(), &f).expect("write");
         let m = fs::metadata(t.path().join("log/run")).expect("meta");
         assert_eq!(m.permissions().mode() & 0o7777, 0o755);
-        let names: Vec<_> = fs::read_dir(t.path().join("log")).expect("dir").flatten().map(|e| e.file_name()).collect();
+        let names: Vec<_> = fs::read_dir(t.path().join("log"))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 }

@@ -30,7 +30,9 @@ pub fn slot_names(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
     let mut names = Vec::new();
     for entry in fs::read_dir(scandir).map_err(io(scandir))? {
         let entry = entry.map_err(io(scandir))?;
-        let Ok(name) = entry.file_name().into_string() else { continue };
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
         if !name.starts_with('.') {
             names.push(name);
         }
@@ -43,7 +45,9 @@ fn supervisor_owned(rel: &Path) -> bool {
     let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
     match parts.as_slice() {
         [first, ..] if *first == "supervise" || *first == "event" => true,
-        [log, second, ..] if *log == "log" && (*second == "supervise" || *second == "event") => true,
+        [log, second, ..] if *log == "log" && (*second == "supervise" || *second == "event") => {
+            true
+        }
         _ => false,
     }
 }
@@ -57,7 +61,11 @@ pub fn read_files(slot: &Path) -> Result<BTreeMap<PathBuf, LiveFile>, ReconcileE
     Ok(out)
 }
 
-fn walk(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, LiveFile>) -> Result<(), ReconcileError> {
+fn walk(
+    root: &Path,
+    rel: &Path,
+    out: &mut BTreeMap<PathBuf, LiveFile>,
+) -> Result<(), ReconcileError> {
     let dir = root.join(rel);
     for entry in fs::read_dir(&dir).map_err(io(&dir))? {
         let entry = entry.map_err(io(&dir))?;
@@ -73,11 +81,25 @@ fn walk(root: &Path, rel: &Path, out: &mut BTreeMap<PathBuf, LiveFile>) -> Resul
         } else if ft.is_symlink() {
             let target = fs::read_link(&path).map_err(io(&path))?;
             let bytes = target.into_os_string().into_encoded_bytes();
-            out.insert(child_rel, LiveFile { bytes, mode: u32::MAX, uid: meta.uid() });
+            out.insert(
+                child_rel,
+                LiveFile {
+                    bytes,
+                    mode: u32::MAX,
+                    uid: meta.uid(),
+                },
+            );
         } else if ft.is_file() {
             let bytes = fs::read(&path).map_err(io(&path))?;
             let mode = meta.permissions().mode() & 0o7777;
-            out.insert(child_rel, LiveFile { bytes, mode, uid: meta.uid() });
+            out.insert(
+                child_rel,
+                LiveFile {
+                    bytes,
+                    mode,
+                    uid: meta.uid(),
+                },
+            );
         }
     }
     Ok(())

@@ -7,6 +7,7 @@
 //! marker) are never touched.
 
 mod apply;
+mod desired;
 mod error;
 mod fsops;
 mod live;
@@ -14,8 +15,9 @@ mod lock;
 mod plan;
 
 pub use apply::{apply, ApplyOptions, Outcome};
+pub use desired::{prepare, Prepared};
 pub use error::ReconcileError;
-pub use fsops::ensure_log_dir;
+pub use fsops::{check_log_dir, ensure_log_dir};
 pub use live::{is_ours, MARKER};
 pub use lock::ScandirLock;
 pub use plan::{plan, Action, SlotPlan};

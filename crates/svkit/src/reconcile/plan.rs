@@ -42,6 +42,23 @@ pub struct SlotPlan {
     pub want_up: bool,
 }
 
+impl SlotPlan {
+    /// The audit line: `reconcile: slot=NAME action=ACTION state=up|down`,
+    /// plus the files an update touches.
+    pub fn audit_line(&self) -> String {
+        let state = if self.want_up { "up" } else { "down" };
+        let mut line = format!("reconcile: slot={} action={} state={state}", self.name, self.action.name());
+        if let Action::Update { changed, removed, restart } = &self.action {
+            let files: Vec<String> = changed.iter().chain(removed).map(|p| p.display().to_string()).collect();
+            line.push_str(&format!(" files={}", files.join(",")));
+            if *restart {
+                line.push_str(" restart=yes");
+            }
+        }
+        line
+    }
+}
+
 /// Files whose change means the running process is stale.
 fn restarts(rel: &Path) -> bool {
     rel == Path::new("run") || rel.starts_with("env")
@@ -61,15 +78,25 @@ pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, Re
         let action = if !live_names.contains(&slot.name) {
             Action::Create
         } else if !live::is_ours(&dir) {
-            return Err(ReconcileError::Foreign { slot: slot.name.clone() });
+            return Err(ReconcileError::Foreign {
+                slot: slot.name.clone(),
+            });
         } else {
             compare(slot, &live::read_files(&dir)?, uid_matters)
         };
-        plans.push(SlotPlan { name: slot.name.clone(), action, want_up: slot.want_up });
+        plans.push(SlotPlan {
+            name: slot.name.clone(),
+            action,
+            want_up: slot.want_up,
+        });
     }
     for name in live_names.difference(&declared) {
         if live::is_ours(&scandir.join(name)) {
-            plans.push(SlotPlan { name: name.clone(), action: Action::Delete, want_up: false });
+            plans.push(SlotPlan {
+                name: name.clone(),
+                action: Action::Delete,
+                want_up: false,
+            });
         }
     }
     Ok(plans)
@@ -86,12 +113,20 @@ fn compare(slot: &DesiredSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: 
         }
     }
     let rendered: BTreeSet<&PathBuf> = slot.files.iter().map(|f| &f.rel).collect();
-    let removed: Vec<PathBuf> = live.keys().filter(|p| !rendered.contains(p)).cloned().collect();
+    let removed: Vec<PathBuf> = live
+        .keys()
+        .filter(|p| !rendered.contains(p))
+        .cloned()
+        .collect();
     if changed.is_empty() && removed.is_empty() {
         return Action::Unchanged;
     }
     let restart = changed.iter().chain(&removed).any(|p| restarts(p));
-    Action::Update { changed, removed, restart }
+    Action::Update {
+        changed,
+        removed,
+        restart,
+    }
 }
 
 #[cfg(test)]
@@ -104,7 +139,11 @@ mod tests {
             name: "a".into(),
             files: files
                 .iter()
-                .map(|(p, b, m)| DesiredFile { rel: p.into(), bytes: b.as_bytes().to_vec(), mode: *m })
+                .map(|(p, b, m)| DesiredFile {
+                    rel: p.into(),
+                    bytes: b.as_bytes().to_vec(),
+                    mode: *m,
+                })
                 .collect(),
             user: None,
             log_dir: None,
@@ -115,7 +154,16 @@ mod tests {
     fn live(files: &[(&str, &str, u32)]) -> BTreeMap<PathBuf, LiveFile> {
         files
             .iter()
-            .map(|(p, b, m)| (PathBuf::from(p), LiveFile { bytes: b.as_bytes().to_vec(), mode: *m, uid: 0 }))
+            .map(|(p, b, m)| {
+                (
+                    PathBuf::from(p),
+                    LiveFile {
+                        bytes: b.as_bytes().to_vec(),
+                        mode: *m,
+                        uid: 0,
+                    },
+                )
+            })
             .collect()
     }
 
@@ -128,10 +176,32 @@ mod tests {
     #[test]
     fn run_change_restarts_finish_change_does_not() {
         let want = slot(&[("run", "new", 0o755), ("finish", "f", 0o755)]);
-        let a = compare(&want, &live(&[("run", "old", 0o755), ("finish", "f", 0o755)]), true);
-        assert_eq!(a, Action::Update { changed: vec!["run".into()], removed: vec![], restart: true });
-        let a = compare(&want, &live(&[("run", "new", 0o755), ("finish", "g", 0o755)]), true);
-        assert_eq!(a, Action::Update { changed: vec!["finish".into()], removed: vec![], restart: false });
+        let a = compare(
+            &want,
+            &live(&[("run", "old", 0o755), ("finish", "f", 0o755)]),
+            true,
+        );
+        assert_eq!(
+            a,
+            Action::Update {
+                changed: vec!["run".into()],
+                removed: vec![],
+                restart: true
+            }
+        );
+        let a = compare(
+            &want,
+            &live(&[("run", "new", 0o755), ("finish", "g", 0o755)]),
+            true,
+        );
+        assert_eq!(
+            a,
+            Action::Update {
+                changed: vec!["finish".into()],
+                removed: vec![],
+                restart: false
+            }
+        );
     }
 
     #[test]
@@ -145,7 +215,18 @@ mod tests {
         }
         assert!(matches!(compare(&want, &l, true), Action::Update { .. }));
         assert_eq!(compare(&want, &l, false), Action::Unchanged);
-        let a = compare(&want, &live(&[("run", "x", 0o755), ("down", "", 0o644)]), true);
-        assert_eq!(a, Action::Update { changed: vec![], removed: vec!["down".into()], restart: false });
+        let a = compare(
+            &want,
+            &live(&[("run", "x", 0o755), ("down", "", 0o644)]),
+            true,
+        );
+        assert_eq!(
+            a,
+            Action::Update {
+                changed: vec![],
+                removed: vec!["down".into()],
+                restart: false
+            }
+        );
     }
 }

@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 pub enum ControlError {
     /// No s6-supervise reads the control FIFO (not started yet, or gone).
     NotSupervised { slot: PathBuf },
-    Io { slot: PathBuf, source: std::io::Error },
+    Io {
+        slot: PathBuf,
+        source: std::io::Error,
+    },
     /// A helper binary (s6-svscanctl) failed or could not be run.
     Tool { tool: String, detail: String },
     /// A bounded wait ran out.
@@ -23,12 +26,22 @@ pub enum ControlError {
 
 impl fmt::Display for ControlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = |p: &Path| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
         match self {
             ControlError::NotSupervised { slot } => {
-                write!(f, "unable to control {}: supervisor not running", name(slot))
+                write!(
+                    f,
+                    "unable to control {}: supervisor not running",
+                    name(slot)
+                )
             }
-            ControlError::Io { slot, source } => write!(f, "unable to control {}: {source}", name(slot)),
+            ControlError::Io { slot, source } => {
+                write!(f, "unable to control {}: {source}", name(slot))
+            }
             ControlError::Tool { tool, detail } => write!(f, "{tool}: {detail}"),
             ControlError::Timeout { slot, what } => {
                 write!(f, "timed out waiting for {} to be {what}", name(slot))
@@ -121,13 +134,22 @@ pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
             if e.raw_os_error() == Some(nix::libc::ENXIO)
                 || e.kind() == std::io::ErrorKind::NotFound =>
         {
-            return Err(ControlError::NotSupervised { slot: slot.to_path_buf() })
+            return Err(ControlError::NotSupervised {
+                slot: slot.to_path_buf(),
+            })
         }
-        Err(source) => return Err(ControlError::Io { slot: slot.to_path_buf(), source }),
+        Err(source) => {
+            return Err(ControlError::Io {
+                slot: slot.to_path_buf(),
+                source,
+            })
+        }
     };
     let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
-    file.write_all(&bytes)
-        .map_err(|source| ControlError::Io { slot: slot.to_path_buf(), source })
+    file.write_all(&bytes).map_err(|source| ControlError::Io {
+        slot: slot.to_path_buf(),
+        source,
+    })
 }
 
 /// True when an s6-supervise process listens on the slot (what `s6-svok` tells).
@@ -146,7 +168,10 @@ pub fn wait_supervised(slot: &Path, timeout: Duration) -> Result<(), ControlErro
     let mut pause = Duration::from_millis(1);
     while !supervised(slot) {
         if Instant::now() >= end {
-            return Err(ControlError::Timeout { slot: slot.to_path_buf(), what: "supervised" });
+            return Err(ControlError::Timeout {
+                slot: slot.to_path_buf(),
+                what: "supervised",
+            });
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
@@ -174,7 +199,10 @@ pub fn svscanctl(scandir: &Path, flags: &str) -> Result<(), ControlError> {
         .arg(flags)
         .arg(scandir)
         .output()
-        .map_err(|e| ControlError::Tool { tool: tool.display().to_string(), detail: e.to_string() })?;
+        .map_err(|e| ControlError::Tool {
+            tool: tool.display().to_string(),
+            detail: e.to_string(),
+        })?;
     if out.status.success() {
         return Ok(());
     }
@@ -182,5 +210,8 @@ pub fn svscanctl(scandir: &Path, flags: &str) -> Result<(), ControlError> {
         Some(100) => format!("no s6-svscan running on {}", scandir.display()),
         _ => String::from_utf8_lossy(&out.stderr).trim().to_string(),
     };
-    Err(ControlError::Tool { tool: "s6-svscanctl".into(), detail })
+    Err(ControlError::Tool {
+        tool: "s6-svscanctl".into(),
+        detail,
+    })
 }

@@ -29,7 +29,10 @@ pub enum StateError {
     Symlink { path: PathBuf },
     /// The file holds something other than `up` or `down`.
     Corrupt { path: PathBuf },
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl fmt::Display for StateError {
@@ -58,7 +61,10 @@ fn file_for(state_dir: &Path, slot: &str) -> PathBuf {
 /// as never set.
 pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, StateError> {
     let path = file_for(state_dir, slot);
-    let io = |source: std::io::Error| StateError::Io { path: path.clone(), source };
+    let io = |source: std::io::Error| StateError::Io {
+        path: path.clone(),
+        source,
+    };
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -77,7 +83,10 @@ pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, Sta
     }
     // Small on purpose: a huge file is corrupt, not something to slurp.
     let mut buf = Vec::new();
-    Read::by_ref(&mut file).take(64).read_to_end(&mut buf).map_err(io)?;
+    Read::by_ref(&mut file)
+        .take(64)
+        .read_to_end(&mut buf)
+        .map_err(io)?;
     match buf.as_slice() {
         b"up" | b"up\n" => Ok(Some(Desired::Up)),
         b"down" | b"down\n" => Ok(Some(Desired::Down)),
@@ -100,7 +109,11 @@ pub fn write_desired(
     };
     for d in [state_dir, dir.as_path()] {
         match fs::symlink_metadata(d) {
-            Ok(m) if m.file_type().is_symlink() => return Err(StateError::Symlink { path: d.to_path_buf() }),
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(StateError::Symlink {
+                    path: d.to_path_buf(),
+                })
+            }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 fs::create_dir_all(d).map_err(io(d))?;
@@ -149,7 +162,10 @@ mod tests {
         write_desired(t.path(), "a", Desired::Up, None).expect("write");
         assert!(matches!(read_desired(t.path(), "a"), Ok(Some(Desired::Up))));
         write_desired(t.path(), "a", Desired::Down, None).expect("write");
-        assert!(matches!(read_desired(t.path(), "a"), Ok(Some(Desired::Down))));
+        assert!(matches!(
+            read_desired(t.path(), "a"),
+            Ok(Some(Desired::Down))
+        ));
         let leftovers: Vec<_> = fs::read_dir(t.path().join("desired"))
             .expect("dir")
             .flatten()
@@ -166,7 +182,10 @@ mod tests {
         let target = t.path().join("secret");
         fs::write(&target, "up").expect("write");
         std::os::unix::fs::symlink(&target, d.join("link")).expect("symlink");
-        assert!(matches!(read_desired(t.path(), "link"), Err(StateError::Symlink { .. })));
+        assert!(matches!(
+            read_desired(t.path(), "link"),
+            Err(StateError::Symlink { .. })
+        ));
         for (name, body) in [
             ("garbage", &b"\x00\xffgarbage"[..]),
             ("empty", b""),
@@ -176,7 +195,10 @@ mod tests {
         ] {
             fs::write(d.join(name), body).expect("write");
             let r = read_desired(t.path(), name);
-            assert!(matches!(r, Err(StateError::Corrupt { .. })), "{name}: {r:?}");
+            assert!(
+                matches!(r, Err(StateError::Corrupt { .. })),
+                "{name}: {r:?}"
+            );
         }
         fs::create_dir(d.join("adir")).expect("mkdir");
         assert!(read_desired(t.path(), "adir").is_err());

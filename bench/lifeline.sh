@@ -1,0 +1,104 @@
+#!/bin/sh
+# Who holds a port, with ~2,000 processes alive: svkit-lifeline --which-port
+# (one walk of /proc/PID/fd, native) against lsof -ti tcp:PORT (the baseline
+# the reference deployment used). Prints a Markdown section on stdout.
+set -eu
+cd "$(dirname "$0")/.."
+
+BIN=${SVKIT_LIFELINE:-target/release/svkit-lifeline}
+N=${LIFELINE_BENCH_PROCS:-2000}
+RUNS=${LIFELINE_BENCH_RUNS:-7}
+PY=$(command -v python3)
+
+if [ ! -x "$BIN" ]; then
+  cargo build --release -p svkit-lifeline >&2
+fi
+# lsof is the baseline only, never a runtime dependency of svkit.
+if ! command -v lsof >/dev/null 2>&1; then
+  apt-get install -y lsof >&2 || { apt-get update >&2 && apt-get install -y lsof >&2; }
+fi
+
+tmp=$(mktemp -d)
+cleanup() {
+  if [ -s "$tmp/pids" ]; then
+    # shellcheck disable=SC2046 # one pid per word is the point
+    kill $(cat "$tmp/pids") 2>/dev/null || true
+  fi
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+i=0
+while [ "$i" -lt "$N" ]; do
+  sleep 3600 &
+  echo "$!" >>"$tmp/pids"
+  i=$((i + 1))
+done
+
+# The listener writes its port once it listens: no sleep as synchronisation.
+"$PY" -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(3600)
+' "$tmp/port" &
+listener=$!
+echo "$listener" >>"$tmp/pids"
+tries=0
+while [ ! -s "$tmp/port" ]; do
+  tries=$((tries + 1))
+  [ "$tries" -lt 1000 ] || { echo "lifeline.sh: listener never started" >&2; exit 111; }
+  sleep 0.01
+done
+port=$(cat "$tmp/port")
+procs=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
+
+# Both must name the listener, or the timing means nothing.
+ours=$("$BIN" --which-port "$port" | cut -f1)
+theirs=$(lsof -ti "tcp:$port")
+if [ "$ours" != "$listener" ] || [ "$theirs" != "$listener" ]; then
+  echo "lifeline.sh: disagreement: listener $listener, svkit-lifeline '$ours', lsof '$theirs'" >&2
+  exit 111
+fi
+
+now_ns() { date +%s%N; }
+# time_runs CMD... : prints one elapsed time in ms per run.
+time_runs() {
+  r=0
+  while [ "$r" -lt "$RUNS" ]; do
+    t0=$(now_ns)
+    "$@" >/dev/null
+    t1=$(now_ns)
+    echo "$(((t1 - t0) / 1000))" | awk '{ printf "%.2f\n", $1 / 1000 }'
+    r=$((r + 1))
+  done
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+minimum() { sort -n | head -n 1; }
+
+time_runs "$BIN" --which-port "$port" >"$tmp/ours"
+time_runs lsof -ti "tcp:$port" >"$tmp/lsof"
+ours_med=$(median <"$tmp/ours")
+ours_min=$(minimum <"$tmp/ours")
+lsof_med=$(median <"$tmp/lsof")
+lsof_min=$(minimum <"$tmp/lsof")
+ratio=$(awk -v a="$lsof_med" -v b="$ours_med" 'BEGIN { printf "%.1f", a / b }')
+lsof_ver=$(lsof -v 2>&1 | awk '/revision/ { print $2; exit }')
+
+cat <<MD
+## lifeline: finding the owner of a port
+
+$procs processes alive ($N idle \`sleep\`s and one listener on 127.0.0.1:$port);
+wall time of one full query, process start included, median and best of $RUNS
+runs. Both answers were checked to be the listener's pid.
+
+| query | median ms | best ms |
+|---|---:|---:|
+| \`svkit-lifeline --which-port $port\` (native /proc walk) | $ours_med | $ours_min |
+| \`lsof -ti tcp:$port\` (lsof $lsof_ver) | $lsof_med | $lsof_min |
+
+svkit-lifeline is **${ratio}×** faster than lsof (median).
+MD

@@ -1,0 +1,46 @@
+//! One module per verb. Each exposes `run(args) -> Result<exit code, Fatal>`.
+
+mod check;
+mod render;
+
+use crate::cli::{Cli, Verb};
+use crate::exit::Fatal;
+
+pub fn run(cli: Cli) -> Result<u8, Fatal> {
+    match cli.verb {
+        Verb::Check(a) => check::run(&a),
+        Verb::Render(a) => render::run(&a),
+    }
+}
+
+/// Load the config, printing warnings; an invalid config prints every error
+/// and yields `Err(exit code)` so callers stop before any write.
+pub(crate) fn load(
+    dir: &std::path::Path,
+) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
+    use svkit::config::LoadError;
+    match svkit::config::load(dir) {
+        Ok(v) => {
+            for w in &v.warnings {
+                eprintln!("svctl: warning: {w}");
+            }
+            Ok(Ok(v))
+        }
+        Err(LoadError::Invalid(diags)) => {
+            let n = diags.len();
+            eprintln!(
+                "svctl: fatal: invalid config in {}: {n} error{}",
+                dir.display(),
+                if n == 1 { "" } else { "s" }
+            );
+            for d in &diags {
+                eprintln!("{d}");
+            }
+            Ok(Err(crate::exit::NOT_OK))
+        }
+        Err(LoadError::Io { path, source }) => Err(Fatal::system(
+            format!("unable to read config {}", path.display()),
+            source,
+        )),
+    }
+}

@@ -1,0 +1,82 @@
+//! svkit-reconcile: the `/etc/cont-init.d/` hook. Reads the config, renders
+//! the slots into the scandir, prunes stale ones, starts what should start.
+//! The same algorithm as `svctl apply`.
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use svkit::config::LoadError;
+use svkit::reconcile::{self, ApplyOptions};
+
+const AFTER: &str = "Prints one audit line per slot on stdout:
+  reconcile: slot=gateway-default action=create state=up
+
+Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
+111 system error (lock held too long, I/O, s6 not answering).
+
+Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
+/run/service), SVKIT_S6_BIN (default /command, else PATH).";
+
+#[derive(Parser)]
+#[command(name = "svkit-reconcile", version, about, after_help = AFTER)]
+struct Cli {
+    /// Config dir [default: $SVKIT_CONFIG_DIR or /etc/svkit].
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
+    /// Scandir [default: $SVKIT_SCANDIR or /run/service].
+    #[arg(long, value_name = "DIR")]
+    scandir: Option<PathBuf>,
+    /// How long to wait for another reconcile to finish.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    lock_timeout: u64,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::from(100);
+        }
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+    };
+    let config_dir = cli.config_dir.unwrap_or_else(svkit::config::config_dir_from_env);
+    let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
+    let prepared = match reconcile::prepare(&config_dir) {
+        Ok(p) => p,
+        Err(LoadError::Invalid(diags)) => {
+            eprintln!("svkit-reconcile: fatal: invalid config in {}: nothing changed", config_dir.display());
+            for d in diags {
+                eprintln!("{d}");
+            }
+            return ExitCode::from(1);
+        }
+        Err(e) => {
+            eprintln!("svkit-reconcile: fatal: {e}");
+            return ExitCode::from(111);
+        }
+    };
+    for w in &prepared.warnings {
+        eprintln!("svkit-reconcile: warning: {w}");
+    }
+    let opts = ApplyOptions { lock_timeout: Duration::from_millis(cli.lock_timeout), ..Default::default() };
+    match reconcile::apply(&scandir, &prepared.desired, &opts) {
+        Ok(outcome) => {
+            for name in &outcome.swept {
+                eprintln!("svkit-reconcile: info: swept {name} left by an interrupted reconcile");
+            }
+            for p in &outcome.plans {
+                println!("{}", p.audit_line());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("svkit-reconcile: fatal: unable to reconcile {}: {e}", scandir.display());
+            ExitCode::from(111)
+        }
+    }
+}

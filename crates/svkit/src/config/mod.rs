@@ -1,0 +1,103 @@
+//! The image author's JSON configuration: layered files, validation that
+//! reports every error with its location, and the validated [`Model`].
+//!
+//! Data flows one way: [`read_layers`] (I/O: list and read `*.json`) →
+//! [`parse::parse_layer`] (raw serde types, positions) → [`validate()`]
+//! (pure, except instance discovery behind [`InstanceSource`]) → [`Model`].
+//! [`load`] chains them.
+//!
+//! Layers: every `*.json` regular file of the config dir whose name does not
+//! start with `.`, in byte order of file names. Later layers add slots and
+//! redirects; a top-level scalar (`user`, `state_dir`, `sentinel_env`,
+//! `default_program`) set in several layers takes the last layer's value.
+
+pub mod discover;
+pub mod error;
+pub mod json_pos;
+pub mod model;
+pub mod names;
+pub mod parse;
+pub mod raw;
+mod redirect;
+mod slot;
+pub mod validate;
+
+use std::path::{Path, PathBuf};
+
+pub use discover::{FixedInstances, FsInstances, InstanceSource};
+pub use error::{Diagnostic, LoadError, Warning};
+pub use model::*;
+pub use validate::{validate, Validated};
+
+/// Default config dir of an image.
+pub const DEFAULT_CONFIG_DIR: &str = "/etc/svkit";
+/// Environment override of the config dir.
+pub const CONFIG_DIR_ENV: &str = "SVKIT_CONFIG_DIR";
+
+/// `SVKIT_CONFIG_DIR`, else `/etc/svkit`.
+pub fn config_dir_from_env() -> PathBuf {
+    match std::env::var_os(CONFIG_DIR_ENV) {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(DEFAULT_CONFIG_DIR),
+    }
+}
+
+/// The layer files of `dir`, in order, with their bytes.
+pub fn read_layers(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, LoadError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| LoadError::Io { path, source }
+    };
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let name = entry.file_name();
+        let bytes = name.as_encoded_bytes();
+        if bytes.starts_with(b".") || !bytes.ends_with(b".json") {
+            continue;
+        }
+        let path = entry.path();
+        // Follows symlinks: config files are often linked into place.
+        let meta = std::fs::metadata(&path).map_err(io(&path))?;
+        if meta.is_file() {
+            names.push(path);
+        }
+    }
+    names.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    let mut out = Vec::with_capacity(names.len());
+    for path in names {
+        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        out.push((path, bytes));
+    }
+    Ok(out)
+}
+
+/// Parse and validate already-read layers (pure but for `src`).
+pub fn load_layers(
+    files: &[(PathBuf, Vec<u8>)],
+    src: &dyn InstanceSource,
+) -> Result<Validated, LoadError> {
+    let mut diags = Vec::new();
+    let mut layers = Vec::new();
+    for (path, bytes) in files {
+        let (layer, d) = parse::parse_layer(path, bytes);
+        diags.extend(d);
+        if let Some(l) = layer {
+            layers.push(l);
+        }
+    }
+    match validate(&layers, src) {
+        Ok(v) if diags.is_empty() => Ok(v),
+        Ok(_) => Err(LoadError::Invalid(diags)),
+        Err(more) => {
+            diags.extend(more);
+            Err(LoadError::Invalid(diags))
+        }
+    }
+}
+
+/// Read, parse and validate the config dir, discovering instances on the
+/// real filesystem.
+pub fn load(dir: &Path) -> Result<Validated, LoadError> {
+    load_layers(&read_layers(dir)?, &FsInstances)
+}

@@ -1,0 +1,192 @@
+//! The validated model: what the renderer and reconcile consume. Every value
+//! here has passed validation and every `{instance}` is expanded; nothing in
+//! it needs checking again.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::names::is_truthy;
+
+/// Default `sentinel_env`.
+pub const DEFAULT_SENTINEL_ENV: &str = "SVKIT_SLOT";
+/// Default `state_dir`.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/svkit";
+/// Default `permanent_exit_codes`: EX_CONFIG.
+pub const DEFAULT_PERMANENT_EXIT_CODES: &[u8] = &[78];
+pub const DEFAULT_LOG_KEEP: u32 = 10;
+pub const DEFAULT_LOG_MAX_BYTES: u32 = 1_000_000;
+pub const DEFAULT_BACKOFF_MAX_S: u32 = 30;
+pub const DEFAULT_BACKOFF_RESET_AFTER_S: u32 = 60;
+pub const DEFAULT_WITHIN_S: u32 = 60;
+pub const DEFAULT_CHECK_INTERVAL_MS: u32 = 1000;
+/// The fd s6-notifyoncheck writes to when a readiness check passes.
+pub const CHECK_NOTIFICATION_FD: u32 = 3;
+
+/// The whole validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    /// Config files read, in layer order.
+    pub files: Vec<PathBuf>,
+    /// Default user of every slot (a slot may override it).
+    pub user: Option<String>,
+    pub state_dir: String,
+    pub sentinel_env: String,
+    pub default_program: Option<String>,
+    /// Expanded slots, in declaration order (layer, then array order, then
+    /// instance order).
+    pub slots: Vec<Slot>,
+    pub redirects: Vec<Redirect>,
+}
+
+impl Model {
+    pub fn slot(&self, name: &str) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.name == name)
+    }
+}
+
+/// Where a slot was declared: for messages and for the marker file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub file: PathBuf,
+    /// Index in that file's `slots` array.
+    pub index: usize,
+    /// The declared name, before expansion (e.g. `gateway-{instance}`).
+    pub template: String,
+}
+
+/// One supervised slot (a service directory in the scandir).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    pub name: String,
+    pub instance: Option<String>,
+    pub origin: Origin,
+    pub command: Vec<String>,
+    /// Effective user: the slot's own, else the top-level one. `None` (or
+    /// `root`) means no privilege drop.
+    pub user: Option<String>,
+    pub cwd: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub autostart: Autostart,
+    pub log: Option<Log>,
+    pub restart: Restart,
+    pub readiness: Option<Readiness>,
+    /// Canonical `SIGxxx` spelling.
+    pub down_signal: Option<String>,
+    pub stop_timeout_ms: Option<u32>,
+}
+
+impl Slot {
+    /// The user to drop to, if any (`root` means none).
+    pub fn run_as(&self) -> Option<&str> {
+        self.user.as_deref().filter(|u| *u != "root" && *u != "0:0")
+    }
+
+    /// Whether the slot should be up after a render, given the facts the
+    /// caller gathered (container env, remembered desired states).
+    pub fn wants_up(&self, facts: &StartFacts) -> bool {
+        match &self.autostart {
+            Autostart::Always => true,
+            Autostart::Never => false,
+            Autostart::Remember => facts.remembered.get(&self.name).copied().unwrap_or(false),
+            Autostart::IfEnv(var) => facts.env.get(var).is_some_and(|v| is_truthy(v)),
+        }
+    }
+}
+
+/// Inputs of the autostart decision, gathered by the caller (I/O stays out
+/// of the model and the renderer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StartFacts {
+    /// The container environment (for `if_env`).
+    pub env: BTreeMap<String, String>,
+    /// Desired states an operator persisted with `svctl start/stop`
+    /// (`true` = up), for `remember` slots.
+    pub remembered: BTreeMap<String, bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Autostart {
+    Always,
+    Never,
+    /// The desired state last set by an operator; down when never set.
+    Remember,
+    /// Up when this variable is truthy (`1`, `true`, `yes`, any case).
+    IfEnv(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Log {
+    /// Absolute, normalized.
+    pub dir: String,
+    /// Also copy raw lines to the logger's stdout (`docker logs`).
+    pub stdout: bool,
+    /// Archived files kept (s6-log `n`).
+    pub keep: u32,
+    /// Size at which `current` is rotated (s6-log `s`).
+    pub max_bytes: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restart {
+    pub permanent_exit_codes: Vec<u8>,
+    pub on_clean_exit: OnCleanExit,
+    pub backoff: Option<Backoff>,
+    /// Stop for good after this many deaths within `within_s` seconds.
+    pub max_deaths: Option<MaxDeaths>,
+}
+
+impl Default for Restart {
+    fn default() -> Self {
+        Restart {
+            permanent_exit_codes: DEFAULT_PERMANENT_EXIT_CODES.to_vec(),
+            on_clean_exit: OnCleanExit::Restart,
+            backoff: None,
+            max_deaths: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCleanExit {
+    Restart,
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub max_s: u32,
+    /// A run longer than this resets the delay.
+    pub reset_after_s: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaxDeaths {
+    pub deaths: u32,
+    pub within_s: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    /// The daemon writes a newline to this fd when ready.
+    NotificationFd(u32),
+    /// A command run (as the slot's user, in its cwd) until it exits 0.
+    Check(Check),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub command: Vec<String>,
+    pub interval_ms: u32,
+    /// 0 = keep trying forever.
+    pub timeout_ms: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub origin_file: PathBuf,
+    pub matches: Vec<String>,
+    pub slot: String,
+    pub opt_out_flag: Option<String>,
+    pub opt_out_env: Option<String>,
+    pub also_start: Vec<String>,
+}

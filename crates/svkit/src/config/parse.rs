@@ -1,0 +1,236 @@
+//! Parsing one layer (one `*.json` file) into raw types, collecting every
+//! error with its file, line and column.
+//!
+//! The file is parsed twice: once into a `serde_json::Value` (syntax errors
+//! stop here, with serde_json's position), then each top-level key and each
+//! element of `slots`/`redirects` is deserialized from its own text span, so
+//! a type error in one slot does not hide the errors of the others, and every
+//! serde error keeps an absolute line and column.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::error::Diagnostic;
+use super::json_pos::{FieldPath, Pos, Spans};
+use super::raw::{RawRedirect, RawSlot, RawTop, TOP_KEYS};
+
+/// Larger files are refused: a config is a few KB, and a runaway file must
+/// not make boot slow or eat memory.
+pub const MAX_FILE_BYTES: usize = 4 << 20;
+
+/// One parsed layer. Elements that failed to deserialize are absent (their
+/// errors are in the diagnostics), so validation still checks the rest.
+#[derive(Debug)]
+pub struct Layer {
+    pub file: PathBuf,
+    pub spans: Spans,
+    pub top: RawTop,
+    /// (index in the file's `slots` array, slot)
+    pub slots: Vec<(usize, RawSlot)>,
+    pub redirects: Vec<(usize, RawRedirect)>,
+}
+
+impl Layer {
+    pub fn pos(&self, path: &FieldPath) -> Option<Pos> {
+        self.spans.pos_of(path)
+    }
+
+    pub fn diag(&self, path: &FieldPath, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.file, self.pos(path), Some(path.to_string()), message)
+    }
+}
+
+/// Parse one file's bytes. Returns the layer (possibly partial) and every
+/// diagnostic found; `None` when nothing usable could be read.
+pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    if bytes.len() > MAX_FILE_BYTES {
+        diags.push(Diagnostic::new(
+            file,
+            None,
+            None,
+            format!(
+                "file is {} bytes; the limit is {MAX_FILE_BYTES}",
+                bytes.len()
+            ),
+        ));
+        return (None, diags);
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+            let col = good.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            diags.push(Diagnostic::new(
+                file,
+                Some(Pos { line, col }),
+                None,
+                "invalid UTF-8",
+            ));
+            return (None, diags);
+        }
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let pos = Pos {
+                line: e.line(),
+                col: e.column().max(1),
+            };
+            diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
+            return (None, diags);
+        }
+    };
+    let spans = Spans::scan(text);
+    for (path, off) in &spans.duplicate_keys {
+        diags.push(Diagnostic::new(
+            file,
+            Some(spans.pos(*off)),
+            Some(path.to_string()),
+            "key defined twice in the same object",
+        ));
+    }
+    let obj = match value.as_object() {
+        Some(o) => o,
+        None => {
+            diags.push(Diagnostic::new(
+                file,
+                Some(spans.pos(spans.get(&FieldPath::root()).map_or(0, |s| s.start))),
+                None,
+                "expected a JSON object at the top level",
+            ));
+            return (None, diags);
+        }
+    };
+
+    let mut layer = Layer {
+        file: file.to_path_buf(),
+        spans,
+        top: RawTop::default(),
+        slots: Vec::new(),
+        redirects: Vec::new(),
+    };
+    let root = FieldPath::root();
+    for (key, v) in obj {
+        let path = root.key(key);
+        match key.as_str() {
+            "user" => layer.top.user = sub(&layer, text, &path, &mut diags),
+            "state_dir" => layer.top.state_dir = sub(&layer, text, &path, &mut diags),
+            "sentinel_env" => layer.top.sentinel_env = sub(&layer, text, &path, &mut diags),
+            "default_program" => layer.top.default_program = sub(&layer, text, &path, &mut diags),
+            "slots" | "redirects" => {
+                let Some(items) = v.as_array() else {
+                    diags.push(layer.diag(&path, "expected an array"));
+                    continue;
+                };
+                for i in 0..items.len() {
+                    let p = path.index(i);
+                    if key == "slots" {
+                        if let Some(s) = sub::<RawSlot>(&layer, text, &p, &mut diags) {
+                            layer.slots.push((i, s));
+                        }
+                    } else if let Some(r) = sub::<RawRedirect>(&layer, text, &p, &mut diags) {
+                        layer.redirects.push((i, r));
+                    }
+                }
+            }
+            _ => diags.push(layer.diag(
+                &path,
+                format!(
+                    "unknown key `{key}` (expected one of: {})",
+                    TOP_KEYS.join(", ")
+                ),
+            )),
+        }
+    }
+    (Some(layer), diags)
+}
+
+/// Deserialize the value at `path` from its own text span.
+fn sub<T: DeserializeOwned>(
+    layer: &Layer,
+    text: &str,
+    path: &FieldPath,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<T> {
+    let span = layer.spans.get(path)?;
+    let slice = text.get(span.start..span.end)?;
+    match serde_json::from_str::<T>(slice) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            diags.push(serde_diag(layer, slice, span.start, &e));
+            None
+        }
+    }
+}
+
+/// Turn a serde error inside a slice starting at `base` into a diagnostic
+/// with an absolute position and the deepest field path at that position.
+fn serde_diag(layer: &Layer, slice: &str, base: usize, e: &serde_json::Error) -> Diagnostic {
+    let mut line_start = 0;
+    if e.line() > 1 {
+        let mut seen = 1;
+        for (i, b) in slice.bytes().enumerate() {
+            if b == b'\n' {
+                seen += 1;
+                if seen == e.line() {
+                    line_start = i + 1;
+                    break;
+                }
+            }
+        }
+    }
+    // serde_json reports the column after consuming the offending token;
+    // step back one byte so the path lookup lands inside that token.
+    let rel = (line_start + e.column()).min(slice.len());
+    let abs = base + rel.saturating_sub(1);
+    let path = layer.spans.path_at(abs);
+    Diagnostic::new(
+        &layer.file,
+        Some(layer.spans.pos(abs)),
+        Some(path.to_string()),
+        strip_pos(e),
+    )
+}
+
+/// serde_json's message without its " at line L column C" suffix (we print
+/// our own absolute position in front).
+fn strip_pos(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_errors_in_several_slots() {
+        let text = r#"{
+  "slots": [
+    {"name": "a", "command": ["x"], "log": {"dir": "/l", "keep": "ten"}},
+    {"name": "b", "command": ["x"], "bogus": 1}
+  ]
+}"#;
+        let (layer, d) = parse_layer(Path::new("t.json"), text.as_bytes());
+        assert!(layer.is_some());
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].path.as_deref(), Some("slots[0].log.keep"));
+        assert_eq!(d[0].pos.map(|p| p.line), Some(3));
+        assert!(d[1].message.contains("unknown field `bogus`"), "{}", d[1]);
+        assert_eq!(d[1].pos.map(|p| p.line), Some(4));
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let (l, d) = parse_layer(Path::new("t.json"), b"{\n  \"slots\": [,]\n}");
+        assert!(l.is_none());
+        assert_eq!(d[0].pos.map(|p| p.line), Some(2));
+    }
+}

@@ -1,0 +1,281 @@
+//! From parsed layers to the validated `Model`: layer merge, instance
+//! expansion, cross-slot rules (duplicates, redirects, also_start).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::discover::InstanceSource;
+use super::error::{Diagnostic, Warning};
+use super::json_pos::{FieldPath, Pos};
+use super::model::*;
+use super::names::*;
+use super::parse::Layer;
+use super::raw::RawSlot;
+use super::slot::{build_slot, SlotCtx};
+
+/// A valid model plus the non-fatal findings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validated {
+    pub model: Model,
+    pub warnings: Vec<Warning>,
+}
+
+/// Where a name was first defined, to name both places on a duplicate.
+struct Seen {
+    file: String,
+    pos: Option<Pos>,
+    path: String,
+}
+
+impl std::fmt::Display for Seen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(p) = self.pos {
+            write!(f, ":{p}")?;
+        }
+        write!(f, " ({})", self.path)
+    }
+}
+
+/// Validate every layer together. `Err` holds every problem found.
+pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut warnings = Vec::new();
+
+    // Top-level scalars: a later layer overrides an earlier one, like a
+    // derived image's ENV overrides its base's.
+    let mut user = None;
+    let mut state_dir = DEFAULT_STATE_DIR.to_string();
+    let mut sentinel_env = DEFAULT_SENTINEL_ENV.to_string();
+    let mut default_program = None;
+    let root = FieldPath::root();
+    for l in layers {
+        if let Some(u) = &l.top.user {
+            match check_user(u) {
+                Ok(()) => user = Some(u.clone()),
+                Err(e) => diags.push(l.diag(&root.key("user"), format!("`{u}`: {e}"))),
+            }
+        }
+        if let Some(s) = &l.top.state_dir {
+            match check_abs_path(s) {
+                Ok(s) => state_dir = s,
+                Err(e) => diags.push(l.diag(&root.key("state_dir"), format!("`{s}` {e}"))),
+            }
+        }
+        if let Some(s) = &l.top.sentinel_env {
+            match check_env_name(s) {
+                Ok(()) => sentinel_env = s.clone(),
+                Err(e) => diags.push(l.diag(&root.key("sentinel_env"), format!("`{s}`: {e}"))),
+            }
+        }
+        if let Some(s) = &l.top.default_program {
+            let p = root.key("default_program");
+            if s.is_empty() || s.starts_with('-') {
+                diags.push(l.diag(&p, "must be a program name (not empty, not `-`-led)"));
+            } else if let Err(e) = check_no_nul(s) {
+                diags.push(l.diag(&p, e));
+            } else {
+                default_program = Some(s.clone());
+            }
+        }
+    }
+
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    for l in layers {
+        for (idx, raw) in &l.slots {
+            let base = root.key("slots").index(*idx);
+            for (name, instance, at, literal) in
+                instances_of(l, &base, raw, src, &mut diags, &mut warnings)
+            {
+                let mut ctx = SlotCtx {
+                    layer: l,
+                    base: base.clone(),
+                    instance: instance.as_deref(),
+                    sentinel_env: &sentinel_env,
+                    diags: Vec::new(),
+                };
+                let origin = Origin {
+                    file: l.file.clone(),
+                    index: *idx,
+                    template: raw.name.clone(),
+                };
+                let slot = build_slot(&mut ctx, raw, name.clone(), origin, user.as_deref());
+                let ok = ctx.diags.is_empty();
+                diags.extend(ctx.diags);
+                if let Some(first) = seen.get(&name) {
+                    let what = match &instance {
+                        Some(i) => format!("slot `{name}` (instance `{i}`)"),
+                        None => format!("slot `{name}`"),
+                    };
+                    if literal {
+                        diags.push(l.diag(&at, format!("{what} is already defined at {first}")));
+                    } else {
+                        warnings.push(Warning {
+                            message: format!(
+                                "{}: {at}: skipping discovered {what}: already defined at {first}",
+                                l.file.display()
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                seen.insert(
+                    name.clone(),
+                    Seen {
+                        file: l.file.display().to_string(),
+                        pos: l.pos(&at),
+                        path: at.to_string(),
+                    },
+                );
+                if ok {
+                    slots.push(slot);
+                }
+            }
+        }
+    }
+
+    let redirects = super::redirect::redirects(layers, &seen.keys().cloned().collect(), &mut diags);
+
+    if diags.is_empty() {
+        Ok(Validated {
+            model: Model {
+                files: layers.iter().map(|l| l.file.clone()).collect(),
+                user,
+                state_dir,
+                sentinel_env,
+                default_program,
+                slots,
+                redirects,
+            },
+            warnings,
+        })
+    } else {
+        dedup(&mut diags);
+        Err(diags)
+    }
+}
+
+/// A template error repeats once per instance: report it once.
+fn dedup(d: &mut Vec<Diagnostic>) {
+    let mut seen = BTreeSet::new();
+    d.retain(|x| seen.insert(x.to_string()));
+}
+
+/// The slots a raw slot expands to: (name, instance, path to blame for a
+/// duplicate, literal?). Discovered instances that make an invalid name
+/// are skipped with a warning; literal ones are errors.
+fn instances_of(
+    l: &Layer,
+    base: &FieldPath,
+    raw: &RawSlot,
+    src: &dyn InstanceSource,
+    diags: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<(String, Option<String>, FieldPath, bool)> {
+    let pname = base.key("name");
+    let has_var = raw.name.contains(INSTANCE_VAR);
+    let Some(inst) = &raw.instances else {
+        if has_var {
+            diags.push(l.diag(
+                &pname,
+                "uses {instance} but the slot declares no `instances`",
+            ));
+            return Vec::new();
+        }
+        if let Err(e) = check_slot_name(&raw.name) {
+            diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
+            return Vec::new();
+        }
+        return vec![(raw.name.clone(), None, pname, true)];
+    };
+    if !has_var {
+        diags.push(l.diag(
+            &pname,
+            "the slot declares `instances` but its name has no {instance}: every instance would get the same name",
+        ));
+        return Vec::new();
+    }
+    // Check the template with a neutral instance, so that a bad template is
+    // reported once and even when no instance exists yet.
+    let probe = raw.name.replace(INSTANCE_VAR, "x");
+    if let Err(e) = check_slot_name(&probe) {
+        if probe.len() <= MAX_NAME_BYTES {
+            diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
+            return Vec::new();
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut names = BTreeSet::new();
+    let pinst = base.key("instances");
+    for (j, i) in inst.names.iter().enumerate() {
+        let p = pinst.key("names").index(j);
+        let name = raw.name.replace(INSTANCE_VAR, i);
+        let bad = check_instance_name(i)
+            .map_err(|e| format!("instance `{i}`: {e}"))
+            .and_then(|()| {
+                check_slot_name(&name)
+                    .map_err(|e| format!("instance `{i}` makes slot name `{name}` invalid: {e}"))
+            });
+        match bad {
+            Err(e) => diags.push(l.diag(&p, e)),
+            Ok(()) => {
+                if names.insert(i.clone()) {
+                    out.push((name, Some(i.clone()), p, true));
+                }
+            }
+        }
+    }
+    if let Some(fd) = &inst.from_dir {
+        let pf = pinst.key("from_dir");
+        let mut ok = true;
+        let dir = match check_abs_path(&fd.path) {
+            Ok(d) => d,
+            Err(e) => {
+                diags.push(l.diag(&pf.key("path"), format!("`{}` {e}", fd.path)));
+                ok = false;
+                String::new()
+            }
+        };
+        if let Some(r) = &fd.require_file {
+            if let Err(e) = check_file_name(r) {
+                diags.push(l.diag(&pf.key("require_file"), format!("`{r}` {e}")));
+                ok = false;
+            }
+        }
+        if ok {
+            let found = match src.discover(&dir, fd.require_file.as_deref()) {
+                Ok(v) => v,
+                Err(e) => {
+                    warnings.push(Warning {
+                        message: format!(
+                            "{}: {pf}: unable to list {dir}: {e}; no instances discovered there",
+                            l.file.display()
+                        ),
+                    });
+                    Vec::new()
+                }
+            };
+            let mut found: Vec<String> = found.into_iter().filter(|n| !names.contains(n)).collect();
+            found.sort();
+            found.dedup();
+            for i in found {
+                let name = raw.name.replace(INSTANCE_VAR, &i);
+                let bad = check_instance_name(&i).and_then(|()| check_slot_name(&name));
+                match bad {
+                    Err(e) => warnings.push(Warning {
+                        message: format!(
+                            "{}: {pf}: skipping discovered instance {i:?} in {dir}: {e}",
+                            l.file.display()
+                        ),
+                    }),
+                    Ok(()) => {
+                        names.insert(i.clone());
+                        out.push((name, Some(i), pf.clone(), false));
+                    }
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,242 @@
+//! Off-thread versions of everything that blocks, for callers with an event
+//! loop: each call returns at once with a handle to poll (`try_result`) or
+//! to block on later (`wait`).
+//!
+//! A started child is supervised by its own worker thread for its whole
+//! life. That is not only convenience: `PR_SET_PDEATHSIG` fires when the
+//! thread that forked the child exits, so the forking thread must be the
+//! one that lives as long as the child.
+
+use std::io;
+use std::net::IpAddr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::thread;
+use std::time::Duration;
+
+use super::error::{Error, Result};
+use super::ready::Probe;
+use super::reap::{self, PortReport, ReapOutcome};
+use super::run::{self, Launched, Spec};
+use super::spawn::{exit_code, Event};
+
+/// The future result of work running on a worker thread.
+#[derive(Debug)]
+pub struct Pending<T> {
+    rx: Receiver<Result<T>>,
+    done: Option<Result<T>>,
+}
+
+fn worker_gone() -> Error {
+    Error::io(
+        "lifeline worker thread",
+        io::Error::other("ended without a result"),
+    )
+}
+
+impl<T: Send + 'static> Pending<T> {
+    /// Runs `work` on a new thread.
+    pub fn spawn(name: &str, work: impl FnOnce() -> Result<T> + Send + 'static) -> Pending<T> {
+        let (tx, rx) = mpsc::channel();
+        let done = match thread::Builder::new().name(name.into()).spawn(move || {
+            let _ = tx.send(work());
+        }) {
+            Ok(_) => None,
+            Err(e) => Some(Err(Error::io("unable to start a worker thread", e))),
+        };
+        Pending { rx, done }
+    }
+
+    fn poll(&mut self, timeout: Option<Duration>) {
+        if self.done.is_some() {
+            return;
+        }
+        self.done = match timeout {
+            None => match self.rx.try_recv() {
+                Ok(r) => Some(r),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => Some(Err(worker_gone())),
+            },
+            Some(d) => match self.rx.recv_timeout(d) {
+                Ok(r) => Some(r),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(Err(worker_gone())),
+            },
+        };
+    }
+
+    /// Has the work finished? Never blocks.
+    pub fn is_finished(&mut self) -> bool {
+        self.poll(None);
+        self.done.is_some()
+    }
+
+    /// The result if the work finished (taken: later calls return `None`).
+    /// Never blocks.
+    pub fn try_result(&mut self) -> Option<Result<T>> {
+        self.poll(None);
+        self.done.take()
+    }
+
+    /// Waits at most `d` for the result.
+    pub fn wait_timeout(&mut self, d: Duration) -> Option<Result<T>> {
+        self.poll(Some(d));
+        self.done.take()
+    }
+
+    /// Blocks until the work finishes.
+    pub fn wait(mut self) -> Result<T> {
+        if let Some(r) = self.done.take() {
+            return r;
+        }
+        self.rx.recv().unwrap_or_else(|_| Err(worker_gone()))
+    }
+}
+
+/// Who holds `port`, found off-thread.
+pub fn inspect_in_background(port: u16, bind: Option<IpAddr>) -> Pending<PortReport> {
+    Pending::spawn("lifeline-inspect", move || reap::inspect_port(port, bind))
+}
+
+/// Polls `probe` off-thread until it passes (`Ok`) or `timeout` passes.
+pub fn probe_in_background(probe: Probe, timeout: Duration) -> Pending<()> {
+    Pending::spawn("lifeline-probe", move || {
+        let mut last = String::new();
+        let passed = reap::poll_until(timeout, || {
+            match probe.attempt(Duration::from_millis(500)) {
+                Ok(()) => true,
+                Err(why) => {
+                    last = why;
+                    false
+                }
+            }
+        });
+        if passed {
+            Ok(())
+        } else {
+            Err(Error::ReadyTimeout {
+                target: probe.target(),
+                waited_ms: timeout.as_millis(),
+                last,
+            })
+        }
+    })
+}
+
+/// Clears the port (reaping a proven stale instance) off-thread.
+pub fn clear_port_in_background(spec: Spec) -> Pending<Option<ReapOutcome>> {
+    Pending::spawn("lifeline-reap", move || run::clear_port(&spec))
+}
+
+/// A running child, supervised by its worker thread.
+///
+/// Dropping the handle stops the child (same as [`Sidecar::stop`]).
+#[derive(Debug)]
+pub struct Sidecar {
+    pid: i32,
+    start_time: u64,
+    reaped: Option<ReapOutcome>,
+    /// Closing this pipe end is the stop request: the worker sees POLLHUP.
+    stop_writer: Option<OwnedFd>,
+    exit: Pending<i32>,
+}
+
+impl Sidecar {
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Field 22 of `/proc/PID/stat`: with the pid, the child's identity.
+    pub fn start_time(&self) -> u64 {
+        self.start_time
+    }
+
+    /// What was reaped from the port before this child started.
+    pub fn reaped(&self) -> Option<&ReapOutcome> {
+        self.reaped.as_ref()
+    }
+
+    /// Asks the worker to stop the child (stdin closed, TERM to the group,
+    /// grace, KILL). Returns at once; see [`Sidecar::try_exit`].
+    pub fn stop(&mut self) {
+        self.stop_writer = None;
+    }
+
+    /// The child's exit code (128+N for signal N) once it has ended and the
+    /// worker has cleaned up. Never blocks.
+    pub fn try_exit(&mut self) -> Option<Result<i32>> {
+        self.exit.try_result()
+    }
+
+    /// Blocks until the child ends (by itself or after [`Sidecar::stop`]).
+    pub fn wait(self) -> Result<i32> {
+        // Keep the stop pipe open while waiting: closing it would stop the
+        // child instead of waiting for it.
+        let Sidecar {
+            stop_writer: _keep,
+            exit,
+            ..
+        } = self;
+        exit.wait()
+    }
+}
+
+/// Runs the whole lifeline sequence off-thread. The handle resolves once
+/// the child is ready (and recorded), or with the error that prevented it;
+/// on error nothing is left running. Dropping the unresolved handle stops
+/// the child as soon as it has started.
+pub fn start_in_background(spec: Spec) -> Pending<Sidecar> {
+    let (tx, rx) = mpsc::channel();
+    let mut pending = Pending { rx, done: None };
+    if let Err(e) = thread::Builder::new()
+        .name("lifeline-sidecar".into())
+        .spawn(move || supervise(spec, tx))
+    {
+        pending.done = Some(Err(Error::io("unable to start a worker thread", e)));
+    }
+    pending
+}
+
+fn supervise(spec: Spec, tx: mpsc::Sender<Result<Sidecar>>) {
+    // CLOEXEC: a child inheriting the write end would keep the pipe from
+    // ever hanging up, and the stop request would never arrive.
+    let (stop_reader, stop_writer) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = tx.send(Err(Error::nix("unable to create a pipe", e)));
+            return;
+        }
+    };
+    let (launched, reaped) = match run::launch(&spec, &mut || false) {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = tx.send(Err(e));
+            return;
+        }
+    };
+    let (Launched::Ready(mut running) | Launched::StopRequested(mut running)) = launched;
+    let (exit_tx, exit_rx) = mpsc::channel();
+    let sidecar = Sidecar {
+        pid: running.pid,
+        start_time: running.start_time,
+        reaped,
+        stop_writer: Some(stop_writer),
+        exit: Pending {
+            rx: exit_rx,
+            done: None,
+        },
+    };
+    // If the caller is gone, the returned Sidecar is dropped right here,
+    // which closes the stop pipe: the wait below then stops the child.
+    drop(tx.send(Ok(sidecar)));
+    let stop = match running.wait_event(&[stop_reader.as_fd()]) {
+        Ok(Event::Exited(_)) => false,
+        Ok(Event::Fd(_)) => true,
+        Err(e) => {
+            let _ = exit_tx.send(Err(e));
+            let _ = run::finish(&spec, &mut running, true);
+            return;
+        }
+    };
+    let _ = exit_tx.send(run::finish(&spec, &mut running, stop).map(exit_code));
+}

@@ -1,0 +1,36 @@
+//! lifeline: run a helper process bound to its parent's lifetime, after
+//! reaping a stale instance of it that squats its port.
+//!
+//! Concerns, one module each:
+//! - [`procnet`]: `/proc/net/tcp{,6}` → listening sockets and their inodes;
+//! - [`owners`]: socket inode → pids, through `/proc/PID/fd`;
+//! - [`identity`]: pid → start time, uids, executable, argv;
+//! - [`reap`]: stale-or-stranger verdicts, TERM/grace/KILL;
+//! - [`spawn`]: the child in its own session, pdeathsig, stdin pipe, stop;
+//! - [`ready`]: TCP and HTTP readiness probes;
+//! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
+//! - [`run`]: the sequence; [`background`]: the same off the caller's thread.
+//!
+//! `docs/lifeline.md` is the user-facing description.
+
+pub mod background;
+pub mod error;
+pub mod identity;
+pub mod owners;
+pub mod procnet;
+pub mod ready;
+pub mod reap;
+pub mod run;
+pub mod spawn;
+pub mod statefile;
+mod sys;
+
+pub use background::{
+    clear_port_in_background, inspect_in_background, probe_in_background, start_in_background,
+    Pending, Sidecar,
+};
+pub use error::{exit, Error, Result};
+pub use ready::Probe;
+pub use reap::{inspect_port, MatchArgs, PortReport};
+pub use run::{Launched, Spec};
+pub use spawn::{exit_code, WATCH_STDIN_ENV};

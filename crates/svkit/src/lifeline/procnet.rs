@@ -1,0 +1,273 @@
+//! Parsing `/proc/net/tcp` and `/proc/net/tcp6`.
+//!
+//! These tables are the kernel's own view of the network namespace we run in,
+//! so reading them needs no privilege and no external tool (`ss`, `lsof`).
+//! Addresses are printed as hex words in *host* byte order (the kernel prints
+//! each `__be32` word with `%08X` as a native integer), so decoding goes
+//! through `to_ne_bytes`, which is right on both little- and big-endian hosts.
+
+use std::fs;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+/// TCP state `0A` in the tables: a listening socket.
+pub const TCP_LISTEN: u8 = 0x0A;
+
+/// One row of `/proc/net/tcp{,6}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcpEntry {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub state: u8,
+    /// Effective uid of the process that created the socket.
+    pub uid: u32,
+    /// Socket inode: `/proc/PID/fd/N -> socket:[inode]` for its holders.
+    pub inode: u64,
+}
+
+impl TcpEntry {
+    pub fn is_listening(&self) -> bool {
+        self.state == TCP_LISTEN
+    }
+}
+
+/// Why a table line could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub why: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.why)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+fn parse_addr(field: &str) -> Result<SocketAddr, String> {
+    let (ip_hex, port_hex) = field
+        .split_once(':')
+        .ok_or_else(|| format!("address {field:?} has no ':'"))?;
+    let port = u16::from_str_radix(port_hex, 16).map_err(|_| format!("bad port {port_hex:?}"))?;
+    let ip = match ip_hex.len() {
+        8 => {
+            let word = u32::from_str_radix(ip_hex, 16).map_err(|_| format!("bad ip {ip_hex:?}"))?;
+            IpAddr::V4(Ipv4Addr::from(word.to_ne_bytes()))
+        }
+        32 => {
+            let mut bytes = [0u8; 16];
+            for (i, chunk) in bytes.chunks_mut(4).enumerate() {
+                let hex = ip_hex
+                    .get(i * 8..i * 8 + 8)
+                    .ok_or_else(|| format!("bad ip {ip_hex:?}"))?;
+                let word =
+                    u32::from_str_radix(hex, 16).map_err(|_| format!("bad ip {ip_hex:?}"))?;
+                chunk.copy_from_slice(&word.to_ne_bytes());
+            }
+            IpAddr::V6(Ipv6Addr::from(bytes))
+        }
+        n => {
+            return Err(format!(
+                "address {ip_hex:?} has {n} hex digits, want 8 or 32"
+            ))
+        }
+    };
+    Ok(SocketAddr::new(ip, port))
+}
+
+/// Parses one data line (not the header).
+pub fn parse_line(line: &str) -> Result<TcpEntry, String> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    if fields.len() < 10 {
+        return Err(format!("{} fields, want at least 10", fields.len()));
+    }
+    let local = parse_addr(fields[1])?;
+    let remote = parse_addr(fields[2])?;
+    let state =
+        u8::from_str_radix(fields[3], 16).map_err(|_| format!("bad state {:?}", fields[3]))?;
+    let uid = fields[7]
+        .parse::<u32>()
+        .map_err(|_| format!("bad uid {:?}", fields[7]))?;
+    let inode = fields[9]
+        .parse::<u64>()
+        .map_err(|_| format!("bad inode {:?}", fields[9]))?;
+    Ok(TcpEntry {
+        local,
+        remote,
+        state,
+        uid,
+        inode,
+    })
+}
+
+/// Parses a whole table (the first line is the header).
+pub fn parse_table(text: &str) -> Result<Vec<TcpEntry>, ParseError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(parse_line(line).map_err(|why| ParseError { line: i + 1, why })?);
+    }
+    Ok(out)
+}
+
+/// Reads both tables of the current network namespace. A missing `tcp6`
+/// (IPv6 disabled) is an empty table, not an error.
+pub fn read_tables() -> io::Result<Vec<TcpEntry>> {
+    let mut all = Vec::new();
+    for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = match fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && path.ends_with('6') => continue,
+            Err(e) => return Err(e),
+        };
+        let rows = parse_table(&text)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{path}: {e}")))?;
+        all.extend(rows);
+    }
+    Ok(all)
+}
+
+/// The IPv4 address an IPv6 address maps (`::ffff:a.b.c.d`), if any.
+fn v4_mapped(ip: &Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    if s[..5] == [0, 0, 0, 0, 0] && s[5] == 0xffff {
+        let [a, b] = s[6].to_be_bytes();
+        let [c, d] = s[7].to_be_bytes();
+        Some(Ipv4Addr::new(a, b, c, d))
+    } else {
+        None
+    }
+}
+
+/// Would a listener on `held` make `bind(want)` fail with EADDRINUSE?
+///
+/// Follows Linux semantics without `SO_REUSEPORT`, erring towards "conflict"
+/// where the table cannot tell (an IPv6 wildcard listener may or may not be
+/// `IPV6_V6ONLY`, so it is taken to cover IPv4 too). `want = None` means "any
+/// address" (the `--which-port` query).
+pub fn conflicts(held: &SocketAddr, want: Option<IpAddr>, port: u16) -> bool {
+    if held.port() != port {
+        return false;
+    }
+    let Some(want) = want else { return true };
+    let held_ip = match held.ip() {
+        IpAddr::V6(v6) => v4_mapped(&v6).map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    };
+    let want_ip = match want {
+        IpAddr::V6(v6) => v4_mapped(&v6).map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    };
+    if held_ip == want_ip || want_ip.is_unspecified() {
+        return true;
+    }
+    match (held.ip(), want_ip) {
+        // 0.0.0.0 covers every IPv4 address, :: every address (dual stack).
+        (IpAddr::V4(h), IpAddr::V4(_)) => h.is_unspecified(),
+        (IpAddr::V6(h), _) => h.is_unspecified(),
+        (IpAddr::V4(_), IpAddr::V6(_)) => false,
+    }
+}
+
+/// Listening sockets that would stop us binding `want:port`.
+pub fn listeners_blocking(entries: &[TcpEntry], want: Option<IpAddr>, port: u16) -> Vec<TcpEntry> {
+    entries
+        .iter()
+        .filter(|e| e.is_listening() && conflicts(&e.local, want, port))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Sample rows as a little-endian x86_64 kernel prints them.
+    const TCP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 123456 1 0000000000000000 100 0 0 10 0
+   1: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2222 1 0000000000000000 100 0 0 10 0
+   2: 0100007F:1F90 0100007F:C350 01 00000000:00000000 00:00000000 00000000  1000        0 0 1 0000000000000000 20 4 30 10 -1
+";
+    const TCP6: &str = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000001000000:1F91 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000   0        0 777 1 0000000000000000 100 0 0 10 0
+   1: 0000000000000000FFFF00000100007F:1F92 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  65534        0 888 1 0000000000000000 100 0 0 10 0
+   2: 00000000000000000000000000000000:1F93 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000   0        0 999 1 0000000000000000 100 0 0 10 0
+";
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn parses_ipv4_rows() {
+        let rows = parse_table(TCP).unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].local, addr("127.0.0.1:8080"));
+        assert!(rows[0].is_listening());
+        assert_eq!(rows[0].uid, 1000);
+        assert_eq!(rows[0].inode, 123456);
+        assert_eq!(rows[1].local, addr("0.0.0.0:22"));
+        assert_eq!(rows[2].remote, addr("127.0.0.1:50000"));
+        assert!(!rows[2].is_listening());
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn parses_ipv6_and_v4_mapped_rows() {
+        let rows = parse_table(TCP6).unwrap();
+        assert_eq!(rows[0].local, addr("[::1]:8081"));
+        assert_eq!(rows[0].inode, 777);
+        assert_eq!(rows[1].local, addr("[::ffff:127.0.0.1]:8082"));
+        assert_eq!(rows[1].uid, 65534);
+        assert_eq!(rows[2].local, addr("[::]:8083"));
+    }
+
+    #[test]
+    fn rejects_garbage_with_line_number() {
+        let err = parse_table("header\n   0: zz:1F90 00000000:0000 0A a b c 0 0 1\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(parse_line("0: 0100007F:1F90").is_err());
+        assert!(parse_line("0: 0100007F1F90 00000000:0000 0A a b c 0 0 1").is_err());
+        assert!(parse_line("0: 0100007F:1F90 00000000:0000 0A a b c x 0 1").is_err());
+        assert!(parse_line("0: 0100:1F90 00000000:0000 0A a b c 0 0 1").is_err());
+    }
+
+    #[test]
+    fn conflict_rules() {
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        let lo6: IpAddr = "::1".parse().unwrap();
+        assert!(conflicts(&addr("127.0.0.1:80"), Some(lo), 80));
+        assert!(!conflicts(&addr("127.0.0.1:81"), Some(lo), 80));
+        assert!(conflicts(&addr("0.0.0.0:80"), Some(lo), 80));
+        assert!(!conflicts(&addr("127.0.0.2:80"), Some(lo), 80));
+        assert!(conflicts(&addr("[::]:80"), Some(lo), 80));
+        assert!(conflicts(&addr("[::ffff:127.0.0.1]:80"), Some(lo), 80));
+        assert!(conflicts(&addr("[::1]:80"), Some(lo6), 80));
+        assert!(!conflicts(&addr("[::1]:80"), Some(lo), 80));
+        assert!(!conflicts(&addr("127.0.0.1:80"), Some(lo6), 80));
+        assert!(!conflicts(&addr("0.0.0.0:80"), Some(lo6), 80));
+        assert!(conflicts(&addr("[::]:80"), Some(lo6), 80));
+        assert!(conflicts(&addr("[::1]:80"), None, 80));
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn listeners_filter_by_state_and_address() {
+        let rows = parse_table(TCP).unwrap();
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        let hits = listeners_blocking(&rows, Some(lo), 8080);
+        assert_eq!(
+            hits.len(),
+            1,
+            "the established row on 8080 is not a listener"
+        );
+        assert_eq!(hits[0].inode, 123456);
+        assert_eq!(listeners_blocking(&rows, Some(lo), 22).len(), 1);
+        assert!(listeners_blocking(&rows, Some(lo), 9).is_empty());
+    }
+}

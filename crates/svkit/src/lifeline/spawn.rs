@@ -1,0 +1,258 @@
+//! Spawning the child bound to our lifetime, and stopping it.
+//!
+//! Three bindings, each covering a way lifeline can go away:
+//! - the child leads its own session (`setsid`), so stopping it signals its
+//!   whole process group, including whatever it forked;
+//! - `PR_SET_PDEATHSIG` (SIGKILL by default) ends it if lifeline dies hard.
+//!   The kernel fires it when the *thread* that forked the child exits, so
+//!   the thread that spawns must live as long as the child: the binary
+//!   spawns from its main thread, the library from the worker thread that
+//!   then supervises the child;
+//! - its stdin is a pipe whose only writer lifeline holds, so a child that
+//!   watches stdin (`LIFELINE_WATCH_STDIN=1` tells it to) sees EOF the moment
+//!   lifeline is gone, however it went.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{killpg, SigSet, SigmaskHow, Signal};
+use nix::unistd::Pid;
+
+use super::error::{Error, Result};
+use super::identity;
+use super::reap::poll_until;
+use super::sys;
+
+/// Environment variable set for the child: its stdin is a pipe held by
+/// lifeline, and EOF on it means "lifeline is gone, exit".
+pub const WATCH_STDIN_ENV: &str = "LIFELINE_WATCH_STDIN";
+
+/// How to start the child.
+#[derive(Debug, Clone)]
+pub struct ChildSpec {
+    pub argv: Vec<OsString>,
+    /// Extra environment on top of ours (after `LIFELINE_WATCH_STDIN=1`).
+    pub env: Vec<(OsString, OsString)>,
+    /// Sent to the child by the kernel when lifeline's spawning thread dies.
+    pub death_signal: Signal,
+}
+
+/// A spawned child we are responsible for.
+#[derive(Debug)]
+pub struct Running {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pidfd: Option<OwnedFd>,
+    pub pid: i32,
+    pub start_time: u64,
+    pub argv: Vec<String>,
+    exited: Option<ExitStatus>,
+}
+
+/// What ended a wait on the child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Exited(ExitStatus),
+    /// The descriptor at this index is readable or hung up.
+    Fd(usize),
+}
+
+/// `128 + N` for a signal, the code otherwise (shell convention).
+pub fn exit_code(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => 128,
+    }
+}
+
+/// Spawns the child. See the module doc for what binds it.
+pub fn spawn(spec: &ChildSpec) -> Result<Running> {
+    let program = spec
+        .argv
+        .first()
+        .ok_or_else(|| Error::Usage("no command given".into()))?;
+    let mut cmd = Command::new(program);
+    cmd.args(&spec.argv[1..])
+        .env(WATCH_STDIN_ENV, "1")
+        .stdin(Stdio::piped());
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    let parent = nix::unistd::getpid();
+    let sig = spec.death_signal;
+    // SAFETY: the closure runs between fork and exec and only makes
+    // async-signal-safe system calls (sigprocmask, setsid, prctl, getppid).
+    unsafe {
+        cmd.pre_exec(move || {
+            // The binary blocks the signals it reads through a signalfd; the
+            // child must not inherit that mask.
+            SigSet::empty().thread_set_mask().map_err(io::Error::from)?;
+            nix::unistd::setsid().map_err(io::Error::from)?;
+            nix::sys::prctl::set_pdeathsig(sig).map_err(io::Error::from)?;
+            // If we died between fork and prctl, no death signal will come.
+            if nix::unistd::getppid() != parent {
+                return Err(io::Error::other("lifeline exited while spawning"));
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|source| Error::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })?;
+    let pid = child.id() as i32;
+    let stdin = child.stdin.take();
+    // Start time is fixed at fork, so reading it after exec (or even of a
+    // zombie) gives the same value.
+    let start_time = match identity::read_stat(pid) {
+        Ok(Some(st)) => st.start_time,
+        other => {
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            let _ = child.wait();
+            let why = match other {
+                Err(e) => e,
+                _ => io::Error::other("child vanished"),
+            };
+            return Err(Error::io(format!("unable to read /proc/{pid}/stat"), why));
+        }
+    };
+    let pidfd = sys::pidfd_open(pid).ok();
+    Ok(Running {
+        child,
+        stdin,
+        pidfd,
+        pid,
+        start_time,
+        argv: spec
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        exited: None,
+    })
+}
+
+impl Running {
+    /// Non-blocking: has the child exited (and been reaped)?
+    pub fn try_exit(&mut self) -> Result<Option<ExitStatus>> {
+        if self.exited.is_none() {
+            self.exited = self
+                .child
+                .try_wait()
+                .map_err(|e| Error::io("unable to wait for the child", e))?;
+        }
+        Ok(self.exited)
+    }
+
+    /// Blocks until the child exits.
+    pub fn wait(&mut self) -> Result<ExitStatus> {
+        if let Some(s) = self.exited {
+            return Ok(s);
+        }
+        let s = self
+            .child
+            .wait()
+            .map_err(|e| Error::io("unable to wait for the child", e))?;
+        self.exited = Some(s);
+        Ok(s)
+    }
+
+    /// Blocks until the child exits or one of `fds` is readable or hung up.
+    /// Without pidfd support (kernel < 5.3) it rechecks the child every 100 ms.
+    pub fn wait_event(&mut self, fds: &[BorrowedFd<'_>]) -> Result<Event> {
+        loop {
+            if let Some(s) = self.try_exit()? {
+                return Ok(Event::Exited(s));
+            }
+            let mut pfds: Vec<PollFd> = fds
+                .iter()
+                .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
+                .collect();
+            let timeout = match &self.pidfd {
+                Some(p) => {
+                    pfds.push(PollFd::new(p.as_fd(), PollFlags::POLLIN));
+                    PollTimeout::NONE
+                }
+                None => PollTimeout::from(100u16),
+            };
+            match nix::poll::poll(&mut pfds, timeout) {
+                Ok(_) | Err(Errno::EINTR) => {}
+                Err(e) => return Err(Error::nix("unable to poll", e)),
+            }
+            for (i, p) in pfds.iter().take(fds.len()).enumerate() {
+                let ready = p.revents().unwrap_or(PollFlags::empty());
+                if ready.intersects(
+                    PollFlags::POLLIN
+                        | PollFlags::POLLHUP
+                        | PollFlags::POLLERR
+                        | PollFlags::POLLNVAL,
+                ) {
+                    return Ok(Event::Fd(i));
+                }
+            }
+        }
+    }
+
+    fn group_alive(&self) -> bool {
+        !matches!(killpg(Pid::from_raw(self.pid), None), Err(Errno::ESRCH))
+    }
+
+    /// Stops the child: close its stdin, SIGTERM its process group, wait up
+    /// to `grace` for the whole group to go, SIGKILL what is left, reap.
+    pub fn stop(&mut self, grace: Duration) -> Result<ExitStatus> {
+        drop(self.stdin.take());
+        let pgid = Pid::from_raw(self.pid);
+        let _ = killpg(pgid, Signal::SIGTERM);
+        let mut failed = None;
+        poll_until(grace, || match self.try_exit() {
+            // The group outlives a reaped leader while its members live.
+            Ok(Some(_)) => !self.group_alive(),
+            Ok(None) => false,
+            Err(e) => {
+                failed = Some(e);
+                true
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        // Whatever ignored SIGTERM goes now; ESRCH means nothing was left.
+        let _ = killpg(pgid, Signal::SIGKILL);
+        self.wait()
+    }
+
+    /// Closes the child's stdin (the EOF it may be watching for).
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// After the leader exited on its own: stop what remains of its group.
+    pub fn sweep_group(&mut self, grace: Duration) {
+        if self.exited.is_some() && self.group_alive() {
+            let pgid = Pid::from_raw(self.pid);
+            let _ = killpg(pgid, Signal::SIGTERM);
+            if !poll_until(grace, || !self.group_alive()) {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Blocks `sigs` in the calling thread (the binary reads them through a
+/// signalfd; spawned children get an empty mask back).
+pub fn block_signals(sigs: &[Signal]) -> Result<SigSet> {
+    let mut set = SigSet::empty();
+    for s in sigs {
+        set.add(*s);
+    }
+    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)
+        .map_err(|e| Error::nix("unable to block signals", e))?;
+    Ok(set)
+}

@@ -1,0 +1,51 @@
+//! Facts about the machine the slots will run on. Gathering them is the one
+//! piece of I/O in rendering; `detect` does it and everything else takes a
+//! `RenderEnv` value, so tests pin it.
+
+use std::path::Path;
+
+/// s6-overlay's env-restoring wrapper.
+pub const WITH_CONTENV: &str = "/command/with-contenv";
+/// s6-overlay's binary dir.
+pub const OVERLAY_BIN: &str = "/command";
+/// Override of the s6 binary dir.
+pub const S6_BIN_ENV: &str = "SVKIT_S6_BIN";
+
+/// How rendered scripts reach s6 and the container env.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderEnv {
+    /// Path of `with-contenv` when the image has it: run scripts use it as
+    /// their interpreter so the slot sees the container environment.
+    pub with_contenv: Option<String>,
+    /// Directory of the s6 binaries; `None` = found on `PATH`.
+    pub s6_bin: Option<String>,
+    /// The supervision tree runs as root: slots drop to their user.
+    pub as_root: bool,
+}
+
+impl RenderEnv {
+    /// Path (or bare name, for `PATH` lookup) of an s6 program.
+    pub fn tool(&self, name: &str) -> String {
+        match &self.s6_bin {
+            Some(d) => format!("{}/{name}", d.trim_end_matches('/')),
+            None => name.to_string(),
+        }
+    }
+
+    /// Look at this machine: `/command/with-contenv`, `SVKIT_S6_BIN` (else
+    /// `/command` when present, else `PATH`), the effective uid.
+    pub fn detect() -> RenderEnv {
+        let s6_bin = match std::env::var(S6_BIN_ENV) {
+            Ok(d) if !d.is_empty() => Some(d),
+            _ if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
+            _ => None,
+        };
+        RenderEnv {
+            with_contenv: Path::new(WITH_CONTENV)
+                .is_file()
+                .then(|| WITH_CONTENV.to_string()),
+            s6_bin,
+            as_root: nix::unistd::geteuid().is_root(),
+        }
+    }
+}

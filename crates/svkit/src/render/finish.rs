@@ -1,0 +1,154 @@
+//! `finish`: the restart policy.
+//!
+//! s6-supervise runs `finish` after every death with `$1` = exit code (256
+//! when killed by a signal) and `$2` = signal number, having first appended
+//! the death to `supervise/death_tally`. Exiting 125 tells it to stop the
+//! slot for good (until an operator starts it again).
+//!
+//! Backoff is stateless: it is derived from the death tally through
+//! `s6-permafailon` (which counts deaths within a window). After the k-th
+//! death in a row the delay is min(max_s, 2^(k-2)) s (none after the first).
+//! Deaths count as "in a row" while k of them fit in the time k-1 runs
+//! shorter than `reset_after_s` plus their delays would take, so a run that
+//! outlives `reset_after_s` resets the delay. The delay uses POSIX `sleep`;
+//! if it is missing the delay is skipped with a warning and s6-supervise's
+//! own one-second spacing still applies.
+
+use std::fmt::Write as _;
+
+use super::quote::sh_quote;
+use super::RenderEnv;
+use crate::config::{Backoff, OnCleanExit, Slot};
+
+/// Spare time for the probes around the sleep, so s6-supervise never kills
+/// a finish script that is merely waiting out its delay.
+const FINISH_SLACK_MS: u32 = 5000;
+
+pub(super) fn timeout_finish_ms(slot: &Slot) -> Option<u32> {
+    slot.restart
+        .backoff
+        .map(|b| b.max_s.saturating_mul(1000).saturating_add(FINISH_SLACK_MS))
+}
+
+/// (k, window_s, delay_s): after the k-th death in a row, wait delay_s.
+pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
+    let mut steps = Vec::new();
+    let mut window: u64 = 0;
+    let mut prev_delay: u32 = 0;
+    let mut k: u32 = 2;
+    loop {
+        // One more quick run: the previous delay, s6's 1 s respawn spacing,
+        // 1 s of slack for the scripts, and a run shorter than reset_after_s.
+        window += u64::from(prev_delay) + 2 + u64::from(b.reset_after_s);
+        let delay = 1u32.checked_shl(k - 2).unwrap_or(u32::MAX).min(b.max_s);
+        steps.push((k, window, delay));
+        if delay >= b.max_s || k >= 100 {
+            break;
+        }
+        prev_delay = delay;
+        k += 1;
+    }
+    steps
+}
+
+pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
+    let r = &slot.restart;
+    // Slot names are [a-z0-9._-]: safe inside double quotes as they are.
+    let name = &slot.name;
+    let mut o = String::from("#!/bin/sh\n");
+    let _ = writeln!(
+        o,
+        "# svkit restart policy of slot {}. Generated: edit the config, not this file.",
+        slot.name
+    );
+    o.push_str("# $1 = exit code (256 if killed by a signal), $2 = signal number.\n");
+    o.push_str("# Exiting 125 makes s6-supervise stop the slot for good.\n");
+    if !r.permanent_exit_codes.is_empty() || r.on_clean_exit == OnCleanExit::Stop {
+        o.push_str("code=${1:-0}\n");
+    }
+    if !r.permanent_exit_codes.is_empty() {
+        let codes: Vec<String> = r.permanent_exit_codes.iter().map(u8::to_string).collect();
+        let _ = writeln!(o, "case $code in\n  {})", codes.join("|"));
+        let _ = writeln!(
+            o,
+            "    echo \"svkit: slot {name} exited $code, a permanent failure: not restarting\" >&2"
+        );
+        o.push_str("    exit 125 ;;\nesac\n");
+    }
+    if r.on_clean_exit == OnCleanExit::Stop {
+        o.push_str("if [ \"$code\" = 0 ]; then\n");
+        let _ = writeln!(
+            o,
+            "  echo \"svkit: slot {name} exited cleanly: not restarting (on_clean_exit: stop)\" >&2"
+        );
+        o.push_str("  exit 125\nfi\n");
+    }
+    let permafailon = sh_quote(&env.tool("s6-permafailon"));
+    if let Some(m) = r.max_deaths {
+        o.push_str(
+            "# s6-permafailon counts this death and the earlier ones in supervise/death_tally.\n",
+        );
+        let _ = writeln!(
+            o,
+            "rc=0\n{permafailon} {} {} 0-255 true || rc=$?",
+            m.within_s, m.deaths
+        );
+        o.push_str("if [ \"$rc\" -eq 125 ]; then\n");
+        let _ = writeln!(
+            o,
+            "  echo \"svkit: slot {name} died {} times within {} s: not restarting\" >&2",
+            m.deaths, m.within_s
+        );
+        o.push_str("  exit 125\nfi\n");
+    }
+    if let Some(b) = r.backoff {
+        let _ = writeln!(
+            o,
+            "# Backoff: k deaths within the window k-1 runs shorter than {} s would take\n# are a crash loop; wait longer after each one, up to {} s.",
+            b.reset_after_s, b.max_s
+        );
+        o.push_str("died() {\n");
+        let _ = writeln!(
+            o,
+            "  rc=0\n  {permafailon} \"$2\" \"$1\" 0-255 true >/dev/null 2>&1 || rc=$?\n  [ \"$rc\" -eq 125 ]\n}}"
+        );
+        o.push_str("delay=0\n");
+        let mut prev = 0;
+        for (i, (k, window, delay)) in backoff_steps(b).into_iter().enumerate() {
+            if i == 0 {
+                let _ = writeln!(o, "died {k} {window} && delay={delay}");
+            } else {
+                let _ = writeln!(
+                    o,
+                    "[ \"$delay\" = {prev} ] && died {k} {window} && delay={delay}"
+                );
+            }
+            prev = delay;
+        }
+        o.push_str("if [ \"$delay\" -gt 0 ]; then\n");
+        let _ = writeln!(
+            o,
+            "  echo \"svkit: slot {name} is crash-looping: restarting in $delay s\" >&2"
+        );
+        o.push_str("  sleep \"$delay\" || echo \"svkit: sleep failed: restarting without delay\" >&2\nfi\n");
+    }
+    o.push_str("exit 0\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_grow_to_max() {
+        let s = backoff_steps(Backoff {
+            max_s: 30,
+            reset_after_s: 60,
+        });
+        let delays: Vec<u32> = s.iter().map(|x| x.2).collect();
+        assert_eq!(delays, vec![1, 2, 4, 8, 16, 30]);
+        assert_eq!(s[0], (2, 62, 1));
+        assert_eq!(s[1], (3, 62 + 1 + 62, 2));
+    }
+}

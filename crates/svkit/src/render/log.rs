@@ -1,0 +1,114 @@
+//! `log/run`: an s6-log logger, after a safe creation of the log dir.
+
+use std::fmt::Write as _;
+
+use super::quote::{sh_quote, sh_words};
+use super::RenderEnv;
+use crate::config::{Log, Slot};
+
+/// The dir-creation part. Run as root it must never let the slot's user
+/// (who may own some parent dirs) redirect a root action elsewhere: each
+/// component is checked for a symlink, root only creates entries inside
+/// root-owned directories, deeper ones are created as the user (who can
+/// then only hurt itself), and only dirs we create are chowned, one by one.
+const MKDIR_AS_ROOT: &str = r#"path=
+rest=${dir#/}
+while [ -n "$rest" ]; do
+  comp=${rest%%/*}
+  case $rest in
+    */*) rest=${rest#*/} ;;
+    *) rest= ;;
+  esac
+  parent=${path:-/}
+  path=$path/$comp
+  if [ -L "$path" ]; then
+    echo "svkit: slot $slot: refusing log dir $dir: $path is a symlink" >&2
+    exit 111
+  fi
+  if [ ! -d "$path" ]; then
+    if [ -O "$parent" ]; then
+      if ! mkdir -m 0750 -- "$path" || ! chown -h -- "$user" "$path"; then
+        exit 111
+      fi
+    elif ! "$setuidgid" "$user" mkdir -m 0750 -- "$path"; then
+      exit 111
+    fi
+  fi
+done
+# A root-owned log dir would make s6-log, running as the user, fail and
+# respawn every second: hand over the dir itself, never its contents.
+if [ -O "$dir" ]; then
+  chown -h -- "$user" "$dir" || exit 111
+fi
+"#;
+
+/// Without a privilege drop there is no one to protect against: still
+/// refuse symlinks (the dir must be where the config says).
+const MKDIR_PLAIN: &str = r#"path=
+rest=${dir#/}
+while [ -n "$rest" ]; do
+  comp=${rest%%/*}
+  case $rest in
+    */*) rest=${rest#*/} ;;
+    *) rest= ;;
+  esac
+  path=$path/$comp
+  if [ -L "$path" ]; then
+    echo "svkit: slot $slot: refusing log dir $dir: $path is a symlink" >&2
+    exit 111
+  fi
+  if [ ! -d "$path" ]; then
+    mkdir -m 0750 -- "$path" || exit 111
+  fi
+done
+"#;
+
+pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
+    let user = match (env.as_root, slot.run_as()) {
+        (true, Some(u)) => Some(u),
+        _ => None,
+    };
+    let mut o = String::from("#!/bin/sh\n");
+    let _ = writeln!(
+        o,
+        "# svkit logger of slot {}. Generated: edit the config, not this file.",
+        slot.name
+    );
+    let _ = writeln!(o, "slot={}", sh_quote(&slot.name));
+    let _ = writeln!(o, "dir={}", sh_quote(&log.dir));
+    o.push_str("# Create the log dir and its missing parents one component at a time;\n");
+    o.push_str("# a symlink anywhere in the path is refused.\n");
+    match user {
+        Some(u) => {
+            let _ = writeln!(o, "user={}", sh_quote(u));
+            let _ = writeln!(o, "setuidgid={}", sh_quote(&env.tool("s6-setuidgid")));
+            o.push_str(MKDIR_AS_ROOT);
+        }
+        None => o.push_str(MKDIR_PLAIN),
+    }
+    // s6-log script: `1` copies the raw line to stdout (docker logs); `n`
+    // and `s` set archive count and size for the dir after them; `T`
+    // prefixes an ISO 8601 timestamp to the next action only: the dir.
+    let mut words = Vec::new();
+    if let Some(u) = user {
+        words.push(env.tool("s6-setuidgid"));
+        words.push(u.to_string());
+    }
+    words.push(env.tool("s6-log"));
+    words.push("-b".into());
+    words.push("--".into());
+    if log.stdout {
+        o.push_str(
+            "# 1: raw lines to stdout (docker logs); T: ISO 8601 timestamps in the files.\n",
+        );
+        words.push("1".into());
+    } else {
+        o.push_str("# T: ISO 8601 timestamps in the files.\n");
+    }
+    words.push(format!("n{}", log.keep));
+    words.push(format!("s{}", log.max_bytes));
+    words.push("T".into());
+    words.push(log.dir.clone());
+    let _ = writeln!(o, "exec {}", sh_words(&words));
+    o
+}

@@ -1,0 +1,155 @@
+//! Rendering: a pure function from the validated [`Model`] to the exact
+//! files of each slot directory. No I/O here (machine facts come in as a
+//! [`RenderEnv`], autostart facts as [`StartFacts`]); writing the files,
+//! diffing them against a live slot and ownership of `supervise/` are the
+//! caller's job.
+//!
+//! Layout of one slot (paths relative to the slot dir):
+//!
+//! | file | when | content |
+//! |---|---|---|
+//! | `type` | always | `longrun` |
+//! | `run` | always | sh: env, cwd, privilege drop, `exec` of the argv |
+//! | `finish` | always | sh: the restart policy |
+//! | `down` | not wanted up | empty |
+//! | `notification-fd` | readiness | fd number |
+//! | `data/check` | readiness check | sh: the check command |
+//! | `timeout-kill` | `stop_timeout_ms` | ms |
+//! | `down-signal` | `down_signal` | `SIGxxx` |
+//! | `timeout-finish` | backoff | ms, above the longest delay |
+//! | `max-death-tally` | `max_deaths` > 100 | records kept by s6 |
+//! | `log/run` | `log` | sh: log dir creation, s6-log |
+//! | `.svkit` | always | marker: svkit made this slot |
+
+mod env;
+mod finish;
+mod log;
+pub mod quote;
+mod run;
+
+pub use env::{RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
+
+use crate::config::{Model, Slot, StartFacts};
+
+/// Name of the marker file in every slot svkit renders.
+pub const MARKER: &str = ".svkit";
+
+/// Who should own a rendered file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    Root,
+    User(String),
+}
+
+/// One file of a slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedFile {
+    /// Relative to the slot dir, `/`-separated (`log/run`).
+    pub path: String,
+    pub contents: Vec<u8>,
+    pub mode: u32,
+    pub owner: Owner,
+}
+
+/// Every file of one slot, sorted by path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedSlot {
+    pub name: String,
+    /// Whether a `down` file was left out.
+    pub up: bool,
+    pub files: Vec<RenderedFile>,
+}
+
+impl RenderedSlot {
+    /// Subdirectories the files need (`log`, `data`), parents first.
+    pub fn dirs(&self) -> Vec<String> {
+        let mut d: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| f.path.rsplit_once('/').map(|(dir, _)| dir.to_string()))
+            .collect();
+        d.sort();
+        d.dedup();
+        d
+    }
+
+    pub fn file(&self, path: &str) -> Option<&RenderedFile> {
+        self.files.iter().find(|f| f.path == path)
+    }
+}
+
+fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
+    RenderedFile {
+        path: path.to_string(),
+        contents: contents.into(),
+        mode,
+        owner: Owner::Root,
+    }
+}
+
+/// Render one slot; `up` decides the `down` file (see [`Slot::wants_up`]).
+pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> RenderedSlot {
+    let mut files = vec![
+        file("type", "longrun\n", 0o644),
+        file("run", run::run(model, slot, env), 0o755),
+        file("finish", finish::finish(slot, env), 0o755),
+        file(MARKER, marker(slot), 0o644),
+    ];
+    if !up {
+        files.push(file("down", "", 0o644));
+    }
+    if let Some(fd) = run::notification_fd(slot) {
+        files.push(file("notification-fd", format!("{fd}\n"), 0o644));
+    }
+    if let Some(check) = run::check_script(slot, env) {
+        files.push(file("data/check", check, 0o755));
+    }
+    if let Some(ms) = slot.stop_timeout_ms {
+        files.push(file("timeout-kill", format!("{ms}\n"), 0o644));
+    }
+    if let Some(sig) = &slot.down_signal {
+        files.push(file("down-signal", format!("{sig}\n"), 0o644));
+    }
+    if let Some(ms) = finish::timeout_finish_ms(slot) {
+        files.push(file("timeout-finish", format!("{ms}\n"), 0o644));
+    }
+    if let Some(n) = slot
+        .restart
+        .max_deaths
+        .map(|m| m.deaths)
+        .filter(|&n| n > 100)
+    {
+        files.push(file("max-death-tally", format!("{n}\n"), 0o644));
+    }
+    if let Some(l) = &slot.log {
+        files.push(file("log/run", log::log_run(slot, l, env), 0o755));
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    RenderedSlot {
+        name: slot.name.clone(),
+        up,
+        files,
+    }
+}
+
+/// Render every slot of the model, deciding autostart from `facts`.
+pub fn render_all(model: &Model, env: &RenderEnv, facts: &StartFacts) -> Vec<RenderedSlot> {
+    model
+        .slots
+        .iter()
+        .map(|s| render_slot(model, s, env, s.wants_up(facts)))
+        .collect()
+}
+
+/// The marker: JSON so tools can read it, stable so an unchanged slot
+/// renders byte for byte the same.
+fn marker(slot: &Slot) -> String {
+    let v = serde_json::json!({
+        "svkit": 1,
+        "slot": slot.name,
+        "instance": slot.instance,
+        "template": slot.origin.template,
+        "source": slot.origin.file.display().to_string(),
+    });
+    format!("{v}\n")
+}

@@ -1,0 +1,79 @@
+//! Quoting for POSIX sh.
+//!
+//! Inside single quotes sh takes every byte literally except `'` itself,
+//! which is written as `'\''` (close, escaped quote, reopen). That covers
+//! `$`, backticks, backslashes, newlines and any UTF-8. Words made only of
+//! characters sh never treats specially are left bare so that `cat run`
+//! reads like the command an author wrote.
+
+/// Characters that need no quoting anywhere in a word. Deliberately
+/// excludes `~` (tilde expansion at word start), `#` (comment at word
+/// start), `=` is safe because we never put a word in assignment position.
+fn is_safe(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(c, '_' | '@' | '%' | '+' | '=' | ':' | ',' | '.' | '/' | '-')
+}
+
+/// One sh word that evaluates to exactly `s`.
+pub fn sh_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(is_safe) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Words joined by spaces.
+pub fn sh_words<I, S>(words: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    words
+        .into_iter()
+        .map(|w| sh_quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A string for use inside a `#` comment line: newlines and other control
+/// characters would end the comment, so they are shown escaped.
+pub fn comment_safe(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(sh_quote("app"), "app");
+        assert_eq!(sh_quote("--port=9119"), "--port=9119");
+        assert_eq!(sh_quote(""), "''");
+        assert_eq!(sh_quote("a b"), "'a b'");
+        assert_eq!(sh_quote("it's"), "'it'\\''s'");
+        assert_eq!(sh_quote("$(x)`y`"), "'$(x)`y`'");
+        assert_eq!(sh_quote("~root"), "'~root'");
+        assert_eq!(sh_quote("#x"), "'#x'");
+        assert_eq!(sh_quote("a\nb"), "'a\nb'");
+        assert_eq!(comment_safe("a\nb"), "a\\nb");
+    }
+}

@@ -1,0 +1,121 @@
+//! `run` and `data/check`.
+
+use std::fmt::Write as _;
+
+use super::quote::{comment_safe, sh_quote, sh_words};
+use super::RenderEnv;
+use crate::config::{Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
+
+/// Shebang and shellcheck directives. Values are single-quoted on purpose,
+/// so shellcheck's hints about `$` or `\` inside single quotes (SC2016,
+/// SC1003) are false alarms here: they are disabled only in scripts that
+/// hold such a value.
+fn header(with_contenv: Option<&str>, body: &str) -> String {
+    let literal = body.lines().any(|l| {
+        !l.starts_with('#') && l.contains('\'') && (l.contains('$') || l.contains('`') || l.contains('\\'))
+    });
+    let mut directives = Vec::new();
+    let mut out = match with_contenv {
+        // with-contenv as the interpreter restores the container env before
+        // sh starts, so the slot's own exports below win over it.
+        Some(wc) => {
+            directives.push("shell=sh");
+            format!("#!{wc} sh\n")
+        }
+        None => "#!/bin/sh\n".to_string(),
+    };
+    if literal {
+        directives.push("disable=SC1003,SC2016");
+    }
+    if !directives.is_empty() {
+        let _ = writeln!(out, "# shellcheck {}", directives.join(" "));
+    }
+    out.push_str(body);
+    out
+}
+
+pub(super) fn notification_fd(slot: &Slot) -> Option<u32> {
+    match &slot.readiness {
+        Some(Readiness::NotificationFd(fd)) => Some(*fd),
+        Some(Readiness::Check(_)) => Some(CHECK_NOTIFICATION_FD),
+        None => None,
+    }
+}
+
+/// `s6-setuidgid USER` words when privileges must be dropped.
+fn drop_words(slot: &Slot, env: &RenderEnv) -> Vec<String> {
+    match (env.as_root, slot.run_as()) {
+        (true, Some(u)) => vec![env.tool("s6-setuidgid"), u.to_string()],
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# svkit slot {} ({}, {}). Generated: edit the config, not this file.",
+        slot.name,
+        comment_safe(&slot.origin.file.display().to_string()),
+        comment_safe(&format!("slots[{}]", slot.origin.index)),
+    );
+    if slot.log.is_some() {
+        o.push_str("# stderr joins stdout so the logger gets both.\nexec 2>&1\n");
+    }
+    let check = matches!(slot.readiness, Some(Readiness::Check(_)));
+    if let (Some(cwd), false) = (&slot.cwd, check) {
+        let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
+    }
+    let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
+    for (k, v) in &slot.env {
+        let _ = writeln!(o, "export {k}={}", sh_quote(v));
+    }
+    let mut words: Vec<String> = Vec::new();
+    if let Some(Readiness::Check(c)) = &slot.readiness {
+        o.push_str("# s6-notifyoncheck runs data/check until it passes, then signals readiness.\n");
+        words.push(env.tool("s6-notifyoncheck"));
+        words.extend(["-d", "-n", "0", "-w"].map(String::from));
+        words.push(c.interval_ms.to_string());
+        if c.timeout_ms > 0 {
+            words.push("-T".into());
+            words.push(c.timeout_ms.to_string());
+        }
+        if let Some(cwd) = &slot.cwd {
+            // s6-notifyoncheck must start in the slot dir (it polls
+            // ./data/check there), so the cd happens after it, in a tiny sh.
+            words.extend(
+                [
+                    "/bin/sh",
+                    "-c",
+                    "cd \"$1\" || exit 111; shift; exec \"$@\"",
+                    "svkit-cwd",
+                ]
+                .map(String::from),
+            );
+            words.push(cwd.clone());
+        }
+    }
+    words.extend(drop_words(slot, env));
+    words.extend(slot.command.iter().cloned());
+    let _ = writeln!(o, "exec {}", sh_words(&words));
+    header(env.with_contenv.as_deref(), &o)
+}
+
+pub(super) fn check_script(slot: &Slot, env: &RenderEnv) -> Option<String> {
+    let Some(Readiness::Check(c)) = &slot.readiness else {
+        return None;
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# svkit readiness check of slot {}: s6-notifyoncheck runs this until it exits 0.",
+        slot.name
+    );
+    if let Some(cwd) = &slot.cwd {
+        let _ = writeln!(o, "cd {} || exit 1", sh_quote(cwd));
+    }
+    let mut words = drop_words(slot, env);
+    words.extend(c.command.iter().cloned());
+    let _ = writeln!(o, "exec {}", sh_words(&words));
+    Some(header(None, &o))
+}

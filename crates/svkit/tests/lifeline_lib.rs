@@ -1,0 +1,186 @@
+//! The lifeline library off the caller's thread: the caller keeps running
+//! while probes, reaping and spawning happen on workers.
+
+mod lifeline_common;
+
+use std::ffi::OsString;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use lifeline_common::*;
+use svkit::lifeline::{self, Error, MatchArgs, Probe, Spec};
+
+const LONG: Duration = Duration::from_secs(10);
+
+fn spec(argv: Vec<String>) -> Spec {
+    Spec::new(argv.into_iter().map(OsString::from).collect())
+}
+
+/// Ticks a counter every 5 ms until `done` says so; returns the ticks.
+fn tick_until(mut done: impl FnMut() -> bool) -> u32 {
+    let deadline = Instant::now() + LONG;
+    let mut ticks = 0;
+    while !done() {
+        assert!(Instant::now() < deadline, "background work never finished");
+        ticks += 1;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    ticks
+}
+
+#[test]
+fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = server_argv(dir.path());
+    let port = free_port("127.0.0.1");
+    let state = dir.path().join("state.json");
+    let mut argv = srv.clone();
+    // Binds only after 0.5 s: readiness polling takes at least that long.
+    argv.extend([
+        format!("port={port}"),
+        "http=200".into(),
+        "delay=0.5".into(),
+    ]);
+    let mut sp = spec(argv);
+    sp.port = Some(port);
+    sp.state = Some(state.clone());
+    sp.ready = Some(
+        Probe::parse(
+            &format!("http://127.0.0.1:{port}/ready"),
+            Some(port),
+            sp.bind,
+        )
+        .unwrap(),
+    );
+    let mut pending = lifeline::start_in_background(sp);
+    let mut result = None;
+    let ticks = tick_until(|| {
+        result = pending.try_result();
+        result.is_some()
+    });
+    assert!(
+        ticks >= 10,
+        "the caller's loop was stalled: only {ticks} ticks during a 0.5 s start"
+    );
+    let mut sidecar = result.unwrap().unwrap();
+    let _r = Reaper(vec![sidecar.pid()]);
+    assert!(state.exists(), "recorded once ready");
+    assert!(sidecar.try_exit().is_none());
+    sidecar.stop();
+    let mut code = None;
+    tick_until(|| {
+        code = sidecar.try_exit();
+        code.is_some()
+    });
+    assert_eq!(code.unwrap().unwrap(), 143);
+    assert!(is_gone(sidecar.pid()));
+    assert!(!state.exists(), "record removed on stop");
+}
+
+#[test]
+fn caller_keeps_ticking_while_a_probe_times_out() {
+    let port = free_port("127.0.0.1");
+    let probe = Probe::parse("tcp", Some(port), "127.0.0.1".parse().unwrap()).unwrap();
+    let mut pending = lifeline::probe_in_background(probe, Duration::from_millis(300));
+    let mut result = None;
+    let ticks = tick_until(|| {
+        result = pending.try_result();
+        result.is_some()
+    });
+    assert!(ticks >= 5, "only {ticks} ticks");
+    assert!(matches!(result.unwrap(), Err(Error::ReadyTimeout { .. })));
+}
+
+#[test]
+fn inspect_finds_our_listeners_v4_and_v6() {
+    let l4 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l4.local_addr().unwrap().port();
+    let report = lifeline::inspect_in_background(port, Some("127.0.0.1".parse().unwrap()))
+        .wait()
+        .unwrap();
+    assert!(report
+        .owners
+        .iter()
+        .any(|o| o.pid == std::process::id() as i32));
+    if ipv6_available() {
+        let l6 = TcpListener::bind("[::1]:0").unwrap();
+        let p6 = l6.local_addr().unwrap().port();
+        let report = lifeline::inspect_port(p6, Some("::1".parse().unwrap())).unwrap();
+        assert_eq!(report.listeners.len(), 1);
+        assert!(report
+            .owners
+            .iter()
+            .any(|o| o.pid == std::process::id() as i32));
+        // The same port number on IPv4 loopback is not blocked by it.
+        assert!(
+            lifeline::inspect_port(p6, Some("127.0.0.1".parse().unwrap()))
+                .unwrap()
+                .is_free()
+        );
+    }
+}
+
+#[test]
+fn clear_port_is_a_noop_when_free_and_refuses_ourselves() {
+    let port = free_port("127.0.0.1");
+    let mut sp = spec(vec!["true".into()]);
+    sp.port = Some(port);
+    sp.match_args = Some(MatchArgs::All);
+    assert_eq!(
+        lifeline::clear_port_in_background(sp.clone())
+            .wait()
+            .unwrap(),
+        None
+    );
+    // The test binary holds the port: not `true`, so a stranger.
+    let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    match lifeline::clear_port_in_background(sp).wait() {
+        Err(Error::PortHeld(r)) => {
+            assert!(r
+                .owners
+                .iter()
+                .any(|o| o.id.pid == std::process::id() as i32 && o.verdict.is_err()));
+            assert_eq!(Error::PortHeld(r).exit_code(), lifeline::exit::PORT_HELD);
+        }
+        other => panic!("want PortHeld, got {other:?}"),
+    }
+    drop(l);
+}
+
+#[test]
+fn dropping_the_sidecar_handle_stops_the_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = server_argv(dir.path());
+    let port = free_port("127.0.0.1");
+    let mut argv = srv.clone();
+    argv.push(format!("port={port}"));
+    let mut sp = spec(argv);
+    sp.port = Some(port);
+    sp.ready = Some(Probe::parse("tcp", Some(port), sp.bind).unwrap());
+    let sidecar = lifeline::start_in_background(sp).wait().unwrap();
+    let pid = sidecar.pid();
+    let _r = Reaper(vec![pid]);
+    drop(sidecar);
+    assert!(wait_for(LONG, || is_gone(pid)));
+}
+
+#[test]
+fn failed_start_leaves_nothing_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = server_argv(dir.path());
+    let port = free_port("127.0.0.1");
+    let info = dir.path().join("info");
+    let mut argv = srv.clone();
+    argv.extend([
+        format!("port={port}"),
+        "delay=30".into(),
+        format!("info={}", info.display()),
+    ]);
+    let mut sp = spec(argv);
+    sp.port = Some(port);
+    sp.ready = Some(Probe::parse("tcp", Some(port), sp.bind).unwrap());
+    sp.ready_timeout = Duration::from_millis(300);
+    let err = lifeline::start_in_background(sp).wait().unwrap_err();
+    assert!(matches!(err, Error::ReadyTimeout { .. }), "{err}");
+    assert!(is_gone(info_pid(&info)));
+}
