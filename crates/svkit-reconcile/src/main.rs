@@ -44,12 +44,17 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let config_dir = cli.config_dir.unwrap_or_else(svkit::config::config_dir_from_env);
+    let config_dir = cli
+        .config_dir
+        .unwrap_or_else(svkit::config::config_dir_from_env);
     let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
     let prepared = match reconcile::prepare(&config_dir) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
-            eprintln!("svkit-reconcile: fatal: invalid config in {}: nothing changed", config_dir.display());
+            eprintln!(
+                "svkit-reconcile: fatal: invalid config in {}: nothing changed",
+                config_dir.display()
+            );
             for d in diags {
                 eprintln!("{d}");
             }
@@ -63,7 +68,10 @@ fn main() -> ExitCode {
     for w in &prepared.warnings {
         eprintln!("svkit-reconcile: warning: {w}");
     }
-    let opts = ApplyOptions { lock_timeout: Duration::from_millis(cli.lock_timeout), ..Default::default() };
+    let opts = ApplyOptions {
+        lock_timeout: Duration::from_millis(cli.lock_timeout),
+        ..Default::default()
+    };
     match reconcile::apply(&scandir, &prepared.desired, &opts) {
         Ok(outcome) => {
             for name in &outcome.swept {
@@ -75,7 +83,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("svkit-reconcile: fatal: unable to reconcile {}: {e}", scandir.display());
+            eprintln!(
+                "svkit-reconcile: fatal: unable to reconcile {}: {e}",
+                scandir.display()
+            );
             ExitCode::from(111)
         }
     }

@@ -35,14 +35,22 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
             files: r
                 .files
                 .into_iter()
-                .map(|f| DesiredFile { rel: PathBuf::from(f.path), bytes: f.contents, mode: f.mode })
+                .map(|f| DesiredFile {
+                    rel: PathBuf::from(f.path),
+                    bytes: f.contents,
+                    mode: f.mode,
+                })
                 .collect(),
             user: slot.run_as().map(str::to_string),
             log_dir: slot.log.as_ref().map(|l| PathBuf::from(&l.dir)),
             want_up: r.up,
         })
         .collect();
-    Ok(Prepared { model, desired, warnings })
+    Ok(Prepared {
+        model,
+        desired,
+        warnings,
+    })
 }
 
 /// Desired states of `remember` slots. A corrupt or symlinked state file is
@@ -50,7 +58,11 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
 fn remembered(model: &Model, warnings: &mut Vec<String>) -> BTreeMap<String, bool> {
     let dir = Path::new(&model.state_dir);
     let mut out = BTreeMap::new();
-    for slot in model.slots.iter().filter(|s| s.autostart == Autostart::Remember) {
+    for slot in model
+        .slots
+        .iter()
+        .filter(|s| s.autostart == Autostart::Remember)
+    {
         match state::read_desired(dir, &slot.name) {
             Ok(Some(d)) => {
                 out.insert(slot.name.clone(), d == Desired::Up);

@@ -105,10 +105,16 @@ pub fn check_log_dir(dir: &Path) -> Result<(), ReconcileError> {
         match c {
             Component::RootDir => continue,
             Component::Normal(n) => cur.push(n),
-            _ => return Err(ReconcileError::Symlink { path: dir.to_path_buf() }),
+            _ => {
+                return Err(ReconcileError::Symlink {
+                    path: dir.to_path_buf(),
+                })
+            }
         }
         match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: cur }),
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(ReconcileError::Symlink { path: cur })
+            }
             Ok(m) if !m.is_dir() => {
                 let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
                 return Err(io(&cur)(e));
@@ -138,7 +144,9 @@ pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileE
             }
         }
         match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: cur }),
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(ReconcileError::Symlink { path: cur })
+            }
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
                 let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");

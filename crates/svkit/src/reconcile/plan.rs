@@ -47,9 +47,22 @@ impl SlotPlan {
     /// plus the files an update touches.
     pub fn audit_line(&self) -> String {
         let state = if self.want_up { "up" } else { "down" };
-        let mut line = format!("reconcile: slot={} action={} state={state}", self.name, self.action.name());
-        if let Action::Update { changed, removed, restart } = &self.action {
-            let files: Vec<String> = changed.iter().chain(removed).map(|p| p.display().to_string()).collect();
+        let mut line = format!(
+            "reconcile: slot={} action={} state={state}",
+            self.name,
+            self.action.name()
+        );
+        if let Action::Update {
+            changed,
+            removed,
+            restart,
+        } = &self.action
+        {
+            let files: Vec<String> = changed
+                .iter()
+                .chain(removed)
+                .map(|p| p.display().to_string())
+                .collect();
             line.push_str(&format!(" files={}", files.join(",")));
             if *restart {
                 line.push_str(" restart=yes");

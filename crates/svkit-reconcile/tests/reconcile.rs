@@ -1,0 +1,435 @@
+//! Reconcile at boot and at runtime, in the sandbox under real s6.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+
+const CONFIG: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "gw-{instance}",
+      "instances": { "names": ["default"], "from_dir": { "path": "/data/profiles", "require_file": "SOUL.md" } },
+      "command": ["sleep", "1000"],
+      "autostart": "always",
+      "log": { "dir": "/data/logs/{instance}", "stdout": false, "keep": 3, "max_bytes": 10000 } },
+    { "name": "never", "command": ["sleep", "1000"], "autostart": "never" },
+    { "name": "remember", "command": ["sleep", "1001"], "autostart": "remember" },
+    { "name": "dash", "command": ["sleep", "1002"], "autostart": { "if_env": "APP_DASHBOARD" } },
+    { "name": "nodash", "command": ["sleep", "1003"], "autostart": { "if_env": "APP_NODASH" } }
+  ]
+}"#;
+
+/// A rootfs with the hook, the config and three profiles (one without its
+/// SOUL.md, so not an instance) on a data volume.
+struct Fixture {
+    rootfs: tempfile::TempDir,
+    data: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(config: &str) -> Fixture {
+        let rootfs = tempfile::tempdir().expect("tempdir");
+        let r = rootfs.path();
+        fs::create_dir_all(r.join("etc/svkit")).expect("mkdir");
+        fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
+        fs::write(r.join("etc/svkit/10-test.json"), config).expect("write");
+        let hook = r.join("etc/cont-init.d/50-svkit");
+        fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
+        fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let data = tempfile::tempdir().expect("tempdir");
+        for p in ["alice", "bob", "carol", "nosoul"] {
+            fs::create_dir_all(data.path().join("profiles").join(p)).expect("mkdir");
+            if p != "nosoul" {
+                fs::write(data.path().join("profiles").join(p).join("SOUL.md"), "").expect("write");
+            }
+        }
+        Fixture { rootfs, data }
+    }
+
+    fn boot(&self, env: &[&str]) -> Sandbox {
+        let mut args = vec![
+            "--rootfs".to_string(),
+            self.rootfs.path().display().to_string(),
+            "--volume".to_string(),
+            format!("{}:/data", self.data.path().display()),
+        ];
+        for e in env {
+            args.push("--env".into());
+            args.push(e.to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Sandbox::start(&args, &["sleep", "100000"])
+    }
+}
+
+fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
+    stdout(&sbx.sh(&format!("s6-svstat -o {fields} /run/service/{slot}")))
+        .trim()
+        .to_string()
+}
+
+/// (path → inode, mtime, size) of every file svkit manages in the scandir:
+/// everything but s6's own supervise/ and event/ dirs.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u64, i64, i64, u64)> {
+    let mut out = BTreeMap::new();
+    fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<PathBuf, (u64, i64, i64, u64)>) {
+        for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            if name == "supervise" || name == "event" || name == ".svkit" && e.path().is_dir() {
+                continue;
+            }
+            let p = e.path();
+            let m = fs::symlink_metadata(&p).expect("lstat");
+            out.insert(
+                p.strip_prefix(base).expect("prefix").to_path_buf(),
+                (m.ino(), m.mtime(), m.mtime_nsec(), m.size()),
+            );
+            if m.is_dir() {
+                walk(&p, base, out);
+            }
+        }
+    }
+    let scandir = root.join("run/service");
+    walk(&scandir, &scandir, &mut out);
+    out
+}
+
+fn pids(sbx: &Sandbox, slots: &[&str]) -> BTreeMap<String, String> {
+    slots
+        .iter()
+        .map(|s| (s.to_string(), svstat(sbx, s, "pid")))
+        .collect()
+}
+
+const ALL: &[&str] = &[
+    "gw-default",
+    "gw-alice",
+    "gw-bob",
+    "gw-carol",
+    "never",
+    "remember",
+    "dash",
+    "nodash",
+];
+
+fn wait_up(sbx: &Sandbox, slot: &str) {
+    poll(&format!("{slot} up"), Duration::from_secs(10), || {
+        (svstat(sbx, slot, "up") == "true").then_some(())
+    });
+}
+
+#[test]
+fn boot_makes_every_slot_with_its_autostart() {
+    if !sandbox_or_skip("boot_makes_every_slot_with_its_autostart") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot(&["APP_DASHBOARD=yes"]);
+    let logs = sbx.logs();
+    for slot in ALL {
+        assert!(
+            logs.contains(&format!("reconcile: slot={slot} action=create")),
+            "{slot}: {logs}"
+        );
+        let want = matches!(*slot, "never" | "remember" | "nodash");
+        poll(
+            &format!("{slot} supervised"),
+            Duration::from_secs(10),
+            || {
+                sbx.sh(&format!("s6-svok /run/service/{slot}"))
+                    .status
+                    .success()
+                    .then_some(())
+            },
+        );
+        assert_eq!(
+            svstat(&sbx, slot, "wantedup"),
+            if want { "false" } else { "true" },
+            "{slot}"
+        );
+    }
+    assert!(
+        !logs.contains("gw-nosoul"),
+        "a profile without SOUL.md is not an instance"
+    );
+    // The log dir exists, owned by the slot's user, before the logger runs.
+    let o = sbx.sh("stat -c %U /data/logs/alice");
+    assert_eq!(stdout(&o).trim(), "nobody");
+    // The slot's user controls its slot natively (supervise/ prepared).
+    wait_up(&sbx, "gw-alice");
+    let o = sbx.exec_as("nobody", &["s6-svc", "-d", "/run/service/gw-alice"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    poll("gw-alice down", Duration::from_secs(10), || {
+        (svstat(&sbx, "gw-alice", "up") == "false").then_some(())
+    });
+    sbx.stop();
+}
+
+#[test]
+fn second_apply_writes_nothing_and_restarts_nothing() {
+    if !sandbox_or_skip("second_apply_writes_nothing_and_restarts_nothing") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot(&["APP_DASHBOARD=1"]);
+    for s in ["gw-default", "gw-alice", "gw-bob", "gw-carol", "dash"] {
+        wait_up(&sbx, s);
+    }
+    let before = snapshot(&sbx.root());
+    let pids_before = pids(&sbx, ALL);
+    let o = sbx.exec(&["svkit-reconcile"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        stdout(&o).matches("action=unchanged").count(),
+        ALL.len(),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        snapshot(&sbx.root()),
+        before,
+        "a second apply wrote something"
+    );
+    assert_eq!(
+        pids(&sbx, ALL),
+        pids_before,
+        "a second apply restarted something"
+    );
+
+    // Change one slot's command: only its files change, only it restarts.
+    let edited = CONFIG.replace(r#"["sleep", "1002"]"#, r#"["sleep", "2002"]"#);
+    fs::write(sbx.root().join("etc/svkit/10-test.json"), edited).expect("write");
+    let o = sbx.exec(&["svkit-reconcile"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(
+        out.contains("slot=dash action=update state=up files=run restart=yes"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("action=unchanged").count(),
+        ALL.len() - 1,
+        "{out}"
+    );
+    let after = snapshot(&sbx.root());
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|(p, v)| before.get(*p) != Some(v))
+        .map(|(p, _)| p.clone())
+        .collect();
+    // The slot dir's own mtime moves with the rename of its new `run`.
+    assert_eq!(
+        changed,
+        vec![PathBuf::from("dash"), PathBuf::from("dash/run")],
+        "only dash/run may change"
+    );
+    let new_pid = poll("dash restarted", Duration::from_secs(10), || {
+        let p = svstat(&sbx, "dash", "pid");
+        (p != pids_before["dash"] && p != "-1").then_some(p)
+    });
+    assert!(stdout(&sbx.sh(&format!("cat /proc/{new_pid}/cmdline"))).contains("2002"));
+    let mut others = pids(&sbx, ALL);
+    others.remove("dash");
+    let mut expect = pids_before.clone();
+    expect.remove("dash");
+    assert_eq!(others, expect, "other slots restarted");
+    sbx.stop();
+}
+
+#[test]
+fn removed_slot_is_deleted_and_foreign_slot_untouched() {
+    if !sandbox_or_skip("removed_slot_is_deleted_and_foreign_slot_untouched") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot(&["APP_DASHBOARD=1"]);
+    let o = sbx.sh("mkdir /run/service/foreign && printf '#!/bin/sh\\nexec sleep 999\\n' > /run/service/foreign/run && chmod 755 /run/service/foreign/run && s6-svscanctl -a /run/service");
+    assert!(o.status.success());
+    wait_up(&sbx, "foreign");
+    wait_up(&sbx, "dash");
+    let foreign_pid = svstat(&sbx, "foreign", "pid");
+    let dash_pid = svstat(&sbx, "dash", "pid");
+    let edited = CONFIG.replace(
+        r#"    { "name": "dash", "command": ["sleep", "1002"], "autostart": { "if_env": "APP_DASHBOARD" } },
+"#,
+        "",
+    );
+    assert_ne!(edited, CONFIG);
+    fs::write(sbx.root().join("etc/svkit/10-test.json"), edited).expect("write");
+    let o = sbx.exec(&["svkit-reconcile"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout(&o).contains("slot=dash action=delete state=down"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("foreign"));
+    assert!(!sbx.root().join("run/service/dash").exists());
+    poll("dash's process gone", Duration::from_secs(10), || {
+        (!sbx.sh(&format!("kill -0 {dash_pid}")).status.success()).then_some(())
+    });
+    assert_eq!(
+        svstat(&sbx, "foreign", "pid"),
+        foreign_pid,
+        "foreign slot touched"
+    );
+    sbx.stop();
+}
+
+#[test]
+fn invalid_config_changes_nothing() {
+    if !sandbox_or_skip("invalid_config_changes_nothing") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot(&[]);
+    for s in ["gw-default", "gw-alice", "gw-bob", "gw-carol"] {
+        wait_up(&sbx, s);
+    }
+    let before = snapshot(&sbx.root());
+    let pids_before = pids(&sbx, ALL);
+    let bad = CONFIG
+        .replace(r#""name": "never""#, r#""name": "Never/..""#)
+        .replace(r#""remember", "command""#, r#""remember", "comand""#);
+    fs::write(sbx.root().join("etc/svkit/10-test.json"), bad).expect("write");
+    let o = sbx.exec(&["svkit-reconcile"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("10-test.json"), "{err}");
+    assert!(err.lines().count() >= 3, "every error listed: {err}");
+    assert_eq!(snapshot(&sbx.root()), before);
+    assert_eq!(pids(&sbx, ALL), pids_before);
+    sbx.stop();
+
+    // At boot: the hook fails loudly and makes no slot.
+    let fx = Fixture::new("{ \"slots\": [ { \"name\": \"a\" } ] }");
+    let sbx = fx.boot(&[]);
+    let logs = sbx.logs();
+    assert!(logs.contains("50-svkit exited 1"), "{logs}");
+    let o = sbx.sh("ls -A /run/service | grep -v '^\\.s6-svscan$' | grep -v '^\\.svkit$' || true");
+    assert_eq!(stdout(&o), "", "slots made from an invalid config");
+    sbx.stop();
+}
+
+#[test]
+fn remembered_state_survives_a_restart_and_corrupt_state_warns() {
+    if !sandbox_or_skip("remembered_state_survives_a_restart_and_corrupt_state_warns") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    fs::create_dir_all(fx.data.path().join(".svkit/desired")).expect("mkdir");
+    fs::write(fx.data.path().join(".svkit/desired/remember"), "up\n").expect("write");
+    let sbx = fx.boot(&[]);
+    assert_eq!(svstat(&sbx, "remember", "wantedup"), "true");
+    assert_eq!(sbx.stop(), 143);
+    fs::write(fx.data.path().join(".svkit/desired/remember"), "down\n").expect("write");
+    let sbx = fx.boot(&[]);
+    assert_eq!(svstat(&sbx, "remember", "wantedup"), "false");
+    assert_eq!(sbx.stop(), 143);
+    fs::write(
+        fx.data.path().join(".svkit/desired/remember"),
+        "\u{0}garbage",
+    )
+    .expect("write");
+    let sbx = fx.boot(&[]);
+    let logs = sbx.logs();
+    assert!(
+        logs.contains("warning: slot remember") && logs.contains("treating it as never set"),
+        "{logs}"
+    );
+    assert_eq!(svstat(&sbx, "remember", "wantedup"), "false");
+    sbx.stop();
+}
+
+#[test]
+fn killed_apply_converges_and_concurrent_applies_serialize() {
+    if !sandbox_or_skip("killed_apply_converges_and_concurrent_applies_serialize") {
+        return;
+    }
+    let fx = Fixture::new(r#"{ "slots": [] }"#);
+    let sbx = fx.boot(&[]);
+    fs::write(sbx.root().join("etc/svkit/10-test.json"), CONFIG).expect("write");
+    // Pause between building a slot and renaming it, then kill -9 there.
+    let o = sbx.sh(
+        "SVKIT_TEST_PAUSE_BEFORE_RENAME_MS=5000 svkit-reconcile >/dev/null 2>&1 & pid=$!; \
+         while ! ls -A /run/service | grep -q '^\\.svkit-tmp-'; do sleep 0.05; done; kill -9 $pid; wait $pid; ls -A /run/service",
+    );
+    assert!(
+        stdout(&o).contains(".svkit-tmp-"),
+        "no temp dir seen: {}",
+        stdout(&o)
+    );
+    let o = sbx.exec(&["svkit-reconcile"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("swept .svkit-tmp-"));
+    let o = sbx.sh("ls -A /run/service | grep '^\\.svkit-' || true");
+    assert_eq!(stdout(&o), "");
+    // Two at once: both succeed in turn; the scandir ends consistent.
+    let o = sbx.sh("svkit-reconcile > /tmp/a 2>&1 & svkit-reconcile > /tmp/b 2>&1; wait $!; echo $?; cat /tmp/a /tmp/b");
+    assert!(stdout(&o).starts_with("0\n"), "{}", stdout(&o));
+    let o = sbx.exec(&["svkit-reconcile"]);
+    assert_eq!(stdout(&o).matches("action=unchanged").count(), ALL.len());
+    // A lock held too long: the second fails clearly.
+    let o = sbx.sh(
+        "exec 9>/run/service/.svkit/lock; flock 9; svkit-reconcile --lock-timeout 200; echo rc=$?",
+    );
+    let text = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.contains("another reconcile holds") && text.contains("rc=111"),
+        "{text}"
+    );
+    sbx.stop();
+}
+
+#[test]
+fn log_dirs_root_owned_or_planted_symlink() {
+    if !sandbox_or_skip("log_dirs_root_owned_or_planted_symlink") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    // A root-owned log dir from an earlier image: handed to the user.
+    fs::create_dir_all(fx.data.path().join("logs/alice")).expect("mkdir");
+    let sbx = fx.boot(&[]);
+    assert_eq!(
+        stdout(&sbx.sh("stat -c %U /data/logs/alice")).trim(),
+        "nobody"
+    );
+    poll("alice logger up", Duration::from_secs(10), || {
+        (svstat(&sbx, "gw-alice/log", "up") == "true").then_some(())
+    });
+    let deaths = svstat(&sbx, "gw-alice/log", "pid");
+    assert_ne!(deaths, "-1");
+    // The user plants a symlink where a new profile's log dir goes.
+    let o = sbx.sh(
+        "mkdir -p /data/profiles/eve && touch /data/profiles/eve/SOUL.md && mkdir -p /tmp/elsewhere && \
+         chown nobody /data/logs && s6-setuidgid nobody ln -s /tmp/elsewhere /data/logs/eve && \
+         svkit-reconcile; echo rc=$?",
+    );
+    let text = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text.contains("refusing /data/logs/eve: it is a symlink") && text.contains("rc=111"),
+        "{text}"
+    );
+    assert!(!sbx.root().join("run/service/gw-eve").exists());
+    sbx.stop();
+}
