@@ -10,7 +10,10 @@ fn procs_in_ns(kind: &str, ns: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
         let link = entry.path().join("ns").join(kind);
-        if fs::read_link(&link).map(|l| l.to_string_lossy() == ns).unwrap_or(false) {
+        if fs::read_link(&link)
+            .map(|l| l.to_string_lossy() == ns)
+            .unwrap_or(false)
+        {
             found.push(entry.file_name().to_string_lossy().into_owned());
         }
     }
@@ -18,7 +21,9 @@ fn procs_in_ns(kind: &str, ns: &str) -> Vec<String> {
 }
 
 fn mount_count() -> usize {
-    fs::read_to_string("/proc/self/mountinfo").map(|s| s.lines().count()).unwrap_or(0)
+    fs::read_to_string("/proc/self/mountinfo")
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
 }
 
 #[test]
@@ -37,17 +42,37 @@ fn run_exits_with_cmd_code_and_leaves_nothing() {
         ))
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(42), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(42),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = stdout(&out);
     let mut lines = text.lines();
     let (pid_ns, mnt_ns) = (lines.next().expect("pid ns"), lines.next().expect("mnt ns"));
-    assert_ne!(fs::read_link("/proc/self/ns/pid").expect("own ns").to_string_lossy(), pid_ns);
+    assert_ne!(
+        fs::read_link("/proc/self/ns/pid")
+            .expect("own ns")
+            .to_string_lossy(),
+        pid_ns
+    );
     assert_eq!(mount_count(), mounts_before, "host mounts changed");
     // The namespace's PID 1 is gone, so the kernel has killed the rest; a
     // scan proves it.
-    assert!(procs_in_ns("pid", pid_ns).is_empty(), "processes left in {pid_ns}");
-    assert!(procs_in_ns("mnt", mnt_ns).is_empty(), "processes left in {mnt_ns}");
-    assert!(reg.entries().is_empty(), "temp dirs left: {:?}", reg.entries());
+    assert!(
+        procs_in_ns("pid", pid_ns).is_empty(),
+        "processes left in {pid_ns}"
+    );
+    assert!(
+        procs_in_ns("mnt", mnt_ns).is_empty(),
+        "processes left in {mnt_ns}"
+    );
+    assert!(
+        reg.entries().is_empty(),
+        "temp dirs left: {:?}",
+        reg.entries()
+    );
 }
 
 #[test]
@@ -56,7 +81,11 @@ fn signal_exit_is_128_plus_n() {
         return;
     }
     let reg = Registry::new();
-    let st = reg.command().args(["run", "--", "sh", "-c", "kill -KILL $$"]).status().expect("run");
+    let st = reg
+        .command()
+        .args(["run", "--", "sh", "-c", "kill -KILL $$"])
+        .status()
+        .expect("run");
     assert_eq!(st.code(), Some(137));
     assert!(reg.entries().is_empty());
 }
@@ -73,20 +102,39 @@ fn stage2_runs_cont_init_in_order_then_services_then_cmd() {
     let script = |path: &str, body: &str| {
         let p = r.join(path);
         fs::write(&p, body).expect("write");
-        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
     };
-    script("etc/cont-init.d/20-second", "#!/bin/sh\necho second >> /run/order\n");
-    script("etc/cont-init.d/10-first", "#!/bin/sh\necho first >> /run/order\n");
+    script(
+        "etc/cont-init.d/20-second",
+        "#!/bin/sh\necho second >> /run/order\n",
+    );
+    script(
+        "etc/cont-init.d/10-first",
+        "#!/bin/sh\necho first >> /run/order\n",
+    );
     script("etc/services.d/hello/run", "#!/bin/sh\nexec sleep 1000\n");
     let sbx = Sandbox::start(
-        &["--rootfs", r.to_str().expect("utf8"), "--env", "GREETING=hi there"],
-        &["sh", "-c", "echo CMD-PATH=$PATH; echo CMD-GREETING=${GREETING:-unset}; exec sleep 1000"],
+        &[
+            "--rootfs",
+            r.to_str().expect("utf8"),
+            "--env",
+            "GREETING=hi there",
+        ],
+        &[
+            "sh",
+            "-c",
+            "echo CMD-PATH=$PATH; echo CMD-GREETING=${GREETING:-unset}; exec sleep 1000",
+        ],
     );
     assert_eq!(stdout(&sbx.sh("cat /run/order")), "first\nsecond\n");
     let env = stdout(&sbx.sh("cat /run/s6/container_environment/GREETING"));
     assert_eq!(env, "hi there");
     // with-contenv restores it for scripts; the CMD itself gets a minimal env.
-    assert_eq!(stdout(&sbx.exec(&["with-contenv", "sh", "-c", "echo $GREETING"])), "hi there\n");
+    assert_eq!(
+        stdout(&sbx.exec(&["with-contenv", "sh", "-c", "echo $GREETING"])),
+        "hi there\n"
+    );
     let logs = sbx.wait_for_log("CMD-GREETING", Duration::from_secs(10));
     assert!(logs.contains("CMD-GREETING=unset"), "{logs}");
     poll("hello supervised and up", Duration::from_secs(10), || {
@@ -121,14 +169,35 @@ fn volume_survives_a_restart() {
     let vol = tempfile::tempdir().expect("tempdir");
     let spec = format!("{}:/data", vol.path().display());
     let reg = Registry::new();
-    let st = reg.command().args(["run", "--volume", &spec, "--", "sh", "-c", "echo kept > /data/f"]).status();
+    let st = reg
+        .command()
+        .args([
+            "run",
+            "--volume",
+            &spec,
+            "--",
+            "sh",
+            "-c",
+            "echo kept > /data/f",
+        ])
+        .status();
     assert_eq!(st.expect("run").code(), Some(0));
-    let out = reg.command().args(["run", "--volume", &spec, "--", "cat", "/data/f"]).output().expect("run");
+    let out = reg
+        .command()
+        .args(["run", "--volume", &spec, "--", "cat", "/data/f"])
+        .output()
+        .expect("run");
     assert_eq!(stdout(&out), "kept\n");
     // Anything outside a volume is thrown away with the overlay.
-    let st = reg.command().args(["run", "--", "sh", "-c", "echo x > /etc/svkit-sandbox-probe"]).status();
+    let st = reg
+        .command()
+        .args(["run", "--", "sh", "-c", "echo x > /etc/svkit-sandbox-probe"])
+        .status();
     assert_eq!(st.expect("run").code(), Some(0));
-    assert!(!std::path::Path::new("/etc/svkit-sandbox-probe").exists(), "host was written");
+    assert!(
+        !std::path::Path::new("/etc/svkit-sandbox-probe").exists(),
+        "host was written"
+    );
 }
 
 #[test]
@@ -147,7 +216,9 @@ fn sigterm_to_foreground_sandbox_halts_cleanly() {
     let regdir = reg.dir.path().to_path_buf();
     poll("CMD started", Duration::from_secs(20), || {
         let ids: Vec<_> = fs::read_dir(&regdir).ok()?.flatten().collect();
-        ids.iter().any(|e| e.path().join("results/started").exists()).then_some(())
+        ids.iter()
+            .any(|e| e.path().join("results/started").exists())
+            .then_some(())
     });
     nix_kill(child.id(), 15);
     let st = child.wait().expect("wait");
@@ -156,7 +227,10 @@ fn sigterm_to_foreground_sandbox_halts_cleanly() {
 }
 
 fn nix_kill(pid: u32, sig: i32) {
-    let st = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+    let st = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status();
     assert!(st.map(|s| s.success()).unwrap_or(false));
 }
 
@@ -169,18 +243,37 @@ fn bad_input_gives_one_line_errors() {
     let cases: &[(&[&str], &str)] = &[
         (&["stop", "nosuchid"], "no such sandbox"),
         (&["exec", "../../etc", "--", "true"], "invalid sandbox id"),
-        (&["run", "--env", "1BAD=x", "--", "true"], "invalid variable name"),
+        (
+            &["run", "--env", "1BAD=x", "--", "true"],
+            "invalid variable name",
+        ),
         (&["run", "--env", "NOEQUALS", "--", "true"], "expected K=V"),
-        (&["run", "--volume", "/tmp:relative", "--", "true"], "must be absolute"),
-        (&["run", "--volume", "/nonexistent-dir:/data", "--", "true"], "bad --volume"),
-        (&["run", "--rootfs", "/nonexistent-rootfs", "--", "true"], "bad --rootfs"),
+        (
+            &["run", "--volume", "/tmp:relative", "--", "true"],
+            "must be absolute",
+        ),
+        (
+            &["run", "--volume", "/nonexistent-dir:/data", "--", "true"],
+            "bad --volume",
+        ),
+        (
+            &["run", "--rootfs", "/nonexistent-rootfs", "--", "true"],
+            "bad --rootfs",
+        ),
     ];
     for (args, want) in cases {
         let out = reg.command().args(*args).output().expect("run");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} succeeded");
-        assert!(err.starts_with("svkit-sandbox: fatal: ") && err.contains(want), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(
+            err.starts_with("svkit-sandbox: fatal: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: not one line: {err}"
+        );
     }
     assert!(reg.entries().is_empty());
     // Not root: refuse in one line, before touching anything.
@@ -195,7 +288,12 @@ fn bad_input_gives_one_line_errors() {
     assert_eq!(out.status.code(), Some(125));
     assert!(err.contains("must run as root"), "{err}");
     // s6 missing from PATH.
-    let out = reg.command().env("PATH", "/usr/sbin:/sbin").args(["run", "--", "true"]).output().expect("run");
+    let out = reg
+        .command()
+        .env("PATH", "/usr/sbin:/sbin")
+        .args(["run", "--", "true"])
+        .output()
+        .expect("run");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125));
     assert!(err.contains("not found on PATH"), "{err}");

@@ -34,7 +34,9 @@ pub fn sandbox_unavailable() -> Option<String> {
     }
     for tool in ["unshare", "nsenter", "s6-svscan", "execlineb"] {
         if !on_path(tool) {
-            return Some(format!("{tool} not on PATH (apt-get install -y s6 execline util-linux)"));
+            return Some(format!(
+                "{tool} not on PATH (apt-get install -y s6 execline util-linux)"
+            ));
         }
     }
     if !bin("svkit-sandbox").is_file() {
@@ -87,7 +89,11 @@ impl Registry {
 
     pub fn entries(&self) -> Vec<String> {
         std::fs::read_dir(self.dir.path())
-            .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -119,9 +125,17 @@ impl Sandbox {
             .stderr(Stdio::inherit())
             .output()
             .unwrap_or_else(|e| panic!("svkit-sandbox run: {e}"));
-        assert!(out.status.success(), "svkit-sandbox run --detach failed: {:?}", out.status);
+        assert!(
+            out.status.success(),
+            "svkit-sandbox run --detach failed: {:?}",
+            out.status
+        );
         let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Sandbox { id, reg, stopped: false }
+        Sandbox {
+            id,
+            reg,
+            stopped: false,
+        }
     }
 
     /// `docker exec`: runs `sh -c SCRIPT` inside.
@@ -183,10 +197,20 @@ impl Sandbox {
             .args(["stop", &self.id])
             .output()
             .unwrap_or_else(|e| panic!("svkit-sandbox stop: {e}"));
-        assert!(out.status.success(), "stop failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "stop failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8_lossy(&out.stdout);
-        let code = text.trim().parse().unwrap_or_else(|_| panic!("stop printed {text:?}"));
-        assert!(self.reg.entries().is_empty(), "registry not empty after stop");
+        let code = text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("stop printed {text:?}"));
+        assert!(
+            self.reg.entries().is_empty(),
+            "registry not empty after stop"
+        );
         code
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod container;
 pub mod lifeline;
 pub mod reconcile;
+pub mod redirect;
 pub mod render;
 pub mod s6;
 pub mod state;

@@ -11,7 +11,11 @@ use render_common::*;
 fn golden_cases_match() {
     let bless = std::env::var_os("SVKIT_BLESS").is_some_and(|v| v == "1");
     let cases = cases();
-    assert!(cases.len() >= 10, "expected the golden cases, found {}", cases.len());
+    assert!(
+        cases.len() >= 10,
+        "expected the golden cases, found {}",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for case in cases {
         let (v, slots) = render_case(&case);
@@ -27,7 +31,10 @@ fn golden_cases_match() {
             continue;
         }
         let got = read_tree(&dir);
-        let name = case.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = case
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for (rel, bytes) in &want {
             match got.get(rel) {
                 None => failures.push(format!("{name}: missing golden file {rel}")),

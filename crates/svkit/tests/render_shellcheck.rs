@@ -9,7 +9,11 @@ use render_common::*;
 
 #[test]
 fn rendered_scripts_pass_shellcheck() {
-    if Command::new("shellcheck").arg("--version").output().is_err() {
+    if Command::new("shellcheck")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         println!("SKIPPED: shellcheck not installed (apt-get install shellcheck)");
         return;
     }
@@ -23,10 +27,15 @@ fn rendered_scripts_pass_shellcheck() {
                 if !f.contents.starts_with(b"#!") {
                     continue;
                 }
-                let p = tmp.path().join(format!("{}-{}", s.name, f.path.replace('/', "_")));
+                let p = tmp
+                    .path()
+                    .join(format!("{}-{}", s.name, f.path.replace('/', "_")));
                 let mut file = std::fs::File::create(&p).expect("create");
                 file.write_all(&f.contents).expect("write");
-                let out = Command::new("shellcheck").arg(&p).output().expect("run shellcheck");
+                let out = Command::new("shellcheck")
+                    .arg(&p)
+                    .output()
+                    .expect("run shellcheck");
                 checked += 1;
                 if !out.status.success() {
                     failures.push(format!(

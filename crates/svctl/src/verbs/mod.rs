@@ -15,9 +15,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
 
 /// Load the config, printing warnings; an invalid config prints every error
 /// and yields `Err(exit code)` so callers stop before any write.
-pub(crate) fn load(
-    dir: &std::path::Path,
-) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
+pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
     use svkit::config::LoadError;
     match svkit::config::load(dir) {
         Ok(v) => {

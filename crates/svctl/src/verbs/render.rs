@@ -28,7 +28,8 @@ pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
     };
     let slots = render_all(&v.model, &RenderEnv::detect(), &facts);
     if create {
-        fs::create_dir(to).map_err(|e| Fatal::system(format!("unable to create {}", to.display()), e))?;
+        fs::create_dir(to)
+            .map_err(|e| Fatal::system(format!("unable to create {}", to.display()), e))?;
     }
     for s in &slots {
         write_slot(to, s)?;
@@ -54,7 +55,10 @@ fn check_target(to: &Path) -> Result<bool, Fatal> {
         return Err(Fatal::usage(what(), "not a directory"));
     }
     if to.join(".s6-svscan").exists() {
-        return Err(Fatal::usage(what(), "it is a live scandir (it has .s6-svscan); use svctl apply"));
+        return Err(Fatal::usage(
+            what(),
+            "it is a live scandir (it has .s6-svscan); use svctl apply",
+        ));
     }
     let mut entries = fs::read_dir(to).map_err(|e| Fatal::system(what(), e))?;
     if let Some(entry) = entries.next() {
@@ -92,7 +96,8 @@ fn write_slot(to: &Path, s: &RenderedSlot) -> Result<(), Fatal> {
             .map_err(err)?;
         file.write_all(&f.contents).map_err(err)?;
         // The umask may have narrowed the mode given to open().
-        file.set_permissions(fs::Permissions::from_mode(f.mode)).map_err(err)?;
+        file.set_permissions(fs::Permissions::from_mode(f.mode))
+            .map_err(err)?;
         if let Owner::User(u) = &f.owner {
             chown(&p, u)?;
         }

@@ -84,7 +84,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     for l in layers {
         for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
-            for (name, instance, at, literal) in
+            for (name, instance, at, literal, register) in
                 instances_of(l, &base, raw, src, &mut diags, &mut warnings)
             {
                 let mut ctx = SlotCtx {
@@ -102,6 +102,9 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
                 let slot = build_slot(&mut ctx, raw, name.clone(), origin, user.as_deref());
                 let ok = ctx.diags.is_empty();
                 diags.extend(ctx.diags);
+                if !register {
+                    continue;
+                }
                 if let Some(first) = seen.get(&name) {
                     let what = match &instance {
                         Some(i) => format!("slot `{name}` (instance `{i}`)"),
@@ -162,8 +165,10 @@ fn dedup(d: &mut Vec<Diagnostic>) {
 }
 
 /// The slots a raw slot expands to: (name, instance, path to blame for a
-/// duplicate, literal?). Discovered instances that make an invalid name
-/// are skipped with a warning; literal ones are errors.
+/// duplicate, literal?, register?). Discovered instances that make an
+/// invalid name are skipped with a warning; literal ones are errors. An
+/// entry with register = false is only built to report the errors of the
+/// slot's other fields (bad name, or a template with no instance yet).
 fn instances_of(
     l: &Layer,
     base: &FieldPath,
@@ -171,7 +176,7 @@ fn instances_of(
     src: &dyn InstanceSource,
     diags: &mut Vec<Diagnostic>,
     warnings: &mut Vec<Warning>,
-) -> Vec<(String, Option<String>, FieldPath, bool)> {
+) -> Vec<(String, Option<String>, FieldPath, bool, bool)> {
     let pname = base.key("name");
     let has_var = raw.name.contains(INSTANCE_VAR);
     let Some(inst) = &raw.instances else {
@@ -180,20 +185,20 @@ fn instances_of(
                 &pname,
                 "uses {instance} but the slot declares no `instances`",
             ));
-            return Vec::new();
+            return vec![(raw.name.clone(), None, pname, true, false)];
         }
         if let Err(e) = check_slot_name(&raw.name) {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return Vec::new();
+            return vec![(raw.name.clone(), None, pname, true, false)];
         }
-        return vec![(raw.name.clone(), None, pname, true)];
+        return vec![(raw.name.clone(), None, pname, true, true)];
     };
     if !has_var {
         diags.push(l.diag(
             &pname,
             "the slot declares `instances` but its name has no {instance}: every instance would get the same name",
         ));
-        return Vec::new();
+        return vec![(raw.name.clone(), Some("x".into()), pname, true, false)];
     }
     // Check the template with a neutral instance, so that a bad template is
     // reported once and even when no instance exists yet.
@@ -201,7 +206,7 @@ fn instances_of(
     if let Err(e) = check_slot_name(&probe) {
         if probe.len() <= MAX_NAME_BYTES {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return Vec::new();
+            return vec![(probe, Some("x".into()), pname, true, false)];
         }
     }
 
@@ -221,7 +226,7 @@ fn instances_of(
             Err(e) => diags.push(l.diag(&p, e)),
             Ok(()) => {
                 if names.insert(i.clone()) {
-                    out.push((name, Some(i.clone()), p, true));
+                    out.push((name, Some(i.clone()), p, true, true));
                 }
             }
         }
@@ -271,11 +276,14 @@ fn instances_of(
                     }),
                     Ok(()) => {
                         names.insert(i.clone());
-                        out.push((name, Some(i), pf.clone(), false));
+                        out.push((name, Some(i), pf.clone(), false, true));
                     }
                 }
             }
         }
+    }
+    if out.is_empty() {
+        out.push((probe, Some("x".into()), pname, true, false));
     }
     out
 }

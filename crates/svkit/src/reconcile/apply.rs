@@ -126,7 +126,8 @@ fn resolve_owners(
     Ok(out)
 }
 
-pub(crate) fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
+/// A user name (or `uid:gid`) to ids, via the passwd database.
+pub fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
     if let Some((u, g)) = user.split_once(':') {
         if let (Ok(u), Ok(g)) = (u.parse(), g.parse()) {
             return Ok((u, g));

@@ -21,10 +21,7 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
     let validated = config::load(config_dir)?;
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     let model = validated.model;
-    let facts = StartFacts {
-        env: container::container_env(),
-        remembered: remembered(&model, &mut warnings),
-    };
+    let facts = start_facts(&model, &mut warnings);
     let rendered = render::render_all(&model, &RenderEnv::detect(), &facts);
     let desired = model
         .slots
@@ -51,6 +48,15 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
         desired,
         warnings,
     })
+}
+
+/// What autostart decisions rest on: the container env and the desired
+/// states operators persisted.
+pub fn start_facts(model: &Model, warnings: &mut Vec<String>) -> StartFacts {
+    StartFacts {
+        env: container::container_env(),
+        remembered: remembered(model, warnings),
+    }
 }
 
 /// Desired states of `remember` slots. A corrupt or symlinked state file is

@@ -14,8 +14,9 @@ mod live;
 mod lock;
 mod plan;
 
+pub use apply::lookup_user;
 pub use apply::{apply, ApplyOptions, Outcome};
-pub use desired::{prepare, Prepared};
+pub use desired::{prepare, start_facts, Prepared};
 pub use error::ReconcileError;
 pub use fsops::{check_log_dir, ensure_log_dir};
 pub use live::{is_ours, MARKER};

@@ -12,7 +12,9 @@ use crate::config::{Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
 /// hold such a value.
 fn header(with_contenv: Option<&str>, body: &str) -> String {
     let literal = body.lines().any(|l| {
-        !l.starts_with('#') && l.contains('\'') && (l.contains('$') || l.contains('`') || l.contains('\\'))
+        !l.starts_with('#')
+            && l.contains('\'')
+            && (l.contains('$') || l.contains('`') || l.contains('\\'))
     });
     let mut directives = Vec::new();
     let mut out = match with_contenv {

@@ -30,7 +30,12 @@ pub fn cases() -> Vec<PathBuf> {
 pub fn instances() -> FixedInstances {
     FixedInstances(vec![(
         "/data/profiles".into(),
-        vec!["three".into(), "Bad Name".into(), ".hidden".into(), "one".into()],
+        vec![
+            "three".into(),
+            "Bad Name".into(),
+            ".hidden".into(),
+            "one".into(),
+        ],
     )])
 }
 

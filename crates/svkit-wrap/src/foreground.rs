@@ -1,0 +1,76 @@
+//! The foreground path: the wrapped command replaces us, with the
+//! container environment restored and privileges dropped to the image's user.
+
+use nix::unistd::{Gid, Uid, User};
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+pub fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| is_exec(&d.join(name))))
+        .unwrap_or(false)
+}
+
+fn is_exec(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Execs `argv`. Under s6-overlay the CMD gets a stripped env: the
+/// container's variables come back (ours win), as `with-contenv` does.
+pub fn exec(argv: &[String], user: Option<&str>, container_env: &BTreeMap<String, String>) -> ! {
+    let Some((prog, rest)) = argv.split_first() else {
+        super::fatal(100, "nothing to run");
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(rest);
+    for (k, v) in container_env {
+        if std::env::var_os(k).is_none() {
+            cmd.env(k, v);
+        }
+    }
+    if let Some(user) = user.filter(|u| *u != "root" && Uid::effective().is_root()) {
+        drop_to(&mut cmd, user);
+    }
+    let err = cmd.exec();
+    let code = if err.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    super::fatal(code, format_args!("unable to exec {prog}: {err}"))
+}
+
+/// Drops privileges in this process, right before the exec: the wrapper
+/// is single-threaded, so there is nothing to race.
+fn drop_to(cmd: &mut Command, user: &str) {
+    let pw = match User::from_name(user) {
+        Ok(Some(pw)) => pw,
+        _ => super::fatal(
+            111,
+            format_args!("unable to drop privileges: unknown user {user}"),
+        ),
+    };
+    let Ok(name) = CString::new(user) else {
+        super::fatal(
+            111,
+            format_args!("unable to drop privileges: bad user name {user:?}"),
+        );
+    };
+    let (uid, gid): (Uid, Gid) = (pw.uid, pw.gid);
+    let dropped = nix::unistd::initgroups(&name, gid)
+        .and_then(|()| nix::unistd::setgid(gid))
+        .and_then(|()| nix::unistd::setuid(uid));
+    if let Err(e) = dropped {
+        super::fatal(
+            111,
+            format_args!("unable to drop privileges to {user}: {e}"),
+        );
+    }
+    cmd.env("HOME", &pw.dir)
+        .env("USER", user)
+        .env("LOGNAME", user);
+}

@@ -1,0 +1,116 @@
+//! svkit-wrap: the image's CMD wrapper. `ENTRYPOINT ["/init", "svkit-wrap", "--"]`.
+//!
+//! Routes argv, then either redirects it into its supervised slot and stays
+//! alive in-process, or execs it in the foreground (its exit code is the
+//! container's). Argument parsing is by hand: everything after an optional
+//! `--` belongs to the wrapped command, flags included.
+
+mod foreground;
+
+use std::path::Path;
+use svkit::config::{self, LoadError, Model};
+use svkit::container;
+use svkit::redirect::{self, Decision, Facts};
+
+const HELP: &str = "svkit-wrap: run the container's command, supervised when the config says so
+
+Usage: svkit-wrap [--] [ARGV...]
+
+Routing: no ARGV runs default_program; an ARGV[0] found on PATH runs as is;
+otherwise default_program is prepended (`gateway run` -> `app gateway run`).
+
+A routed command matching a redirect in the config is started in its s6
+slot instead, and svkit-wrap stays alive until the container is stopped
+(exit 128+signal). It runs in the foreground when the redirect's opt-out
+flag is given (and removed), its opt-out variable is truthy (1/true/yes),
+the slot's sentinel variable is set (a supervised child never redirects),
+or s6-overlay is not running (with one warning).
+
+Exit codes: the foreground command's own; 128+N after signal N while
+holding a redirect; 1 invalid config; 111 system error; 126 command not
+executable; 127 command not found.
+
+Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR
+(default /run/service), SVKIT_S6_BIN.";
+
+fn fatal(code: i32, msg: impl std::fmt::Display) -> ! {
+    eprintln!("svkit-wrap: fatal: {msg}");
+    std::process::exit(code)
+}
+
+fn load_model(dir: &Path) -> Option<Model> {
+    match config::load(dir) {
+        Ok(v) => {
+            for w in &v.warnings {
+                eprintln!("svkit-wrap: warning: {w}");
+            }
+            Some(v.model)
+        }
+        // No config dir: nothing to redirect; plain routing still works.
+        Err(LoadError::Io {
+            ref path,
+            ref source,
+        }) if path == dir && source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(LoadError::Invalid(diags)) => {
+            eprintln!("svkit-wrap: fatal: invalid config in {}", dir.display());
+            for d in diags {
+                eprintln!("{d}");
+            }
+            std::process::exit(1)
+        }
+        Err(e) => fatal(111, e),
+    }
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--") => {
+            args.remove(0);
+        }
+        Some("--help") | Some("-h") => {
+            println!("{HELP}");
+            return;
+        }
+        Some("--version") | Some("-V") => {
+            println!("svkit-wrap {}", env!("CARGO_PKG_VERSION"));
+            return;
+        }
+        _ => {}
+    }
+    let config_dir = config::config_dir_from_env();
+    let model = load_model(&config_dir);
+    let default_program = model.as_ref().and_then(|m| m.default_program.as_deref());
+    let routed = match redirect::route(&args, default_program, foreground::on_path) {
+        Ok(r) => r,
+        Err(e) => fatal(100, e),
+    };
+    let facts = Facts {
+        process_env: std::env::vars().collect(),
+        container_env: container::read_env_dir(Path::new(container::CONTAINER_ENV_DIR))
+            .unwrap_or_default(),
+        s6_missing: container::s6_overlay_missing(),
+    };
+    let Some(model) = model else {
+        foreground::exec(&routed, None, &facts.container_env)
+    };
+    match redirect::decide(&model, &routed, &facts) {
+        Decision::Foreground { argv, warning } => {
+            if let Some(w) = warning {
+                eprintln!("svkit-wrap: warning: {w}");
+            }
+            foreground::exec(&argv, model.user.as_deref(), &facts.container_env)
+        }
+        Decision::Redirect { rule } => {
+            let scandir = container::scandir();
+            match redirect::execute(&model, &rule, &scandir, &config_dir) {
+                Ok(started) => eprintln!("{}", redirect::breadcrumb(&routed, &rule, &started)),
+                Err(e) => fatal(
+                    111,
+                    format_args!("unable to redirect to slot {}: {e}", rule.slot),
+                ),
+            }
+            std::process::exit(redirect::keep_alive())
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Routing and the redirect decision, pure.
+
+use crate::config::names::is_truthy;
+use crate::config::{Model, Redirect};
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteError {
+    /// No argv and no `default_program` in the config.
+    NothingToRun,
+}
+
+impl fmt::Display for RouteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteError::NothingToRun => {
+                f.write_str("no command given and no default_program in the config")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RouteError {}
+
+/// No argv → `default_program`; argv[0] a program on `PATH` (or a path) →
+/// as is; otherwise `default_program` is prepended, so `docker run IMAGE
+/// gateway run` means `app gateway run`.
+pub fn route(
+    argv: &[String],
+    default_program: Option<&str>,
+    on_path: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, RouteError> {
+    let Some(first) = argv.first() else {
+        return default_program
+            .map(|p| vec![p.to_string()])
+            .ok_or(RouteError::NothingToRun);
+    };
+    if first.contains('/') || on_path(first) {
+        return Ok(argv.to_vec());
+    }
+    match default_program {
+        Some(p) => Ok(std::iter::once(p.to_string())
+            .chain(argv.iter().cloned())
+            .collect()),
+        None => Ok(argv.to_vec()),
+    }
+}
+
+/// What the wrapper's environment says.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// The wrapper's own environment (the sentinel lives here).
+    pub process_env: BTreeMap<String, String>,
+    /// The container environment (opt-out variables are set with
+    /// `docker run -e`, which s6-overlay strips from the CMD's env).
+    pub container_env: BTreeMap<String, String>,
+    /// Why s6-overlay is not running, or None when it is.
+    pub s6_missing: Option<String>,
+}
+
+impl Facts {
+    fn var(&self, name: &str) -> Option<&str> {
+        self.process_env
+            .get(name)
+            .or_else(|| self.container_env.get(name))
+            .map(String::as_str)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run `argv` in the foreground; `warning` says why supervision was
+    /// not used when the user should know.
+    Foreground {
+        argv: Vec<String>,
+        warning: Option<String>,
+    },
+    Redirect {
+        rule: Redirect,
+    },
+}
+
+pub fn decide(model: &Model, routed: &[String], facts: &Facts) -> Decision {
+    let Some((rule, stripped, flagged)) = matching_rule(model, routed) else {
+        return Decision::Foreground {
+            argv: routed.to_vec(),
+            warning: None,
+        };
+    };
+    let foreground = |warning: Option<String>| Decision::Foreground {
+        argv: stripped.clone(),
+        warning,
+    };
+    if flagged {
+        return foreground(None);
+    }
+    if rule
+        .opt_out_env
+        .as_deref()
+        .and_then(|v| facts.var(v))
+        .is_some_and(is_truthy)
+    {
+        return foreground(None);
+    }
+    // A supervised child never redirects: that is the recursion guard.
+    if facts
+        .process_env
+        .get(&model.sentinel_env)
+        .is_some_and(|v| !v.is_empty())
+    {
+        return foreground(None);
+    }
+    if let Some(why) = &facts.s6_missing {
+        return foreground(Some(format!(
+            "s6 supervision unavailable ({why}): running {} in the foreground",
+            stripped.join(" ")
+        )));
+    }
+    Decision::Redirect { rule: rule.clone() }
+}
+
+/// The first rule whose `match` prefixes argv once that rule's opt-out
+/// flag is removed; the flag may appear anywhere.
+fn matching_rule<'m>(
+    model: &'m Model,
+    argv: &[String],
+) -> Option<(&'m Redirect, Vec<String>, bool)> {
+    model.redirects.iter().find_map(|r| {
+        let flag = r.opt_out_flag.as_deref();
+        let stripped: Vec<String> = argv
+            .iter()
+            .filter(|a| Some(a.as_str()) != flag)
+            .cloned()
+            .collect();
+        let flagged = stripped.len() != argv.len();
+        stripped
+            .starts_with(&r.matches)
+            .then_some((r, stripped, flagged))
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+use super::*;
+use crate::config::{load_layers, FixedInstances};
+use std::path::PathBuf;
+
+fn model() -> Model {
+    let json = br#"{
+      "default_program": "app",
+      "sentinel_env": "APP_SUPERVISED_CHILD",
+      "slots": [
+        { "name": "gateway-{instance}", "instances": { "names": ["default"] },
+          "command": ["app", "gateway", "run"] },
+        { "name": "dashboard", "command": ["app", "dashboard"], "autostart": { "if_env": "APP_DASHBOARD" } }
+      ],
+      "redirects": [
+        { "match": ["app", "gateway", "run"], "slot": "gateway-default",
+          "opt_out_flag": "--no-supervise", "opt_out_env": "APP_GATEWAY_NO_SUPERVISE",
+          "also_start": ["dashboard"] }
+      ]
+    }"#;
+    let files = vec![(PathBuf::from("/etc/svkit/10.json"), json.to_vec())];
+    match load_layers(&files, &FixedInstances(vec![])) {
+        Ok(v) => v.model,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn argv(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn s6() -> Facts {
+    Facts::default()
+}
+
+#[test]
+fn routing() {
+    let on_path = |p: &str| p == "app" || p == "sh";
+    assert_eq!(route(&[], Some("app"), on_path), Ok(argv("app")));
+    assert_eq!(route(&[], None, on_path), Err(RouteError::NothingToRun));
+    assert_eq!(
+        route(&argv("gateway run"), Some("app"), on_path),
+        Ok(argv("app gateway run"))
+    );
+    assert_eq!(
+        route(&argv("sh -c x"), Some("app"), on_path),
+        Ok(argv("sh -c x"))
+    );
+    assert_eq!(
+        route(&argv("/bin/true"), Some("app"), on_path),
+        Ok(argv("/bin/true"))
+    );
+    assert_eq!(route(&argv("gateway"), None, on_path), Ok(argv("gateway")));
+}
+
+#[test]
+fn redirects_when_nothing_opts_out() {
+    let d = decide(&model(), &argv("app gateway run --replace"), &s6());
+    assert!(
+        matches!(d, Decision::Redirect { ref rule } if rule.slot == "gateway-default"),
+        "{d:?}"
+    );
+    let d = decide(&model(), &argv("app dashboard"), &s6());
+    assert_eq!(
+        d,
+        Decision::Foreground {
+            argv: argv("app dashboard"),
+            warning: None
+        }
+    );
+    // A prefix of the match is not a match.
+    let d = decide(&model(), &argv("app gateway"), &s6());
+    assert!(matches!(d, Decision::Foreground { .. }));
+}
+
+#[test]
+fn opt_outs() {
+    let m = model();
+    let want = Decision::Foreground {
+        argv: argv("app gateway run"),
+        warning: None,
+    };
+    assert_eq!(
+        decide(&m, &argv("app gateway run --no-supervise"), &s6()),
+        want
+    );
+    assert_eq!(
+        decide(&m, &argv("app gateway --no-supervise run"), &s6()),
+        want
+    );
+    for (place, val, redirected) in [
+        ("container", "1", false),
+        ("process", "YES", false),
+        ("container", "0", true),
+        ("process", "", true),
+    ] {
+        let mut f = s6();
+        let env = if place == "container" {
+            &mut f.container_env
+        } else {
+            &mut f.process_env
+        };
+        env.insert("APP_GATEWAY_NO_SUPERVISE".into(), val.into());
+        let d = decide(&m, &argv("app gateway run"), &f);
+        assert_eq!(
+            matches!(d, Decision::Redirect { .. }),
+            redirected,
+            "{place}={val}: {d:?}"
+        );
+    }
+    let mut f = s6();
+    f.process_env
+        .insert("APP_SUPERVISED_CHILD".into(), "gateway-default".into());
+    assert_eq!(decide(&m, &argv("app gateway run"), &f), want);
+    // The sentinel in the container env (a leaked docker -e) is not ours.
+    let mut f = s6();
+    f.container_env
+        .insert("APP_SUPERVISED_CHILD".into(), "x".into());
+    assert!(matches!(
+        decide(&m, &argv("app gateway run"), &f),
+        Decision::Redirect { .. }
+    ));
+}
+
+#[test]
+fn no_s6_means_foreground_with_one_warning() {
+    let f = Facts {
+        s6_missing: Some("PID 1 is docker-init, not s6-svscan".into()),
+        ..Facts::default()
+    };
+    match decide(&model(), &argv("app gateway run --no-supervise"), &f) {
+        Decision::Foreground { warning: None, .. } => {}
+        d => panic!("opt-out needs no warning: {d:?}"),
+    }
+    match decide(&model(), &argv("app gateway run"), &f) {
+        Decision::Foreground {
+            argv: a,
+            warning: Some(w),
+        } => {
+            assert_eq!(a, argv("app gateway run"));
+            assert!(
+                w.contains("s6 supervision unavailable") && w.contains("docker-init"),
+                "{w}"
+            );
+        }
+        d => panic!("{d:?}"),
+    }
+}

@@ -1,0 +1,13 @@
+//! Redirect: `docker run IMAGE app gateway run` lands in a supervised slot.
+//!
+//! [`route`] and [`decide`] are pure (facts come in as arguments);
+//! [`execute`] ensures the slot, wants it up and starts its companions;
+//! [`keep_alive`] blocks in-process until a stop signal.
+
+mod decide;
+mod execute;
+mod hold;
+
+pub use decide::{decide, route, Decision, Facts, RouteError};
+pub use execute::{breadcrumb, execute, RedirectError};
+pub use hold::keep_alive;

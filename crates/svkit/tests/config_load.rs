@@ -1,0 +1,179 @@
+//! Config loading: layers, defaults, instances, warnings, error collection.
+
+use std::path::{Path, PathBuf};
+
+use svkit::config::*;
+
+fn layers(files: &[(&str, &str)]) -> Vec<(PathBuf, Vec<u8>)> {
+    files
+        .iter()
+        .map(|(n, t)| (Path::new("/etc/svkit").join(n), t.as_bytes().to_vec()))
+        .collect()
+}
+
+fn load(files: &[(&str, &str)], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
+    match load_layers(&layers(files), src) {
+        Ok(v) => Ok(v),
+        Err(LoadError::Invalid(d)) => Err(d),
+        Err(e) => panic!("unexpected {e}"),
+    }
+}
+
+#[test]
+fn defaults() {
+    let v = load(
+        &[("10.json", r#"{"slots": [{"name": "a", "command": ["a"]}]}"#)],
+        &FixedInstances::default(),
+    )
+    .expect("valid");
+    let m = &v.model;
+    assert_eq!(m.sentinel_env, DEFAULT_SENTINEL_ENV);
+    assert_eq!(m.state_dir, DEFAULT_STATE_DIR);
+    assert_eq!(m.user, None);
+    let s = &m.slots[0];
+    assert_eq!(s.autostart, Autostart::Always);
+    assert_eq!(s.restart, Restart::default());
+    assert_eq!(s.restart.permanent_exit_codes, vec![78]);
+    assert_eq!(s.log, None);
+    assert_eq!(s.run_as(), None);
+}
+
+#[test]
+fn later_layer_overrides_scalars_and_adds_slots() {
+    let v = load(
+        &[
+            ("10-base.json", r#"{"user": "app", "default_program": "app", "slots": [{"name": "a", "command": ["a"]}]}"#),
+            ("20-derived.json", r#"{"user": "other", "slots": [{"name": "b", "command": ["b"]}],
+               "redirects": [{"match": ["app", "a"], "slot": "a", "also_start": ["b"]}]}"#),
+        ],
+        &FixedInstances::default(),
+    )
+    .expect("valid");
+    assert_eq!(v.model.user.as_deref(), Some("other"));
+    assert_eq!(v.model.default_program.as_deref(), Some("app"));
+    let names: Vec<&str> = v.model.slots.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    // The effective user is resolved after all layers.
+    assert_eq!(v.model.slots[0].user.as_deref(), Some("other"));
+    assert_eq!(v.model.redirects[0].also_start, ["b"]);
+}
+
+#[test]
+fn instances_expand_everywhere_and_bad_discoveries_warn() {
+    let src = FixedInstances(vec![(
+        "/data/p".into(),
+        vec![
+            "zeta".into(),
+            "UPPER".into(),
+            "alpha".into(),
+            "alpha".into(),
+        ],
+    )]);
+    let v = load(
+        &[(
+            "10.json",
+            r#"{"slots": [{"name": "gw-{instance}",
+            "instances": {"names": ["default"], "from_dir": {"path": "/data/p"}},
+            "command": ["app", "-p", "{instance}"], "env": {"P": "{instance}"},
+            "cwd": "/data/{instance}", "log": {"dir": "/logs/{instance}"}}]}"#,
+        )],
+        &src,
+    )
+    .expect("valid");
+    let names: Vec<&str> = v.model.slots.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["gw-default", "gw-alpha", "gw-zeta"]);
+    let z = &v.model.slots[2];
+    assert_eq!(z.command, ["app", "-p", "zeta"]);
+    assert_eq!(z.env.get("P").map(String::as_str), Some("zeta"));
+    assert_eq!(z.cwd.as_deref(), Some("/data/zeta"));
+    assert_eq!(z.log.as_ref().map(|l| l.dir.as_str()), Some("/logs/zeta"));
+    assert_eq!(z.instance.as_deref(), Some("zeta"));
+    assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+    assert!(v.warnings[0].message.contains("\"UPPER\""));
+}
+
+#[test]
+fn every_error_is_reported() {
+    let d = load(
+        &[
+            ("10.json", r#"{"slots": [{"name": "A", "command": []}, {"name": "b", "command": ["b"], "log": {"dir": "rel", "keep": -1}}]}"#),
+            ("20.json", r#"{"bogus": 1, "slots": [{"name": "b", "command": ["x"]}]}"#),
+        ],
+        &FixedInstances::default(),
+    )
+    .expect_err("invalid");
+    let text: Vec<String> = d.iter().map(ToString::to_string).collect();
+    let has = |s: &str| text.iter().any(|t| t.contains(s));
+    assert!(has("10.json:1:13: slots[0].name"), "{text:#?}");
+    assert!(
+        has("slots[0].command: command must not be empty"),
+        "{text:#?}"
+    );
+    assert!(has("slots[1].log.dir"), "{text:#?}");
+    assert!(has("slots[1].log.keep: -1 is outside"), "{text:#?}");
+    assert!(has("20.json:1:2: bogus: unknown key"), "{text:#?}");
+    assert!(
+        has("20.json:1:25: slots[0].name: slot `b` is already defined at /etc/svkit/10.json:1:43"),
+        "{text:#?}"
+    );
+    assert_eq!(d.len(), 6, "{text:#?}");
+}
+
+#[test]
+fn autostart_decisions() {
+    let v = load(
+        &[(
+            "10.json",
+            r#"{"slots": [
+            {"name": "r", "command": ["a"], "autostart": "remember"},
+            {"name": "e", "command": ["a"], "autostart": {"if_env": "X"}},
+            {"name": "n", "command": ["a"], "autostart": "never"}]}"#,
+        )],
+        &FixedInstances::default(),
+    )
+    .expect("valid");
+    let mut facts = StartFacts::default();
+    let up = |facts: &StartFacts| -> Vec<bool> {
+        v.model.slots.iter().map(|s| s.wants_up(facts)).collect()
+    };
+    assert_eq!(up(&facts), [false, false, false]);
+    facts.remembered.insert("r".into(), true);
+    facts.env.insert("X".into(), "YES".into());
+    assert_eq!(up(&facts), [true, true, false]);
+    facts.env.insert("X".into(), "no".into());
+    assert_eq!(up(&facts), [true, false, false]);
+}
+
+#[test]
+fn fs_discovery_reads_subdirs_with_required_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for d in ["a", "b", ".hidden"] {
+        std::fs::create_dir(tmp.path().join(d)).expect("mkdir");
+    }
+    std::fs::write(tmp.path().join("a/SOUL.md"), "x").expect("write");
+    std::fs::write(tmp.path().join("file"), "x").expect("write");
+    let dir = tmp.path().to_str().expect("utf-8");
+    let mut all = FsInstances.discover(dir, None).expect("list");
+    all.sort();
+    assert_eq!(all, [".hidden", "a", "b"]);
+    assert_eq!(
+        FsInstances.discover(dir, Some("SOUL.md")).expect("list"),
+        ["a"]
+    );
+    assert!(FsInstances
+        .discover("/nonexistent/x", None)
+        .expect("missing is empty")
+        .is_empty());
+}
+
+#[test]
+fn real_dir_layers_in_name_order() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("20-b.json"), r#"{"user": "b"}"#).expect("write");
+    std::fs::write(tmp.path().join("10-a.json"), r#"{"user": "a"}"#).expect("write");
+    std::fs::write(tmp.path().join(".30-hidden.json"), "garbage").expect("write");
+    std::fs::write(tmp.path().join("notes.txt"), "garbage").expect("write");
+    let v = svkit::config::load(tmp.path()).expect("valid");
+    assert_eq!(v.model.user.as_deref(), Some("b"));
+    assert_eq!(v.model.files.len(), 2);
+}

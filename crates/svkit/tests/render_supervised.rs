@@ -1,0 +1,108 @@
+//! The nastiest argv/env values through a real `s6-supervise` (Debian's s6):
+//! the rendered `run` started by the supervisor hands them over exactly, and
+//! `finish` turns a permanent exit code into "stay down".
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use svkit::config::{load_layers, FixedInstances};
+use svkit::render::{render_slot, RenderEnv};
+
+fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn nasty_values_under_s6_supervise() {
+    if Command::new("s6-supervise")
+        .stdin(Stdio::null())
+        .output()
+        .is_err()
+    {
+        println!("SKIPPED: s6-supervise not installed (apt-get install s6)");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("dump");
+    let args = [
+        "", "'", "$(id)", "`id`", "\\", "a\nb", "-e", "ünï☃", "'\"'\"'",
+    ];
+    // Dump argv and env NUL-separated, then exit 78 (a permanent failure).
+    let dump = format!(
+        "{{ printf '%s\\0' \"$#\" \"$@\"; env -0; }} > {}.tmp && mv {0}.tmp {0}; exit 78",
+        out.display()
+    );
+    let mut command = vec!["/bin/sh".to_string(), "-c".into(), dump, "dump".into()];
+    command.extend(args.iter().map(|s| s.to_string()));
+    let env: serde_json::Map<String, serde_json::Value> = args
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (format!("T_{i}"), serde_json::Value::from(*v)))
+        .collect();
+    let cfg = serde_json::json!({ "slots": [{ "name": "nasty", "command": command, "env": env }] });
+    let files = vec![(
+        Path::new("/etc/svkit/10.json").to_path_buf(),
+        serde_json::to_vec(&cfg).expect("json"),
+    )];
+    let v = load_layers(&files, &FixedInstances::default()).expect("valid");
+    let renv = RenderEnv {
+        with_contenv: None,
+        s6_bin: None,
+        as_root: false,
+    };
+    let slot = render_slot(&v.model, &v.model.slots[0], &renv, true);
+    let dir = tmp.path().join("nasty");
+    std::fs::create_dir(&dir).expect("mkdir");
+    for f in &slot.files {
+        use std::os::unix::fs::PermissionsExt as _;
+        let p = dir.join(&f.path);
+        std::fs::write(&p, &f.contents).expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode)).expect("chmod");
+    }
+    let mut sup = Command::new("s6-supervise")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn s6-supervise");
+
+    let bytes = poll("the dump", || std::fs::read(&out).ok());
+    let mut fields = bytes.split(|&b| b == 0);
+    let n: usize = std::str::from_utf8(fields.next().expect("count"))
+        .expect("utf-8")
+        .parse()
+        .expect("number");
+    let got: Vec<String> = fields
+        .by_ref()
+        .take(n)
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    assert_eq!(got, args);
+    let envs: Vec<String> = fields
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    for (i, v) in args.iter().enumerate() {
+        assert!(
+            envs.contains(&format!("T_{i}={v}")),
+            "T_{i} missing: {envs:?}"
+        );
+    }
+    assert!(envs.contains(&"SVKIT_SLOT=nasty".to_string()));
+
+    // finish exits 125 on 78: s6-supervise stops wanting it up (flags byte
+    // 34 of supervise/status, bit 4 = want up) and does not respawn it.
+    poll("want-up cleared by finish", || {
+        let st = std::fs::read(dir.join("supervise/status")).ok()?;
+        (st.len() >= 35 && st[34] & 4 == 0 && st[34] & 2 == 0).then_some(())
+    });
+    let _ = Command::new("s6-svc").arg("-x").arg(&dir).status();
+    let _ = sup.kill();
+    let _ = sup.wait();
+}
