@@ -1,0 +1,285 @@
+//! The reference deployment's `docker run IMAGE gateway run` tests, ported
+//! to the sandbox with the demo rootfs (names kept recognizable).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+struct Container {
+    sbx: Sandbox,
+    _data: tempfile::TempDir,
+}
+
+/// `docker run [-e ...] IMAGE CMD...` with the demo image's rootfs.
+fn start(env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Container {
+    let data = tempfile::tempdir().expect("tempdir");
+    let ws = workspace();
+    let mut args: Vec<String> = vec![
+        "--rootfs".into(),
+        ws.join("rootfs").display().to_string(),
+        "--rootfs".into(),
+        ws.join("tests/fixtures/sandbox-user").display().to_string(),
+        "--volume".into(),
+        format!("{}:/data", data.path().display()),
+        "--env".into(),
+        "APP_HEARTBEAT_MS=500".into(),
+    ];
+    if let Some(r) = extra_rootfs {
+        args.push("--rootfs".into());
+        args.push(r.display().to_string());
+    }
+    for e in env {
+        args.push("--env".into());
+        args.push(e.to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut full = vec!["svkit-wrap", "--"];
+    full.extend_from_slice(cmd);
+    Container {
+        sbx: Sandbox::start(&args, &full),
+        _data: data,
+    }
+}
+
+fn wants_up(sbx: &Sandbox, slot: &str) -> bool {
+    stdout(&sbx.sh(&format!("s6-svstat -o wantedup /run/service/{slot}"))).trim() == "true"
+}
+
+/// The CMD process (stage 2's child): pid, comm, argv.
+fn cmd_process(sbx: &Sandbox) -> (String, String, Vec<String>) {
+    let o = sbx.sh("p=$(cat /run/s6/basedir/cmd.pid); echo $p; cat /proc/$p/comm; tr '\\0' '\\n' < /proc/$p/cmdline");
+    let text = stdout(&o);
+    let mut lines = text.lines().map(String::from);
+    let pid = lines.next().unwrap_or_default();
+    let comm = lines.next().unwrap_or_default();
+    (pid, comm, lines.collect())
+}
+
+/// Processes whose comm is `name`.
+fn count_comm(sbx: &Sandbox, name: &str) -> usize {
+    let o = sbx.sh(&format!(
+        "grep -lx '{name}' /proc/[0-9]*/comm 2>/dev/null | wc -l"
+    ));
+    stdout(&o).trim().parse().unwrap_or(usize::MAX)
+}
+
+fn app_gateway_processes(sbx: &Sandbox) -> usize {
+    let o = sbx.sh(
+        "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = app ] && tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'gateway run' && echo $p; done | wc -l",
+    );
+    stdout(&o).trim().parse().unwrap_or(usize::MAX)
+}
+
+#[test]
+fn test_gateway_run_redirects_to_supervised() {
+    if !sandbox_or_skip("test_gateway_run_redirects_to_supervised") {
+        return;
+    }
+    let c = start(&[], &["gateway", "run"], None);
+    let logs = c
+        .sbx
+        .wait_for_log("s6 supervision", Duration::from_secs(30));
+    assert!(logs.contains("s6 supervision"), "no breadcrumb: {logs}");
+    assert!(
+        logs.contains("--no-supervise") && logs.contains("APP_GATEWAY_NO_SUPERVISE=1"),
+        "{logs}"
+    );
+    assert!(wants_up(&c.sbx, "gateway-default"));
+    // The CMD process is the wrapper itself, blocking: exactly one keep-alive.
+    let (_, comm, _) = cmd_process(&c.sbx);
+    assert_eq!(comm, "svkit-wrap");
+    assert_eq!(count_comm(&c.sbx, "svkit-wrap"), 1);
+    assert_eq!(count_comm(&c.sbx, "sleep"), 0, "no sleep binary involved");
+    // The container keeps running: stop is the only way out, with 128+TERM.
+    assert_eq!(c.sbx.stop(), 143);
+}
+
+#[test]
+fn test_gateway_run_no_supervise_flag_preserves_legacy_behavior() {
+    if !sandbox_or_skip("test_gateway_run_no_supervise_flag_preserves_legacy_behavior") {
+        return;
+    }
+    let c = start(&[], &["gateway", "run", "--no-supervise"], None);
+    foreground_checks(&c.sbx);
+}
+
+#[test]
+fn test_gateway_run_no_supervise_env_var() {
+    if !sandbox_or_skip("test_gateway_run_no_supervise_env_var") {
+        return;
+    }
+    let c = start(&["APP_GATEWAY_NO_SUPERVISE=1"], &["gateway", "run"], None);
+    foreground_checks(&c.sbx);
+}
+
+fn foreground_checks(sbx: &Sandbox) {
+    // The app becomes the CMD process (exec), without the opt-out flag.
+    let (_, comm, argv) = poll("app is the CMD process", Duration::from_secs(30), || {
+        let p = cmd_process(sbx);
+        (p.1 == "app").then_some(p)
+    });
+    assert_eq!(comm, "app");
+    assert!(!argv.iter().any(|a| a == "--no-supervise"), "{argv:?}");
+    assert_eq!(&argv[..3], &["app", "gateway", "run"]);
+    sbx.wait_for_log("⚕ gateway default up", Duration::from_secs(10));
+    assert!(!sbx.logs().contains("s6 supervision"));
+    assert_eq!(count_comm(sbx, "svkit-wrap"), 0);
+    // The slot exists (reconcile made it at boot) but is not wanted up.
+    assert!(sbx.root().join("run/service/gateway-default").is_dir());
+    assert!(!wants_up(sbx, "gateway-default"));
+    // The app runs as the image's user.
+    let o = sbx.sh("stat -c %U /proc/$(cat /run/s6/basedir/cmd.pid)");
+    assert_eq!(stdout(&o).trim(), "app");
+}
+
+#[test]
+fn test_supervised_gateway_does_not_recurse() {
+    if !sandbox_or_skip("test_supervised_gateway_does_not_recurse") {
+        return;
+    }
+    // The slot's own command goes through the wrapper, as an image whose
+    // `app` is itself a wrapper script would.
+    let layer = tempfile::tempdir().expect("tempdir");
+    let config =
+        fs::read_to_string(workspace().join("rootfs/etc/svkit/10-app.json")).expect("read");
+    let config = config.replace(
+        r#""command": ["app", "-p", "{instance}", "gateway", "run", "--replace"]"#,
+        r#""command": ["svkit-wrap", "--", "app", "-p", "{instance}", "gateway", "run", "--replace"]"#,
+    );
+    assert!(config.contains("svkit-wrap"));
+    fs::create_dir_all(layer.path().join("etc/svkit")).expect("mkdir");
+    fs::write(layer.path().join("etc/svkit/10-app.json"), config).expect("write");
+    let c = start(&[], &["gateway", "run"], Some(layer.path()));
+    c.sbx
+        .wait_for_log("s6 supervision", Duration::from_secs(30));
+    poll("the supervised gateway up", Duration::from_secs(20), || {
+        (app_gateway_processes(&c.sbx) == 1).then_some(())
+    });
+    c.sbx
+        .wait_for_log("⚕ gateway default up", Duration::from_secs(10));
+    // Give a recursion every chance to show: several heartbeats later there
+    // is still one gateway and one keep-alive.
+    let beats = |s: &Sandbox| s.logs().matches("⚕ gateway default heartbeat").count();
+    let start_beats = beats(&c.sbx);
+    poll("three more heartbeats", Duration::from_secs(20), || {
+        (beats(&c.sbx) >= start_beats + 3).then_some(())
+    });
+    assert_eq!(app_gateway_processes(&c.sbx), 1);
+    assert_eq!(count_comm(&c.sbx, "svkit-wrap"), 1);
+    assert_eq!(c.sbx.logs().matches("s6 supervision").count(), 1);
+    c.sbx.stop();
+}
+
+#[test]
+fn test_dashboard_supervised_when_env_set() {
+    if !sandbox_or_skip("test_dashboard_supervised_when_env_set") {
+        return;
+    }
+    let c = start(&["APP_DASHBOARD=1"], &["gateway", "run"], None);
+    c.sbx
+        .wait_for_log("s6 supervision", Duration::from_secs(30));
+    assert!(wants_up(&c.sbx, "gateway-default"));
+    assert!(wants_up(&c.sbx, "dashboard"));
+    c.sbx.stop();
+    let c = start(&[], &["gateway", "run"], None);
+    c.sbx
+        .wait_for_log("s6 supervision", Duration::from_secs(30));
+    assert!(wants_up(&c.sbx, "gateway-default"));
+    assert!(!wants_up(&c.sbx, "dashboard"));
+    c.sbx.stop();
+}
+
+#[test]
+fn banner_reaches_docker_logs_and_the_timestamped_log_file() {
+    if !sandbox_or_skip("banner_reaches_docker_logs_and_the_timestamped_log_file") {
+        return;
+    }
+    let c = start(&[], &["gateway", "run"], None);
+    let logs = c
+        .sbx
+        .wait_for_log("⚕ gateway default up", Duration::from_secs(30));
+    assert!(logs.contains("⚕ gateway default up"), "{logs}");
+    let current = c.sbx.root().join("data/logs/gateways/default/current");
+    let line = poll("banner in current", Duration::from_secs(10), || {
+        let text = fs::read_to_string(&current).ok()?;
+        text.lines()
+            .find(|l| l.contains("⚕ gateway default up"))
+            .map(String::from)
+    });
+    // s6-log's T: an ISO 8601 stamp (`YYYY-MM-DD hh:mm:ss.n`), then the line.
+    let b = line.as_bytes();
+    let stamp_ok = b.len() > 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && (b[10] == b' ' || b[10] == b'T')
+        && b[13] == b':';
+    assert!(stamp_ok, "{line}");
+    c.sbx.stop();
+}
+
+#[test]
+fn outside_s6_runs_in_the_foreground_with_one_warning() {
+    if std::fs::read_to_string("/proc/1/comm").is_ok_and(|c| c.trim() == "s6-svscan") {
+        eprintln!("SKIP outside_s6_runs_in_the_foreground_with_one_warning: this host runs s6-svscan as PID 1");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(
+        dir.path().join("10.json"),
+        r#"{ "slots": [ { "name": "job", "command": ["sh", "-c", "exit 42"] } ],
+             "redirects": [ { "match": ["sh", "-c"], "slot": "job", "opt_out_flag": "--no-supervise" } ] }"#,
+    )
+    .expect("write");
+    let out = std::process::Command::new(svkit_testkit::bin("svkit-wrap"))
+        .args(["--", "sh", "-c", "exit 42"])
+        .env("SVKIT_CONFIG_DIR", dir.path())
+        .env("SVKIT_SCANDIR", dir.path().join("scandir"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(42));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("s6 supervision unavailable") && err.contains("not s6-svscan"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("scandir").exists(),
+        "nothing rendered outside s6"
+    );
+}
+
+#[test]
+fn bad_config_or_missing_program_fails_clearly_without_looping() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(
+        dir.path().join("10.json"),
+        r#"{ "slots": [ { "name": "Bad/Name", "command": [] } ] }"#,
+    )
+    .expect("write");
+    let run = |args: &[&str]| {
+        std::process::Command::new(svkit_testkit::bin("svkit-wrap"))
+            .args(args)
+            .env("SVKIT_CONFIG_DIR", dir.path())
+            .output()
+            .expect("run")
+    };
+    let out = run(&["--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("svkit-wrap: fatal: invalid config") && err.contains("10.json"),
+        "{err}"
+    );
+    fs::write(dir.path().join("10.json"), r#"{ "slots": [] }"#).expect("write");
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(100), "no argv, no default_program");
+    let out = run(&["--", "/nonexistent/prog"]);
+    assert_eq!(out.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unable to exec /nonexistent/prog"));
+}
