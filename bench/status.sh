@@ -1,0 +1,55 @@
+#!/bin/sh
+# Status of 200 live slots in the sandbox: svctl's native reader vs one
+# s6-svstat process per slot (what the reference deployment did) vs the
+# floor, `cat */supervise/status`. Side by side, one run, same machine.
+set -eu
+cd "$(dirname "$0")/.."
+sbx=./target/release/svkit-sandbox
+n=200
+
+conf=$(mktemp -d)
+trap 'rm -rf "$conf"' EXIT
+mkdir -p "$conf/etc/svkit" "$conf/etc/cont-init.d"
+names=$(i=1; while [ "$i" -le "$n" ]; do printf '"i%03d"' "$i"; [ "$i" -lt "$n" ] && printf ','; i=$((i + 1)); done)
+cat > "$conf/etc/svkit/10-bench.json" <<JSON
+{ "slots": [ { "name": "s-{instance}", "instances": { "names": [$names] },
+               "command": ["sleep", "100000"] } ] }
+JSON
+printf '#!/bin/sh\nexec svkit-reconcile >/dev/null\n' > "$conf/etc/cont-init.d/50-svkit"
+chmod +x "$conf/etc/cont-init.d/50-svkit"
+
+id=$($sbx run -d --rootfs "$conf" -- sleep 100000)
+trap '$sbx stop "$id" >/dev/null 2>&1 || true; rm -rf "$conf"' EXIT
+
+# One exec runs the whole measurement inside, so nsenter is not timed.
+# shellcheck disable=SC2016 # expanded inside the sandbox
+$sbx exec "$id" -- sh -c '
+  set -eu
+  i=0
+  until svctl status >/dev/null 2>&1; do
+    i=$((i + 1)); [ "$i" -lt 300 ] || { echo "slots not up" >&2; exit 1; }; sleep 0.1
+  done
+  count=$(ls -d /run/service/s-* | wc -l)
+  ns() { date +%s%N; }
+  per_run_us() { # reps, then the command
+    reps=$1; shift
+    t0=$(ns); r=0
+    while [ "$r" -lt "$reps" ]; do "$@"; r=$((r + 1)); done
+    t1=$(ns)
+    echo $(( (t1 - t0) / reps / 1000 ))
+  }
+  native() { svctl status --json >/dev/null; }
+  svstat_loop() { for d in /run/service/s-*; do s6-svstat "$d"; done >/dev/null; }
+  floor() { cat /run/service/s-*/supervise/status >/dev/null; }
+  native; svstat_loop; floor
+  a=$(per_run_us 50 native); b=$(per_run_us 5 svstat_loop); c=$(per_run_us 50 floor)
+  echo "## svctl status: $count live slots"
+  echo
+  echo "| method | time per full status (ms) | ratio |"
+  echo "|---|---:|---:|"
+  awk -v a="$a" -v b="$b" -v c="$c" "BEGIN {
+    printf \"| svctl status --json (native) | %.2f | 1.0 |\n\", a/1000
+    printf \"| s6-svstat per slot | %.2f | %.1fx slower than native (target >= 50x) |\n\", b/1000, b/a
+    printf \"| cat */supervise/status (floor) | %.2f | native = %.2fx the floor (target <= 3x) |\n\", c/1000, a/c
+  }"
+'
