@@ -97,27 +97,36 @@ pub fn prepare_supervise(slot: &Path, sub: &str, owner: Owner) -> Result<(), Rec
     Ok(())
 }
 
-/// Refuses a log dir path with a symlink in it (the same rule `log/run`
-/// applies at start), before anything is written.
-pub fn check_log_dir(dir: &Path) -> Result<(), ReconcileError> {
+/// `/a`, `/a/b`, `/a/b/c` for `/a/b/c`; `..` and relative parts are refused.
+fn prefixes(dir: &Path) -> Result<Vec<PathBuf>, ReconcileError> {
     let mut cur = PathBuf::from("/");
+    let mut out = Vec::new();
     for c in dir.components() {
         match c {
-            Component::RootDir => continue,
-            Component::Normal(n) => cur.push(n),
+            Component::RootDir => {}
+            Component::Normal(n) => {
+                cur.push(n);
+                out.push(cur.clone());
+            }
             _ => {
                 return Err(ReconcileError::Symlink {
                     path: dir.to_path_buf(),
                 })
             }
         }
-        match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(ReconcileError::Symlink { path: cur })
-            }
+    }
+    Ok(out)
+}
+
+/// Refuses a log dir path with a symlink (or a non-directory) in it, the
+/// same rule `log/run` applies at start, before anything is written.
+pub fn check_log_dir(dir: &Path) -> Result<(), ReconcileError> {
+    for p in prefixes(dir)? {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: p }),
             Ok(m) if !m.is_dir() => {
                 let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
-                return Err(io(&cur)(e));
+                return Err(io(&p)(e));
             }
             Ok(_) => {}
             // Missing from here on: nothing below can be a symlink yet.
@@ -132,36 +141,20 @@ pub fn check_log_dir(dir: &Path) -> Result<(), ReconcileError> {
 /// A symlink anywhere on the way is refused, so nobody can redirect the
 /// chown (`log/run` applies the same rule when it starts).
 pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
-    let mut cur = PathBuf::from("/");
-    for c in dir.components() {
-        match c {
-            Component::RootDir => continue,
-            Component::Normal(n) => cur.push(n),
-            _ => {
-                return Err(ReconcileError::Symlink {
-                    path: dir.to_path_buf(),
-                })
-            }
-        }
-        match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(ReconcileError::Symlink { path: cur })
-            }
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
-                return Err(io(&cur)(e));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs::create_dir(&cur).map_err(io(&cur))?;
-                fs::set_permissions(&cur, fs::Permissions::from_mode(0o755)).map_err(io(&cur))?;
+    check_log_dir(dir)?;
+    for p in prefixes(dir)? {
+        match fs::create_dir(&p) {
+            Ok(()) => {
+                fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).map_err(io(&p))?;
                 if let Some((uid, gid)) = owner {
-                    std::os::unix::fs::lchown(&cur, Some(uid), Some(gid)).map_err(io(&cur))?;
+                    std::os::unix::fs::lchown(&p, Some(uid), Some(gid)).map_err(io(&p))?;
                 }
             }
-            Err(e) => return Err(io(&cur)(e)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io(&p)(e)),
         }
     }
+    // lchown: had a symlink appeared since the check, it is what changes.
     if let Some((uid, gid)) = owner {
         std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).map_err(io(dir))?;
     }
