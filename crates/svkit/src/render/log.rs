@@ -63,6 +63,25 @@ while [ -n "$rest" ]; do
 done
 "#;
 
+/// s6-log locks its dir: a second container on the same volume makes it
+/// exit 111 and respawn every second while the producer's pipe fills. Probe
+/// the lock with s6's own locking (fcntl, as s6-log), report it once, and
+/// keep the lines flowing to docker logs instead of looping silently.
+fn lock_probe(o: &mut String, s6_log: &[String], env: &RenderEnv) {
+    let mut stdout_only = s6_log.to_vec();
+    stdout_only.extend(["-b", "--", "1"].map(String::from));
+    o.push_str("# Another s6-log holding the dir (a second container on the same\n");
+    o.push_str("# volume) would crash-loop this one: say so, log to stdout only.\n");
+    let _ = writeln!(
+        o,
+        "if [ -e \"$dir/lock\" ] && ! {} -n \"$dir/lock\" true 2>/dev/null; then",
+        sh_quote(&env.tool("s6-setlock"))
+    );
+    o.push_str("  echo \"svkit: slot $slot: unable to lock $dir: another s6-log holds it (a second container on the same volume?); logging to stdout only\" >&2\n");
+    let _ = writeln!(o, "  exec {}", sh_words(&stdout_only));
+    o.push_str("fi\n");
+}
+
 pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     let user = match (env.as_root, slot.run_as()) {
         (true, Some(u)) => Some(u),
@@ -95,6 +114,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         words.push(u.to_string());
     }
     words.push(env.tool("s6-log"));
+    lock_probe(&mut o, &words, env);
     words.push("-b".into());
     words.push("--".into());
     if log.stdout {
