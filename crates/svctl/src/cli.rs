@@ -1,9 +1,9 @@
 //! Command line. One subcommand per verb; each verb's code is in
-//! `verbs/<verb>.rs`.
+//! `verbs/<verb>.rs`, its arguments in `args.rs`.
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand};
+pub use crate::args::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -11,12 +11,16 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "See and steer the svkit slots of an s6-overlay container",
     after_help = "Examples:
-  svctl check                              validate /etc/svkit/*.json
-  svctl check --config-dir ./svkit.d       validate another config dir
-  svctl render --to /tmp/slots             write the slots for inspection
+  svctl status                             every svkit slot, as a table
+  svctl status --json gateway-default      one slot, for machines
+  svctl restart --wait gateway-default     restart and wait until it is up again
+  svctl logs -f gateway-default            follow a slot's log
+  svctl plan && svctl apply                see, then make, what the config asks
 
-Exit codes: 0 ok, 1 invalid config, 100 bad usage, 111 system error.
-Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_S6_BIN."
+Exit codes: 0 ok; 1 not ok (invalid config, timeout); 2 see `wait`/`plan`;
+3 a slot not in its wanted state; 4 unknown slot; 100 bad usage; 111 system error.
+Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
+/run/service), SVKIT_S6_BIN, NO_COLOR."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -25,6 +29,113 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Verb {
+    /// Show the state of slots (a table, or JSON)
+    #[command(after_help = "Examples:
+  svctl status                     every svkit slot in the scandir
+  svctl status --all               also slots svkit did not make
+  svctl status gateway-default     one slot
+  svctl status --json | jq '.slots[] | select(.failed)'
+  HEALTHCHECK CMD [\"svctl\", \"status\"]
+
+Exit codes (LSB): 0 every listed slot is in its wanted state; 3 some slot is not
+(down but wanted up, up but wanted down, permanently failed, no supervisor);
+4 unknown slot; 100 bad usage; 111 system error.")]
+    Status(StatusArgs),
+    /// Start slots (and persist \"up\" for `remember` slots)
+    #[command(after_help = "Examples:
+  svctl start gateway-default
+  svctl start --wait --timeout 10000 gateway-default dashboard
+  svctl start --all
+
+With --wait, returns when every slot is up (ready, for slots with readiness).
+Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
+4 unknown slot; 100 bad usage; 111 system error (e.g. supervisor not running).")]
+    Start(CtlArgs),
+    /// Stop slots (and persist \"down\" for `remember` slots)
+    #[command(after_help = "Examples:
+  svctl stop gateway-default
+  svctl stop --all --wait --timeout 20000      (the cont-finish.d hook)
+
+With --wait, returns when every slot is down.
+Exit codes: 0 done; 1 --timeout ran out; 2 a slot vanished; 4 unknown slot;
+100 bad usage; 111 system error.")]
+    Stop(CtlArgs),
+    /// Restart slots that are up (start those that are down)
+    #[command(after_help = "Examples:
+  svctl restart gateway-default
+  svctl restart --wait --timeout 15000 --all
+
+With --wait, returns when every slot is up again with a new process (ready, for
+slots with readiness).
+Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
+4 unknown slot; 100 bad usage; 111 system error.")]
+    Restart(CtlArgs),
+    /// Wait until slots are up, ready or down
+    #[command(after_help = "Examples:
+  svctl wait up gateway-default
+  svctl wait ready --timeout 30000 gateway-default dashboard
+  svctl wait down --any gateway-a gateway-b
+
+Waits on inotify events of supervise/ (with a slow fallback poll), never busily.
+Exit codes: 0 met; 1 --timeout ran out; 2 a slot is gone (or not supervised) or
+failed permanently; 100 bad usage; 111 system error.")]
+    Wait(WaitArgs),
+    /// Show a slot's log (current plus archives, in order)
+    #[command(after_help = "Examples:
+  svctl logs gateway-default
+  svctl logs -n 100 gateway-default
+  svctl logs -f gateway-default           keep following, across rotations
+
+The log dir is the slot's `log.dir` in the config.
+Exit codes: 0 ok; 1 the slot has no log dir; 4 unknown slot; 100 bad usage;
+111 system error.")]
+    Logs(LogsArgs),
+    /// Show what `apply` would change
+    #[command(after_help = "Examples:
+  svctl plan
+  svctl plan --json
+
+One line per slot: reconcile: slot=NAME action=create|update|unchanged|delete state=up|down
+Exit codes: 0 nothing would change; 1 invalid config; 2 something would change;
+100 bad usage; 111 system error.")]
+    Plan(PlanArgs),
+    /// Make the scandir match the config now (what the boot hook does; needs root)
+    #[command(after_help = "Examples:
+  svctl apply
+  svctl apply --config-dir /etc/svkit
+
+Prints one audit line per slot, like svkit-reconcile.
+Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
+111 system error (including: not root).")]
+    Apply(ApplyArgs),
+    /// Add an instance of a templated slot at runtime (needs root)
+    #[command(after_help = "Examples:
+  svctl register eve                         gateway-{instance} -> gateway-eve
+  svctl register --slot 'worker-{instance}' w3
+
+The instance is recorded under the config's state_dir (so it survives restarts)
+and the slot is created and supervised at once.
+Exit codes: 0 done; 1 invalid config or name; 100 bad usage (several templates
+and no --slot); 111 system error (including: not root).")]
+    Register(RegisterArgs),
+    /// Remove an instance added with `register` (needs root)
+    #[command(after_help = "Examples:
+  svctl unregister eve
+  svctl unregister --slot 'worker-{instance}' w3
+
+Stops the slot (bounded wait), removes it and prunes its supervisor.
+Exit codes: 0 done; 1 not a registered instance; 100 bad usage; 111 system error
+(including: not root).")]
+    Unregister(RegisterArgs),
+    /// Send a signal to slots' processes
+    #[command(after_help = "Examples:
+  svctl signal HUP gateway-default
+  svctl signal SIGUSR1 gateway-a gateway-b
+  svctl signal 15 dashboard
+
+Signals: TERM KILL HUP INT QUIT ALRM USR1 USR2 STOP CONT WINCH (name, SIGNAME or number).
+Exit codes: 0 sent; 4 unknown slot; 100 bad usage; 111 system error.")]
+    Signal(SignalArgs),
     /// Validate the config and print every error found
     #[command(after_help = "Examples:
   svctl check
@@ -41,28 +152,4 @@ Exit codes: 0 valid, 1 invalid, 100 bad usage, 111 unreadable config dir.")]
 Nothing is written when the config is invalid.
 Exit codes: 0 rendered, 1 invalid config, 100 bad usage (e.g. DIR not empty), 111 system error.")]
     Render(RenderArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ConfigArgs {
-    /// Config directory (default: $SVKIT_CONFIG_DIR, else /etc/svkit)
-    #[arg(long, value_name = "DIR")]
-    pub config_dir: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct RenderArgs {
-    #[command(flatten)]
-    pub config: ConfigArgs,
-    /// Target directory: must be empty or not exist yet
-    #[arg(long, value_name = "DIR")]
-    pub to: PathBuf,
-}
-
-impl ConfigArgs {
-    pub fn dir(&self) -> PathBuf {
-        self.config_dir
-            .clone()
-            .unwrap_or_else(svkit::config::config_dir_from_env)
-    }
 }

@@ -36,6 +36,10 @@ impl Fatal {
 
 impl fmt::Display for Fatal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A `why` already inside `what` (e.g. a library error's own text).
+        if self.why.is_empty() {
+            return f.write_str(&self.what);
+        }
         write!(f, "{}: {}", self.what, self.why)
     }
 }

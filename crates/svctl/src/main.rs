@@ -4,6 +4,7 @@
 //! Exit codes follow s6: 0 ok, 1 the checked thing is not ok (invalid
 //! config), 100 bad usage, 111 system error.
 
+mod args;
 mod cli;
 mod exit;
 mod verbs;

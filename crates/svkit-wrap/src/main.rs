@@ -72,6 +72,8 @@ fn main() {
             println!("{HELP}");
             return;
         }
+        // Internal: the keep-alive after a redirect (see exec_hold).
+        Some("--hold") => std::process::exit(redirect::keep_alive()),
         Some("--version") | Some("-V") => {
             println!("svkit-wrap {}", env!("CARGO_PKG_VERSION"));
             return;
@@ -110,6 +112,10 @@ fn main() {
                     format_args!("unable to redirect to slot {}: {e}", rule.slot),
                 ),
             }
+            let err = redirect::exec_hold(&rule.slot);
+            eprintln!(
+                "svkit-wrap: warning: unable to re-exec the keep-alive ({err}); holding in-process"
+            );
             std::process::exit(redirect::keep_alive())
         }
     }

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod container;
 pub mod lifeline;
+pub mod logs;
 pub mod reconcile;
 pub mod redirect;
 pub mod render;

@@ -1,7 +1,15 @@
 //! One module per verb. Each exposes `run(args) -> Result<exit code, Fatal>`.
 
 mod check;
+mod control;
+pub(crate) mod ctx;
+mod logs;
+mod reconcile;
+mod register;
 mod render;
+mod status;
+pub(crate) mod status_fmt;
+mod wait;
 
 use crate::cli::{Cli, Verb};
 use crate::exit::Fatal;
@@ -10,6 +18,17 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
     match cli.verb {
         Verb::Check(a) => check::run(&a),
         Verb::Render(a) => render::run(&a),
+        Verb::Status(a) => status::run(&a),
+        Verb::Start(a) => control::run(&a, control::Op::Start),
+        Verb::Stop(a) => control::run(&a, control::Op::Stop),
+        Verb::Restart(a) => control::run(&a, control::Op::Restart),
+        Verb::Signal(a) => control::signal(&a),
+        Verb::Wait(a) => wait::run(&a),
+        Verb::Logs(a) => logs::run(&a),
+        Verb::Plan(a) => reconcile::plan(&a),
+        Verb::Apply(a) => reconcile::apply(&a),
+        Verb::Register(a) => register::register(&a),
+        Verb::Unregister(a) => register::unregister(&a),
     }
 }
 

@@ -3,7 +3,7 @@
 //! states), render. Everything here happens before the first write.
 
 use super::{DesiredFile, DesiredSlot};
-use crate::config::{self, Autostart, LoadError, Model, StartFacts};
+use crate::config::{Autostart, LoadError, Model, StartFacts};
 use crate::container;
 use crate::render::{self, RenderEnv};
 use crate::state::{self, Desired};
@@ -18,7 +18,8 @@ pub struct Prepared {
 }
 
 pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
-    let validated = config::load(config_dir)?;
+    // Includes instances registered at runtime (`svctl register`).
+    let validated = state::load_config(config_dir)?;
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     let model = validated.model;
     let facts = start_facts(&model, &mut warnings);

@@ -20,3 +20,17 @@ pub fn keep_alive() -> i32 {
         }
     }
 }
+
+/// Replaces this process with a fresh `svkit-wrap --hold SLOT`: the same
+/// pid (still the CMD), but without the pages the config, render and
+/// reconcile code touched, so the keep-alive stays as small as `sleep`.
+/// Returns only if the exec failed; the caller then holds in-process.
+pub fn exec_hold(slot: &str) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    // The real path, not /proc/self/exe: the name is what ps and comm show.
+    let exe = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    std::process::Command::new(exe)
+        .arg0("svkit-wrap")
+        .args(["--hold", slot])
+        .exec()
+}

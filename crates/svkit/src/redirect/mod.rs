@@ -10,4 +10,4 @@ mod hold;
 
 pub use decide::{decide, route, Decision, Facts, RouteError};
 pub use execute::{breadcrumb, execute, RedirectError};
-pub use hold::keep_alive;
+pub use hold::{exec_hold, keep_alive};

@@ -3,3 +3,4 @@
 pub mod control;
 pub mod status;
 pub mod tai64;
+pub mod wait;

@@ -4,5 +4,9 @@
 //! or an image upgrade even if it was crashing at the time.
 
 mod desired;
+mod instances;
 
 pub use desired::{read_desired, write_desired, Desired, StateError};
+pub use instances::{
+    inject, is_registered, load_config, register, registered, unregister, INSTANCES_DIR,
+};

@@ -1,0 +1,179 @@
+//! Arguments of each verb.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use svkit::s6::control::Command6;
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Config directory (default: $SVKIT_CONFIG_DIR, else /etc/svkit)
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+}
+
+impl ConfigArgs {
+    pub fn dir(&self) -> PathBuf {
+        self.config_dir
+            .clone()
+            .unwrap_or_else(svkit::config::config_dir_from_env)
+    }
+}
+
+/// Where the config and the slots are.
+#[derive(Debug, Args)]
+pub struct WhereArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Scandir (default: $SVKIT_SCANDIR, else /run/service)
+    #[arg(long, value_name = "DIR")]
+    pub scandir: Option<PathBuf>,
+}
+
+impl WhereArgs {
+    pub fn scandir(&self) -> PathBuf {
+        self.scandir
+            .clone()
+            .unwrap_or_else(svkit::container::scandir)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Target directory: must be empty or not exist yet
+    #[arg(long, value_name = "DIR")]
+    pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Slots to show (default: every svkit slot in the scandir)
+    #[arg(value_name = "SLOT")]
+    pub slots: Vec<String>,
+    /// Print JSON (schema in docs/svctl.md)
+    #[arg(long)]
+    pub json: bool,
+    /// Also show slots svkit did not make
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+/// A timeout in milliseconds.
+pub fn parse_ms(s: &str) -> Result<Duration, String> {
+    s.parse::<u64>()
+        .map(Duration::from_millis)
+        .map_err(|_| format!("`{s}` is not a number of milliseconds"))
+}
+
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// Slots to act on
+    #[arg(value_name = "SLOT", required_unless_present = "all")]
+    pub slots: Vec<String>,
+    /// Every svkit slot in the scandir
+    #[arg(long, conflicts_with = "slots")]
+    pub all: bool,
+    /// Return only when the state is reached
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after MS milliseconds (exit 1)
+    #[arg(long, value_name = "MS", value_parser = parse_ms, requires = "wait")]
+    pub timeout: Option<Duration>,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WaitFor {
+    Up,
+    Ready,
+    Down,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// What to wait for
+    #[arg(value_enum)]
+    pub what: WaitFor,
+    /// Slots to wait for
+    #[arg(value_name = "SLOT", required = true)]
+    pub slots: Vec<String>,
+    /// Give up after MS milliseconds (exit 1); default: wait forever
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
+    pub timeout: Option<Duration>,
+    /// Return when any one slot is there (default: all of them)
+    #[arg(long)]
+    pub any: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The slot
+    #[arg(value_name = "SLOT")]
+    pub slot: String,
+    /// Lines to show
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
+    pub lines: usize,
+    /// Keep following the log, across rotations
+    #[arg(short, long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Print JSON: {"changes": bool, "slots": [{"name", "action", "state", "files"?, "restart"?}]}
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// How long to wait for another reconcile to finish
+    #[arg(long, value_name = "MS", value_parser = parse_ms, default_value = "30000")]
+    pub lock_timeout: Duration,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RegisterArgs {
+    /// The instance name (e.g. a profile), as in `{instance}`
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The templated slot, e.g. 'gateway-{instance}' (needed when several exist)
+    #[arg(long = "slot", value_name = "TEMPLATE")]
+    pub template: Option<String>,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+fn parse_signal(s: &str) -> Result<Command6, String> {
+    Command6::from_signal(s).ok_or_else(|| {
+        format!(
+            "unknown signal `{s}` (use TERM KILL HUP INT QUIT ALRM USR1 USR2 STOP CONT WINCH or their numbers)"
+        )
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct SignalArgs {
+    /// Signal: a name (TERM, SIGTERM) or a number
+    #[arg(value_name = "SIG", value_parser = parse_signal, allow_hyphen_values = true)]
+    pub signal: Command6,
+    /// Slots to signal
+    #[arg(value_name = "SLOT", required = true)]
+    pub slots: Vec<String>,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}

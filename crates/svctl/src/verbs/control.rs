@@ -1,0 +1,163 @@
+//! `svctl start|stop|restart` and `svctl signal`: commands written to each
+//! slot's `supervise/control` FIFO (what `s6-svc` writes), desired states
+//! persisted for `remember` slots, optional waits.
+
+use std::path::Path;
+use std::time::Duration;
+
+use svkit::s6::control::{send, Command6};
+use svkit::s6::status::read_slot;
+use svkit::s6::wait::{self, Outcome, Target, Watched};
+use svkit::state::{write_desired, Desired};
+
+use super::ctx::{errno_text, Ctx};
+use crate::args::{CtlArgs, SignalArgs};
+use crate::exit::{Fatal, NOT_OK, OK};
+
+/// Exit code of a wait that ended because a slot failed or vanished.
+pub const GONE_OR_FAILED: u8 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Start,
+    Stop,
+    Restart,
+}
+
+pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
+    let ctx = Ctx::load(&args.at);
+    let names = ctx.resolve(&args.slots, args.all)?;
+    // `--all` is a bulk action (the shutdown hook's `stop --all`): it must
+    // not rewrite what operators chose for each slot.
+    if !args.all && op != Op::Restart {
+        persist(&ctx, &names, op == Op::Start)?;
+    }
+    let mut watched = Vec::new();
+    for n in &names {
+        let dir = ctx.dir(n);
+        let before = read_slot(&dir).ok();
+        let was_up = before.as_ref().is_some_and(|s| s.up);
+        let cmd = match op {
+            Op::Start => Command6::Up,
+            Op::Stop => Command6::Down,
+            Op::Restart if was_up => Command6::Restart,
+            Op::Restart => Command6::Up,
+        };
+        send(&dir, &[cmd]).map_err(|e| Fatal::system(e.to_string(), ""))?;
+        let mut w = Watched::new(dir);
+        // Only a state entered after the command counts, except for a
+        // start of a slot already up (nothing will change).
+        if !(op == Op::Start && was_up) {
+            w.after = before.map(|s| s.raw.stamp);
+        }
+        watched.push(w);
+    }
+    if !args.wait {
+        return Ok(OK);
+    }
+    let target = match op {
+        Op::Stop => Target::Down,
+        _ => Target::Ready,
+    };
+    wait_for(&ctx, &watched, target, false, args.timeout, true)
+}
+
+/// Records the desired state of the `remember` slots among `names`, all
+/// before the first command: a refusal changes nothing.
+fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
+    let root = nix::unistd::geteuid().is_root();
+    for n in names.iter().filter(|n| ctx.remembers(n)) {
+        let (Some(sd), Some(slot)) = (ctx.state_dir(), ctx.slot(n)) else {
+            continue;
+        };
+        let owner = match (root, slot.run_as()) {
+            (true, Some(u)) => Some(svkit::reconcile::lookup_user(u).map_err(|e| {
+                Fatal::system(format!("unable to persist the desired state of {n}"), e)
+            })?),
+            _ => None,
+        };
+        let d = if up { Desired::Up } else { Desired::Down };
+        write_desired(sd, n, d, owner).map_err(|e| {
+            let why = match &e {
+                svkit::state::StateError::Io { source, .. } => errno_text(source),
+                other => other.to_string(),
+            };
+            Fatal::system(
+                format!(
+                    "unable to persist the desired state of {n} in {}",
+                    sd.display()
+                ),
+                why,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn name_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Waits and maps the outcome to an exit code, with a message for anything
+/// but success. `wanted_up`: judge failure as if the slot is wanted up
+/// (after start/restart); else with its desired state.
+pub fn wait_for(
+    ctx: &Ctx,
+    slots: &[Watched],
+    target: Target,
+    any: bool,
+    timeout: Option<Duration>,
+    wanted_up: bool,
+) -> Result<u8, Fatal> {
+    let failed = |dir: &Path, st: &svkit::s6::status::Status| {
+        let n = name_of(dir);
+        if wanted_up {
+            ctx.failed_wanting(&n, st, true)
+        } else {
+            ctx.failed(&n, st)
+        }
+    };
+    let what = match target {
+        Target::Up => "up",
+        Target::Ready => "ready",
+        Target::Down => "down",
+    };
+    let outcome = wait::wait(slots, target, any, timeout, &failed)
+        .map_err(|e| Fatal::system("unable to wait", e))?;
+    match outcome {
+        Outcome::Met => Ok(OK),
+        Outcome::Timeout { pending } => {
+            let names: Vec<String> = pending.iter().map(|p| name_of(p)).collect();
+            eprintln!(
+                "svctl: fatal: timed out waiting for {} to be {what}",
+                names.join(", ")
+            );
+            Ok(NOT_OK)
+        }
+        Outcome::Gone(dir) => {
+            eprintln!(
+                "svctl: fatal: unable to wait for {}: no such slot or supervisor not running",
+                name_of(&dir)
+            );
+            Ok(GONE_OR_FAILED)
+        }
+        Outcome::Failed(dir) => {
+            eprintln!(
+                "svctl: fatal: {} failed permanently: see svctl status and svctl logs",
+                name_of(&dir)
+            );
+            Ok(GONE_OR_FAILED)
+        }
+    }
+}
+
+pub fn signal(args: &SignalArgs) -> Result<u8, Fatal> {
+    let ctx = Ctx::load(&args.at);
+    let names = ctx.resolve(&args.slots, false)?;
+    for n in &names {
+        send(&ctx.dir(n), &[args.signal]).map_err(|e| Fatal::system(e.to_string(), ""))?;
+    }
+    Ok(OK)
+}

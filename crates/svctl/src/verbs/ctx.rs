@@ -1,0 +1,191 @@
+//! What the slot verbs share: the scandir, the config (when it loads), and
+//! the desired state and failure rules that need both.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use svkit::config::{Autostart, Model, OnCleanExit, Slot};
+use svkit::s6::status::{self, LastExit, Status};
+use svkit::state::{self, Desired};
+
+use crate::args::WhereArgs;
+use crate::exit::Fatal;
+
+/// Exit code for a slot name that is not in the scandir.
+pub const UNKNOWN: u8 = 4;
+
+pub struct Ctx {
+    pub scandir: PathBuf,
+    /// None when the config could not be loaded (a warning was printed):
+    /// status still works, without log dirs and remembered states.
+    pub model: Option<Model>,
+}
+
+impl Ctx {
+    /// Loads the config leniently: an invalid or unreadable config is a
+    /// warning, not an error, for verbs that only need the scandir.
+    pub fn load(at: &WhereArgs) -> Ctx {
+        let dir = at.config.dir();
+        let model = match state::load_config(&dir) {
+            Ok(v) => Some(v.model),
+            // No config dir at all (outside an image): nothing to say.
+            Err(svkit::config::LoadError::Io { path, .. }) if path == dir && !dir.exists() => None,
+            Err(e) => {
+                let why = e.to_string();
+                let first = why.lines().next().unwrap_or_default();
+                eprintln!("svctl: warning: config {} not used: {first}", dir.display());
+                None
+            }
+        };
+        Ctx {
+            scandir: at.scandir(),
+            model,
+        }
+    }
+
+    pub fn dir(&self, slot: &str) -> PathBuf {
+        self.scandir.join(slot)
+    }
+
+    pub fn slot(&self, name: &str) -> Option<&Slot> {
+        self.model.as_ref().and_then(|m| m.slot(name))
+    }
+
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.model.as_ref().map(|m| Path::new(m.state_dir.as_str()))
+    }
+
+    pub fn remembers(&self, name: &str) -> bool {
+        self.slot(name)
+            .is_some_and(|s| s.autostart == Autostart::Remember)
+    }
+
+    /// Slots in the scandir, sorted: svkit's (with the marker) or all.
+    pub fn list(&self, all: bool) -> Result<Vec<String>, Fatal> {
+        let rd = fs::read_dir(&self.scandir).map_err(|e| {
+            Fatal::system(
+                format!("unable to read scandir {}", self.scandir.display()),
+                errno_text(&e),
+            )
+        })?;
+        let mut out = Vec::new();
+        for e in rd.flatten() {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let p = e.path();
+            // d_type saves a stat per slot; the scandir may also hold
+            // symlinks to service dirs (services.d), which need one.
+            let dir = match e.file_type() {
+                Ok(t) if t.is_dir() => true,
+                Ok(t) if t.is_symlink() => p.is_dir(),
+                _ => false,
+            };
+            if !dir {
+                continue;
+            }
+            if all || svkit::reconcile::is_ours(&p) {
+                out.push(name);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Named slots, or every svkit slot with `all`; an unknown name is fatal
+    /// (exit 4) before anything is done.
+    pub fn resolve(&self, names: &[String], all: bool) -> Result<Vec<String>, Fatal> {
+        if all {
+            return self.list(false);
+        }
+        for n in names {
+            if !self.known(n) {
+                return Err(unknown(n));
+            }
+        }
+        Ok(names.to_vec())
+    }
+
+    pub fn known(&self, name: &str) -> bool {
+        !name.is_empty() && !name.starts_with('.') && !name.contains('/') && self.dir(name).is_dir()
+    }
+
+    /// What whoever manages the slot wants: the persisted state of a
+    /// `remember` slot (down when never set), else "no down file".
+    pub fn desired_up(&self, name: &str, st: &Status) -> bool {
+        match (self.remembers(name), self.state_dir()) {
+            (true, Some(sd)) => match state::read_desired(sd, name) {
+                Ok(Some(d)) => d == Desired::Up,
+                Ok(None) => false,
+                Err(_) => st.normally_up,
+            },
+            _ => st.normally_up,
+        }
+    }
+
+    /// Stopped for good by its finish script (exit 125) although wanted up.
+    /// s6 records no such event, so the last exit is matched against the
+    /// rules `finish` applies: a plain `s6-svc -d` is not a failure.
+    pub fn failed(&self, name: &str, st: &Status) -> bool {
+        self.failed_wanting(name, st, self.desired_up(name, st))
+    }
+
+    /// [`Ctx::failed`] with a known desired state (e.g. up, after `start`).
+    pub fn failed_wanting(&self, name: &str, st: &Status, desired: bool) -> bool {
+        if !status::permanently_failed(&st.raw, desired) {
+            return false;
+        }
+        // Not in the config: assume svkit's default rule (exit 78 is
+        // permanent), so that a plain stop never reads as a failure.
+        let Some(slot) = self.slot(name) else {
+            return matches!(st.last_exit, LastExit::Exited(c)
+                if svkit::config::DEFAULT_PERMANENT_EXIT_CODES.contains(&c));
+        };
+        let r = &slot.restart;
+        match st.last_exit {
+            LastExit::Exited(c) if r.permanent_exit_codes.contains(&c) => return true,
+            LastExit::Exited(0) if r.on_clean_exit == OnCleanExit::Stop => return true,
+            _ => {}
+        }
+        r.max_deaths
+            .is_some_and(|m| st.deaths >= u64::from(m.deaths))
+    }
+
+    /// The slot's log dir, from the config.
+    pub fn log_dir(&self, name: &str) -> Option<&str> {
+        self.slot(name)
+            .and_then(|s| s.log.as_ref())
+            .map(|l| l.dir.as_str())
+    }
+}
+
+pub fn unknown(name: &str) -> Fatal {
+    Fatal {
+        code: UNKNOWN,
+        what: format!("unknown slot {name}"),
+        why: "not in the scandir".into(),
+    }
+}
+
+/// strerror text, as s6 prints it (without std's "(os error N)").
+pub fn errno_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_owned(),
+        None => e.to_string(),
+    }
+}
+
+/// Verbs that change the scandir or the registry need root.
+pub fn require_root(what: &str) -> Result<(), Fatal> {
+    if nix::unistd::geteuid().is_root() {
+        Ok(())
+    } else {
+        Err(Fatal::system(
+            format!("unable to {what}"),
+            "permission denied: this needs root (try as root, e.g. docker exec -u 0)",
+        ))
+    }
+}

@@ -1,0 +1,161 @@
+//! `svctl plan` and `svctl apply`: reconcile's two runtime faces (the boot
+//! hook `svkit-reconcile` is the third). The algorithm is
+//! `svkit::reconcile`; this prints its plans and maps its errors.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use svkit::config::LoadError;
+use svkit::reconcile::{self, Action, ApplyOptions, Outcome, Prepared, SlotPlan};
+
+use super::ctx::require_root;
+use crate::args::{ApplyArgs, PlanArgs};
+use crate::exit::{Fatal, NOT_OK, OK};
+
+/// `plan` exit code when applying would change something.
+pub const CHANGES: u8 = 2;
+
+/// Loads and renders; an invalid config prints every error and yields the
+/// exit code.
+pub fn prepare(config_dir: &Path) -> Result<Result<Prepared, u8>, Fatal> {
+    match reconcile::prepare(config_dir) {
+        Ok(p) => {
+            for w in &p.warnings {
+                eprintln!("svctl: warning: {w}");
+            }
+            Ok(Ok(p))
+        }
+        Err(LoadError::Invalid(diags)) => {
+            eprintln!(
+                "svctl: fatal: invalid config in {}: nothing changed",
+                config_dir.display()
+            );
+            for d in diags {
+                eprintln!("{d}");
+            }
+            Ok(Err(NOT_OK))
+        }
+        Err(e) => Err(Fatal::system("unable to load the config", e)),
+    }
+}
+
+fn plan_json(plans: &[SlotPlan]) -> String {
+    let slots: Vec<Value> = plans
+        .iter()
+        .map(|p| {
+            let mut v = json!({
+                "name": p.name,
+                "action": p.action.name(),
+                "state": if p.want_up { "up" } else { "down" },
+            });
+            if let Action::Update {
+                changed,
+                removed,
+                restart,
+            } = &p.action
+            {
+                let files: Vec<String> = changed
+                    .iter()
+                    .chain(removed)
+                    .map(|f| f.display().to_string())
+                    .collect();
+                v["files"] = json!(files);
+                v["restart"] = json!(restart);
+            }
+            v
+        })
+        .collect();
+    let changes = plans.iter().any(|p| p.action != Action::Unchanged);
+    format!("{}\n", json!({ "changes": changes, "slots": slots }))
+}
+
+pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
+    let scandir = args.at.scandir();
+    let prepared = match prepare(&args.at.config.dir())? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let plans = reconcile::plan(&scandir, &prepared.desired)
+        .map_err(|e| Fatal::system(format!("unable to plan {}", scandir.display()), e))?;
+    if args.json {
+        print!("{}", plan_json(&plans));
+    } else {
+        for p in &plans {
+            println!("{}", p.audit_line());
+        }
+    }
+    Ok(if plans.iter().all(|p| p.action == Action::Unchanged) {
+        OK
+    } else {
+        CHANGES
+    })
+}
+
+/// Prepares and applies under the scandir lock, printing the audit lines.
+pub fn apply_now(
+    config_dir: &Path,
+    scandir: &Path,
+    opts: &ApplyOptions,
+) -> Result<Result<Outcome, u8>, Fatal> {
+    let prepared = match prepare(config_dir)? {
+        Ok(p) => p,
+        Err(code) => return Ok(Err(code)),
+    };
+    let outcome = reconcile::apply(scandir, &prepared.desired, opts)
+        .map_err(|e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e))?;
+    for name in &outcome.swept {
+        eprintln!("svctl: info: swept {name} left by an interrupted reconcile");
+    }
+    for p in &outcome.plans {
+        println!("{}", p.audit_line());
+    }
+    Ok(Ok(outcome))
+}
+
+pub fn apply(args: &ApplyArgs) -> Result<u8, Fatal> {
+    require_root("apply")?;
+    let opts = ApplyOptions {
+        lock_timeout: args.lock_timeout,
+        ..Default::default()
+    };
+    match apply_now(&args.at.config.dir(), &args.at.scandir(), &opts)? {
+        Ok(_) => Ok(OK),
+        Err(code) => Ok(code),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn plan_json_shape() {
+        let plans = vec![
+            SlotPlan {
+                name: "a".into(),
+                action: Action::Unchanged,
+                want_up: true,
+            },
+            SlotPlan {
+                name: "b".into(),
+                action: Action::Update {
+                    changed: vec![PathBuf::from("run")],
+                    removed: vec![PathBuf::from("down")],
+                    restart: true,
+                },
+                want_up: false,
+            },
+        ];
+        let v: Value = serde_json::from_str(&plan_json(&plans)).expect("json");
+        assert_eq!(v["changes"], true);
+        assert_eq!(
+            v["slots"][0],
+            json!({"name": "a", "action": "unchanged", "state": "up"})
+        );
+        assert_eq!(v["slots"][1]["files"], json!(["run", "down"]));
+        assert_eq!(v["slots"][1]["restart"], true);
+        let v: Value = serde_json::from_str(&plan_json(&plans[..1])).expect("json");
+        assert_eq!(v["changes"], false);
+    }
+}

@@ -1,0 +1,193 @@
+//! `svctl register NAME` / `svctl unregister NAME`: an instance of a
+//! templated slot (`gateway-{instance}`) added or removed at runtime. The
+//! instance is recorded under the config's `state_dir`
+//! (`svkit::state::register`), which reconcile reads like the config's own
+//! instance names; then reconcile runs, creating or deleting the slot.
+
+use std::path::Path;
+use std::time::Duration;
+
+use svkit::config::names::{check_instance_name, check_slot_name, INSTANCE_VAR};
+use svkit::config::{self, parse};
+use svkit::reconcile::ApplyOptions;
+use svkit::s6::control::wait_supervised;
+use svkit::state;
+
+use super::ctx::require_root;
+use super::reconcile::apply_now;
+use crate::args::RegisterArgs;
+use crate::exit::{Fatal, NOT_OK, OK};
+
+/// How long a new slot may take to get its supervisor.
+const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
+
+struct Template {
+    name: String,
+    /// The slot's user, else the config's.
+    user: Option<String>,
+}
+
+/// Templated slots declared in the config dir, in layer order.
+fn templates(config_dir: &Path) -> Result<Vec<Template>, Fatal> {
+    let layers = config::read_layers(config_dir)
+        .map_err(|e| Fatal::system("unable to read the config", e))?;
+    let mut top_user = None;
+    let mut raw = Vec::new();
+    for (path, bytes) in &layers {
+        let (Some(layer), _) = parse::parse_layer(path, bytes) else {
+            continue;
+        };
+        if let Some(u) = &layer.top.user {
+            top_user = Some(u.clone());
+        }
+        for (_, s) in layer.slots {
+            if s.instances.is_some() && s.name.contains(INSTANCE_VAR) {
+                raw.push((s.name, s.user));
+            }
+        }
+    }
+    Ok(raw
+        .into_iter()
+        .map(|(name, user)| Template {
+            name,
+            user: user.or_else(|| top_user.clone()),
+        })
+        .collect())
+}
+
+fn pick(args: &RegisterArgs, all: Vec<Template>) -> Result<Template, Fatal> {
+    let list = || {
+        all.iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match &args.template {
+        Some(want) => {
+            let l = list();
+            all.into_iter().find(|t| &t.name == want).ok_or_else(|| {
+                Fatal::usage(
+                    format!("unknown template {want}"),
+                    format!("templated slots in the config: {l}"),
+                )
+            })
+        }
+        None if all.len() == 1 => all.into_iter().next().ok_or_else(|| Fatal::usage("", "")),
+        None if all.is_empty() => Err(Fatal::usage(
+            "nothing to register into",
+            "the config declares no slot with {instance} and instances",
+        )),
+        None => Err(Fatal::usage(
+            "several templated slots",
+            format!("choose one with --slot: {}", list()),
+        )),
+    }
+}
+
+/// The config, template and expanded slot name, after every check.
+fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, String), u8>, Fatal> {
+    let dir = args.at.config.dir();
+    let model = match super::load(&dir)? {
+        Ok(v) => v.model,
+        Err(code) => return Ok(Err(code)),
+    };
+    let t = pick(args, templates(&dir)?)?;
+    let slot = t.name.replace(INSTANCE_VAR, &args.name);
+    let bad = check_instance_name(&args.name)
+        .map_err(|e| format!("instance `{}`: {e}", args.name))
+        .and_then(|()| check_slot_name(&slot).map_err(|e| format!("slot `{slot}`: {e}")));
+    if let Err(why) = bad {
+        eprintln!("svctl: fatal: unable to register {}: {why}", args.name);
+        return Ok(Err(NOT_OK));
+    }
+    Ok(Ok((model, t, slot)))
+}
+
+pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
+    require_root("register an instance")?;
+    let (model, t, slot) = match resolve(args)? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let sd = Path::new(&model.state_dir);
+    let registered = state::is_registered(sd, &t.name, &args.name);
+    if !registered && model.slot(&slot).is_some() {
+        eprintln!(
+            "svctl: fatal: unable to register {}: slot {slot} is already declared by the config",
+            args.name
+        );
+        return Ok(NOT_OK);
+    }
+    let owner = match t.user.as_deref().filter(|u| *u != "root") {
+        Some(u) => Some(
+            svkit::reconcile::lookup_user(u)
+                .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?,
+        ),
+        None => None,
+    };
+    state::register(sd, &t.name, &args.name, owner)
+        .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?;
+    let scandir = args.at.scandir();
+    let undo = || {
+        if !registered {
+            let _ = state::unregister(sd, &t.name, &args.name);
+        }
+    };
+    let applied = apply_now(&args.at.config.dir(), &scandir, &ApplyOptions::default());
+    match applied {
+        Ok(Ok(o)) if o.plans.iter().any(|p| p.name == slot) => {}
+        Ok(Ok(_)) => {
+            undo();
+            eprintln!("svctl: fatal: unable to register {}: reconcile ignored it (see the warnings above)", args.name);
+            return Ok(NOT_OK);
+        }
+        Ok(Err(code)) => {
+            undo();
+            return Ok(code);
+        }
+        Err(f) => {
+            undo();
+            return Err(f);
+        }
+    }
+    wait_supervised(&scandir.join(&slot), SUPERVISE_TIMEOUT)
+        .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?;
+    Ok(OK)
+}
+
+pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
+    require_root("unregister an instance")?;
+    let (model, t, slot) = match resolve(args)? {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let sd = Path::new(&model.state_dir);
+    let removed = state::unregister(sd, &t.name, &args.name)
+        .map_err(|e| Fatal::system(format!("unable to unregister {}", args.name), e))?;
+    if !removed {
+        let why = if model.slot(&slot).is_some() {
+            format!("slot {slot} is declared by the config, not registered")
+        } else {
+            format!("not a registered instance of {}", t.name)
+        };
+        eprintln!("svctl: fatal: unable to unregister {}: {why}", args.name);
+        return Ok(NOT_OK);
+    }
+    let applied = apply_now(
+        &args.at.config.dir(),
+        &args.at.scandir(),
+        &ApplyOptions::default(),
+    );
+    match applied {
+        Ok(Ok(_)) => Ok(OK),
+        other => {
+            // Keep the registry in step with the scandir: the slot is still there.
+            let _ = state::register(sd, &t.name, &args.name, None);
+            match other {
+                Ok(Err(code)) => Ok(code),
+                Err(f) => Err(f),
+                Ok(Ok(_)) => Ok(OK),
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! `svctl status`: the state of slots, read natively (a few syscalls per
+//! slot, no process per slot: this is also a container health check).
+
+use std::io::Write as _;
+use std::time::SystemTime;
+
+use svkit::reconcile::is_ours;
+use svkit::s6::status::{read_slot, supervisor_running, StatusError};
+
+use super::ctx::{errno_text, Ctx, UNKNOWN};
+use super::status_fmt::{json_doc, table, want_colour, Row};
+use crate::args::StatusArgs;
+use crate::exit::{Fatal, OK};
+
+/// Exit code: some slot is not in its wanted state (LSB "not running").
+pub const NOT_IN_STATE: u8 = 3;
+
+pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
+    let ctx = Ctx::load(&args.at);
+    let mut unknown = Vec::new();
+    let names = if args.slots.is_empty() {
+        ctx.list(args.all)?
+    } else {
+        let mut v = Vec::new();
+        for n in &args.slots {
+            if ctx.known(n) {
+                v.push(n.clone());
+            } else {
+                unknown.push(n.clone());
+            }
+        }
+        v
+    };
+    let rows = names
+        .iter()
+        .map(|n| row(&ctx, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let now = SystemTime::now();
+    let text = if args.json {
+        json_doc(&rows, &unknown, now)
+    } else {
+        table(&rows, now, want_colour())
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(Fatal::system("unable to write to stdout", errno_text(&e)));
+        }
+    }
+    for n in &unknown {
+        eprintln!("svctl: warning: unknown slot {n}: not in the scandir");
+    }
+    Ok(if !unknown.is_empty() {
+        UNKNOWN
+    } else if rows.iter().all(Row::in_wanted_state) {
+        OK
+    } else {
+        NOT_IN_STATE
+    })
+}
+
+/// One slot's row. A slot whose supervisor is gone (or not there yet) is a
+/// row without status; only unreadable or corrupt status files are errors.
+pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
+    let dir = ctx.dir(name);
+    let sys = |e: StatusError| Fatal::system(format!("unable to read status of {name}"), e);
+    let st = match read_slot(&dir) {
+        Ok(s) if supervisor_running(&dir).map_err(sys)? => Some(s),
+        Ok(_) | Err(StatusError::NotSupervised { .. }) => None,
+        Err(e) => return Err(sys(e)),
+    };
+    let (desired_up, failed) = match &st {
+        Some(s) => (ctx.desired_up(name, s), ctx.failed(name, s)),
+        None => (!dir.join("down").exists(), false),
+    };
+    Ok(Row {
+        name: name.to_string(),
+        ours: is_ours(&dir),
+        st,
+        desired_up,
+        failed,
+        log_dir: ctx.log_dir(name).map(str::to_string),
+    })
+}

@@ -1,0 +1,162 @@
+use super::*;
+use std::time::Duration;
+use svkit::s6::status::RawStatus;
+use svkit::s6::tai64::Tai64N;
+
+fn at(t: SystemTime) -> Tai64N {
+    Tai64N::from_system_time(t).expect("stamp")
+}
+
+fn now() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+}
+
+fn raw(pid: u32, wstat: u16, want_up: bool, ready: bool, ago: u64) -> RawStatus {
+    let t = at(now() - Duration::from_secs(ago));
+    RawStatus {
+        stamp: t,
+        ready_stamp: t,
+        pid,
+        pgid: None,
+        wstat,
+        paused: false,
+        finishing: false,
+        want_up,
+        ready,
+    }
+}
+
+fn row(name: &str, r: RawStatus, failed: bool, log: Option<&str>) -> Row {
+    Row {
+        name: name.into(),
+        ours: true,
+        st: Some(Status::from_parts(r, true, 2)),
+        desired_up: true,
+        failed,
+        log_dir: log.map(str::to_string),
+    }
+}
+
+fn rows() -> Vec<Row> {
+    vec![
+        row(
+            "gateway-default",
+            raw(4242, 0, true, true, 3723),
+            false,
+            Some("/data/logs/gw"),
+        ),
+        // exit 1, waiting to be restarted
+        row("dash", raw(0, 1 << 8, true, false, 5), false, None),
+        // killed by SIGTERM after `s6-svc -d`
+        row("worker", raw(0, 15, false, true, 61), false, None),
+        // exit 78: permanent failure
+        row("broken", raw(0, 78 << 8, false, true, 10), true, None),
+        Row {
+            name: "orphan".into(),
+            ours: false,
+            st: None,
+            desired_up: false,
+            failed: false,
+            log_dir: None,
+        },
+    ]
+}
+
+#[test]
+fn table_is_aligned_without_colour() {
+    let t = table(&rows(), now(), false);
+    let expected = "\
+NAME             STATE         WANT  PID   UPTIME/EXIT             READY  DEATHS  LOG
+gateway-default  up            up    4242  1h02m                   yes    2       /data/logs/gw
+dash             down          up    -     exit 1, 5s ago          -      2       -
+worker           down          down  -     SIGTERM, 1m01s ago      -      2       -
+broken           failed        down  -     exit 78, 10s ago        -      2       -
+orphan           unsupervised  -     -     supervisor not running  -      -       -
+";
+    assert_eq!(t, expected);
+    assert!(!t.contains('\x1b'));
+}
+
+#[test]
+fn colour_paints_only_the_state() {
+    let t = table(&rows(), now(), true);
+    assert!(t.contains("\x1b[32mup\x1b[0m"), "{t}");
+    assert!(t.contains("\x1b[33mdown\x1b[0m"), "{t}");
+    assert!(t.contains("\x1b[31mfailed\x1b[0m"), "{t}");
+    assert!(t.contains("\x1b[2mdown\x1b[0m"), "{t}");
+    let plain: String = t.replace("\x1b[32m", "").replace("\x1b[33m", "");
+    assert!(plain.starts_with("NAME "));
+}
+
+#[test]
+fn no_log_column_without_log_dirs() {
+    let mut r = rows();
+    r[0].log_dir = None;
+    let t = table(&r, now(), false);
+    assert!(!t.contains("LOG"), "{t}");
+    assert!(t.lines().all(|l| !l.ends_with(' ')), "{t:?}");
+}
+
+#[test]
+fn wanted_state_rules() {
+    let r = rows();
+    let ok: Vec<bool> = r.iter().map(Row::in_wanted_state).collect();
+    assert_eq!(ok, [true, false, true, false, false]);
+}
+
+#[test]
+fn json_schema() {
+    let doc: Value =
+        serde_json::from_str(&json_doc(&rows(), &["nope".into()], now())).expect("json");
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["unknown"], json!(["nope"]));
+    let s = &doc["slots"];
+    let gw = &s[0];
+    assert_eq!(gw["name"], "gateway-default");
+    assert_eq!(gw["state"], "up");
+    assert_eq!(gw["up"], true);
+    assert_eq!(gw["want"], "up");
+    assert_eq!(gw["normally"], "up");
+    assert_eq!(gw["desired"], "up");
+    assert_eq!(gw["ready"], true);
+    assert_eq!(gw["pid"], 4242);
+    assert_eq!(gw["since_s"], 3723);
+    assert_eq!(gw["ready_s"], 3723);
+    assert_eq!(gw["last_exit"], Value::Null);
+    assert_eq!(gw["deaths"], 2);
+    assert_eq!(gw["failed"], false);
+    assert_eq!(gw["log_dir"], "/data/logs/gw");
+    assert_eq!(gw["svkit"], true);
+    assert_eq!(gw["supervised"], true);
+    let label = gw["since_tai64n"].as_str().expect("label");
+    assert!(label.starts_with("@4000") && label.len() == 25, "{label}");
+    assert_eq!(s[1]["last_exit"], json!({ "code": 1 }));
+    assert_eq!(s[1]["pid"], Value::Null);
+    assert_eq!(
+        s[2]["last_exit"],
+        json!({ "signal": "SIGTERM", "signum": 15 })
+    );
+    assert_eq!(s[3]["state"], "failed");
+    assert_eq!(s[3]["failed"], true);
+    let orphan = &s[4];
+    assert_eq!(orphan["supervised"], false);
+    assert_eq!(orphan["state"], "unsupervised");
+    assert_eq!(orphan["want"], Value::Null);
+    // Every object has the same keys, supervised or not.
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().expect("obj").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(gw), keys(orphan));
+    assert_eq!(keys(gw).len(), 21);
+}
+
+#[test]
+fn durations() {
+    assert_eq!(human_secs(0), "0s");
+    assert_eq!(human_secs(59), "59s");
+    assert_eq!(human_secs(60), "1m00s");
+    assert_eq!(human_secs(3600), "1h00m");
+    assert_eq!(human_secs(86400 * 2 + 3600 * 5), "2d05h");
+}

@@ -1,0 +1,32 @@
+//! `svctl wait up|ready|down SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
+//! or permanently failed. The waiting itself is `svkit::s6::wait`.
+
+use svkit::s6::wait::{Target, Watched};
+
+use super::control::wait_for;
+use super::ctx::Ctx;
+use crate::args::{WaitArgs, WaitFor};
+use crate::exit::Fatal;
+
+pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
+    let ctx = Ctx::load(&args.at);
+    let target = match args.what {
+        WaitFor::Up => Target::Up,
+        WaitFor::Ready => Target::Ready,
+        WaitFor::Down => Target::Down,
+    };
+    // A name that cannot be a slot dir is simply "gone" (exit 2).
+    let slots: Vec<Watched> = args
+        .slots
+        .iter()
+        .map(|n| {
+            let n = if n.contains('/') || n.starts_with('.') || n.is_empty() {
+                ".invalid"
+            } else {
+                n.as_str()
+            };
+            Watched::new(ctx.dir(n))
+        })
+        .collect();
+    wait_for(&ctx, &slots, target, args.any, args.timeout, false)
+}

@@ -1,0 +1,107 @@
+//! Shared fixture of svctl's sandbox tests: a rootfs with a config and the
+//! reconcile hook, and a data volume that survives restarts.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Output;
+use std::time::Duration;
+
+pub use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+
+/// uid/gid of `nobody` (the slots' user), the same inside the sandbox.
+pub const NOBODY: u32 = 65534;
+
+pub struct Fixture {
+    pub rootfs: tempfile::TempDir,
+    pub data: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new(config: &str) -> Fixture {
+        let rootfs = tempfile::tempdir().expect("tempdir");
+        let r = rootfs.path();
+        fs::create_dir_all(r.join("etc/svkit")).expect("mkdir");
+        fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
+        fs::write(r.join("etc/svkit/10-test.json"), config).expect("write");
+        let hook = r.join("etc/cont-init.d/50-svkit");
+        fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let data = tempfile::tempdir().expect("tempdir");
+        // The slots' user reaches its state and log dirs.
+        fs::set_permissions(data.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+        let state = data.path().join(".svkit");
+        fs::create_dir(&state).expect("mkdir");
+        std::os::unix::fs::chown(&state, Some(NOBODY), Some(NOBODY)).expect("chown");
+        Fixture { rootfs, data }
+    }
+
+    pub fn boot(&self) -> Sandbox {
+        let rootfs = self.rootfs.path().display().to_string();
+        let vol = format!("{}:/data", self.data.path().display());
+        Sandbox::start(
+            &["--rootfs", &rootfs, "--volume", &vol],
+            &["sleep", "100000"],
+        )
+    }
+}
+
+pub fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+pub fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the exit code, showing both streams when it differs.
+#[track_caller]
+pub fn expect_code(o: &Output, want: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(want),
+        "stdout: {}\nstderr: {}",
+        stdout(o),
+        err(o)
+    );
+}
+
+pub fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
+    stdout(&sbx.sh(&format!("s6-svstat -o {fields} /run/service/{slot}")))
+        .trim()
+        .to_string()
+}
+
+pub fn supervised(sbx: &Sandbox, slot: &str) -> bool {
+    sbx.sh(&format!("s6-svok /run/service/{slot}"))
+        .status
+        .success()
+}
+
+pub fn wait_supervised(sbx: &Sandbox, slots: &[&str]) {
+    for s in slots {
+        poll(&format!("{s} supervised"), Duration::from_secs(10), || {
+            supervised(sbx, s).then_some(())
+        });
+    }
+}
+
+/// Polls s6-svstat until `field` reads `want`.
+pub fn wait_field(sbx: &Sandbox, slot: &str, field: &str, want: &str) {
+    poll(
+        &format!("{slot} {field}={want}"),
+        Duration::from_secs(10),
+        || (svstat(sbx, slot, field) == want).then_some(()),
+    );
+}
+
+/// `svctl status --json SLOT...`, parsed.
+pub fn status_json(sbx: &Sandbox, slots: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let mut argv = vec!["svctl", "status", "--json"];
+    argv.extend_from_slice(slots);
+    let o = sbx.exec(&argv);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("status --json: {e}: {}\n{}", stdout(&o), err(&o)));
+    (code(&o), v)
+}

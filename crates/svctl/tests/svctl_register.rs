@@ -1,0 +1,119 @@
+//! `svctl register` / `unregister` in the sandbox under real s6.
+
+mod svctl_common;
+
+use std::time::Duration;
+use svctl_common::*;
+
+const CONFIG: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "gw-{instance}", "instances": { "names": ["default"] },
+      "command": ["sleep", "1000"], "autostart": "always",
+      "log": { "dir": "/data/logs/{instance}", "stdout": false } },
+    { "name": "plain", "command": ["sleep", "1001"], "autostart": "never" }
+  ]
+}"#;
+
+const TWO_TEMPLATES: &str = r#"{
+  "slots": [
+    { "name": "gw-{instance}", "instances": { "names": [] }, "command": ["sleep", "1000"] },
+    { "name": "wk-{instance}", "instances": { "names": [] }, "command": ["sleep", "1000"] }
+  ]
+}"#;
+
+/// s6-supervise processes running for `slot` (their argv is the slot name).
+fn supervisors(sbx: &Sandbox, slot: &str) -> usize {
+    let o = sbx.sh(&format!(
+        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^s6-supervise {slot} $'"
+    ));
+    stdout(&o).trim().parse().unwrap_or(0)
+}
+
+#[test]
+fn register_then_unregister_an_instance() {
+    if !sandbox_or_skip("register_then_unregister_an_instance") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["gw-default", "plain"]);
+    let o = sbx.exec(&["svctl", "register", "eve"]);
+    expect_code(&o, 0);
+    assert!(
+        stdout(&o).contains("reconcile: slot=gw-eve action=create state=up"),
+        "{}",
+        stdout(&o)
+    );
+    poll("gw-eve supervised", Duration::from_secs(1), || {
+        supervised(&sbx, "gw-eve").then_some(())
+    });
+    wait_field(&sbx, "gw-eve", "up", "true");
+    // The registration is state: it survives a restart.
+    assert!(fx
+        .data
+        .path()
+        .join(".svkit/instances/gw-{instance}/eve")
+        .is_file());
+    // Twice is fine; a name the config declares is not registrable.
+    expect_code(&sbx.exec(&["svctl", "register", "eve"]), 0);
+    expect_code(&sbx.exec(&["svctl", "register", "default"]), 1);
+    expect_code(&sbx.exec(&["svctl", "register", "Bad/Name"]), 1);
+    expect_code(
+        &sbx.exec(&["svctl", "register", "--slot", "nope-{instance}", "x"]),
+        100,
+    );
+    let (_, doc) = status_json(&sbx, &["gw-eve"]);
+    assert_eq!(doc["slots"][0]["log_dir"], "/data/logs/eve");
+    sbx.stop();
+
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["gw-eve"]);
+    wait_field(&sbx, "gw-eve", "up", "true");
+    let o = sbx.exec(&["svctl", "unregister", "eve"]);
+    expect_code(&o, 0);
+    assert!(
+        stdout(&o).contains("reconcile: slot=gw-eve action=delete"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!sbx.root().join("run/service/gw-eve").exists());
+    poll("gw-eve supervisor gone", Duration::from_secs(10), || {
+        (supervisors(&sbx, "gw-eve") == 0).then_some(())
+    });
+    assert_eq!(
+        supervisors(&sbx, "gw-default"),
+        1,
+        "the check sees supervisors"
+    );
+    let o = sbx.exec(&["svctl", "unregister", "eve"]);
+    expect_code(&o, 1);
+    assert!(err(&o).contains("not a registered instance"), "{}", err(&o));
+    let o = sbx.exec(&["svctl", "unregister", "default"]);
+    expect_code(&o, 1);
+    assert!(err(&o).contains("declared by the config"), "{}", err(&o));
+    assert!(supervised(&sbx, "gw-default"));
+    sbx.stop();
+}
+
+#[test]
+fn several_templates_need_slot() {
+    if !sandbox_or_skip("several_templates_need_slot") {
+        return;
+    }
+    let fx = Fixture::new(TWO_TEMPLATES);
+    let sbx = fx.boot();
+    let o = sbx.exec(&["svctl", "register", "x"]);
+    expect_code(&o, 100);
+    assert!(err(&o).contains("--slot"), "{}", err(&o));
+    expect_code(
+        &sbx.exec(&["svctl", "register", "--slot", "wk-{instance}", "x"]),
+        0,
+    );
+    poll("wk-x supervised", Duration::from_secs(1), || {
+        supervised(&sbx, "wk-x").then_some(())
+    });
+    assert!(!sbx.root().join("run/service/gw-x").exists());
+    sbx.stop();
+}

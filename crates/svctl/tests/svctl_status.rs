@@ -1,0 +1,219 @@
+//! `svctl status` in the sandbox under real s6: every JSON field against
+//! `s6-svstat -o` on the same slots in several states, LSB exit codes, and
+//! what the slots' non-root user may do.
+
+mod svctl_common;
+
+use serde_json::Value;
+use svctl_common::*;
+
+const CONFIG: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "gw-{instance}", "instances": { "names": ["default"] },
+      "command": ["sleep", "1000"], "autostart": "always",
+      "log": { "dir": "/data/logs/{instance}", "stdout": false, "keep": 3, "max_bytes": 10000 } },
+    { "name": "rem", "command": ["sleep", "1001"], "autostart": "remember" },
+    { "name": "never", "command": ["sleep", "1002"], "autostart": "never" },
+    { "name": "bad", "command": ["sh", "-c", "exit 78"], "autostart": "always" },
+    { "name": "once", "command": ["sh", "-c", "exit 3"], "autostart": "never" },
+    { "name": "stopped", "command": ["sleep", "1003"], "autostart": "always" },
+    { "name": "paused", "command": ["sleep", "1004"], "autostart": "always" }
+  ]
+}"#;
+
+const FIELDS: &str =
+    "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,updownsince,readysince";
+
+fn slot<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["slots"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("{name} not in {doc}"))
+}
+
+/// Every s6-svstat field against the JSON of the same slot.
+fn compare(sbx: &Sandbox, name: &str) {
+    let sv = svstat(sbx, name, FIELDS);
+    let f: Vec<&str> = sv.split(' ').collect();
+    assert_eq!(f.len(), 10, "{name}: {sv}");
+    let (_, doc) = status_json(sbx, &[name]);
+    let j = slot(&doc, name);
+    let ctx = format!("{name}: svstat {sv}; json {j}");
+    let updown = |b: &str| if b == "true" { "up" } else { "down" };
+    assert_eq!(
+        j["up"].as_bool().map(|b| b.to_string()).as_deref(),
+        Some(f[0]),
+        "{ctx}"
+    );
+    assert_eq!(j["want"], updown(f[1]), "{ctx}");
+    assert_eq!(j["normally"], updown(f[2]), "{ctx}");
+    assert_eq!(j["ready"].to_string(), f[3], "{ctx}");
+    assert_eq!(j["paused"].to_string(), f[4], "{ctx}");
+    match f[5] {
+        "-1" => assert!(j["pid"].is_null(), "{ctx}"),
+        pid => assert_eq!(j["pid"].to_string(), pid, "{ctx}"),
+    }
+    let le = &j["last_exit"];
+    if j["never_started"] == true {
+        // s6 before 2.13.2 prints the initial wait status, 0.
+        assert!(le.is_null() && matches!(f[6], "0" | "-1"), "{ctx}");
+    } else if le.is_null() {
+        assert_eq!((f[6], f[7]), ("-1", "NA"), "{ctx}");
+    } else if let Some(c) = le.get("code") {
+        assert_eq!((c.to_string().as_str(), f[7]), (f[6], "NA"), "{ctx}");
+    } else {
+        assert_eq!((f[6], le["signal"].as_str()), ("-1", Some(f[7])), "{ctx}");
+    }
+    assert_eq!(j["since_tai64n"], f[8], "{ctx}");
+    assert_eq!(j["ready_since_tai64n"], f[9], "{ctx}");
+    let dt = stdout(&sbx.sh(&format!("s6-svdt /run/service/{name} | wc -l")));
+    assert_eq!(j["deaths"].to_string(), dt.trim(), "{ctx}");
+}
+
+#[test]
+fn status_matches_s6_svstat_and_exit_codes() {
+    if !sandbox_or_skip("status_matches_s6_svstat_and_exit_codes") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    let all = [
+        "gw-default",
+        "rem",
+        "never",
+        "bad",
+        "once",
+        "stopped",
+        "paused",
+    ];
+    wait_supervised(&sbx, &all);
+    wait_field(&sbx, "gw-default", "up", "true");
+    wait_field(&sbx, "paused", "up", "true");
+    wait_field(&sbx, "stopped", "up", "true");
+    // bad: exit 78, finish exits 125: down and no longer wanted up.
+    wait_field(&sbx, "bad", "wantedup", "false");
+    let o = sbx.sh("s6-svc -o /run/service/once && s6-svc -d /run/service/stopped && s6-svc -p /run/service/paused");
+    expect_code(&o, 0);
+    wait_field(&sbx, "once", "exitcode", "3");
+    wait_field(&sbx, "stopped", "signal", "SIGTERM");
+    wait_field(&sbx, "paused", "paused", "true");
+    for s in all {
+        compare(&sbx, s);
+    }
+
+    let (rc, doc) = status_json(&sbx, &[]);
+    // bad failed permanently: not in its wanted state.
+    assert_eq!(rc, Some(3), "{doc}");
+    let names: Vec<&str> = doc["slots"]
+        .as_array()
+        .expect("slots")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    let mut sorted = all.to_vec();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let bad = slot(&doc, "bad");
+    assert_eq!(
+        (bad["state"].as_str(), bad["failed"].as_bool()),
+        (Some("failed"), Some(true))
+    );
+    assert_eq!(bad["last_exit"]["code"], 78);
+    let st = slot(&doc, "stopped");
+    assert_eq!(
+        (st["state"].as_str(), st["failed"].as_bool()),
+        (Some("down"), Some(false))
+    );
+    assert_eq!(slot(&doc, "gw-default")["log_dir"], "/data/logs/default");
+    assert!(slot(&doc, "never")["log_dir"].is_null());
+
+    let (rc, _) = status_json(&sbx, &["gw-default", "never", "rem", "stopped", "once"]);
+    assert_eq!(rc, Some(0));
+    let (rc, doc) = status_json(&sbx, &["gw-default", "nope"]);
+    assert_eq!(rc, Some(4));
+    assert_eq!(doc["unknown"][0], "nope");
+    // The table: same exit codes, a header, one line per slot.
+    let o = sbx.exec(&["svctl", "status"]);
+    expect_code(&o, 3);
+    let t = stdout(&o);
+    assert!(t.starts_with("NAME "), "{t}");
+    assert_eq!(t.lines().count(), all.len() + 1, "{t}");
+    assert!(!t.contains('\x1b'), "no colour off a tty: {t}");
+    // A foreign slot shows only with --all.
+    let o = sbx.sh("mkdir /run/service/foreign && printf '#!/bin/sh\\nexec sleep 1000\\n' > /run/service/foreign/run && chmod +x /run/service/foreign/run && s6-svscanctl -a /run/service");
+    expect_code(&o, 0);
+    wait_supervised(&sbx, &["foreign"]);
+    wait_field(&sbx, "foreign", "up", "true");
+    let (_, doc) = status_json(&sbx, &[]);
+    assert!(!doc.to_string().contains("foreign"));
+    let o = sbx.exec(&["svctl", "status", "--json", "--all"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(slot(&doc, "foreign")["svkit"], false);
+    compare(&sbx, "foreign");
+    sbx.stop();
+}
+
+#[test]
+fn slot_user_controls_its_slots_but_cannot_apply() {
+    if !sandbox_or_skip("slot_user_controls_its_slots_but_cannot_apply") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["gw-default", "rem"]);
+    wait_field(&sbx, "gw-default", "up", "true");
+    let o = sbx.exec_as("nobody", &["svctl", "status", "--json", "gw-default"]);
+    expect_code(&o, 0);
+    let o = sbx.exec_as(
+        "nobody",
+        &[
+            "svctl",
+            "stop",
+            "--wait",
+            "--timeout",
+            "10000",
+            "gw-default",
+        ],
+    );
+    expect_code(&o, 0);
+    assert_eq!(svstat(&sbx, "gw-default", "up"), "false");
+    let o = sbx.exec_as(
+        "nobody",
+        &[
+            "svctl",
+            "start",
+            "--wait",
+            "--timeout",
+            "10000",
+            "gw-default",
+        ],
+    );
+    expect_code(&o, 0);
+    assert_eq!(svstat(&sbx, "gw-default", "up"), "true");
+    // A remember slot: the user's choice is persisted, owned by the user.
+    let o = sbx.exec_as(
+        "nobody",
+        &["svctl", "start", "--wait", "--timeout", "10000", "rem"],
+    );
+    expect_code(&o, 0);
+    let o = sbx.sh("cat /data/.svkit/desired/rem; stat -c %U /data/.svkit/desired/rem");
+    assert_eq!(stdout(&o), "up\nnobody\n");
+    let o = sbx.exec_as(
+        "nobody",
+        &["svctl", "restart", "--wait", "--timeout", "10000", "rem"],
+    );
+    expect_code(&o, 0);
+    let o = sbx.exec_as("nobody", &["svctl", "apply"]);
+    expect_code(&o, 111);
+    assert!(
+        err(&o).contains("svctl: fatal: unable to apply: permission denied"),
+        "{}",
+        err(&o)
+    );
+    let o = sbx.exec_as("nobody", &["svctl", "register", "eve"]);
+    expect_code(&o, 111);
+    assert!(err(&o).contains("needs root"), "{}", err(&o));
+    sbx.stop();
+}

@@ -1,0 +1,196 @@
+//! Reading an s6-log directory: `current` plus the archives s6-log rotated
+//! out of it (`@<tai64n>.s`, or `.u` when a rotation was interrupted), whose
+//! names sort in time order.
+//!
+//! [`tail`] returns the last lines across archives and `current`, in order;
+//! [`Follower`] keeps reading `current` and, when s6-log rotates it (a new
+//! file with another inode takes the name), finishes the old file through
+//! its open descriptor before switching, so no line is lost or repeated.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::s6::wait::{nap, Watch};
+
+/// Whether a file name is an s6-log archive.
+pub fn is_archive(name: &str) -> bool {
+    name.starts_with('@') && (name.ends_with(".s") || name.ends_with(".u"))
+}
+
+/// The archives of a log dir, oldest first.
+pub fn archives(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut names: Vec<String> = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if let Ok(name) = e.file_name().into_string() {
+            if is_archive(&name) && e.file_type()?.is_file() {
+                names.push(name);
+            }
+        }
+    }
+    names.sort();
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+/// `current`, open, with where reading stopped.
+pub struct Current {
+    pub file: File,
+    pub ino: (u64, u64),
+    pub pos: u64,
+}
+
+fn open_current(dir: &Path) -> io::Result<Option<Current>> {
+    match File::open(dir.join("current")) {
+        Ok(file) => {
+            let m = file.metadata()?;
+            Ok(Some(Current {
+                file,
+                ino: (m.dev(), m.ino()),
+                pos: 0,
+            }))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn read_rest(c: &mut Current) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    c.file.seek(SeekFrom::Start(c.pos))?;
+    c.file.read_to_end(&mut buf)?;
+    c.pos += buf.len() as u64;
+    Ok(buf)
+}
+
+/// Lines of `bytes`, each with its newline (the last one may lack it).
+fn lines(bytes: &[u8]) -> Vec<&[u8]> {
+    bytes.split_inclusive(|&b| b == b'\n').collect()
+}
+
+/// The last `n` lines (bytes, newline included) across the archives and
+/// `current`, oldest first, and `current` left open at its end for
+/// [`Follower`]. A missing log dir is an error; a missing `current` is not.
+pub fn tail(dir: &Path, n: usize) -> io::Result<(Vec<u8>, Option<Current>)> {
+    // `current` first: a rotation after this only adds to what we read.
+    let mut cur = open_current(dir)?;
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut have = 0usize;
+    if let Some(c) = cur.as_mut() {
+        let body = read_rest(c)?;
+        have += lines(&body).len();
+        chunks.push(body);
+    }
+    if have < n {
+        let cur_ino = cur.as_ref().map(|c| c.ino);
+        for a in archives(dir)?.iter().rev() {
+            let f = match File::open(a) {
+                Ok(f) => f,
+                // Deleted by s6-log's cleanup since the listing.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let m = f.metadata()?;
+            if Some((m.dev(), m.ino())) == cur_ino {
+                continue;
+            }
+            let mut body = Vec::new();
+            Read::by_ref(&mut &f).read_to_end(&mut body)?;
+            // An archive normally ends with a newline; make sure lines
+            // from two files never join.
+            if body.last().is_some_and(|&b| b != b'\n') {
+                body.push(b'\n');
+            }
+            have += lines(&body).len();
+            chunks.push(body);
+            if have >= n {
+                break;
+            }
+        }
+    }
+    let mut all: Vec<&[u8]> = Vec::new();
+    for c in chunks.iter().rev() {
+        all.extend(lines(c));
+    }
+    let start = all.len().saturating_sub(n);
+    Ok((all[start..].concat(), cur))
+}
+
+/// Follows a log dir's `current` across rotations.
+pub struct Follower {
+    dir: PathBuf,
+    cur: Option<Current>,
+    watch: Option<Watch>,
+}
+
+impl Follower {
+    /// Starts where [`tail`] stopped (or at the start of `current` when it
+    /// did not exist yet).
+    pub fn new(dir: &Path, cur: Option<Current>) -> Follower {
+        let watch = Watch::new().ok().filter(|w| {
+            w.add(
+                dir,
+                nix::libc::IN_MODIFY
+                    | nix::libc::IN_CREATE
+                    | nix::libc::IN_MOVED_TO
+                    | nix::libc::IN_MOVED_FROM,
+            )
+            .is_ok()
+        });
+        Follower {
+            dir: dir.to_path_buf(),
+            cur,
+            watch,
+        }
+    }
+
+    /// Copies whatever is new to `out`; handles a rotation. Returns the
+    /// number of bytes copied.
+    pub fn step(&mut self, out: &mut dyn Write) -> io::Result<usize> {
+        let mut n = 0;
+        if self.cur.is_none() {
+            self.cur = open_current(&self.dir)?;
+        }
+        loop {
+            let Some(c) = self.cur.as_mut() else {
+                return Ok(n);
+            };
+            let new = read_rest(c)?;
+            n += new.len();
+            out.write_all(&new)?;
+            let now = match fs::metadata(self.dir.join("current")) {
+                Ok(m) => Some((m.dev(), m.ino())),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            };
+            match now {
+                Some(ino) if ino != c.ino => {
+                    // Rotated: drain the old file (done above, but s6-log
+                    // may have written between), then switch.
+                    let rest = read_rest(c)?;
+                    n += rest.len();
+                    out.write_all(&rest)?;
+                    self.cur = open_current(&self.dir)?;
+                }
+                _ => break,
+            }
+        }
+        out.flush()?;
+        Ok(n)
+    }
+
+    /// Follows until `out` fails (e.g. a closed pipe) or `until` passes.
+    pub fn run(&mut self, out: &mut dyn Write, until: Option<Instant>) -> io::Result<()> {
+        loop {
+            self.step(out)?;
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return Ok(());
+            }
+            if nap(&mut self.watch, until).is_err() {
+                self.watch = None;
+            }
+        }
+    }
+}

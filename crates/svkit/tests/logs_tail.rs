@@ -1,0 +1,121 @@
+//! `svkit::logs`: tail across archives and `current`, and following across
+//! a rotation done the way s6-log does it (rename `current` to an archive,
+//! start a new `current`).
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use svkit::logs::{archives, is_archive, tail, Follower};
+
+fn nums(from: usize, to: usize) -> String {
+    (from..to).map(|i| format!("line {i}\n")).collect()
+}
+
+fn append(p: &Path, s: &str) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+        .expect("open");
+    f.write_all(s.as_bytes()).expect("write");
+}
+
+/// Archives 0..10, 10..20, then `current` 20..25; plus files s6-log keeps
+/// beside them that are not log content.
+fn logdir() -> tempfile::TempDir {
+    let t = tempfile::tempdir().expect("tempdir");
+    let d = t.path();
+    fs::write(d.join("@400000006b0d10531c38b356.s"), nums(0, 10)).expect("write");
+    fs::write(d.join("@400000006b0d10541c38b356.u"), nums(10, 20)).expect("write");
+    fs::write(d.join("current"), nums(20, 25)).expect("write");
+    fs::write(d.join("lock"), "").expect("write");
+    fs::write(d.join("state"), "").expect("write");
+    fs::write(d.join("processed"), "nope\n").expect("write");
+    t
+}
+
+#[test]
+fn archive_names() {
+    assert!(is_archive("@400000006b0d10531c38b356.s"));
+    assert!(is_archive("@400000006b0d10531c38b356.u"));
+    assert!(!is_archive("current"));
+    assert!(!is_archive("@x.tmp"));
+    let t = logdir();
+    let a: Vec<String> = archives(t.path())
+        .expect("list")
+        .iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        a,
+        ["@400000006b0d10531c38b356.s", "@400000006b0d10541c38b356.u"]
+    );
+}
+
+#[test]
+fn tail_spans_files_in_order() {
+    let t = logdir();
+    for (n, from) in [
+        (0, 25),
+        (1, 24),
+        (5, 20),
+        (6, 19),
+        (15, 10),
+        (25, 0),
+        (100, 0),
+    ] {
+        let (out, cur) = tail(t.path(), n).expect("tail");
+        assert_eq!(String::from_utf8_lossy(&out), nums(from, 25), "n={n}");
+        assert!(cur.is_some());
+    }
+    // No current yet (a fresh logger): the archives alone.
+    fs::remove_file(t.path().join("current")).expect("rm");
+    let (out, cur) = tail(t.path(), 3).expect("tail");
+    assert_eq!(String::from_utf8_lossy(&out), nums(17, 20));
+    assert!(cur.is_none());
+    // A missing dir is an error the caller can tell apart.
+    let e = tail(&t.path().join("nope"), 3).err().expect("error");
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[test]
+fn follow_survives_rotation_without_loss_or_repeat() {
+    let t = logdir();
+    let d = t.path();
+    let (out, cur) = tail(d, 2).expect("tail");
+    assert_eq!(String::from_utf8_lossy(&out), nums(23, 25));
+    let mut f = Follower::new(d, cur);
+    let mut seen = Vec::new();
+    assert_eq!(f.step(&mut seen).expect("step"), 0);
+    append(&d.join("current"), &nums(25, 30));
+    f.step(&mut seen).expect("step");
+    // s6-log: more lines, then current becomes an archive and a new one starts;
+    // the follower only looks after all of it happened.
+    append(&d.join("current"), &nums(30, 33));
+    fs::rename(d.join("current"), d.join("@400000006b0d10551c38b356.s")).expect("rename");
+    fs::write(d.join("current"), nums(33, 36)).expect("write");
+    f.step(&mut seen).expect("step");
+    append(&d.join("current"), &nums(36, 40));
+    f.step(&mut seen).expect("step");
+    // A rotation with the new current not created yet.
+    fs::rename(d.join("current"), d.join("@400000006b0d10561c38b356.s")).expect("rename");
+    f.step(&mut seen).expect("step");
+    fs::write(d.join("current"), nums(40, 41)).expect("write");
+    f.step(&mut seen).expect("step");
+    assert_eq!(String::from_utf8_lossy(&seen), nums(25, 41));
+    // A tail now sees every file, in order.
+    let (out, _) = tail(d, 1000).expect("tail");
+    assert_eq!(String::from_utf8_lossy(&out), nums(0, 41));
+}
+
+#[test]
+fn follow_waits_for_a_log_that_does_not_exist_yet() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut f = Follower::new(t.path(), None);
+    let mut seen = Vec::new();
+    assert_eq!(f.step(&mut seen).expect("step"), 0);
+    fs::write(t.path().join("current"), "first\n").expect("write");
+    f.step(&mut seen).expect("step");
+    assert_eq!(seen, b"first\n");
+}
