@@ -76,15 +76,22 @@ fn want_up(model: &Model, name: &str, scandir: &Path) -> Result<(), RedirectErro
     let Some(slot) = model.slot(name) else {
         return Err(RedirectError::NoSlot(name.to_string()));
     };
-    if slot.autostart == Autostart::Remember {
-        let owner = slot.run_as().and_then(|u| reconcile::lookup_user(u).ok());
-        let owner = owner.filter(|_| nix::unistd::geteuid().is_root());
-        state::write_desired(Path::new(&model.state_dir), name, Desired::Up, owner)
-            .map_err(RedirectError::State)?;
-    }
     let dir = scandir.join(name);
     control::wait_supervised(&dir, SUPERVISE_TIMEOUT).map_err(RedirectError::Control)?;
-    control::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)
+    control::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)?;
+    // The desired state is for the next boot: recorded after the slot is
+    // told to come up (the user waits on that, not on an fsync), and not
+    // rewritten when it already says up.
+    if slot.autostart == Autostart::Remember {
+        let state_dir = Path::new(&model.state_dir);
+        if !matches!(state::read_desired(state_dir, name), Ok(Some(Desired::Up))) {
+            let owner = slot.run_as().and_then(|u| reconcile::lookup_user(u).ok());
+            let owner = owner.filter(|_| nix::unistd::geteuid().is_root());
+            state::write_desired(state_dir, name, Desired::Up, owner)
+                .map_err(RedirectError::State)?;
+        }
+    }
+    Ok(())
 }
 
 /// The line on stderr that tells a user where their process went and how

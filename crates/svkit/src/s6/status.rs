@@ -384,11 +384,18 @@ pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
             }
             Err(e) => return Err(io_err(&path, e)),
         };
-        // Reads to EOF so that a longer (unknown) layout is reported, not cut.
+        // Reads up to the buffer so that a longer (unknown) layout is
+        // reported, not cut. A short read of a regular file is its end: no
+        // second read for the EOF (this is on the health-check path).
         while len < buf.len() {
             match f.read(&mut buf[len..]) {
                 Ok(0) => break,
-                Ok(n) => len += n,
+                Ok(n) => {
+                    len += n;
+                    if len < buf.len() {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io_err(&path, e)),
             }
