@@ -1,0 +1,236 @@
+#!/bin/bash
+# Reconcile of 500 instances in the sandbox, under real s6: a cold apply
+# (empty scandir) against `cp -a` of the same rendered tree into an empty dir
+# (the I/O floor), and a warm no-op apply (second run: nothing to write)
+# against the cold one. Prints a Markdown section on stdout, progress on
+# stderr.
+#
+# How: one sandbox (PID 1 s6-svscan, like every test). The bench does not
+# apply into /run/service: each run gets a fresh scandir under /run (tmpfs,
+# as in s6-overlay) watched by a second, private `s6-svscan`, so that
+# svkit-reconcile's final `s6-svscanctl -a` is answered as in production and
+# a run can be torn down completely (`s6-svscanctl -t`) before the next.
+# The warm apply runs once every supervisor (500 slots + 500 loggers) of the
+# cold one is up, i.e. against a live, supervised tree. Slots are
+# `autostart: never` so 500 daemons do not compete with the timings; their
+# loggers run. Times are wall clock around one process (bash's
+# EPOCHREALTIME, no fork to read the clock), medians of the runs.
+#
+# This file is also its own in-sandbox half (`--inside N RUNS`).
+set -eu
+export LC_ALL=C
+
+N=${APPLY_BENCH_INSTANCES:-500}
+RUNS=${APPLY_BENCH_RUNS:-7}
+IN_SANDBOX=/usr/local/lib/svkit-bench/apply.sh
+
+# ---------------------------------------------------------------- inside --
+
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+
+# wait_for WHAT TRIES CMD...: polls CMD every 10 ms, bounded.
+wait_for() {
+  local what=$1 tries=$2
+  shift 2
+  until "$@"; do
+    tries=$((tries - 1))
+    if [ "$tries" -le 0 ]; then
+      echo "apply.sh: timed out waiting for $what" >&2
+      exit 111
+    fi
+    sleep 0.01
+  done
+}
+
+# Every file and dir svkit manages in a scandir, with inode, mtime, size,
+# mode and owner: everything but what s6 itself writes.
+snapshot() {
+  find "$1" \( -name supervise -o -name event -o -name .s6-svscan \) -prune \
+    -o -printf '%p %i %T@ %s %m %U:%G\n' | sort
+}
+
+supervised_count() {
+  find "$1" -mindepth 3 -maxdepth 4 -path '*/supervise/status' | wc -l
+}
+
+all_supervised() { [ "$(supervised_count "$1")" -ge "$2" ]; }
+# Quiet again: back to the s6-supervise processes alive before the run.
+supervisors_gone() { [ "$(pgrep -c -x s6-supervise || true)" -le "$1" ]; }
+svscan_listening() { [ -p "$1/.s6-svscan/control" ]; }
+
+inside() {
+  local n=$1 runs=$2
+  local base=/run/svkit-bench data=/tmp/svkit-bench cfg=/tmp/svkit-bench/config
+  rm -rf "$base" "$data"
+  mkdir -p "$base" "$data/profiles" "$cfg"
+  (cd "$data/profiles" && seq -f 'p%04g' 1 "$n" | xargs mkdir &&
+    seq -f 'p%04g/SOUL.md' 1 "$n" | xargs touch)
+  # The demo's gateway slot, one instance a profile directory.
+  cat >"$cfg/10-bench.json" <<JSON
+{
+  "user": "nobody",
+  "slots": [
+    {
+      "name": "gateway-{instance}",
+      "instances": { "from_dir": { "path": "$data/profiles", "require_file": "SOUL.md" } },
+      "command": ["app", "-p", "{instance}", "gateway", "run", "--replace"],
+      "env": { "HOME": "$data" },
+      "cwd": "$data",
+      "autostart": "never",
+      "log": { "dir": "$data/logs/{instance}", "stdout": false, "keep": 10, "max_bytes": 1000000 },
+      "restart": { "permanent_exit_codes": [78], "on_clean_exit": "stop", "backoff": { "max_s": 30 } }
+    }
+  ]
+}
+JSON
+  svctl render --config-dir "$cfg" --to "$base/rendered" >/dev/null
+  local slots files
+  slots=$(find "$base/rendered" -mindepth 1 -maxdepth 1 -type d | wc -l)
+  files=$(find "$base/rendered" -type f | wc -l)
+  [ "$slots" -eq "$n" ] || {
+    echo "apply.sh: rendered $slots slots, expected $n" >&2
+    exit 111
+  }
+  echo "slots=$slots files=$files"
+
+  local idle r scan t0 t1 svscan
+  idle=$(pgrep -c -x s6-supervise || true)
+  for r in $(seq 1 "$runs"); do
+    echo "apply.sh: run $r/$runs" >&2
+    # The floor: the same tree, copied into an empty dir on the same fs.
+    mkdir "$base/cp"
+    t0=$(now_us)
+    cp -a "$base/rendered/." "$base/cp/"
+    t1=$(now_us)
+    echo "cp_us=$((t1 - t0))"
+    rm -rf "$base/cp"
+
+    scan=$base/scan
+    rm -rf "$scan" "$data/logs"
+    mkdir "$scan"
+    s6-svscan "$scan" </dev/null >/dev/null 2>&1 &
+    svscan=$!
+    wait_for "s6-svscan on $scan" 500 svscan_listening "$scan"
+
+    t0=$(now_us)
+    svkit-reconcile --config-dir "$cfg" --scandir "$scan" >"$base/cold.out"
+    t1=$(now_us)
+    echo "cold_us=$((t1 - t0)) created=$(grep -c 'action=create' "$base/cold.out")"
+
+    wait_for "$((2 * n)) supervisors" 6000 all_supervised "$scan" "$((2 * n))"
+    snapshot "$scan" >"$base/before"
+    t0=$(now_us)
+    svkit-reconcile --config-dir "$cfg" --scandir "$scan" >"$base/warm.out"
+    t1=$(now_us)
+    snapshot "$scan" >"$base/after"
+    if ! cmp -s "$base/before" "$base/after"; then
+      echo "apply.sh: the warm apply changed the scandir:" >&2
+      diff "$base/before" "$base/after" | head -n 6 >&2 || true
+    fi
+    echo "warm_us=$((t1 - t0)) unchanged=$(grep -c 'action=unchanged' "$base/warm.out")" \
+      "changed=$(diff "$base/before" "$base/after" | grep -c '^>' || true)" \
+      "entries=$(wc -l <"$base/before")"
+
+    s6-svscanctl -t "$scan"
+    wait "$svscan" || true
+    wait_for "supervisors of run $r to exit" 6000 supervisors_gone "$idle"
+  done
+  rm -rf "$base" "$data"
+}
+
+if [ "${1:-}" = --inside ]; then
+  inside "$2" "$3"
+  exit 0
+fi
+
+# ------------------------------------------------------------------ host --
+
+cd "$(dirname "$0")/.."
+REL=target/release
+for b in svkit-sandbox svkit-reconcile svctl; do
+  if [ ! -x "$REL/$b" ]; then
+    cargo build --release --workspace >&2
+    break
+  fi
+done
+
+skip() {
+  cat <<MD
+## apply: reconcile of $N instances, cold and warm
+
+Not measured on this machine: $1.
+MD
+  exit 0
+}
+[ "$(id -u)" -eq 0 ] || skip "the sandbox needs root"
+for t in unshare nsenter s6-svscan execlineb; do
+  command -v "$t" >/dev/null 2>&1 || skip "$t missing (apt-get install -y s6 execline util-linux)"
+done
+
+tmp=$(mktemp -d)
+export SVKIT_SANDBOX_DIR="$tmp/reg"
+mkdir -p "$SVKIT_SANDBOX_DIR" "$tmp/rootfs${IN_SANDBOX%/*}"
+cp "$0" "$tmp/rootfs$IN_SANDBOX"
+chmod 0755 "$tmp/rootfs$IN_SANDBOX"
+id=
+cleanup() {
+  if [ -n "$id" ]; then
+    "$REL/svkit-sandbox" stop "$id" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "apply.sh: booting the sandbox" >&2
+id=$("$REL/svkit-sandbox" run --detach --rootfs "$tmp/rootfs")
+"$REL/svkit-sandbox" exec "$id" -- "$IN_SANDBOX" --inside "$N" "$RUNS" >"$tmp/out"
+
+# field NAME: every NAME=value of the results, one a line.
+field() {
+  awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$tmp/out"
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.1f", u / 1000 }'; }
+minimum() { sort -n | head -n 1; }
+maximum() { sort -n | tail -n 1; }
+
+slots=$(field slots)
+files=$(field files)
+cp_med=$(field cp_us | median)
+cold_med=$(field cold_us | median)
+warm_med=$(field warm_us | median)
+cp_min=$(field cp_us | minimum)
+cold_min=$(field cold_us | minimum)
+warm_min=$(field warm_us | minimum)
+changed_max=$(field changed | maximum)
+created_min=$(field created | minimum)
+unchanged_min=$(field unchanged | minimum)
+entries=$(field entries | head -n 1)
+runs=$(field cold_us | wc -l)
+cold_cp=$(awk -v a="$cold_med" -v b="$cp_med" 'BEGIN { printf "%.2f", a / b }')
+warm_cold=$(awk -v a="$warm_med" -v b="$cold_med" 'BEGIN { printf "1/%.0f", b / a }')
+cold_ok=$(awk -v a="$cold_med" -v b="$cp_med" 'BEGIN { print (a <= 3 * b) ? "met" : "**missed**" }')
+warm_ok=$(awk -v a="$warm_med" -v b="$cold_med" -v c="$changed_max" \
+  'BEGIN { print (a * 20 <= b && c == 0) ? "met" : "**missed**" }')
+
+cat <<MD
+## apply: reconcile of $slots instances, cold and warm
+
+One templated slot (the demo's \`gateway-{instance}\` with a logger,
+\`user: nobody\`), instances from $slots profile directories: $files files
+rendered. In the sandbox, on tmpfs, against a private \`s6-svscan\` on the
+scandir; wall time of one \`svkit-reconcile\` process, median and best of
+$runs runs. Cold: empty scandir (creates $created_min slots, their
+\`supervise/\`/\`event/\` and log dirs, then \`s6-svscanctl -a\`). Warm: the
+same apply again once all $((2 * slots)) supervisors are up: $unchanged_min
+slots reported unchanged, **$changed_max** of $entries scandir entries
+changed (inode, mtime, size, mode or owner). Floor: \`cp -a\` of the tree
+\`svctl render\` writes, into an empty dir on the same tmpfs.
+
+| operation | median ms | best ms | ratio | target |
+|---|---:|---:|---:|---|
+| \`cp -a\` of the rendered tree (I/O floor) | $(ms "$cp_med") | $(ms "$cp_min") | 1 | |
+| cold apply (\`svkit-reconcile\`, empty scandir) | $(ms "$cold_med") | $(ms "$cold_min") | ${cold_cp}× cp | ≤ 3× cp: $cold_ok |
+| warm no-op apply (second run) | $(ms "$warm_med") | $(ms "$warm_min") | ${warm_cold} of cold | ≤ 1/20 of cold, 0 writes: $warm_ok |
+MD

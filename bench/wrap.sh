@@ -1,0 +1,211 @@
+#!/bin/bash
+# The CMD wrapper's redirect, in the sandbox with the demo config: time from
+# exec of `svkit-wrap gateway run` to its slot being wanted up, against the
+# startup of a bare `python3 -c pass` (the floor of the reference's Python
+# CLI), and the resident size of the keep-alive. Prints a Markdown section on
+# stdout, progress on stderr.
+#
+# How: one sandbox booted like the demo (`--rootfs rootfs --rootfs
+# tests/fixtures/sandbox-user`: gateway-default is rendered at boot,
+# `autostart: remember`, down). Each run starts `svkit-wrap gateway run`
+# with its stderr on a FIFO and stops the clock when the breadcrumb line
+# arrives: svkit-wrap prints it only after `s6-svc -u` was written to the
+# slot's supervisor (and the desired state persisted), so this is an upper
+# bound of "exec to wanted up"; each run then checks with s6-svstat that the
+# slot is wanted up, reads VmRSS of the blocked keep-alive from
+# /proc/PID/status, sends it SIGTERM (exit 143 expected) and resets: slot
+# down (`s6-svc -d`, waited for), remembered state removed. `python3 -c pass`
+# is timed by the same shell, fork and exec included, like the wrapper.
+#
+# This file is also its own in-sandbox half (`--inside RUNS`).
+set -eu
+export LC_ALL=C
+
+RUNS=${WRAP_BENCH_RUNS:-30}
+IN_SANDBOX=/usr/local/lib/svkit-bench/wrap.sh
+
+# ---------------------------------------------------------------- inside --
+
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+
+# wait_for WHAT TRIES CMD...: polls CMD every 10 ms, bounded.
+wait_for() {
+  local what=$1 tries=$2
+  shift 2
+  until "$@"; do
+    tries=$((tries - 1))
+    if [ "$tries" -le 0 ]; then
+      echo "wrap.sh: timed out waiting for $what" >&2
+      exit 111
+    fi
+    sleep 0.01
+  done
+}
+
+svstat_is() { [ "$(s6-svstat -o "$2" "$1" 2>/dev/null)" = "$3" ]; }
+sleeping() { grep -q '^State:[[:space:]]*S' "/proc/$1/status"; }
+
+inside() {
+  local runs=$1 slot=/run/service/gateway-default state=/data/.svkit/desired/gateway-default
+  local base=/run/svkit-bench
+  mkdir -p "$base"
+  wait_for "gateway-default supervised" 1000 s6-svok "$slot"
+  python3 -c pass # warm the page cache, like the wrapper's warm-up run
+  local r t0 t1 pid line code
+  for r in $(seq 0 "$runs"); do
+    # Reset: down, not wanted up, nothing remembered.
+    s6-svc -d "$slot"
+    wait_for "gateway-default down" 1000 svstat_is "$slot" up,wantedup "false false"
+    rm -f "$state"
+    rm -f "$base/err"
+    mkfifo "$base/err"
+
+    t0=$(now_us)
+    svkit-wrap gateway run >/dev/null 2>"$base/err" &
+    pid=$!
+    exec 3<"$base/err"
+    line=
+    while IFS= read -r line <&3; do
+      case $line in *"s6 supervision"*) break ;; esac
+    done
+    t1=$(now_us)
+    case $line in *"s6 supervision"*) ;; *)
+      echo "wrap.sh: no breadcrumb from svkit-wrap" >&2
+      exit 111
+      ;;
+    esac
+    # s6-supervise reads its control FIFO asynchronously: poll, bounded.
+    wait_for "gateway-default wanted up after the breadcrumb" 500 \
+      svstat_is "$slot" wantedup true
+    wait_for "the keep-alive to block" 500 sleeping "$pid"
+    # Run 0 is the warm-up: timed by nobody.
+    if [ "$r" -gt 0 ]; then
+      echo "wrap_us=$((t1 - t0))" \
+        "rss_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")" \
+        "anon_kb=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status")" \
+        "pss_kb=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup")"
+    fi
+    kill -TERM "$pid"
+    code=0
+    wait "$pid" || code=$?
+    exec 3<&-
+    [ "$code" -eq 143 ] || {
+      echo "wrap.sh: keep-alive exited $code on SIGTERM, expected 143" >&2
+      exit 111
+    }
+  done
+  s6-svc -d "$slot"
+  rm -f "$state"
+
+  echo "python=$(python3 -c 'import platform; print(platform.python_version())')"
+  for r in $(seq 1 "$runs"); do
+    t0=$(now_us)
+    python3 -c pass
+    t1=$(now_us)
+    echo "python_us=$((t1 - t0))"
+    # What any fork+exec of a dynamic binary costs from this shell.
+    t0=$(now_us)
+    /bin/true
+    t1=$(now_us)
+    echo "true_us=$((t1 - t0))"
+  done
+  rm -rf "$base"
+}
+
+if [ "${1:-}" = --inside ]; then
+  inside "$2"
+  exit 0
+fi
+
+# ------------------------------------------------------------------ host --
+
+cd "$(dirname "$0")/.."
+REL=target/release
+for b in svkit-sandbox svkit-wrap svkit-reconcile app; do
+  if [ ! -x "$REL/$b" ]; then
+    cargo build --release --workspace >&2
+    break
+  fi
+done
+
+skip() {
+  cat <<MD
+## wrap: \`svkit-wrap gateway run\` into its slot
+
+Not measured on this machine: $1.
+MD
+  exit 0
+}
+[ "$(id -u)" -eq 0 ] || skip "the sandbox needs root"
+for t in unshare nsenter s6-svscan execlineb python3; do
+  command -v "$t" >/dev/null 2>&1 || skip "$t missing (apt-get install -y s6 execline util-linux python3)"
+done
+
+tmp=$(mktemp -d)
+export SVKIT_SANDBOX_DIR="$tmp/reg"
+mkdir -p "$SVKIT_SANDBOX_DIR" "$tmp/rootfs${IN_SANDBOX%/*}"
+cp "$0" "$tmp/rootfs$IN_SANDBOX"
+chmod 0755 "$tmp/rootfs$IN_SANDBOX"
+id=
+cleanup() {
+  if [ -n "$id" ]; then
+    "$REL/svkit-sandbox" stop "$id" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "wrap.sh: booting the sandbox, $RUNS runs" >&2
+id=$("$REL/svkit-sandbox" run --detach --rootfs rootfs --rootfs tests/fixtures/sandbox-user \
+  --rootfs "$tmp/rootfs")
+"$REL/svkit-sandbox" exec "$id" -- "$IN_SANDBOX" --inside "$RUNS" >"$tmp/out"
+
+# field NAME: every NAME=value of the results, one a line.
+field() {
+  awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$tmp/out"
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+minimum() { sort -n | head -n 1; }
+maximum() { sort -n | tail -n 1; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
+
+wrap_med=$(field wrap_us | median)
+wrap_min=$(field wrap_us | minimum)
+py_med=$(field python_us | median)
+py_min=$(field python_us | minimum)
+true_med=$(field true_us | median)
+true_min=$(field true_us | minimum)
+anon_med=$(field anon_kb | median)
+pss_med=$(field pss_kb | median)
+rss_med=$(field rss_kb | median)
+rss_max=$(field rss_kb | maximum)
+runs=$(field wrap_us | wc -l)
+pyver=$(field python | head -n 1)
+ratio=$(awk -v a="$py_med" -v b="$wrap_med" 'BEGIN { printf "%.1f", a / b }')
+speed_ok=$(awk -v a="$py_med" -v b="$wrap_med" 'BEGIN { print (a >= 10 * b) ? "met" : "**missed**" }')
+rss_ok=$(awk -v a="$rss_max" 'BEGIN { print (a < 2048) ? "met" : "**missed**" }')
+rss_mib() { awk -v k="$1" 'BEGIN { printf "%.2f", k / 1024 }'; }
+
+cat <<MD
+## wrap: \`svkit-wrap gateway run\` into its slot
+
+In the sandbox with the demo config (\`gateway-default\`, \`autostart:
+remember\`, down before every run): wall time from the fork+exec of
+\`svkit-wrap gateway run\` to its breadcrumb on stderr, which it prints once
+the desired state is persisted and \`s6-svc -u\` was sent (each run then
+checked \`wantedup true\` with s6-svstat); against \`python3 -c pass\`
+(Python $pyver, the reference CLI's floor before any import of its own),
+timed by the same shell. Median and best of $runs runs, after one warm-up.
+Keep-alive: VmRSS of the blocked \`svkit-wrap\` (from /proc/PID/status),
+which exited 143 on SIGTERM every time.
+
+| measure | median | best | target |
+|---|---:|---:|---|
+| \`svkit-wrap gateway run\` → slot wanted up | $(ms "$wrap_med") ms | $(ms "$wrap_min") ms | |
+| \`python3 -c pass\` | $(ms "$py_med") ms | $(ms "$py_min") ms | |
+| \`/bin/true\` (fork+exec floor of this shell, for scale) | $(ms "$true_med") ms | $(ms "$true_min") ms | |
+| speed-up (python / svkit-wrap, medians) | ${ratio}× | | ≥ 10×: $speed_ok |
+| keep-alive VmRSS | $(rss_mib "$rss_med") MiB | max $(rss_mib "$rss_max") MiB | < 2 MiB: $rss_ok |
+| keep-alive RssAnon / Pss | $(rss_mib "$anon_med") / $(rss_mib "$pss_med") MiB | | |
+MD

@@ -1,0 +1,226 @@
+//! The restart policy rendered into `finish`, under real s6 in the sandbox.
+//!
+//! One sandbox runs every case side by side (they are independent slots), so
+//! the file costs about as long as its slowest case, the backoff (~20 s):
+//!
+//! - `perm` exits 78 (a permanent exit code): down for good after one death;
+//! - `clean-stop` exits 0 with `on_clean_exit: stop`: not restarted;
+//! - `clean-restart` exits 0 with `on_clean_exit: restart`: restarted;
+//! - `backoff` exits 1 with `backoff.max_s: 4`: the gaps between its deaths,
+//!   read from s6's own `supervise/death_tally`, grow up to `max_s`;
+//! - `loop` exits 1 with `max_deaths: 3, within_s: 60`: stopped after 3.
+//!
+//! Every wait is a deadline poll. "Stays down" is checked by an observation
+//! window: a deadline poll (at least [`WINDOW`], and for as long as the
+//! backoff case takes) that fails as soon as a stopped slot's death tally or
+//! status file changes. s6-supervise respawns at most once a second, so a
+//! window of several seconds would see any restart.
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use svkit::s6::tai64::Tai64N;
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+
+const CONFIG: &str = r#"{
+  "user": "nobody",
+  "slots": [
+    { "name": "perm", "command": ["sh", "-c", "exit 78"], "autostart": "always" },
+    { "name": "clean-stop", "command": ["sh", "-c", "exit 0"], "autostart": "always",
+      "restart": { "on_clean_exit": "stop" } },
+    { "name": "clean-restart", "command": ["sh", "-c", "exit 0"], "autostart": "always",
+      "restart": { "on_clean_exit": "restart" } },
+    { "name": "backoff", "command": ["sh", "-c", "exit 1"], "autostart": "always",
+      "restart": { "backoff": { "max_s": 4 } } },
+    { "name": "loop", "command": ["sh", "-c", "exit 1"], "autostart": "always",
+      "restart": { "max_deaths": 3, "within_s": 60 } }
+  ]
+}"#;
+
+/// `backoff.max_s` of the `backoff` slot.
+const MAX_S: f64 = 4.0;
+/// Deaths of `backoff` to collect: delays 0, 1, 2, 4, 4 after the first five,
+/// so the last two gaps are at the cap.
+const BACKOFF_DEATHS: usize = 6;
+/// Minimum observation window for the slots that must stay down.
+const WINDOW: Duration = Duration::from_secs(4);
+/// Bytes in one death tally record: TAI64N stamp, exit code, signal.
+const RECORD: usize = 14;
+
+struct Fixture {
+    rootfs: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let rootfs = tempfile::tempdir().expect("tempdir");
+        let r = rootfs.path();
+        fs::create_dir_all(r.join("etc/svkit")).expect("mkdir");
+        fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
+        fs::write(r.join("etc/svkit/10-test.json"), CONFIG).expect("write");
+        let hook = r.join("etc/cont-init.d/50-svkit");
+        fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
+        fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        Fixture { rootfs }
+    }
+
+    fn boot(&self) -> Sandbox {
+        let rootfs = self.rootfs.path().display().to_string();
+        Sandbox::start(&["--rootfs", &rootfs], &["sleep", "100000"])
+    }
+}
+
+/// One death as s6-supervise recorded it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Death {
+    stamp: Tai64N,
+    code: u8,
+    sig: u8,
+}
+
+fn supervise(sbx: &Sandbox, slot: &str, file: &str) -> PathBuf {
+    sbx.root()
+        .join("run/service")
+        .join(slot)
+        .join("supervise")
+        .join(file)
+}
+
+/// The slot's death tally, read natively (empty until the first death).
+fn deaths(sbx: &Sandbox, slot: &str) -> Vec<Death> {
+    let bytes = fs::read(supervise(sbx, slot, "death_tally")).unwrap_or_default();
+    assert_eq!(
+        bytes.len() % RECORD,
+        0,
+        "{slot}: death_tally is not whole {RECORD}-byte records"
+    );
+    bytes
+        .chunks_exact(RECORD)
+        .map(|r| Death {
+            stamp: Tai64N::from_bytes(&r[..12]).expect("TAI64N stamp"),
+            code: r[12],
+            sig: r[13],
+        })
+        .collect()
+}
+
+/// `s6-svstat -o up,wantedup SLOT`, e.g. "false false".
+fn svstat(sbx: &Sandbox, slot: &str) -> String {
+    let o = sbx.sh(&format!("s6-svstat -o up,wantedup /run/service/{slot}"));
+    stdout(&o).trim().to_string()
+}
+
+fn secs_between(later: &Tai64N, earlier: &Tai64N) -> f64 {
+    let (s, n) = later.wrapping_sub(earlier);
+    s as f64 + f64::from(n) / 1e9
+}
+
+/// What must not change while a stopped slot is watched.
+fn frozen(sbx: &Sandbox, slot: &str) -> (Vec<u8>, Vec<u8>) {
+    (
+        fs::read(supervise(sbx, slot, "death_tally")).unwrap_or_default(),
+        fs::read(supervise(sbx, slot, "status")).unwrap_or_default(),
+    )
+}
+
+#[test]
+fn restart_policy_under_real_s6() {
+    if !sandbox_or_skip("restart_policy_under_real_s6") {
+        return;
+    }
+    let fx = Fixture::new();
+    let sbx = fx.boot();
+    let long = Duration::from_secs(20);
+
+    // Stopped slots: down, not wanted up, with exactly the expected deaths.
+    // (slot, deaths before it stops, exit code of each)
+    let stopped: [(&str, usize, u8); 3] = [("perm", 1, 78), ("clean-stop", 1, 0), ("loop", 3, 1)];
+    for (slot, n, code) in stopped {
+        poll(&format!("{slot} stopped for good"), long, || {
+            (svstat(&sbx, slot) == "false false" && deaths(&sbx, slot).len() >= n).then_some(())
+        });
+        let d = deaths(&sbx, slot);
+        assert_eq!(d.len(), n, "{slot}: deaths {d:?}");
+        assert!(
+            d.iter().all(|d| d.code == code && d.sig == 0),
+            "{slot}: expected exit code {code} in every record: {d:?}"
+        );
+    }
+
+    // on_clean_exit: restart: clean exits keep being restarted.
+    poll("clean-restart restarted after clean exits", long, || {
+        (deaths(&sbx, "clean-restart").len() >= 3).then_some(())
+    });
+    assert!(deaths(&sbx, "clean-restart").iter().all(|d| d.code == 0));
+    assert_eq!(
+        svstat(&sbx, "clean-restart").split(' ').nth(1),
+        Some("true"),
+        "clean-restart must stay wanted up"
+    );
+
+    // Observation window: while the backoff slot collects its deaths (and at
+    // least WINDOW), no stopped slot may die again or change state.
+    let before: Vec<_> = stopped.iter().map(|(s, _, _)| frozen(&sbx, s)).collect();
+    let start = Instant::now();
+    poll(
+        "backoff deaths (stopped slots watched meanwhile)",
+        Duration::from_secs(40),
+        || {
+            for ((slot, _, _), was) in stopped.iter().zip(&before) {
+                let now = frozen(&sbx, slot);
+                assert!(
+                    &now == was,
+                    "{slot} changed after stopping for good: deaths {:?}",
+                    deaths(&sbx, slot)
+                );
+            }
+            (start.elapsed() >= WINDOW && deaths(&sbx, "backoff").len() >= BACKOFF_DEATHS)
+                .then_some(())
+        },
+    );
+    for (slot, n, _) in stopped {
+        assert_eq!(svstat(&sbx, slot), "false false", "{slot} after the window");
+        assert_eq!(deaths(&sbx, slot).len(), n, "{slot} after the window");
+    }
+
+    // Backoff: gaps between deaths (s6's stamps) grow, then sit at max_s.
+    let d = deaths(&sbx, "backoff");
+    assert!(d.iter().all(|d| d.code == 1), "{d:?}");
+    let gaps: Vec<f64> = d
+        .windows(2)
+        .take(BACKOFF_DEATHS - 1)
+        .map(|w| secs_between(&w[1].stamp, &w[0].stamp))
+        .collect();
+    eprintln!("backoff gaps (s): {gaps:.2?}");
+    for w in gaps.windows(2) {
+        // Non-decreasing, give or take scheduling jitter.
+        assert!(w[1] + 0.5 >= w[0], "backoff gaps shrank: {gaps:.2?}");
+    }
+    assert!(gaps[0] < MAX_S, "first gap already at the cap: {gaps:.2?}");
+    for g in &gaps[gaps.len() - 2..] {
+        // The last delays are max_s exactly; the rest of a gap is s6's 1 s
+        // respawn spacing (applied after finish) and the run itself.
+        assert!(
+            *g >= MAX_S && *g < MAX_S + 3.0,
+            "gaps must reach max_s ({MAX_S} s) and stop growing: {gaps:.2?}"
+        );
+    }
+    assert_eq!(
+        svstat(&sbx, "backoff").split(' ').nth(1),
+        Some("true"),
+        "a backing-off slot stays wanted up"
+    );
+
+    let logs = sbx.logs();
+    for needle in [
+        "slot perm exited 78, a permanent failure",
+        "slot clean-stop exited cleanly: not restarting",
+        "slot loop died 3 times within 60 s",
+        "slot backoff is crash-looping: restarting in 4 s",
+    ] {
+        assert!(logs.contains(needle), "missing {needle:?} in logs:\n{logs}");
+    }
+    sbx.stop();
+}
