@@ -1,0 +1,140 @@
+//! The rendered logger under real s6 in the sandbox: raw lines to docker
+//! logs, timestamped lines in `current`, rotation keeping `keep` archives;
+//! and two containers sharing a volume, where the second one's logger finds
+//! the log dir locked by the first's s6-log: it must say so and keep
+//! running (stdout only), not crash-loop every second.
+
+use std::fs;
+use std::time::Duration;
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+
+const CONFIG: &str = r#"{ "slots": [ { "name": "talker",
+  "command": ["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
+  "log": { "dir": "/data/logs/talker", "stdout": true } } ] }"#;
+
+fn rootfs_with(config: &str) -> tempfile::TempDir {
+    let rootfs = tempfile::tempdir().expect("tempdir");
+    fs::create_dir_all(rootfs.path().join("etc/svkit")).expect("mkdir");
+    fs::create_dir_all(rootfs.path().join("etc/cont-init.d")).expect("mkdir");
+    fs::write(rootfs.path().join("etc/svkit/10.json"), config).expect("write");
+    let hook = rootfs.path().join("etc/cont-init.d/50-svkit");
+    fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
+    fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    rootfs
+}
+
+#[test]
+fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
+    if !sandbox_or_skip("logger_tees_timestamps_and_rotates_keeping_keep_archives") {
+        return;
+    }
+    // ~100 bytes a line, 4096-byte files: a rotation every ~40 lines.
+    let config = r#"{ "slots": [ { "name": "counter",
+      "command": ["sh", "-c", "i=0; while [ $i -lt 600 ]; do i=$((i+1)); printf 'line %05d %090d\\n' $i 0; done; exec sleep 100000"],
+      "log": { "dir": "/data/logs/counter", "stdout": true, "keep": 2, "max_bytes": 4096 } } ] }"#;
+    let rootfs = rootfs_with(config);
+    let data = tempfile::tempdir().expect("tempdir");
+    let sbx = boot(rootfs.path(), data.path());
+    let dir = data.path().join("logs/counter");
+    // The last line may sit in `current` or, right after a rotation, in
+    // the newest archive: wait until some file of the dir has it.
+    let has_last = || {
+        fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
+            let text = fs::read_to_string(e.path()).ok()?;
+            text.contains("line 00600 ").then_some(())
+        })
+    };
+    poll("the last line logged", Duration::from_secs(20), has_last);
+    let current = fs::read_to_string(dir.join("current")).expect("current");
+    // Timestamped in the files: `YYYY-MM-DD hh:mm:ss.nnnnnnnnn  line ...`.
+    for l in current.lines() {
+        let b = l.as_bytes();
+        assert!(
+            b.len() > 30 && b[4] == b'-' && b[13] == b':' && l.contains("  line "),
+            "{l:?}"
+        );
+    }
+    // Rotated, keeping exactly `keep` archives (@<tai64n>.s).
+    let mut archives: Vec<_> = fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('@') && n.ends_with(".s"))
+        .collect();
+    archives.sort();
+    assert_eq!(archives.len(), 2, "{archives:?}");
+    // No size bound per archive: under a burst s6-log writes a whole
+    // buffer before it checks the size (seen: 10 KB archives at s4096).
+    // The kept lines are the most recent ones, in order, none lost between.
+    let mut kept = String::new();
+    for a in &archives {
+        kept.push_str(&fs::read_to_string(dir.join(a)).expect("read"));
+    }
+    kept.push_str(&current);
+    let nums: Vec<u32> = kept
+        .lines()
+        .filter_map(|l| l.split("  line ").nth(1)?.get(..5)?.parse().ok())
+        .collect();
+    assert_eq!(nums.last(), Some(&600));
+    assert!(
+        nums.windows(2).all(|w| w[1] == w[0] + 1),
+        "gap in kept lines"
+    );
+    // Raw lines, without the timestamp, in docker logs.
+    let logs = sbx.wait_for_log("line 00600 ", Duration::from_secs(10));
+    assert!(
+        logs.lines().any(|l| l.starts_with("line 00001 ")),
+        "raw lines in docker logs"
+    );
+    sbx.stop();
+}
+
+fn boot(rootfs: &std::path::Path, data: &std::path::Path) -> Sandbox {
+    let r = rootfs.display().to_string();
+    let v = format!("{}:/data", data.display());
+    Sandbox::start(&["--rootfs", &r, "--volume", &v], &["sleep", "100000"])
+}
+
+fn log_field(sbx: &Sandbox, field: &str) -> String {
+    stdout(&sbx.sh(&format!("s6-svstat -o {field} /run/service/talker/log")))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn second_container_on_the_same_volume_reports_the_log_lock() {
+    if !sandbox_or_skip("second_container_on_the_same_volume_reports_the_log_lock") {
+        return;
+    }
+    let rootfs = rootfs_with(CONFIG);
+    let data = tempfile::tempdir().expect("tempdir");
+
+    let first = boot(rootfs.path(), data.path());
+    poll("first logger writing", Duration::from_secs(10), || {
+        let cur = fs::read_to_string(data.path().join("logs/talker/current")).ok()?;
+        cur.contains("tick").then_some(())
+    });
+    let second = boot(rootfs.path(), data.path());
+    let logs = second.wait_for_log("unable to lock", Duration::from_secs(10));
+    assert!(
+        logs.contains("svkit: slot talker: unable to lock /data/logs/talker"),
+        "{logs}"
+    );
+    // Lines still reach docker logs, and the logger stays up: its pid does
+    // not change while many ticks go by (no respawn every second).
+    let pid = log_field(&second, "pid");
+    assert_ne!(pid, "-1");
+    let ticks = |s: &Sandbox| s.logs().matches("tick").count();
+    let start = ticks(&second);
+    poll("ticks in docker logs", Duration::from_secs(10), || {
+        (ticks(&second) >= start + 10).then_some(())
+    });
+    assert_eq!(log_field(&second, "pid"), pid, "the logger respawned");
+    assert_eq!(
+        second.logs().matches("unable to lock").count(),
+        1,
+        "reported once"
+    );
+    second.stop();
+    first.stop();
+}
