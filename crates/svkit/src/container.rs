@@ -10,11 +10,22 @@ use std::path::{Path, PathBuf};
 
 pub const CONTAINER_ENV_DIR: &str = "/run/s6/container_environment";
 
+/// A setting from our environment, else from the container environment:
+/// `/init` strips the env of cont-init hooks and the CMD, so an image's
+/// `ENV SVKIT_SCANDIR=...` reaches svkit-reconcile and svkit-wrap only
+/// through s6-overlay's dump. Empty means unset.
+pub fn setting(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ => {
+            let v = fs::read_to_string(Path::new(CONTAINER_ENV_DIR).join(var)).ok()?;
+            (!v.is_empty()).then_some(v)
+        }
+    }
+}
+
 fn path_from_env(var: &str, default: &str) -> PathBuf {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(default))
+    PathBuf::from(setting(var).unwrap_or_else(|| default.to_string()))
 }
 
 /// `SVKIT_SCANDIR`, default `/run/service`.

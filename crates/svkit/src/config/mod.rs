@@ -36,10 +36,9 @@ pub const CONFIG_DIR_ENV: &str = "SVKIT_CONFIG_DIR";
 
 /// `SVKIT_CONFIG_DIR`, else `/etc/svkit`.
 pub fn config_dir_from_env() -> PathBuf {
-    match std::env::var_os(CONFIG_DIR_ENV) {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(DEFAULT_CONFIG_DIR),
-    }
+    PathBuf::from(
+        crate::container::setting(CONFIG_DIR_ENV).unwrap_or_else(|| DEFAULT_CONFIG_DIR.into()),
+    )
 }
 
 /// The layer files of `dir`, in order, with their bytes.

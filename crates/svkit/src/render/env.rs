@@ -35,10 +35,10 @@ impl RenderEnv {
     /// Look at this machine: `/command/with-contenv`, `SVKIT_S6_BIN` (else
     /// `/command` when present, else `PATH`), the effective uid.
     pub fn detect() -> RenderEnv {
-        let s6_bin = match std::env::var(S6_BIN_ENV) {
-            Ok(d) if !d.is_empty() => Some(d),
-            _ if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
-            _ => None,
+        let s6_bin = match crate::container::setting(S6_BIN_ENV) {
+            Some(d) => Some(d),
+            None if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
+            None => None,
         };
         RenderEnv {
             with_contenv: Path::new(WITH_CONTENV)

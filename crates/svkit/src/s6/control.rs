@@ -182,7 +182,7 @@ pub fn wait_supervised(slot: &Path, timeout: Duration) -> Result<(), ControlErro
 /// Where s6's binaries are: `SVKIT_S6_BIN`, else `/command` when it exists
 /// (s6-overlay), else `PATH`.
 pub fn s6_tool(name: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("SVKIT_S6_BIN").filter(|d| !d.is_empty()) {
+    if let Some(dir) = crate::container::setting("SVKIT_S6_BIN") {
         return PathBuf::from(dir).join(name);
     }
     let command = Path::new("/command").join(name);

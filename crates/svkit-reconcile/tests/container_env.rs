@@ -1,0 +1,41 @@
+//! An image's `ENV SVKIT_CONFIG_DIR=...` reaches the boot hook although
+//! `/init` strips the hook's environment: svkit reads s6-overlay's dump.
+
+use std::fs;
+use std::time::Duration;
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+
+#[test]
+fn settings_come_from_the_container_environment() {
+    if !sandbox_or_skip("settings_come_from_the_container_environment") {
+        return;
+    }
+    let rootfs = tempfile::tempdir().expect("tempdir");
+    let r = rootfs.path();
+    fs::create_dir_all(r.join("opt/conf")).expect("mkdir");
+    fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
+    fs::write(
+        r.join("opt/conf/10.json"),
+        r#"{ "slots": [ { "name": "moved", "command": ["sleep", "1000"] } ] }"#,
+    )
+    .expect("write");
+    let hook = r.join("etc/cont-init.d/50-svkit");
+    // The hook's own env is minimal, as under s6-overlay: no SVKIT_* here.
+    fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
+    fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let rs = r.display().to_string();
+    let sbx = Sandbox::start(
+        &["--rootfs", &rs, "--env", "SVKIT_CONFIG_DIR=/opt/conf"],
+        &["sleep", "100000"],
+    );
+    assert!(
+        sbx.logs().contains("reconcile: slot=moved action=create"),
+        "{}",
+        sbx.logs()
+    );
+    poll("moved up", Duration::from_secs(10), || {
+        let o = sbx.sh("s6-svstat -o up /run/service/moved");
+        (stdout(&o).trim() == "true").then_some(())
+    });
+    sbx.stop();
+}
