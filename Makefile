@@ -2,7 +2,7 @@
 SHELL := /bin/sh
 CARGO ?= cargo
 
-.PHONY: all build release deps test lint bench demo bless clean test-docker test-docker-sandbox
+.PHONY: all build release deps test lint bench demo bless clean test-docker test-docker-sandbox completions
 
 all: build
 
@@ -57,6 +57,10 @@ bench: deps release
 
 demo: deps release
 	./demo/run
+
+# Shell completions and man pages from the clap definitions (docs/svctl.md).
+completions:
+	$(CARGO) run -q -p svkit-docgen -- target/completions
 
 bless:
 	SVKIT_BLESS=1 $(CARGO) test --workspace

@@ -41,7 +41,7 @@ Exit codes (LSB): 0 every listed slot is in its wanted state; 3 some slot is not
 (down but wanted up, up but wanted down, permanently failed, no supervisor);
 4 unknown slot; 100 bad usage; 111 system error.")]
     Status(StatusArgs),
-    /// Start slots (and persist \"up\" for `remember` slots)
+    /// Start slots (and persist `up` for `remember` slots)
     #[command(after_help = "Examples:
   svctl start gateway-default
   svctl start --wait --timeout 10000 gateway-default dashboard
@@ -51,7 +51,7 @@ With --wait, returns when every slot is up (ready, for slots with readiness).
 Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
 4 unknown slot; 100 bad usage; 111 system error (e.g. supervisor not running).")]
     Start(CtlArgs),
-    /// Stop slots (and persist \"down\" for `remember` slots)
+    /// Stop slots (and persist `down` for `remember` slots)
     #[command(after_help = "Examples:
   svctl stop gateway-default
   svctl stop --all --wait --timeout 20000      (the cont-finish.d hook)

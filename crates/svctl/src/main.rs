@@ -4,10 +4,12 @@
 //! Exit codes follow s6: 0 ok, 1 the checked thing is not ok (invalid
 //! config), 100 bad usage, 111 system error.
 
-mod args;
-mod cli;
 mod exit;
 mod verbs;
+
+// The command line lives in the library (`src/lib.rs`) so that
+// `svkit-docgen` can render completions and man pages from it.
+use svctl::{args, cli};
 
 use std::process::ExitCode;
 

@@ -11,27 +11,7 @@ use std::path::Path;
 use svkit::config::{self, LoadError, Model};
 use svkit::container;
 use svkit::redirect::{self, Decision, Facts};
-
-const HELP: &str = "svkit-wrap: run the container's command, supervised when the config says so
-
-Usage: svkit-wrap [--] [ARGV...]
-
-Routing: no ARGV runs default_program; an ARGV[0] found on PATH runs as is;
-otherwise default_program is prepended (`gateway run` -> `app gateway run`).
-
-A routed command matching a redirect in the config is started in its s6
-slot instead, and svkit-wrap stays alive until the container is stopped
-(exit 128+signal). It runs in the foreground when the redirect's opt-out
-flag is given (and removed), its opt-out variable is truthy (1/true/yes),
-the slot's sentinel variable is set (a supervised child never redirects),
-or s6-overlay is not running (with one warning).
-
-Exit codes: the foreground command's own; 128+N after signal N while
-holding a redirect; 1 invalid config; 111 system error; 126 command not
-executable; 127 command not found.
-
-Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR
-(default /run/service), SVKIT_S6_BIN.";
+use svkit_wrap::{HELP, VERSION};
 
 fn fatal(code: i32, msg: impl std::fmt::Display) -> ! {
     eprintln!("svkit-wrap: fatal: {msg}");
@@ -75,7 +55,7 @@ fn main() {
         // Internal: the keep-alive after a redirect (see exec_hold).
         Some("--hold") => std::process::exit(redirect::keep_alive()),
         Some("--version") | Some("-V") => {
-            println!("svkit-wrap {}", env!("CARGO_PKG_VERSION"));
+            println!("svkit-wrap {VERSION}");
             return;
         }
         _ => {}

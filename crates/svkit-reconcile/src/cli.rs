@@ -1,0 +1,27 @@
+//! The command line of `svkit-reconcile`.
+
+use clap::Parser;
+use std::path::PathBuf;
+
+const AFTER: &str = "Prints one audit line per slot on stdout:
+  reconcile: slot=gateway-default action=create state=up
+
+Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
+111 system error (lock held too long, I/O, s6 not answering).
+
+Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
+/run/service), SVKIT_S6_BIN (default /command, else PATH).";
+
+#[derive(Parser)]
+#[command(name = "svkit-reconcile", version, about, after_help = AFTER)]
+pub struct Cli {
+    /// Config dir [default: $SVKIT_CONFIG_DIR or /etc/svkit].
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+    /// Scandir [default: $SVKIT_SCANDIR or /run/service].
+    #[arg(long, value_name = "DIR")]
+    pub scandir: Option<PathBuf>,
+    /// How long to wait for another reconcile to finish.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub lock_timeout: u64,
+}
