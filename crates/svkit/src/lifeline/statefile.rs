@@ -9,9 +9,9 @@
 //! rather than followed or trusted.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -98,46 +98,14 @@ fn check_target(path: &Path) -> Result<()> {
     }
 }
 
-fn temp_path(path: &Path) -> Result<PathBuf> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| refuse(path, "has no file name"))?
-        .to_string_lossy()
-        .into_owned();
-    Ok(path.with_file_name(format!(".{name}.{}.tmp", std::process::id())))
-}
-
 /// Writes the record atomically with mode 0600.
 pub fn write(path: &Path, rec: &StateRecord) -> Result<()> {
     check_target(path)?;
-    let tmp = temp_path(path)?;
-    let body = serde_json::to_vec(rec)
+    let mut body = serde_json::to_vec(rec)
         .map_err(|e| Error::io("unable to encode state", io::Error::other(e)))?;
-    let result = (|| -> io::Result<()> {
-        let _ = fs::remove_file(&tmp);
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(&body)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable; failure here loses nothing but
-        // durability, so it is not an error.
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io(format!("unable to write state file {}", path.display()), e)
-    })
+    body.push(b'\n');
+    crate::fsutil::write_atomic(path, &body, 0o600, None)
+        .map_err(|e| Error::io(format!("unable to write state file {}", path.display()), e))
 }
 
 /// Removes the state file if it still names `pid`/`start_time`. Returns

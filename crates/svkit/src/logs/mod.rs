@@ -118,6 +118,37 @@ pub fn tail(dir: &Path, n: usize) -> io::Result<(Vec<u8>, Option<Current>)> {
     Ok((all[start..].concat(), cur))
 }
 
+/// Copies, in order, the archives newer than the one with inode `old` and
+/// older than `next` (the `current` just opened, in case it was archived
+/// too): under a burst s6-log may rotate several times between two looks.
+/// When `old` is not an archive yet (still being renamed), no newer one
+/// can exist: s6-log archives one file before it rotates the next.
+fn copy_between(
+    dir: &Path,
+    old: (u64, u64),
+    next: Option<(u64, u64)>,
+    out: &mut dyn Write,
+) -> io::Result<usize> {
+    let mut after_old = false;
+    let mut n = 0;
+    for a in archives(dir)? {
+        let Ok(mut f) = File::open(&a) else { continue };
+        let m = f.metadata()?;
+        let ino = (m.dev(), m.ino());
+        if Some(ino) == next {
+            break;
+        }
+        if after_old {
+            let mut body = Vec::new();
+            f.read_to_end(&mut body)?;
+            n += body.len();
+            out.write_all(&body)?;
+        }
+        after_old |= ino == old;
+    }
+    Ok(n)
+}
+
 /// Follows a log dir's `current` across rotations.
 pub struct Follower {
     dir: PathBuf,
@@ -168,11 +199,15 @@ impl Follower {
             match now {
                 Some(ino) if ino != c.ino => {
                     // Rotated: drain the old file (done above, but s6-log
-                    // may have written between), then switch.
+                    // may have written between), then catch up on files
+                    // that were `current` only briefly, then switch.
                     let rest = read_rest(c)?;
                     n += rest.len();
                     out.write_all(&rest)?;
-                    self.cur = open_current(&self.dir)?;
+                    let old = c.ino;
+                    let next = open_current(&self.dir)?;
+                    n += copy_between(&self.dir, old, next.as_ref().map(|c| c.ino), out)?;
+                    self.cur = next;
                 }
                 _ => break,
             }
@@ -192,5 +227,46 @@ impl Follower {
                 self.watch = None;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ino(p: &Path) -> (u64, u64) {
+        let m = fs::metadata(p).expect("meta");
+        (m.dev(), m.ino())
+    }
+
+    #[test]
+    fn rotations_between_two_looks_are_copied_in_order() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        for (name, body) in [
+            ("@4001.s", "old\n"),
+            ("@4002.s", "b\n"),
+            ("@4003.s", "c\n"),
+            ("@4004.s", "next\n"),
+        ] {
+            fs::write(d.join(name), body).expect("write");
+        }
+        fs::write(d.join("current"), "").expect("write");
+        let mut out = Vec::new();
+        // The file we held became @4001; the `current` we just opened was
+        // itself archived as @4004: copy what lies strictly between.
+        let n = copy_between(
+            d,
+            ino(&d.join("@4001.s")),
+            Some(ino(&d.join("@4004.s"))),
+            &mut out,
+        )
+        .expect("copy");
+        assert_eq!(out, b"b\nc\n");
+        assert_eq!(n, 4);
+        // The old file not archived yet: nothing newer can exist.
+        let mut out = Vec::new();
+        copy_between(d, (0, 0), Some(ino(&d.join("current"))), &mut out).expect("copy");
+        assert!(out.is_empty());
     }
 }

@@ -3,9 +3,9 @@
 //! is reported and treated as "never set". Writes are atomic (temp + rename).
 
 use std::fmt;
-use std::fs::{self, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::fs::OpenOptions;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,57 +103,17 @@ pub fn write_desired(
     owner: Option<(u32, u32)>,
 ) -> Result<(), StateError> {
     let dir = state_dir.join("desired");
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source: std::io::Error| StateError::Io { path, source }
-    };
-    for d in [state_dir, dir.as_path()] {
-        match fs::symlink_metadata(d) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(StateError::Symlink {
-                    path: d.to_path_buf(),
-                })
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs::create_dir_all(d).map_err(io(d))?;
-                fs::set_permissions(d, fs::Permissions::from_mode(0o755)).map_err(io(d))?;
-                chown(d, owner).map_err(io(d))?;
-            }
-            Err(e) => return Err(io(d)(e)),
-        }
-    }
+    super::ensure_dirs(&[state_dir, dir.as_path()], owner)?;
     let path = file_for(state_dir, slot);
-    let tmp = dir.join(format!(".{slot}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(desired.as_str().as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        chown(&tmp, owner)?;
-        fs::rename(&tmp, &path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(io(&path))
-}
-
-fn chown(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
-    match owner {
-        Some((uid, gid)) => std::os::unix::fs::lchown(path, Some(uid), Some(gid)),
-        None => Ok(()),
-    }
+    let body = format!("{}\n", desired.as_str());
+    crate::fsutil::write_atomic(&path, body.as_bytes(), 0o644, owner)
+        .map_err(|source| StateError::Io { path, source })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn round_trip_and_absent() {

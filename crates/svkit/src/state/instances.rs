@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, names, FsInstances, LoadError, Validated, Warning};
@@ -98,24 +98,7 @@ pub fn register(
 ) -> Result<bool, StateError> {
     let base = state_dir.join(INSTANCES_DIR);
     let dir = template_dir(state_dir, template);
-    for d in [state_dir, base.as_path(), dir.as_path()] {
-        match fs::symlink_metadata(d) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(StateError::Symlink {
-                    path: d.to_path_buf(),
-                })
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs::create_dir_all(d).map_err(io(d))?;
-                fs::set_permissions(d, fs::Permissions::from_mode(0o755)).map_err(io(d))?;
-                if let Some((u, g)) = owner {
-                    std::os::unix::fs::lchown(d, Some(u), Some(g)).map_err(io(d))?;
-                }
-            }
-            Err(e) => return Err(io(d)(e)),
-        }
-    }
+    super::ensure_dirs(&[state_dir, base.as_path(), dir.as_path()], owner)?;
     let path = dir.join(name);
     match OpenOptions::new()
         .write(true)
