@@ -5,11 +5,13 @@
 use super::error::{io, ReconcileError};
 use super::fsops::{self, Owner};
 use super::lock::ScandirLock;
-use super::plan::{plan, Action, SlotPlan};
+use super::plan::{survey, Action, SlotPlan, Survey};
+use super::record::Stamp;
+use super::seal::{self, Built};
 use super::{DesiredSlot, DELETE_PREFIX, TEMP_PREFIX};
 use crate::s6::control::{self, Command6};
 use crate::s6::status;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -48,27 +50,24 @@ pub fn apply(
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     let swept = sweep(scandir)?;
-    let plans = plan(scandir, desired)?;
+    let Survey {
+        plans,
+        record,
+        confirmed,
+    } = survey(scandir, desired)?;
     let owners = resolve_owners(desired)?;
-    for d in desired {
-        if let Some(dir) = &d.log_dir {
-            fsops::check_log_dir(dir)?;
-        }
-    }
+    fsops::check_log_dirs(desired.iter().filter_map(|d| d.log_dir.as_deref()))?;
     let by_name: BTreeMap<&str, &DesiredSlot> =
         desired.iter().map(|d| (d.name.as_str(), d)).collect();
 
-    let mut created = false;
+    let mut built = Vec::new();
     for p in &plans {
         let Some(slot) = by_name.get(p.name.as_str()) else {
             continue;
         };
         let owner = owners.get(p.name.as_str()).copied().flatten();
         match &p.action {
-            Action::Create => {
-                create(scandir, slot, owner)?;
-                created = true;
-            }
+            Action::Create => built.push(build(scandir, slot, owner)?),
             Action::Update {
                 changed,
                 removed,
@@ -79,7 +78,23 @@ pub fn apply(
             Action::Unchanged | Action::Delete => {}
         }
     }
-    if created {
+    // Every slot not confirmed by the record is recorded anew; the clock
+    // ticks once all is written, before new slots become visible.
+    let clock = desired
+        .iter()
+        .any(|d| !confirmed.contains(&d.name))
+        .then(|| seal::Clock::start(scandir))
+        .flatten();
+    let visible_from = clock.as_ref().and_then(|c| c.tick());
+    test_pause("SVKIT_TEST_PAUSE_BEFORE_RENAME_MS");
+    for b in &built {
+        commit(scandir, b)?;
+    }
+    // Before s6-svscan is told: no thousand supervisors starting beside
+    // the scan.
+    let old = seal::Recorded { record, confirmed };
+    seal::reseal(scandir, desired, &old, &built, clock.zip(visible_from));
+    if !built.is_empty() {
         control::svscanctl(scandir, "-a")?;
     }
     let deletes: Vec<&SlotPlan> = plans
@@ -116,9 +131,18 @@ fn resolve_owners(
 ) -> Result<BTreeMap<&str, Option<Owner>>, ReconcileError> {
     let root = nix::unistd::geteuid().is_root();
     let mut out = BTreeMap::new();
+    // Many slots share a user: one passwd lookup each.
+    let mut known: BTreeMap<&str, Owner> = BTreeMap::new();
     for d in desired {
         let owner = match (&d.user, root) {
-            (Some(user), true) => Some(lookup_user(user)?),
+            (Some(user), true) => match known.get(user.as_str()) {
+                Some(o) => Some(*o),
+                None => {
+                    let o = lookup_user(user)?;
+                    known.insert(user, o);
+                    Some(o)
+                }
+            },
             _ => None,
         };
         out.insert(d.name.as_str(), owner);
@@ -141,12 +165,19 @@ pub fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
     }
 }
 
-fn create(scandir: &Path, slot: &DesiredSlot, owner: Option<Owner>) -> Result<(), ReconcileError> {
+/// Builds a new slot in a `.`-led temp dir (s6-svscan ignores it), every
+/// file stamped as written; [`commit`] renames it into place.
+fn build(
+    scandir: &Path,
+    slot: &DesiredSlot,
+    owner: Option<Owner>,
+) -> Result<Built, ReconcileError> {
     let tmp = scandir.join(format!("{TEMP_PREFIX}{}-{}", slot.name, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir(&tmp).map_err(io(&tmp))?;
+    let mut files = Vec::new();
     for f in &slot.files {
-        fsops::write_file(&tmp, f)?;
+        files.push((f.rel.clone(), fsops::write_new(&tmp, f)?));
     }
     if let Some(owner) = owner {
         fsops::prepare_supervise(&tmp, "", owner)?;
@@ -157,9 +188,30 @@ fn create(scandir: &Path, slot: &DesiredSlot, owner: Option<Owner>) -> Result<()
     if let Some(dir) = &slot.log_dir {
         fsops::ensure_log_dir(dir, owner)?;
     }
-    test_pause("SVKIT_TEST_PAUSE_BEFORE_RENAME_MS");
-    let dest = scandir.join(&slot.name);
-    fs::rename(&tmp, &dest).map_err(io(&dest))
+    // Dirs inside the slot, stamped once everything in them is made.
+    let nested: BTreeSet<&Path> = slot
+        .files
+        .iter()
+        .flat_map(|f| f.rel.ancestors().skip(1))
+        .filter(|d| !d.as_os_str().is_empty())
+        .collect();
+    let mut dirs = Vec::new();
+    for rel in nested {
+        let path = tmp.join(rel);
+        let st = nix::sys::stat::lstat(&path).map_err(|e| io(&path)(e.into()))?;
+        dirs.push((rel.to_path_buf(), Stamp::of(&st)));
+    }
+    Ok(Built {
+        name: slot.name.clone(),
+        tmp,
+        files,
+        dirs,
+    })
+}
+
+pub(super) fn commit(scandir: &Path, built: &Built) -> Result<(), ReconcileError> {
+    let dest = scandir.join(&built.name);
+    fs::rename(&built.tmp, &dest).map_err(io(&dest))
 }
 
 fn update(

@@ -3,10 +3,13 @@
 //! and log dirs owned by the slot's user.
 
 use super::error::{io, ReconcileError};
+use super::record::Stamp;
 use super::DesiredFile;
 use nix::sys::stat::Mode;
+use std::collections::HashSet;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -45,6 +48,32 @@ pub fn write_file(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError>
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(io(&path))
+}
+
+/// Writes `file` into a slot being built in svkit's own temp dir: nothing
+/// else looks there, so the file is made in place (no temp file + rename),
+/// and stamped as written, for the record.
+pub fn write_new(slot: &Path, file: &DesiredFile) -> Result<Stamp, ReconcileError> {
+    let path = slot.join(&file.rel);
+    if let Some(parent) = path.parent() {
+        refuse_symlinked_dirs(slot, parent)?;
+        fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(io(&path))?;
+    f.write_all(&file.bytes).map_err(io(&path))?;
+    f.set_permissions(fs::Permissions::from_mode(file.mode))
+        .map_err(io(&path))?;
+    if nix::unistd::geteuid().is_root() {
+        std::os::unix::fs::fchown(&f, Some(0), Some(0)).map_err(io(&path))?;
+    }
+    let st = nix::sys::stat::fstat(f.as_raw_fd()).map_err(|e| io(&path)(e.into()))?;
+    Ok(Stamp::of(&st))
 }
 
 pub fn remove_file(slot: &Path, rel: &Path) -> Result<(), ReconcileError> {
@@ -121,16 +150,33 @@ fn prefixes(dir: &Path) -> Result<Vec<PathBuf>, ReconcileError> {
 /// Refuses a log dir path with a symlink (or a non-directory) in it, the
 /// same rule `log/run` applies at start, before anything is written.
 pub fn check_log_dir(dir: &Path) -> Result<(), ReconcileError> {
-    for p in prefixes(dir)? {
-        match fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: p }),
-            Ok(m) if !m.is_dir() => {
-                let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
-                return Err(io(&p)(e));
+    check_log_dirs(std::iter::once(dir))
+}
+
+/// [`check_log_dir`] for many dirs: a prefix they share (`/data/logs` of
+/// `/data/logs/a` and `/data/logs/b`) is looked at once.
+pub fn check_log_dirs<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<(), ReconcileError> {
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    for dir in dirs {
+        for p in prefixes(dir)? {
+            if seen.contains(&p) {
+                continue;
             }
-            Ok(_) => {}
-            // Missing from here on: nothing below can be a symlink yet.
-            Err(_) => return Ok(()),
+            match fs::symlink_metadata(&p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(ReconcileError::Symlink { path: p })
+                }
+                Ok(m) if !m.is_dir() => {
+                    let e =
+                        std::io::Error::new(std::io::ErrorKind::AlreadyExists, "not a directory");
+                    return Err(io(&p)(e));
+                }
+                Ok(_) => {
+                    seen.insert(p);
+                }
+                // Missing from here on: nothing below can be a symlink yet.
+                Err(_) => break,
+            }
         }
     }
     Ok(())

@@ -8,17 +8,22 @@
 
 mod apply;
 mod desired;
+mod dirfd;
 mod error;
+#[cfg(test)]
+mod fastpath_tests;
 mod fsops;
 mod live;
 mod lock;
 mod plan;
+mod record;
+mod seal;
 
 pub use apply::lookup_user;
 pub use apply::{apply, ApplyOptions, Outcome};
 pub use desired::{prepare, start_facts, Prepared};
 pub use error::ReconcileError;
-pub use fsops::{check_log_dir, ensure_log_dir};
+pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
 pub use live::{is_ours, MARKER};
 pub use lock::ScandirLock;
 pub use plan::{plan, Action, SlotPlan};

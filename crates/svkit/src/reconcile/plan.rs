@@ -1,10 +1,15 @@
 //! Classify every slot: create, update (which files), unchanged, delete.
-//! Reads the scandir, writes nothing.
+//! Reads the scandir, writes nothing. A slot the record confirms (see
+//! [`super::record`]) is unchanged without reading its files; any other is
+//! compared in full.
 
-use super::error::ReconcileError;
-use super::live::{self, LiveFile};
+use super::error::{io, ReconcileError};
+use super::live::{self, LiveFile, OWNER_UID};
+use super::record::{Record, SlotRecord};
 use super::DesiredSlot;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,25 +82,44 @@ fn restarts(rel: &Path) -> bool {
     rel == Path::new("run") || rel.starts_with("env")
 }
 
-/// Root owns every file svkit renders into a slot.
-const OWNER_UID: u32 = 0;
+/// A plan, and what it rested on: the record it read and the slots that
+/// record confirmed unchanged without a full compare.
+pub(super) struct Survey {
+    pub plans: Vec<SlotPlan>,
+    pub record: Record,
+    pub confirmed: BTreeSet<String>,
+}
 
 pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
+    Ok(survey(scandir, desired)?.plans)
+}
+
+pub(super) fn survey(scandir: &Path, desired: &[DesiredSlot]) -> Result<Survey, ReconcileError> {
     let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
     let uid_matters = nix::unistd::geteuid().is_root();
+    let fd = File::open(scandir).map_err(io(scandir))?;
+    let record = Record::load(scandir);
+    let mut confirmed = BTreeSet::new();
     let mut plans = Vec::new();
     let mut declared = BTreeSet::new();
     for slot in desired {
         declared.insert(slot.name.clone());
-        let dir = scandir.join(&slot.name);
         let action = if !live_names.contains(&slot.name) {
             Action::Create
-        } else if !live::is_ours(&dir) {
+        } else if record
+            .section(&slot.name)
+            .and_then(SlotRecord::decode)
+            .is_some_and(|r| r.confirms(fd.as_raw_fd(), slot, uid_matters))
+        {
+            confirmed.insert(slot.name.clone());
+            Action::Unchanged
+        } else if !live::is_ours(&scandir.join(&slot.name)) {
             return Err(ReconcileError::Foreign {
                 slot: slot.name.clone(),
             });
         } else {
-            compare(slot, &live::read_files(&dir)?, uid_matters)
+            let scan = live::scan(scandir, fd.as_raw_fd(), slot, uid_matters)?;
+            compare(slot, &scan.files, uid_matters)
         };
         plans.push(SlotPlan {
             name: slot.name.clone(),
@@ -112,14 +136,24 @@ pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, Re
             });
         }
     }
-    Ok(plans)
+    Ok(Survey {
+        plans,
+        record,
+        confirmed,
+    })
 }
 
-fn compare(slot: &DesiredSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
+pub(super) fn compare(
+    slot: &DesiredSlot,
+    live: &BTreeMap<PathBuf, LiveFile>,
+    uid_matters: bool,
+) -> Action {
     let mut changed = Vec::new();
     for f in &slot.files {
         let same = live.get(&f.rel).is_some_and(|l| {
-            l.bytes == f.bytes && l.mode == f.mode && (!uid_matters || l.uid == OWNER_UID)
+            l.bytes.as_deref() == Some(f.bytes.as_slice())
+                && l.mode == f.mode
+                && (!uid_matters || l.uid == OWNER_UID)
         });
         if !same {
             changed.push(f.rel.clone());
@@ -171,7 +205,7 @@ mod tests {
                 (
                     PathBuf::from(p),
                     LiveFile {
-                        bytes: b.as_bytes().to_vec(),
+                        bytes: Some(b.as_bytes().to_vec()),
                         mode: *m,
                         uid: 0,
                     },
