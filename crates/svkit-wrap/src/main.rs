@@ -19,7 +19,8 @@ fn fatal(code: i32, msg: impl std::fmt::Display) -> ! {
 }
 
 fn load_model(dir: &Path) -> Option<Model> {
-    match config::load(dir) {
+    // With the instances `svctl register` added, as the boot hook sees them.
+    match svkit::state::load_config(dir) {
         Ok(v) => {
             for w in &v.warnings {
                 eprintln!("svkit-wrap: warning: {w}");
