@@ -54,9 +54,7 @@ fn main() -> ExitCode {
             for name in &outcome.swept {
                 eprintln!("svkit-reconcile: info: swept {name} left by an interrupted reconcile");
             }
-            for p in &outcome.plans {
-                println!("{}", p.audit_line());
-            }
+            print!("{}", outcome.audit());
             ExitCode::SUCCESS
         }
         Err(e) => {

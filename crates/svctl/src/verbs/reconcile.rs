@@ -106,9 +106,7 @@ pub fn apply_now(
     for name in &outcome.swept {
         eprintln!("svctl: info: swept {name} left by an interrupted reconcile");
     }
-    for p in &outcome.plans {
-        println!("{}", p.audit_line());
-    }
+    print!("{}", outcome.audit());
     Ok(Ok(outcome))
 }
 

@@ -43,6 +43,19 @@ pub struct Outcome {
     pub swept: Vec<String>,
 }
 
+impl Outcome {
+    /// The audit lines, one per slot, as one text: printed with a single
+    /// write, not one per slot.
+    pub fn audit(&self) -> String {
+        let mut text = String::new();
+        for p in &self.plans {
+            text.push_str(&p.audit_line());
+            text.push('\n');
+        }
+        text
+    }
+}
+
 pub fn apply(
     scandir: &Path,
     desired: &[DesiredSlot],
