@@ -1,29 +1,25 @@
 //! An image's `ENV SVKIT_CONFIG_DIR=...` reaches the boot hook although
 //! `/init` strips the hook's environment: svkit reads s6-overlay's dump.
 
-use std::fs;
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
 
 #[test]
 fn settings_come_from_the_container_environment() {
     if !sandbox_or_skip("settings_come_from_the_container_environment") {
         return;
     }
-    let rootfs = tempfile::tempdir().expect("tempdir");
-    let r = rootfs.path();
-    fs::create_dir_all(r.join("opt/conf")).expect("mkdir");
-    fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
-    fs::write(
-        r.join("opt/conf/10.json"),
+    let rootfs = Rootfs::new();
+    rootfs.file(
+        "opt/conf/10.json",
         r#"{ "slots": [ { "name": "moved", "command": ["sleep", "1000"] } ] }"#,
-    )
-    .expect("write");
-    let hook = r.join("etc/cont-init.d/50-svkit");
+    );
     // The hook's own env is minimal, as under s6-overlay: no SVKIT_* here.
-    fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
-    fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    let rs = r.display().to_string();
+    rootfs.script(
+        "etc/cont-init.d/50-svkit",
+        "#!/bin/sh\nexec svkit-reconcile\n",
+    );
+    let rs = rootfs.arg();
     let sbx = Sandbox::start(
         &["--rootfs", &rs, "--env", "SVKIT_CONFIG_DIR=/opt/conf"],
         &["sleep", "100000"],

@@ -6,22 +6,11 @@
 
 use std::fs;
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
 
 const CONFIG: &str = r#"{ "slots": [ { "name": "talker",
   "command": ["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
   "log": { "dir": "/data/logs/talker", "stdout": true } } ] }"#;
-
-fn rootfs_with(config: &str) -> tempfile::TempDir {
-    let rootfs = tempfile::tempdir().expect("tempdir");
-    fs::create_dir_all(rootfs.path().join("etc/svkit")).expect("mkdir");
-    fs::create_dir_all(rootfs.path().join("etc/cont-init.d")).expect("mkdir");
-    fs::write(rootfs.path().join("etc/svkit/10.json"), config).expect("write");
-    let hook = rootfs.path().join("etc/cont-init.d/50-svkit");
-    fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
-    fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    rootfs
-}
 
 #[test]
 fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
@@ -32,7 +21,7 @@ fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
     let config = r#"{ "slots": [ { "name": "counter",
       "command": ["sh", "-c", "i=0; while [ $i -lt 600 ]; do i=$((i+1)); printf 'line %05d %090d\\n' $i 0; done; exec sleep 100000"],
       "log": { "dir": "/data/logs/counter", "stdout": true, "keep": 2, "max_bytes": 4096 } } ] }"#;
-    let rootfs = rootfs_with(config);
+    let rootfs = Rootfs::with_svkit(config);
     let data = tempfile::tempdir().expect("tempdir");
     let sbx = boot(rootfs.path(), data.path());
     let dir = data.path().join("logs/counter");
@@ -106,7 +95,7 @@ fn second_container_on_the_same_volume_reports_the_log_lock() {
     if !sandbox_or_skip("second_container_on_the_same_volume_reports_the_log_lock") {
         return;
     }
-    let rootfs = rootfs_with(CONFIG);
+    let rootfs = Rootfs::with_svkit(CONFIG);
     let data = tempfile::tempdir().expect("tempdir");
 
     let first = boot(rootfs.path(), data.path());

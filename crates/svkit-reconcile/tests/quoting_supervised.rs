@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, Rootfs, Sandbox};
 
 const NASTY: &[&str] = &[
     "",
@@ -50,15 +50,8 @@ fn nasty_argv_and_env_reach_the_supervised_process_unchanged() {
             "env": { "NASTY_A": "$(x) `y` 'z' \"w\" \\ \n end", "NASTY_B": "" }
         } ]
     });
-    let rootfs = tempfile::tempdir().expect("tempdir");
-    fs::create_dir_all(rootfs.path().join("etc/svkit")).expect("mkdir");
-    fs::create_dir_all(rootfs.path().join("etc/cont-init.d")).expect("mkdir");
-    fs::write(rootfs.path().join("etc/svkit/10.json"), config.to_string()).expect("write");
-    let hook = rootfs.path().join("etc/cont-init.d/50-svkit");
-    fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
-    fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    let r = rootfs.path().display().to_string();
-    let sbx = Sandbox::start(&["--rootfs", &r], &["sleep", "100000"]);
+    let rootfs = Rootfs::with_svkit(&config.to_string());
+    let sbx = Sandbox::start(&["--rootfs", &rootfs.arg()], &["sleep", "100000"]);
     let argv_file = sbx.root().join("run/argv");
     let got = poll("argv dumped", Duration::from_secs(10), || {
         fs::read(&argv_file).ok()

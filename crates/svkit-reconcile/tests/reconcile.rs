@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
 
 const CONFIG: &str = r#"{
   "user": "nobody",
@@ -26,21 +26,13 @@ const CONFIG: &str = r#"{
 /// A rootfs with the hook, the config and three profiles (one without its
 /// SOUL.md, so not an instance) on a data volume.
 struct Fixture {
-    rootfs: tempfile::TempDir,
+    rootfs: Rootfs,
     data: tempfile::TempDir,
 }
 
 impl Fixture {
     fn new(config: &str) -> Fixture {
-        let rootfs = tempfile::tempdir().expect("tempdir");
-        let r = rootfs.path();
-        fs::create_dir_all(r.join("etc/svkit")).expect("mkdir");
-        fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
-        fs::write(r.join("etc/svkit/10-test.json"), config).expect("write");
-        let hook = r.join("etc/cont-init.d/50-svkit");
-        fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
-        fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
+        let rootfs = Rootfs::with_svkit(config);
         let data = tempfile::tempdir().expect("tempdir");
         for p in ["alice", "bob", "carol", "nosoul"] {
             fs::create_dir_all(data.path().join("profiles").join(p)).expect("mkdir");

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use svkit::s6::tai64::Tai64N;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
 
 const CONFIG: &str = r#"{
   "user": "nobody",
@@ -49,20 +49,12 @@ const WINDOW: Duration = Duration::from_secs(4);
 const RECORD: usize = 14;
 
 struct Fixture {
-    rootfs: tempfile::TempDir,
+    rootfs: Rootfs,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let rootfs = tempfile::tempdir().expect("tempdir");
-        let r = rootfs.path();
-        fs::create_dir_all(r.join("etc/svkit")).expect("mkdir");
-        fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
-        fs::write(r.join("etc/svkit/10-test.json"), CONFIG).expect("write");
-        let hook = r.join("etc/cont-init.d/50-svkit");
-        fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
-        fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
+        let rootfs = Rootfs::with_svkit(CONFIG);
         Fixture { rootfs }
     }
 

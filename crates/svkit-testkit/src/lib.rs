@@ -240,3 +240,65 @@ pub fn poll<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>)
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// A rootfs layer for `svkit-sandbox run --rootfs`, built file by file.
+pub struct Rootfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Rootfs {
+    pub fn new() -> Rootfs {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        Rootfs { dir }
+    }
+
+    /// The common layer: `/etc/svkit/10-test.json` holding `config`, and
+    /// the boot hook that runs `svkit-reconcile`, as an image has them.
+    pub fn with_svkit(config: &str) -> Rootfs {
+        let r = Rootfs::new();
+        r.file("etc/svkit/10-test.json", config);
+        r.script(
+            "etc/cont-init.d/50-svkit",
+            "#!/bin/sh\nexec svkit-reconcile\n",
+        );
+        r
+    }
+
+    /// Writes `rel` (parents created), mode 0644.
+    pub fn file(&self, rel: &str, contents: &str) -> &Rootfs {
+        self.write(rel, contents, 0o644)
+    }
+
+    /// Writes `rel` (parents created), mode 0755.
+    pub fn script(&self, rel: &str, contents: &str) -> &Rootfs {
+        self.write(rel, contents, 0o755)
+    }
+
+    fn write(&self, rel: &str, contents: &str, mode: u32) -> &Rootfs {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("mkdir {}: {e}", parent.display()));
+        }
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+            .unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `--rootfs DIR` as it goes on the command line.
+    pub fn arg(&self) -> String {
+        self.dir.path().display().to_string()
+    }
+}
+
+impl Default for Rootfs {
+    fn default() -> Self {
+        Self::new()
+    }
+}

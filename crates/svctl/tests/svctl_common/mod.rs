@@ -8,26 +8,19 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Output;
 use std::time::Duration;
 
-pub use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+pub use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
 
 /// uid/gid of `nobody` (the slots' user), the same inside the sandbox.
 pub const NOBODY: u32 = 65534;
 
 pub struct Fixture {
-    pub rootfs: tempfile::TempDir,
+    pub rootfs: Rootfs,
     pub data: tempfile::TempDir,
 }
 
 impl Fixture {
     pub fn new(config: &str) -> Fixture {
-        let rootfs = tempfile::tempdir().expect("tempdir");
-        let r = rootfs.path();
-        fs::create_dir_all(r.join("etc/svkit")).expect("mkdir");
-        fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
-        fs::write(r.join("etc/svkit/10-test.json"), config).expect("write");
-        let hook = r.join("etc/cont-init.d/50-svkit");
-        fs::write(&hook, "#!/bin/sh\nexec svkit-reconcile\n").expect("write");
-        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let rootfs = Rootfs::with_svkit(config);
         let data = tempfile::tempdir().expect("tempdir");
         // The slots' user reaches its state and log dirs.
         fs::set_permissions(data.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
