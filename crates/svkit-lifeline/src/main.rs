@@ -2,15 +2,13 @@
 
 use std::io::Write;
 use std::net::IpAddr;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::process::ExitCode;
 
 use clap::Parser;
-use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use svkit::lifeline::{self, exit, reap, spawn::Event, Error, Launched, Probe, Spec};
+use svkit::lifeline::{self, exit, reap, spawn::Event, Error, Launched, Probe, Spec, StopSources};
 use svkit_lifeline::cli::Cli;
 
 fn fatal(e: &Error) -> ExitCode {
@@ -90,70 +88,6 @@ fn which_port(port: u16, bind: Option<IpAddr>) -> ExitCode {
     }
 }
 
-/// What can ask lifeline to stop: signals (through a signalfd) and, with
-/// --watch-stdin, EOF on stdin.
-struct StopSources {
-    signals: SignalFd,
-    watch_stdin: bool,
-    stdin: std::io::Stdin,
-    stop_signal: Option<Signal>,
-}
-
-impl StopSources {
-    fn fds(&self) -> Vec<BorrowedFd<'_>> {
-        let mut v = vec![self.signals.as_fd()];
-        if self.watch_stdin {
-            v.push(self.stdin.as_fd());
-        }
-        v
-    }
-
-    /// Drains what is pending on source `i`; true if it means "stop".
-    /// Called only after poll reported `i` ready, so the read does not block
-    /// (stdin is left blocking: O_NONBLOCK would leak to whoever shares it).
-    fn drain(&mut self, i: usize) -> bool {
-        if i == 0 {
-            if let Ok(Some(info)) = self.signals.read_signal() {
-                self.stop_signal = Signal::try_from(info.ssi_signo as i32).ok();
-                return true;
-            }
-            return false;
-        }
-        let mut buf = [0u8; 4096];
-        match nix::unistd::read(0, &mut buf) {
-            Ok(0) => true,
-            Ok(_) | Err(nix::errno::Errno::EAGAIN) | Err(nix::errno::Errno::EINTR) => false,
-            // An unreadable stdin cannot tell us anything any more: treat it
-            // like EOF rather than spin on it.
-            Err(_) => true,
-        }
-    }
-
-    /// Non-blocking check of every source.
-    fn requested(&mut self) -> bool {
-        let ready: Vec<usize> = {
-            let fds = self.fds();
-            let mut pfds: Vec<PollFd> = fds
-                .iter()
-                .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
-                .collect();
-            if nix::poll::poll(&mut pfds, PollTimeout::ZERO).unwrap_or(0) <= 0 {
-                return false;
-            }
-            pfds.iter()
-                .enumerate()
-                .filter(|(_, p)| !p.revents().unwrap_or(PollFlags::empty()).is_empty())
-                .map(|(i, _)| i)
-                .collect()
-        };
-        let mut stop = false;
-        for i in ready {
-            stop |= self.drain(i);
-        }
-        stop
-    }
-}
-
 fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
     if cli.cmd.is_empty() {
         return usage("no command given (svkit-lifeline [OPTIONS] -- CMD ARGS...)");
@@ -213,12 +147,7 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
             return code(exit::SYSTEM);
         }
     }
-    let mut stop = StopSources {
-        signals,
-        watch_stdin: cli.watch_stdin,
-        stdin: std::io::stdin(),
-        stop_signal: None,
-    };
+    let mut stop = StopSources::new(signals, cli.watch_stdin);
 
     let (launched, reaped) = match lifeline::run::launch(&spec, &mut || stop.requested()) {
         Ok(x) => x,

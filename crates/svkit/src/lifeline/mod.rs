@@ -9,6 +9,7 @@
 //! - [`spawn`]: the child in its own session, pdeathsig, stdin pipe, stop;
 //! - [`ready`]: TCP and HTTP readiness probes;
 //! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
+//! - [`stop`]: what asks a running lifeline to stop (signals, stdin EOF);
 //! - [`run`]: the sequence; [`background`]: the same off the caller's thread.
 //!
 //! `docs/lifeline.md` is the user-facing description.
@@ -23,6 +24,7 @@ pub mod reap;
 pub mod run;
 pub mod spawn;
 pub mod statefile;
+pub mod stop;
 mod sys;
 
 pub use background::{
@@ -34,3 +36,4 @@ pub use ready::Probe;
 pub use reap::{inspect_port, MatchArgs, PortReport};
 pub use run::{Launched, Spec};
 pub use spawn::{exit_code, WATCH_STDIN_ENV};
+pub use stop::StopSources;

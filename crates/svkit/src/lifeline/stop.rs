@@ -1,0 +1,88 @@
+//! What can ask a running lifeline to stop: its stop signals (read from a
+//! signalfd, so one arriving while reaping or probing is queued, not
+//! fatal) and, with --watch-stdin, EOF on stdin (the parent went away).
+
+use std::os::fd::{AsFd, BorrowedFd};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::SignalFd;
+
+/// What can ask lifeline to stop: signals (through a signalfd) and, with
+/// --watch-stdin, EOF on stdin.
+pub struct StopSources {
+    signals: SignalFd,
+    watch_stdin: bool,
+    stdin: std::io::Stdin,
+    stop_signal: Option<Signal>,
+}
+
+impl StopSources {
+    pub fn new(signals: SignalFd, watch_stdin: bool) -> StopSources {
+        StopSources {
+            signals,
+            watch_stdin,
+            stdin: std::io::stdin(),
+            stop_signal: None,
+        }
+    }
+
+    /// The signal that asked to stop, if one did.
+    pub fn stop_signal(&self) -> Option<Signal> {
+        self.stop_signal
+    }
+
+    /// The fds to wait on: the signalfd, then stdin when watched.
+    pub fn fds(&self) -> Vec<BorrowedFd<'_>> {
+        let mut v = vec![self.signals.as_fd()];
+        if self.watch_stdin {
+            v.push(self.stdin.as_fd());
+        }
+        v
+    }
+
+    /// Drains what is pending on source `i`; true if it means "stop".
+    /// Called only after poll reported `i` ready, so the read does not block
+    /// (stdin is left blocking: O_NONBLOCK would leak to whoever shares it).
+    pub fn drain(&mut self, i: usize) -> bool {
+        if i == 0 {
+            if let Ok(Some(info)) = self.signals.read_signal() {
+                self.stop_signal = Signal::try_from(info.ssi_signo as i32).ok();
+                return true;
+            }
+            return false;
+        }
+        let mut buf = [0u8; 4096];
+        match nix::unistd::read(0, &mut buf) {
+            Ok(0) => true,
+            Ok(_) | Err(nix::errno::Errno::EAGAIN) | Err(nix::errno::Errno::EINTR) => false,
+            // An unreadable stdin cannot tell us anything any more: treat it
+            // like EOF rather than spin on it.
+            Err(_) => true,
+        }
+    }
+
+    /// Non-blocking check of every source.
+    pub fn requested(&mut self) -> bool {
+        let ready: Vec<usize> = {
+            let fds = self.fds();
+            let mut pfds: Vec<PollFd> = fds
+                .iter()
+                .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
+                .collect();
+            if nix::poll::poll(&mut pfds, PollTimeout::ZERO).unwrap_or(0) <= 0 {
+                return false;
+            }
+            pfds.iter()
+                .enumerate()
+                .filter(|(_, p)| !p.revents().unwrap_or(PollFlags::empty()).is_empty())
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let mut stop = false;
+        for i in ready {
+            stop |= self.drain(i);
+        }
+        stop
+    }
+}
