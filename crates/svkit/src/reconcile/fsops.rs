@@ -182,29 +182,70 @@ pub fn check_log_dirs<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<()
     Ok(())
 }
 
-/// Creates `dir` and any missing parents, each created one owned by
-/// `owner`, and makes `dir` itself the owner's (one chown, never recursive).
-/// A symlink anywhere on the way is refused, so nobody can redirect the
-/// chown (`log/run` applies the same rule when it starts).
+/// Creates `dir` and any missing parents (0750, each created one owned by
+/// `owner`), and makes `dir` itself the owner's: one chown, never
+/// recursive. The walk goes from `/` through directory descriptors opened
+/// with O_NOFOLLOW, and every create and chown acts on the descriptor, not
+/// a path: a symlink anywhere is refused, and one swapped in during the
+/// walk (the user owns some of these dirs) cannot redirect the chown.
+/// `log/run` applies the same rule when it starts.
 pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
+    use nix::errno::Errno;
+    use nix::fcntl::{openat, OFlag};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     check_log_dir(dir)?;
-    for p in prefixes(dir)? {
-        match fs::create_dir(&p) {
-            Ok(()) => {
-                fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).map_err(io(&p))?;
-                if let Some((uid, gid)) = owner {
-                    std::os::unix::fs::lchown(&p, Some(uid), Some(gid)).map_err(io(&p))?;
-                }
+    let walk = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let open =
+        |parent: Option<&OwnedFd>, name: &Path, path: &Path| -> Result<OwnedFd, ReconcileError> {
+            match openat(parent.map(|p| p.as_raw_fd()), name, walk, Mode::empty()) {
+                // SAFETY: a fresh descriptor that nothing else owns.
+                Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+                Err(Errno::ELOOP) => Err(ReconcileError::Symlink {
+                    path: path.to_path_buf(),
+                }),
+                Err(e) => Err(io(path)(e.into())),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io(&p)(e)),
+        };
+    let mut cur = open(None, Path::new("/"), Path::new("/"))?;
+    let mut path = PathBuf::from("/");
+    for p in prefixes(dir)? {
+        let Some(name) = p.file_name().map(Path::new) else {
+            continue;
+        };
+        path.push(name);
+        let made = match nix::sys::stat::mkdirat(
+            Some(cur.as_raw_fd()),
+            name,
+            Mode::from_bits_truncate(0o750),
+        ) {
+            Ok(()) => true,
+            Err(Errno::EEXIST) => false,
+            Err(e) => return Err(io(&path)(e.into())),
+        };
+        let next = open(Some(&cur), name, &path)?;
+        if made {
+            // The umask must not decide the mode.
+            nix::sys::stat::fchmod(next.as_raw_fd(), Mode::from_bits_truncate(0o750))
+                .map_err(|e| io(&path)(e.into()))?;
+            if let Some(o) = owner {
+                fchown(&next, o, &path)?;
+            }
         }
+        cur = next;
     }
-    // lchown: had a symlink appeared since the check, it is what changes.
-    if let Some((uid, gid)) = owner {
-        std::os::unix::fs::lchown(dir, Some(uid), Some(gid)).map_err(io(dir))?;
+    if let Some(o) = owner {
+        fchown(&cur, o, dir)?;
     }
     Ok(())
+}
+
+fn fchown(fd: &std::os::fd::OwnedFd, (uid, gid): Owner, path: &Path) -> Result<(), ReconcileError> {
+    use std::os::fd::AsRawFd;
+    let (u, g) = (
+        nix::unistd::Uid::from_raw(uid),
+        nix::unistd::Gid::from_raw(gid),
+    );
+    nix::unistd::fchown(fd.as_raw_fd(), Some(u), Some(g)).map_err(|e| io(path)(e.into()))
 }
 
 #[cfg(test)]

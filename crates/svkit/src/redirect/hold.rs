@@ -4,13 +4,18 @@
 
 use nix::sys::signal::{SigSet, Signal};
 
-/// Blocks until SIGTERM, SIGINT or SIGHUP; returns the exit code 128+N.
-/// Spawns nothing and so reaps nothing; uses no CPU while waiting.
-pub fn keep_alive() -> i32 {
+fn stop_signals() -> SigSet {
     let mut set = SigSet::empty();
     for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
         set.add(s);
     }
+    set
+}
+
+/// Blocks until SIGTERM, SIGINT or SIGHUP; returns the exit code 128+N.
+/// Spawns nothing and so reaps nothing; uses no CPU while waiting.
+pub fn keep_alive() -> i32 {
+    let set = stop_signals();
     if set.thread_block().is_err() {
         return 111;
     }
@@ -30,6 +35,9 @@ pub fn exec_hold(slot: &str) -> std::io::Error {
     use std::os::unix::process::CommandExt;
     // The real path, not /proc/self/exe: the name is what ps and comm show.
     let exe = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    // Blocked across the exec (the mask survives it): a stop arriving
+    // before the new image waits is queued, and still ends in 128+N.
+    let _ = stop_signals().thread_block();
     std::process::Command::new(exe)
         .arg0("svkit-wrap")
         .args(["--hold", slot])
