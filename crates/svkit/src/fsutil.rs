@@ -52,6 +52,25 @@ pub fn write_atomic(
     Ok(())
 }
 
+/// Runs `f` with the filesystem identity of `owner` (uid, gid) when we are
+/// root: files it creates are the owner's, and a path the owner controls
+/// (a symlink swapped into their state dir) can only lead where the owner
+/// could write anyway. Linux's fsuid is per thread and restored after.
+pub fn as_owner<T>(owner: Option<(u32, u32)>, f: impl FnOnce() -> T) -> T {
+    use nix::unistd::{setfsgid, setfsuid, Gid, Uid};
+    match owner {
+        Some((uid, gid)) if nix::unistd::geteuid().is_root() => {
+            let old_gid = setfsgid(Gid::from_raw(gid));
+            let old_uid = setfsuid(Uid::from_raw(uid));
+            let out = f();
+            setfsuid(old_uid);
+            setfsgid(old_gid);
+            out
+        }
+        _ => f(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +91,33 @@ mod tests {
         let left: Vec<_> = fs::read_dir(t.path()).expect("dir").flatten().collect();
         assert_eq!(left.len(), 2, "no temp file left");
         assert!(write_atomic(&t.path().join("missing/dir/file"), b"x", 0o644, None).is_err());
+    }
+
+    #[test]
+    fn as_owner_cannot_write_where_the_owner_cannot() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("SKIP as_owner_cannot_write_where_the_owner_cannot: needs root");
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        // A root-only dir, as /etc is: nobody cannot write there.
+        fs::set_permissions(t.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+        let r = as_owner(Some((65534, 65534)), || {
+            write_atomic(&t.path().join("f"), b"x", 0o644, None)
+        });
+        assert!(r.is_err());
+        assert!(!t.path().join("f").exists());
+        // Back to root afterwards.
+        write_atomic(&t.path().join("g"), b"x", 0o644, None).expect("root again");
+        // In a dir the owner owns, the file is created as the owner.
+        let mine = t.path().join("mine");
+        fs::create_dir(&mine).expect("mkdir");
+        std::os::unix::fs::chown(&mine, Some(65534), Some(65534)).expect("chown");
+        as_owner(Some((65534, 65534)), || {
+            write_atomic(&mine.join("f"), b"x", 0o644, None)
+        })
+        .expect("write");
+        let m = fs::metadata(mine.join("f")).expect("meta");
+        assert_eq!(std::os::unix::fs::MetadataExt::uid(&m), 65534);
     }
 }

@@ -106,8 +106,12 @@ pub fn write_desired(
     super::ensure_dirs(&[state_dir, dir.as_path()], owner)?;
     let path = file_for(state_dir, slot);
     let body = format!("{}\n", desired.as_str());
-    crate::fsutil::write_atomic(&path, body.as_bytes(), 0o644, owner)
-        .map_err(|source| StateError::Io { path, source })
+    // Written as the owner: `desired/` is theirs, so a symlink they swap
+    // in for it must not let root write elsewhere.
+    crate::fsutil::as_owner(owner, || {
+        crate::fsutil::write_atomic(&path, body.as_bytes(), 0o644, None)
+    })
+    .map_err(|source| StateError::Io { path, source })
 }
 
 #[cfg(test)]
