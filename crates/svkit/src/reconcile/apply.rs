@@ -259,13 +259,26 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<(), Reconci
         Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
         Err(e) => return Err(e.into()),
     }
-    let end = Instant::now() + opts.stop_timeout;
-    while status::read_slot(&dir).is_ok_and(|s| s.up) && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(20));
+    let up = || status::read_slot(&dir).is_ok_and(|s| s.up);
+    let wait_down = |limit: Duration| {
+        let end = Instant::now() + limit;
+        while up() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_down(opts.stop_timeout);
+    // A process that ignores its down signal must not outlive its slot,
+    // unsupervised: kill it, as s6's timeout-kill would.
+    if up() {
+        let _ = control::send(&dir, &[Command6::Kill]);
+        wait_down(KILL_WAIT);
     }
     let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));
     fs::rename(&dir, &hidden).map_err(io(&dir))
 }
+
+/// After SIGKILL, how long a deleted slot's process may take to be reaped.
+const KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// Test hook: widen the window between building a slot and renaming it, so
 /// a test can kill -9 an apply in the middle. Unset in production.
