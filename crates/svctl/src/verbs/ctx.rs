@@ -150,8 +150,13 @@ impl Ctx {
             LastExit::Exited(0) if r.on_clean_exit == OnCleanExit::Stop => return true,
             _ => {}
         }
-        r.max_deaths
-            .is_some_and(|m| st.deaths >= u64::from(m.deaths))
+        // Deaths within the window, as `s6-permafailon` counts them in
+        // finish, not every death since the supervisor started.
+        r.max_deaths.is_some_and(|m| {
+            st.deaths >= u64::from(m.deaths)
+                && status::deaths_within(&self.dir(name), u64::from(m.within_s))
+                    .is_ok_and(|n| n >= u64::from(m.deaths))
+        })
     }
 
     /// The slot's log dir, from the config.

@@ -87,3 +87,66 @@ pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
         Err(e) => Err(io_err(&path, io::Error::from_raw_os_error(e as i32))),
     }
 }
+
+/// How many deaths in `supervise/death_tally` fall within `secs` seconds
+/// before the last one: the count `s6-permafailon SECS ...` judges when
+/// the last death's `finish` runs. A missing tally is 0 deaths.
+pub fn deaths_within(dir: &Path, secs: u64) -> Result<u64, StatusError> {
+    let path = dir.join("supervise/death_tally");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io_err(&path, e)),
+    };
+    let rec = DEATH_RECORD_LEN as usize;
+    if bytes.len() % rec != 0 {
+        return Err(StatusError::BadDeathTally {
+            path,
+            len: bytes.len() as u64,
+        });
+    }
+    let stamps = bytes
+        .chunks_exact(rec)
+        .map(|r| {
+            Tai64N::from_bytes(&r[..12]).map_err(|_| StatusError::BadStamp {
+                path: Some(path.clone()),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some(last) = stamps.iter().max() else {
+        return Ok(0);
+    };
+    Ok(stamps
+        .iter()
+        .filter(|s| last.wrapping_sub(s).0 < secs)
+        .count() as u64)
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    #[test]
+    fn deaths_within_counts_back_from_the_last_death() {
+        let t = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(t.path().join("supervise")).expect("mkdir");
+        let base = 1u64 << 62;
+        let mut tally = Vec::new();
+        // Out of order on purpose; the window ends at the latest stamp.
+        for secs in [1000u64, 890, 1000 - 59, 1000 - 60] {
+            let stamp = Tai64N::new(base + secs, 0).expect("stamp");
+            tally.extend_from_slice(&stamp.to_bytes());
+            tally.extend_from_slice(&[1, 0]);
+        }
+        std::fs::write(t.path().join("supervise/death_tally"), &tally).expect("write");
+        assert_eq!(deaths_within(t.path(), 60).expect("read"), 2);
+        assert_eq!(deaths_within(t.path(), 1000).expect("read"), 4);
+        std::fs::write(t.path().join("supervise/death_tally"), &tally[..20]).expect("write");
+        assert!(matches!(
+            deaths_within(t.path(), 60),
+            Err(StatusError::BadDeathTally { .. })
+        ));
+        std::fs::remove_file(t.path().join("supervise/death_tally")).expect("rm");
+        assert_eq!(deaths_within(t.path(), 60).expect("read"), 0);
+    }
+}
