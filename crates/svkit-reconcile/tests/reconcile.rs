@@ -59,6 +59,19 @@ impl Fixture {
     }
 }
 
+/// `s6-svstat -o` once the slot is supervised: `s6-svscanctl -a` is
+/// asynchronous, so right after boot the supervisor may not be there yet.
+fn svstat_supervised(sbx: &Sandbox, slot: &str, fields: &str) -> String {
+    poll(
+        &format!("{slot} supervised"),
+        Duration::from_secs(10),
+        || {
+            let out = svstat(sbx, slot, fields);
+            (!out.is_empty()).then_some(out)
+        },
+    )
+}
+
 fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
     stdout(&sbx.sh(&format!("s6-svstat -o {fields} /run/service/{slot}")))
         .trim()
@@ -327,11 +340,11 @@ fn remembered_state_survives_a_restart_and_corrupt_state_warns() {
     fs::create_dir_all(fx.data.path().join(".svkit/desired")).expect("mkdir");
     fs::write(fx.data.path().join(".svkit/desired/remember"), "up\n").expect("write");
     let sbx = fx.boot(&[]);
-    assert_eq!(svstat(&sbx, "remember", "wantedup"), "true");
+    assert_eq!(svstat_supervised(&sbx, "remember", "wantedup"), "true");
     assert_eq!(sbx.stop(), 143);
     fs::write(fx.data.path().join(".svkit/desired/remember"), "down\n").expect("write");
     let sbx = fx.boot(&[]);
-    assert_eq!(svstat(&sbx, "remember", "wantedup"), "false");
+    assert_eq!(svstat_supervised(&sbx, "remember", "wantedup"), "false");
     assert_eq!(sbx.stop(), 143);
     fs::write(
         fx.data.path().join(".svkit/desired/remember"),
@@ -344,7 +357,7 @@ fn remembered_state_survives_a_restart_and_corrupt_state_warns() {
         logs.contains("warning: slot remember") && logs.contains("treating it as never set"),
         "{logs}"
     );
-    assert_eq!(svstat(&sbx, "remember", "wantedup"), "false");
+    assert_eq!(svstat_supervised(&sbx, "remember", "wantedup"), "false");
     sbx.stop();
 }
 

@@ -47,6 +47,18 @@ fn start(env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Container {
 }
 
 fn wants_up(sbx: &Sandbox, slot: &str) -> bool {
+    // Supervised first: a slot s6-svscan has not picked up yet would read
+    // as "not wanted up" and make a negative check pass for nothing.
+    poll(
+        &format!("{slot} supervised"),
+        Duration::from_secs(10),
+        || {
+            sbx.sh(&format!("s6-svok /run/service/{slot}"))
+                .status
+                .success()
+                .then_some(())
+        },
+    );
     stdout(&sbx.sh(&format!("s6-svstat -o wantedup /run/service/{slot}"))).trim() == "true"
 }
 

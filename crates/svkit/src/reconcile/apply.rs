@@ -245,6 +245,13 @@ fn update(
     if let Some(log) = &slot.log_dir {
         fsops::ensure_log_dir(log, owner)?;
     }
+    // The user may be what changed: its supervisor dirs follow.
+    if let Some(owner) = owner {
+        fsops::prepare_supervise(&dir, "", owner)?;
+        if dir.join("log").is_dir() {
+            fsops::prepare_supervise(&dir, "log", owner)?;
+        }
+    }
     let up = status::read_slot(&dir).map(|s| s.up).unwrap_or(false);
     if restart && up {
         control::send(&dir, &[Command6::Restart])?;

@@ -102,28 +102,33 @@ fn refuse_symlinked_dirs(slot: &Path, dir: &Path) -> Result<(), ReconcileError> 
 /// s6-supervise creates `supervise/` and `event/` root-only. Made first,
 /// they let the slot's user write the control FIFO (svctl start/stop),
 /// read the status, and subscribe to events. `sub` is "" or "log".
+/// Existing ones are handed to `owner` too, so a slot whose `user` changed
+/// is controlled by its new user. The slot dir is root's (in the scandir),
+/// so these paths are not the user's to redirect.
 pub fn prepare_supervise(slot: &Path, sub: &str, owner: Owner) -> Result<(), ReconcileError> {
     let base = slot.join(sub);
     let (uid, gid) = owner;
+    let own = |p: &Path, u: u32| std::os::unix::fs::lchown(p, Some(u), Some(gid)).map_err(io(p));
     let supervise = base.join("supervise");
+    let control = supervise.join("control");
     if !supervise.exists() {
         fs::create_dir_all(&supervise).map_err(io(&supervise))?;
-        std::os::unix::fs::lchown(&supervise, Some(uid), Some(gid)).map_err(io(&supervise))?;
         fs::set_permissions(&supervise, fs::Permissions::from_mode(0o755))
             .map_err(io(&supervise))?;
-        let control = supervise.join("control");
         nix::unistd::mkfifo(&control, Mode::from_bits_truncate(0o600))
             .map_err(|e| io(&control)(e.into()))?;
-        std::os::unix::fs::lchown(&control, Some(uid), Some(gid)).map_err(io(&control))?;
+    }
+    own(&supervise, uid)?;
+    if control.exists() {
+        own(&control, uid)?;
     }
     let event = base.join("event");
     if !event.exists() {
         fs::create_dir_all(&event).map_err(io(&event))?;
-        std::os::unix::fs::lchown(&event, Some(0), Some(gid)).map_err(io(&event))?;
         // What s6 itself uses for a group-accessible fifodir: setgid, sticky.
         fs::set_permissions(&event, fs::Permissions::from_mode(0o3730)).map_err(io(&event))?;
     }
-    Ok(())
+    own(&event, 0)
 }
 
 /// `/a`, `/a/b`, `/a/b/c` for `/a/b/c`; `..` and relative parts are refused.
