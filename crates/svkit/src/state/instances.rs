@@ -100,13 +100,17 @@ pub fn register(
     let dir = template_dir(state_dir, template);
     super::ensure_dirs(&[state_dir, base.as_path(), dir.as_path()], owner)?;
     let path = dir.join(name);
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&path)
-    {
+    // Created with the owner's filesystem identity: the dirs are theirs, so
+    // a symlink they swap in must not let root create a file elsewhere.
+    let created = crate::fsutil::as_owner(owner, || {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&path)
+    });
+    match created {
         Ok(f) => {
             f.sync_all().map_err(io(&path))?;
             Ok(true)
