@@ -17,37 +17,15 @@ use std::path::{Component, Path, PathBuf};
 pub type Owner = (u32, u32);
 
 /// Writes `file` under `slot` by temp file + rename, so s6-supervise never
-/// sees a half-written `run`. Parent dirs inside the slot are created.
+/// sees a half-written `run`. Parent dirs inside the slot are created; the
+/// file is root's, like everything svkit renders.
 pub fn write_file(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError> {
     let path = slot.join(&file.rel);
     let parent = path.parent().unwrap_or(slot);
     refuse_symlinked_dirs(slot, parent)?;
     fs::create_dir_all(parent).map_err(io(parent))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.svkit-tmp"));
-    let _ = fs::remove_file(&tmp);
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(&file.bytes)?;
-        // Explicit chmod: the umask must not decide a run script's mode.
-        f.set_permissions(fs::Permissions::from_mode(file.mode))?;
-        if nix::unistd::geteuid().is_root() {
-            std::os::unix::fs::fchown(&f, Some(0), Some(0))?;
-        }
-        fs::rename(&tmp, &path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(io(&path))
+    let root = nix::unistd::geteuid().is_root().then_some((0, 0));
+    crate::fsutil::write_atomic(&path, &file.bytes, file.mode, root).map_err(io(&path))
 }
 
 /// Writes `file` into a slot being built in svkit's own temp dir: nothing
