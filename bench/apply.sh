@@ -11,7 +11,8 @@
 # svkit-reconcile's final `s6-svscanctl -a` is answered as in production and
 # a run can be torn down completely (`s6-svscanctl -t`) before the next.
 # The warm apply runs once every supervisor (500 slots + 500 loggers) of the
-# cold one is up, i.e. against a live, supervised tree. Slots are
+# cold one is up and every logger has started s6-log, i.e. against a live,
+# supervised, quiet tree. Slots are
 # `autostart: never` so 500 daemons do not compete with the timings; their
 # loggers run. Times are wall clock around one process (bash's
 # EPOCHREALTIME, no fork to read the clock), medians of the runs.
@@ -54,6 +55,10 @@ supervised_count() {
 }
 
 all_supervised() { [ "$(supervised_count "$1")" -ge "$2" ]; }
+# s6-log makes `lock` in its dir once its run script (mkdir walk, lock
+# probe) is done: until every logger has, 500 shell scripts still compete
+# with whatever is timed.
+loggers_started() { [ "$(find "$1" -mindepth 2 -maxdepth 2 -name lock | wc -l)" -ge "$2" ]; }
 # Quiet again: back to the s6-supervise processes alive before the run.
 supervisors_gone() { [ "$(pgrep -c -x s6-supervise || true)" -le "$1" ]; }
 svscan_listening() { [ -p "$1/.s6-svscan/control" ]; }
@@ -118,6 +123,7 @@ JSON
     echo "cold_us=$((t1 - t0)) created=$(grep -c 'action=create' "$base/cold.out")"
 
     wait_for "$((2 * n)) supervisors" 6000 all_supervised "$scan" "$((2 * n))"
+    wait_for "$n loggers" 6000 loggers_started "$data/logs" "$n"
     snapshot "$scan" >"$base/before"
     t0=$(now_us)
     svkit-reconcile --config-dir "$cfg" --scandir "$scan" >"$base/warm.out"
@@ -223,7 +229,8 @@ rendered. In the sandbox, on tmpfs, against a private \`s6-svscan\` on the
 scandir; wall time of one \`svkit-reconcile\` process, median and best of
 $runs runs. Cold: empty scandir (creates $created_min slots, their
 \`supervise/\`/\`event/\` and log dirs, then \`s6-svscanctl -a\`). Warm: the
-same apply again once all $((2 * slots)) supervisors are up: $unchanged_min
+same apply again once all $((2 * slots)) supervisors are up and every logger
+has started s6-log: $unchanged_min
 slots reported unchanged, **$changed_max** of $entries scandir entries
 changed (inode, mtime, size, mode or owner). Floor: \`cp -a\` of the tree
 \`svctl render\` writes, into an empty dir on the same tmpfs.

@@ -8,6 +8,7 @@ pub mod container;
 pub mod fsutil;
 pub mod lifeline;
 pub mod logs;
+pub mod par;
 pub mod reconcile;
 pub mod redirect;
 pub mod render;

@@ -7,12 +7,14 @@
 //! serde_json already accepted, so it can stay simple: it records the byte
 //! span of every value and of every object key, keyed by field path.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-/// One step of a field path.
+/// One step of a field path. Keys svkit itself names are borrowed: a path
+/// is built for every field of every slot, and used only on an error.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Seg {
-    Key(String),
+    Key(Cow<'static, str>),
     Index(usize),
 }
 
@@ -24,13 +26,15 @@ impl FieldPath {
     pub fn root() -> Self {
         FieldPath(Vec::new())
     }
-    pub fn key(&self, k: &str) -> Self {
-        let mut v = self.0.clone();
-        v.push(Seg::Key(k.to_string()));
+    pub fn key(&self, k: impl Into<Cow<'static, str>>) -> Self {
+        let mut v = Vec::with_capacity(self.0.len() + 1);
+        v.extend_from_slice(&self.0);
+        v.push(Seg::Key(k.into()));
         FieldPath(v)
     }
     pub fn index(&self, i: usize) -> Self {
-        let mut v = self.0.clone();
+        let mut v = Vec::with_capacity(self.0.len() + 1);
+        v.extend_from_slice(&self.0);
         v.push(Seg::Index(i));
         FieldPath(v)
     }
@@ -213,7 +217,7 @@ impl Scanner<'_> {
                                 self.i += 1;
                             }
                             self.ws();
-                            let child = path.key(&key);
+                            let child = path.key(key.clone());
                             if seen.contains(&key) {
                                 self.out.duplicate_keys.push((child.clone(), ks));
                             } else {

@@ -115,7 +115,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
     };
     let root = FieldPath::root();
     for (key, v) in obj {
-        let path = root.key(key);
+        let path = root.key(key.clone());
         match key.as_str() {
             "user" => layer.top.user = sub(&layer, text, &path, &mut diags),
             "state_dir" => layer.top.state_dir = sub(&layer, text, &path, &mut diags),

@@ -32,7 +32,9 @@ impl SlotCtx<'_> {
     /// error (it would otherwise reach a program literally).
     fn expand(&mut self, path: &FieldPath, s: &str) -> String {
         match self.instance {
-            Some(i) => s.replace(INSTANCE_VAR, i),
+            // Most strings hold no variable: skip the substring search.
+            Some(i) if s.contains('{') => s.replace(INSTANCE_VAR, i),
+            Some(_) => s.to_string(),
             None => {
                 if s.contains(INSTANCE_VAR) {
                     self.err(path, "uses {instance} but the slot declares no `instances`");
@@ -117,7 +119,7 @@ pub(crate) fn build_slot(
 
     let mut env = BTreeMap::new();
     for (k, v) in &raw.env {
-        let p = b.key("env").key(k);
+        let p = b.key("env").key(k.clone());
         let k = ctx.expand(&p, k);
         if let Err(e) = check_env_name(&k) {
             ctx.err(&p, format!("`{k}`: {e}"));

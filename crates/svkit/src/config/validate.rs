@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::discover::InstanceSource;
 use super::error::{Diagnostic, Warning};
-use super::json_pos::{FieldPath, Pos};
+use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
 use super::parse::Layer;
@@ -19,22 +19,25 @@ pub struct Validated {
     pub warnings: Vec<Warning>,
 }
 
-/// Where a name was first defined, to name both places on a duplicate.
-struct Seen {
-    file: String,
-    pos: Option<Pos>,
-    path: String,
+/// Where a name was first defined, to name both places on a duplicate;
+/// spelled out only then.
+struct Seen<'a> {
+    layer: &'a Layer,
+    at: FieldPath,
 }
 
-impl std::fmt::Display for Seen {
+impl std::fmt::Display for Seen<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(p) = self.pos {
+        write!(f, "{}", self.layer.file.display())?;
+        if let Some(p) = self.layer.pos(&self.at) {
             write!(f, ":{p}")?;
         }
-        write!(f, " ({})", self.path)
+        write!(f, " ({})", self.at)
     }
 }
+
+/// Below this many instances a second thread costs more than it saves.
+const BUILDS_PER_WORKER: usize = 64;
 
 /// Validate every layer together. `Err` holds every problem found.
 pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
@@ -81,59 +84,59 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
 
     let mut slots: Vec<Slot> = Vec::new();
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut todo = Vec::new();
     for l in layers {
         for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
-            for (name, instance, at, literal, register) in
-                instances_of(l, &base, raw, src, &mut diags, &mut warnings)
-            {
-                let mut ctx = SlotCtx {
-                    layer: l,
-                    base: base.clone(),
-                    instance: instance.as_deref(),
-                    sentinel_env: &sentinel_env,
-                    diags: Vec::new(),
-                };
-                let origin = Origin {
-                    file: l.file.clone(),
-                    index: *idx,
-                    template: raw.name.clone(),
-                };
-                let slot = build_slot(&mut ctx, raw, name.clone(), origin, user.as_deref());
-                let ok = ctx.diags.is_empty();
-                diags.extend(ctx.diags);
-                if !register {
-                    continue;
-                }
-                if let Some(first) = seen.get(&name) {
-                    let what = match &instance {
-                        Some(i) => format!("slot `{name}` (instance `{i}`)"),
-                        None => format!("slot `{name}`"),
-                    };
-                    if literal {
-                        diags.push(l.diag(&at, format!("{what} is already defined at {first}")));
-                    } else {
-                        warnings.push(Warning {
-                            message: format!(
-                                "{}: {at}: skipping discovered {what}: already defined at {first}",
-                                l.file.display()
-                            ),
-                        });
-                    }
-                    continue;
-                }
-                seen.insert(
-                    name.clone(),
-                    Seen {
-                        file: l.file.display().to_string(),
-                        pos: l.pos(&at),
-                        path: at.to_string(),
-                    },
-                );
-                if ok {
-                    slots.push(slot);
-                }
+            for found in instances_of(l, &base, raw, src, &mut diags, &mut warnings) {
+                todo.push((l, *idx, raw, base.clone(), found));
             }
+        }
+    }
+    // Instances build independently: hundreds of them are worth the CPUs.
+    let built = crate::par::map(&todo, BUILDS_PER_WORKER, |(l, idx, raw, base, found)| {
+        let mut ctx = SlotCtx {
+            layer: l,
+            base: base.clone(),
+            instance: found.1.as_deref(),
+            sentinel_env: &sentinel_env,
+            diags: Vec::new(),
+        };
+        let origin = Origin {
+            file: l.file.clone(),
+            index: *idx,
+            template: raw.name.clone(),
+        };
+        let slot = build_slot(&mut ctx, raw, found.0.clone(), origin, user.as_deref());
+        (slot, ctx.diags)
+    });
+    for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
+        let (name, instance, at, literal, register) = found;
+        let ok = slot_diags.is_empty();
+        diags.extend(slot_diags);
+        if !register {
+            continue;
+        }
+        if let Some(first) = seen.get(&name) {
+            let what = match &instance {
+                Some(i) => format!("slot `{name}` (instance `{i}`)"),
+                None => format!("slot `{name}`"),
+            };
+            if literal {
+                diags.push(l.diag(&at, format!("{what} is already defined at {first}")));
+            } else {
+                warnings.push(Warning {
+                    message: format!(
+                        "{}: {at}: skipping discovered {what}: already defined at {first}",
+                        l.file.display()
+                    ),
+                });
+            }
+            continue;
+        }
+        seen.insert(name, Seen { layer: l, at });
+        if ok {
+            slots.push(slot);
         }
     }
 

@@ -68,10 +68,17 @@ pub fn apply(
         record,
         confirmed,
     } = survey(scandir, desired)?;
-    let owners = resolve_owners(desired)?;
-    fsops::check_log_dirs(desired.iter().filter_map(|d| d.log_dir.as_deref()))?;
     let by_name: BTreeMap<&str, &DesiredSlot> =
         desired.iter().map(|d| (d.name.as_str(), d)).collect();
+    // Only slots this apply writes can be refused; an unchanged slot's
+    // logger checks its own dir when it starts.
+    let written: Vec<&DesiredSlot> = plans
+        .iter()
+        .filter(|p| matches!(p.action, Action::Create | Action::Update { .. }))
+        .filter_map(|p| by_name.get(p.name.as_str()).copied())
+        .collect();
+    let owners = resolve_owners(&written)?;
+    fsops::check_log_dirs(written.iter().filter_map(|d| d.log_dir.as_deref()))?;
 
     let mut built = Vec::new();
     for p in &plans {
@@ -139,9 +146,9 @@ fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
 
 /// Users are looked up before anything is written: an unknown user fails
 /// the whole apply, not half of it. Ownership only applies when root.
-fn resolve_owners(
-    desired: &[DesiredSlot],
-) -> Result<BTreeMap<&str, Option<Owner>>, ReconcileError> {
+fn resolve_owners<'a>(
+    desired: &[&'a DesiredSlot],
+) -> Result<BTreeMap<&'a str, Option<Owner>>, ReconcileError> {
     let root = nix::unistd::geteuid().is_root();
     let mut out = BTreeMap::new();
     // Many slots share a user: one passwd lookup each.

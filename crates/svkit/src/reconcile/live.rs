@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::ffi::{CStr, OsStr};
 use std::fs;
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -80,15 +80,6 @@ pub fn supervisor_owned(rel: &Path) -> bool {
         }
         _ => false,
     }
-}
-
-/// Opens directory `name` under `dir` to stat relative to it (`O_PATH`:
-/// nothing is read through it), refusing a symlink.
-pub fn open_path(dir: RawFd, name: &Path) -> nix::Result<OwnedFd> {
-    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let raw = nix::fcntl::openat(Some(dir), name, flags, Mode::empty())?;
-    // SAFETY: `raw` is a fresh descriptor from openat that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// `lstat` of `rel` relative to the directory `dir`.

@@ -17,12 +17,12 @@
 
 use super::live::{self, MARKER, OWNER_UID};
 use super::DesiredSlot;
-use nix::sys::stat::{fstat, FileStat, SFlag};
+use nix::sys::stat::{FileStat, SFlag};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
 use std::ops::Range;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -133,18 +133,19 @@ impl SlotRecord<'_> {
         if !same_render {
             return false;
         }
-        // Relative to the slot dir itself: short lookups, and every name
-        // resolved in the very dir whose stamp is checked.
-        let Ok(slot_dir) = live::open_path(scandir_fd, Path::new(&slot.name)) else {
-            return false;
-        };
-        let unchanged = |rel: &str, stamp: &Stamp, kind: SFlag| {
-            let st = if rel.is_empty() {
-                fstat(slot_dir.as_raw_fd())
-            } else {
-                live::lstat_at(slot_dir.as_raw_fd(), Path::new(rel))
-            };
-            st.is_ok_and(|st| live::file_kind(&st) == kind && Stamp::of(&st) == *stamp)
+        // One lstat per inode, named from the scandir: no descriptor per
+        // slot. Every dir on the way is stamped too, so a dir swapped for a
+        // symlink shows as a change of its parent's stamp.
+        let mut path = String::with_capacity(slot.name.len() + 32);
+        let mut unchanged = |rel: &str, stamp: &Stamp, kind: SFlag| {
+            path.clear();
+            path.push_str(&slot.name);
+            if !rel.is_empty() {
+                path.push('/');
+                path.push_str(rel);
+            }
+            live::lstat_at(scandir_fd, Path::new(&path))
+                .is_ok_and(|st| live::file_kind(&st) == kind && Stamp::of(&st) == *stamp)
         };
         self.dirs
             .iter()

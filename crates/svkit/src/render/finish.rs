@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 
 use super::quote::sh_quote;
-use super::RenderEnv;
+use super::{script, RenderEnv};
 use crate::config::{Backoff, OnCleanExit, Slot};
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
@@ -55,7 +55,7 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
     let r = &slot.restart;
     // Slot names are [a-z0-9._-]: safe inside double quotes as they are.
     let name = &slot.name;
-    let mut o = String::from("#!/bin/sh\n");
+    let mut o = script();
     let _ = writeln!(
         o,
         "# svkit restart policy of slot {}. Generated: edit the config, not this file.",
@@ -83,7 +83,8 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         );
         o.push_str("  exit 125\nfi\n");
     }
-    let permafailon = sh_quote(&env.tool("s6-permafailon"));
+    let permafailon_path = env.tool("s6-permafailon");
+    let permafailon = sh_quote(&permafailon_path);
     if let Some(m) = r.max_deaths {
         o.push_str(
             "# s6-permafailon counts this death and the earlier ones in supervise/death_tally.\n",

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::quote::{sh_quote, sh_words};
-use super::RenderEnv;
+use super::{script, RenderEnv};
 use crate::config::{Log, Slot};
 
 /// The dir-creation part. Run as root it must never let the slot's user
@@ -87,7 +87,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         (true, Some(u)) => Some(u),
         _ => None,
     };
-    let mut o = String::from("#!/bin/sh\n");
+    let mut o = script();
     let _ = writeln!(
         o,
         "# svkit logger of slot {}. Generated: edit the config, not this file.",

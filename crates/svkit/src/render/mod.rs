@@ -78,10 +78,25 @@ impl RenderedSlot {
     }
 }
 
+/// Room for a whole script up front: they are 1–2 KB, and growing a
+/// string a line at a time is most of what rendering costs.
+const SCRIPT_CAPACITY: usize = 2048;
+
+/// An empty sh script, its room reserved.
+fn script() -> String {
+    let mut s = String::with_capacity(SCRIPT_CAPACITY);
+    s.push_str("#!/bin/sh\n");
+    s
+}
+
 fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
+    let mut contents = contents.into();
+    // Scripts were built with room to spare; hundreds of slots are held at
+    // once, and on a VM every page touched costs.
+    contents.shrink_to_fit();
     RenderedFile {
         path: path.to_string(),
-        contents: contents.into(),
+        contents,
         mode,
         owner: Owner::Root,
     }
@@ -134,22 +149,36 @@ pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> Ren
 
 /// Render every slot of the model, deciding autostart from `facts`.
 pub fn render_all(model: &Model, env: &RenderEnv, facts: &StartFacts) -> Vec<RenderedSlot> {
-    model
-        .slots
-        .iter()
-        .map(|s| render_slot(model, s, env, s.wants_up(facts)))
-        .collect()
+    // Slots render independently; hundreds of instances are worth the CPUs.
+    crate::par::map(&model.slots, RENDERS_PER_WORKER, |s| {
+        render_slot(model, s, env, s.wants_up(facts))
+    })
 }
 
+/// Below this many slots a second thread costs more than it saves.
+const RENDERS_PER_WORKER: usize = 64;
+
 /// The marker: JSON so tools can read it, stable so an unchanged slot
-/// renders byte for byte the same.
+/// renders byte for byte the same (keys in sorted order, as they always
+/// were).
 fn marker(slot: &Slot) -> String {
-    let v = serde_json::json!({
-        "svkit": 1,
-        "slot": slot.name,
-        "instance": slot.instance,
-        "template": slot.origin.template,
-        "source": slot.origin.file.display().to_string(),
-    });
-    format!("{v}\n")
+    #[derive(serde::Serialize)]
+    struct Marker<'a> {
+        instance: Option<&'a str>,
+        slot: &'a str,
+        source: std::borrow::Cow<'a, str>,
+        svkit: u32,
+        template: &'a str,
+    }
+    let m = Marker {
+        instance: slot.instance.as_deref(),
+        slot: &slot.name,
+        source: slot.origin.file.to_string_lossy(),
+        svkit: 1,
+        template: &slot.origin.template,
+    };
+    // Serializing plain strings and numbers cannot fail.
+    let mut out = serde_json::to_string(&m).unwrap_or_default();
+    out.push('\n');
+    out
 }

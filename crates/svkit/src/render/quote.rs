@@ -6,6 +6,8 @@
 //! characters sh never treats specially are left bare so that `cat run`
 //! reads like the command an author wrote.
 
+use std::borrow::Cow;
+
 /// Characters that need no quoting anywhere in a word. Deliberately
 /// excludes `~` (tilde expansion at word start), `#` (comment at word
 /// start), `=` is safe because we never put a word in assignment position.
@@ -15,9 +17,9 @@ fn is_safe(c: char) -> bool {
 }
 
 /// One sh word that evaluates to exactly `s`.
-pub fn sh_quote(s: &str) -> String {
+pub fn sh_quote(s: &str) -> Cow<'_, str> {
     if !s.is_empty() && s.chars().all(is_safe) {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
@@ -29,7 +31,7 @@ pub fn sh_quote(s: &str) -> String {
         }
     }
     out.push('\'');
-    out
+    Cow::Owned(out)
 }
 
 /// Words joined by spaces.
@@ -38,16 +40,22 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    words
-        .into_iter()
-        .map(|w| sh_quote(w.as_ref()))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::new();
+    for (i, w) in words.into_iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&sh_quote(w.as_ref()));
+    }
+    out
 }
 
 /// A string for use inside a `#` comment line: newlines and other control
 /// characters would end the comment, so they are shown escaped.
-pub fn comment_safe(s: &str) -> String {
+pub fn comment_safe(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
     s.chars()
         .flat_map(|c| {
             if c.is_control() {
@@ -56,7 +64,8 @@ pub fn comment_safe(s: &str) -> String {
                 vec![c]
             }
         })
-        .collect()
+        .collect::<String>()
+        .into()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::quote::{comment_safe, sh_quote, sh_words};
-use super::RenderEnv;
+use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
 
 /// Shebang and shellcheck directives. Values are single-quoted on purpose,
@@ -17,15 +17,16 @@ fn header(with_contenv: Option<&str>, body: &str) -> String {
             && (l.contains('$') || l.contains('`') || l.contains('\\'))
     });
     let mut directives = Vec::new();
-    let mut out = match with_contenv {
+    let mut out = String::with_capacity(body.len() + 128);
+    match with_contenv {
         // with-contenv as the interpreter restores the container env before
         // sh starts, so the slot's own exports below win over it.
         Some(wc) => {
             directives.push("shell=sh");
-            format!("#!{wc} sh\n")
+            let _ = writeln!(out, "#!{wc} sh");
         }
-        None => "#!/bin/sh\n".to_string(),
-    };
+        None => out.push_str("#!/bin/sh\n"),
+    }
     if literal {
         directives.push("disable=SC1003,SC2016");
     }
@@ -53,7 +54,7 @@ fn drop_words(slot: &Slot, env: &RenderEnv) -> Vec<String> {
 }
 
 pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
-    let mut o = String::new();
+    let mut o = String::with_capacity(SCRIPT_CAPACITY);
     let _ = writeln!(
         o,
         "# svkit slot {} ({}, {}). Generated: edit the config, not this file.",
