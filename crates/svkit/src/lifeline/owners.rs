@@ -1,15 +1,20 @@
 //! Socket inode → owning pids, by walking `/proc/PID/fd`.
 //!
-//! This is what `lsof` does, minus everything `lsof` does besides: one
-//! `readdir` of `/proc`, one of each `fd` directory, one `readlink` per
-//! descriptor, and nothing is stat'ed. A process whose `fd` directory we may
-//! not read (another user's, without privilege) is reported as unreadable so
-//! that "no visible owner" can be told apart from "no owner".
+//! This is what `lsof` does, minus everything `lsof` does besides. Each
+//! system call on `/proc` costs microseconds on a VM, so the walk makes as
+//! few as it can: names are resolved relative to a directory already open
+//! (`openat` of `PID/fd` from `/proc`, `readlinkat` of each descriptor from
+//! there), nothing is stat'ed, a short `getdents64` ends a listing without
+//! asking again, and the pids are split across the CPUs. A process whose
+//! `fd` directory we may not read (another user's, without privilege) is
+//! reported as unreadable so that "no visible owner" can be told apart from
+//! "no owner".
 
+use super::sys;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
+use std::ffi::CStr;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// Result of one scan.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -23,6 +28,13 @@ pub struct Scan {
 impl Scan {
     pub fn pids(&self) -> BTreeSet<i32> {
         self.owners.values().flatten().copied().collect()
+    }
+
+    fn merge(&mut self, other: Scan) {
+        for (inode, holders) in other.owners {
+            self.owners.entry(inode).or_default().extend(holders);
+        }
+        self.unreadable.extend(other.unreadable);
     }
 }
 
@@ -39,62 +51,38 @@ pub fn scan(wanted: &BTreeSet<u64>) -> io::Result<Scan> {
 }
 
 /// As [`scan`], over a proc tree mounted at `root` (tests, other mounts).
-///
-/// The walk costs a few system calls per process and per descriptor; on
-/// machines where system calls are slow (VMs) that dominates, so the pids
-/// are split across the available CPUs.
 pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
     if wanted.is_empty() {
         return Ok(Scan::default());
     }
-    let pids: Vec<i32> = fs::read_dir(root)?
-        .flatten()
-        .filter_map(|e| {
-            std::str::from_utf8(e.file_name().as_bytes())
-                .ok()
-                .and_then(|s| s.parse::<i32>().ok())
-        })
-        .collect();
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    // Below a few hundred processes a thread costs more than it saves.
-    if workers <= 1 || pids.len() < 256 {
-        return Ok(scan_pids(root, &pids, wanted));
-    }
-    let chunk = pids.len().div_ceil(workers);
-    let parts: Vec<Scan> = std::thread::scope(|sc| {
-        let handles: Vec<_> = pids
-            .chunks(chunk)
-            .map(|c| sc.spawn(move || scan_pids(root, c, wanted)))
-            .collect();
-        // A worker that panicked is a bug, but falling back to scanning its
-        // share here keeps the answer complete instead of silently partial.
-        handles
-            .into_iter()
-            .zip(pids.chunks(chunk))
-            .map(|(h, c)| h.join().unwrap_or_else(|_| scan_pids(root, c, wanted)))
-            .collect()
-    });
-    let mut out = Scan::default();
-    for part in parts {
-        for (inode, holders) in part.owners {
-            out.owners.entry(inode).or_default().extend(holders);
+    let proc = sys::open_dir(None, root)?;
+    let mut pids = Vec::new();
+    sys::each_entry(&proc, |name| {
+        if let Some(pid) = std::str::from_utf8(name.to_bytes())
+            .ok()
+            .and_then(|s| s.parse::<i32>().ok())
+        {
+            pids.push(pid);
         }
-        out.unreadable.extend(part.unreadable);
+    })?;
+    let mut out = Scan::default();
+    let parts = crate::par::map_chunks(&pids, PIDS_PER_WORKER, |chunk| {
+        scan_pids(proc.as_raw_fd(), chunk, wanted)
+    });
+    for part in parts {
+        out.merge(part);
     }
     Ok(out)
 }
 
-fn scan_pids(root: &str, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
+/// Below this many processes a second thread costs more than it saves.
+const PIDS_PER_WORKER: usize = 256;
+
+fn scan_pids(proc: RawFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
     let mut out = Scan::default();
-    let mut path = String::with_capacity(64);
+    let mut link = [0u8; 64];
     for &pid in pids {
-        path.clear();
-        use std::fmt::Write;
-        let _ = write!(path, "{root}/{pid}/fd");
-        let fds = match fs::read_dir(&path) {
+        let fds: OwnedFd = match sys::open_dir(Some(proc), &format!("{pid}/fd")) {
             Ok(d) => d,
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
                 out.unreadable.insert(pid);
@@ -103,16 +91,17 @@ fn scan_pids(root: &str, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
             // Gone since the readdir, or a kernel thread: nothing to see.
             Err(_) => continue,
         };
-        for fd in fds.flatten() {
-            let Ok(target) = fs::read_link(fd.path()) else {
-                continue;
+        let _ = sys::each_entry(&fds, |name: &CStr| {
+            // A descriptor closed since the listing, or not a socket: skip.
+            let Ok(len) = sys::readlink_at(&fds, name, &mut link) else {
+                return;
             };
-            if let Some(inode) = socket_inode(target.as_os_str().as_bytes()) {
+            if let Some(inode) = link.get(..len).and_then(socket_inode) {
                 if wanted.contains(&inode) {
                     out.owners.entry(inode).or_default().insert(pid);
                 }
             }
-        }
+        });
     }
     out
 }
@@ -120,6 +109,7 @@ fn scan_pids(root: &str, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::net::TcpListener;
     use std::os::unix::fs::MetadataExt;
 
