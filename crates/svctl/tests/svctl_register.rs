@@ -66,6 +66,17 @@ fn register_then_unregister_an_instance() {
     );
     let (_, doc) = status_json(&sbx, &["gw-eve"]);
     assert_eq!(doc["slots"][0]["log_dir"], "/data/logs/eve");
+    // check and render see the same slots as apply and status.
+    let o = sbx.exec(&["svctl", "check"]);
+    expect_code(&o, 0);
+    assert!(stdout(&o).contains("config ok: 3 slots"), "{}", stdout(&o));
+    let o = sbx.exec(&["svctl", "render", "--to", "/tmp/rendered"]);
+    expect_code(&o, 0);
+    assert!(
+        stdout(&o).contains("render: slot=gw-eve "),
+        "{}",
+        stdout(&o)
+    );
     sbx.stop();
 
     let sbx = fx.boot();

@@ -32,11 +32,12 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
     }
 }
 
-/// Load the config, printing warnings; an invalid config prints every error
-/// and yields `Err(exit code)` so callers stop before any write.
+/// Load the config with the instances registered at runtime (as apply,
+/// plan and status see it), printing warnings; an invalid config prints
+/// every error and yields `Err(exit code)` so callers stop before any write.
 pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
     use svkit::config::LoadError;
-    match svkit::config::load(dir) {
+    match svkit::state::load_config(dir) {
         Ok(v) => {
             for w in &v.warnings {
                 eprintln!("svctl: warning: {w}");
