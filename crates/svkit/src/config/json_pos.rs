@@ -155,6 +155,19 @@ impl Spans {
         start + pos.col.saturating_sub(1)
     }
 
+    /// The members of the object at `path`, in document order.
+    pub fn members(&self, path: &FieldPath) -> Vec<(FieldPath, Span)> {
+        self.order
+            .iter()
+            .filter(|p| {
+                p.0.len() == path.0.len() + 1
+                    && p.0.starts_with(&path.0)
+                    && matches!(p.0.last(), Some(Seg::Key(_)))
+            })
+            .filter_map(|p| self.get(p).map(|s| (p.clone(), s)))
+            .collect()
+    }
+
     /// The deepest value whose span contains `offset`.
     pub fn path_at(&self, offset: usize) -> FieldPath {
         let mut best: Option<(&FieldPath, usize)> = None;

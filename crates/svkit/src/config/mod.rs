@@ -14,6 +14,7 @@
 pub mod discover;
 pub mod error;
 pub mod json_pos;
+mod members;
 pub mod model;
 pub mod names;
 pub mod parse;

@@ -161,15 +161,30 @@ fn sub<T: DeserializeOwned>(
     match serde_json::from_str::<T>(slice) {
         Ok(v) => Some(v),
         Err(e) => {
-            diags.push(serde_diag(layer, slice, span.start, &e));
+            // serde stops at the first error; look for the others too.
+            let all = super::members::every_error::<T>(layer, text, path);
+            if all.is_empty() {
+                diags.push(diag_at(layer, span.start + error_offset(slice, &e), &e));
+            }
+            diags.extend(all);
             None
         }
     }
 }
 
-/// Turn a serde error inside a slice starting at `base` into a diagnostic
-/// with an absolute position and the deepest field path at that position.
-fn serde_diag(layer: &Layer, slice: &str, base: usize, e: &serde_json::Error) -> Diagnostic {
+/// A serde error at byte `abs` of the layer as a diagnostic: its position
+/// and the deepest field path there.
+pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
+    Diagnostic::new(
+        &layer.file,
+        Some(layer.spans.pos(abs)),
+        Some(layer.spans.path_at(abs).to_string()),
+        strip_pos(e),
+    )
+}
+
+/// Where in `slice` (which serde_json parsed) the error `e` lies, in bytes.
+pub(super) fn error_offset(slice: &str, e: &serde_json::Error) -> usize {
     let mut line_start = 0;
     if e.line() > 1 {
         let mut seen = 1;
@@ -186,14 +201,7 @@ fn serde_diag(layer: &Layer, slice: &str, base: usize, e: &serde_json::Error) ->
     // serde_json reports the column after consuming the offending token;
     // step back one byte so the path lookup lands inside that token.
     let rel = (line_start + e.column()).min(slice.len());
-    let abs = base + rel.saturating_sub(1);
-    let path = layer.spans.path_at(abs);
-    Diagnostic::new(
-        &layer.file,
-        Some(layer.spans.pos(abs)),
-        Some(path.to_string()),
-        strip_pos(e),
-    )
+    rel.saturating_sub(1)
 }
 
 /// serde_json's message without its " at line L column C" suffix (we print
