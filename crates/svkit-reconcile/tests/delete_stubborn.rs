@@ -8,10 +8,9 @@
 //! The process logs each TERM it shrugs off, which shows it outlived the
 //! down signal rather than dying of it.
 
-use std::fs;
 use std::time::Duration;
 
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, stdout_ok, Rootfs, Sandbox};
 
 const CONFIG: &str = r#"{
   "user": "nobody",
@@ -50,27 +49,18 @@ fn a_deleted_slot_that_ignores_term_is_killed_before_its_dir_goes() {
         "",
     );
     assert_ne!(without, CONFIG);
-    fs::write(sbx.root().join("etc/svkit/10-test.json"), without).expect("write");
-    let o = sbx.exec(&["svkit-reconcile"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = sbx.reconcile_with(&without);
+    let out = stdout_ok(&o);
     assert!(
-        stdout(&o).contains("slot=stubborn action=delete state=down"),
-        "{}",
-        stdout(&o)
+        out.contains("slot=stubborn action=delete state=down"),
+        "{out}"
     );
     assert!(!sbx.root().join("run/service/stubborn").exists());
     // It got the down signal and lived on (its trap ran and logged it),
     // yet it is gone: killed, not left behind unsupervised.
     let log = stdout(&sbx.sh("cat /tmp/stubborn.log"));
     assert!(log.contains("term"), "the TERM never reached it: {log:?}");
-    poll("stubborn's process gone", Duration::from_secs(5), || {
-        (!sbx.sh(&format!("kill -0 {stubborn}")).status.success()).then_some(())
-    });
+    sbx.wait_gone(&stubborn, Duration::from_secs(5));
     assert_eq!(pid_of(&sbx, "keep"), keep, "another slot was touched");
     sbx.stop();
 }

@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, stdout_ok, Rootfs, Sandbox, TEST_CONFIG};
 
 const CONFIG: &str = r#"{
   "user": "nobody",
@@ -213,8 +213,7 @@ fn second_apply_writes_nothing_and_restarts_nothing() {
 
     // Change one slot's command: only its files change, only it restarts.
     let edited = CONFIG.replace(r#"["sleep", "1002"]"#, r#"["sleep", "2002"]"#);
-    fs::write(sbx.root().join("etc/svkit/10-test.json"), edited).expect("write");
-    let o = sbx.exec(&["svkit-reconcile"]);
+    let o = sbx.reconcile_with(&edited);
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     assert!(
@@ -270,24 +269,12 @@ fn removed_slot_is_deleted_and_foreign_slot_untouched() {
         "",
     );
     assert_ne!(edited, CONFIG);
-    fs::write(sbx.root().join("etc/svkit/10-test.json"), edited).expect("write");
-    let o = sbx.exec(&["svkit-reconcile"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        stdout(&o).contains("slot=dash action=delete state=down"),
-        "{}",
-        stdout(&o)
-    );
-    assert!(!stdout(&o).contains("foreign"));
+    let o = sbx.reconcile_with(&edited);
+    let out = stdout_ok(&o);
+    assert!(out.contains("slot=dash action=delete state=down"), "{out}");
+    assert!(!out.contains("foreign"));
     assert!(!sbx.root().join("run/service/dash").exists());
-    poll("dash's process gone", Duration::from_secs(10), || {
-        (!sbx.sh(&format!("kill -0 {dash_pid}")).status.success()).then_some(())
-    });
+    sbx.wait_gone(&dash_pid, Duration::from_secs(10));
     assert_eq!(
         svstat(&sbx, "foreign", "pid"),
         foreign_pid,
@@ -311,8 +298,7 @@ fn invalid_config_changes_nothing() {
     let bad = CONFIG
         .replace(r#""name": "never""#, r#""name": "Never/..""#)
         .replace(r#""remember", "command""#, r#""remember", "comand""#);
-    fs::write(sbx.root().join("etc/svkit/10-test.json"), bad).expect("write");
-    let o = sbx.exec(&["svkit-reconcile"]);
+    let o = sbx.reconcile_with(&bad);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("10-test.json"), "{err}");
@@ -368,7 +354,7 @@ fn killed_apply_converges_and_concurrent_applies_serialize() {
     }
     let fx = Fixture::new(r#"{ "slots": [] }"#);
     let sbx = fx.boot(&[]);
-    fs::write(sbx.root().join("etc/svkit/10-test.json"), CONFIG).expect("write");
+    fs::write(sbx.root().join(TEST_CONFIG), CONFIG).expect("write");
     // Pause between building a slot and renaming it, then kill -9 there.
     let o = sbx.sh(
         "SVKIT_TEST_PAUSE_BEFORE_RENAME_MS=5000 svkit-reconcile >/dev/null 2>&1 & pid=$!; \

@@ -161,6 +161,22 @@ impl Sandbox {
             .unwrap_or_else(|e| panic!("svkit-sandbox exec: {e}"))
     }
 
+    /// Replaces the test config (`/etc/svkit/10-test.json`, as
+    /// [`Rootfs::with_svkit`] wrote it) and runs the boot hook again, as an
+    /// operator's `svctl apply` would. The exit code is the caller's to check.
+    pub fn reconcile_with(&self, config: &str) -> Output {
+        std::fs::write(self.root().join(TEST_CONFIG), config)
+            .unwrap_or_else(|e| panic!("write {TEST_CONFIG}: {e}"));
+        self.exec(&["svkit-reconcile"])
+    }
+
+    /// Polls until no process `pid` is left inside, up to `deadline`.
+    pub fn wait_gone(&self, pid: &str, deadline: Duration) {
+        poll(&format!("pid {pid} gone"), deadline, || {
+            (!self.sh(&format!("kill -0 {pid}")).status.success()).then_some(())
+        });
+    }
+
     /// The sandbox's `/` seen from the host (`/proc/PID/root` of its PID 1),
     /// for reading its files natively.
     pub fn root(&self) -> PathBuf {
@@ -241,10 +257,25 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The stdout of a command that must have exited 0 (its stderr is shown
+/// if it did not).
+pub fn stdout_ok(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(o)
+}
+
 /// A rootfs layer for `svkit-sandbox run --rootfs`, built file by file.
 pub struct Rootfs {
     pub dir: tempfile::TempDir,
 }
+
+/// Where [`Rootfs::with_svkit`] puts the test's config, relative to `/`.
+pub const TEST_CONFIG: &str = "etc/svkit/10-test.json";
 
 impl Rootfs {
     pub fn new() -> Rootfs {
@@ -256,7 +287,7 @@ impl Rootfs {
     /// the boot hook that runs `svkit-reconcile`, as an image has them.
     pub fn with_svkit(config: &str) -> Rootfs {
         let r = Rootfs::new();
-        r.file("etc/svkit/10-test.json", config);
+        r.file(TEST_CONFIG, config);
         r.script(
             "etc/cont-init.d/50-svkit",
             "#!/bin/sh\nexec svkit-reconcile\n",
