@@ -25,6 +25,29 @@ fn main() -> ExitCode {
         .config_dir
         .unwrap_or_else(svkit::config::config_dir_from_env);
     let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
+    let opts = ApplyOptions {
+        lock_timeout: Duration::from_millis(cli.lock_timeout),
+        ..Default::default()
+    };
+    // Nothing changed since the last apply: proven without rendering.
+    match reconcile::confirm_noop(&config_dir, &scandir, opts.lock_timeout) {
+        Ok(Some(noop)) => {
+            for w in &noop.warnings {
+                eprintln!("svkit-reconcile: warning: {w}");
+            }
+            eprintln!("svkit-reconcile: info: {}", reconcile::NOOP_INFO);
+            print!("{}", noop.outcome.audit());
+            return ExitCode::SUCCESS;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!(
+                "svkit-reconcile: fatal: unable to reconcile {}: {e}",
+                scandir.display()
+            );
+            return ExitCode::from(111);
+        }
+    }
     let prepared = match reconcile::prepare(&config_dir) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
@@ -45,11 +68,7 @@ fn main() -> ExitCode {
     for w in &prepared.warnings {
         eprintln!("svkit-reconcile: warning: {w}");
     }
-    let opts = ApplyOptions {
-        lock_timeout: Duration::from_millis(cli.lock_timeout),
-        ..Default::default()
-    };
-    match reconcile::apply(&scandir, &prepared.desired, &opts) {
+    match reconcile::apply_prepared(&scandir, &prepared, &opts) {
         Ok(outcome) => {
             for name in &outcome.swept {
                 eprintln!("svkit-reconcile: info: swept {name} left by an interrupted reconcile");

@@ -2,9 +2,11 @@
 //! Everything that can be refused (config, users, foreign slots) is refused
 //! before the first write.
 
+use super::desired::Prepared;
 use super::error::{io, ReconcileError};
 use super::fsops::{self, Owner};
 use super::lock::ScandirLock;
+use super::memo;
 use super::plan::{survey, Action, SlotPlan, Survey};
 use super::record::Stamp;
 use super::seal::{self, Built};
@@ -62,6 +64,33 @@ pub fn apply(
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
+    apply_locked(scandir, desired, opts)
+}
+
+/// Applies what [`super::prepare`] made of a config dir, and leaves the
+/// memo that lets the next apply of the same inputs prove a no-op
+/// ([`super::confirm_noop`]) without rendering.
+pub fn apply_prepared(
+    scandir: &Path,
+    prepared: &Prepared,
+    opts: &ApplyOptions,
+) -> Result<Outcome, ReconcileError> {
+    let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
+    let outcome = apply_locked(scandir, &prepared.desired, opts)?;
+    memo::write(
+        scandir,
+        &prepared.desired,
+        &prepared.inputs,
+        &prepared.warnings,
+    );
+    Ok(outcome)
+}
+
+fn apply_locked(
+    scandir: &Path,
+    desired: &[DesiredSlot],
+    opts: &ApplyOptions,
+) -> Result<Outcome, ReconcileError> {
     let swept = sweep(scandir)?;
     let Survey {
         plans,

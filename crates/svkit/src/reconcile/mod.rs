@@ -13,19 +13,23 @@ mod error;
 #[cfg(test)]
 mod fastpath_tests;
 mod fsops;
+mod inputs;
 mod live;
 mod lock;
+mod memo;
 mod plan;
 mod record;
 mod seal;
 
 pub use apply::lookup_user;
-pub use apply::{apply, ApplyOptions, Outcome};
+pub use apply::{apply, apply_prepared, ApplyOptions, Outcome};
 pub use desired::{prepare, start_facts, Prepared};
 pub use error::ReconcileError;
 pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
+pub use inputs::Inputs;
 pub use live::{is_ours, MARKER};
 pub use lock::ScandirLock;
+pub use memo::{confirm_noop, Noop, MEMO, NOOP_INFO};
 pub use plan::{plan, Action, SlotPlan};
 
 use std::path::PathBuf;

@@ -32,7 +32,7 @@ pub const RECORD: &str = "record";
 const MAGIC: &str = "svkit-record 1";
 
 /// What an `lstat` says of an inode, down to its last change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stamp {
     pub dev: u64,
     pub ino: u64,
@@ -103,10 +103,10 @@ pub struct SlotRecord<'a> {
 }
 
 impl SlotRecord<'_> {
-    /// Whether the slot is provably as rendered: the render is what was
-    /// verified (same files, bytes, modes, owner) and nothing was touched
-    /// since (every stamp the same). `scandir_fd` is the open scandir.
-    pub fn confirms(&self, scandir_fd: RawFd, slot: &DesiredSlot, uid_matters: bool) -> bool {
+    /// Whether this record is of `slot` as rendered: whole (every dir on
+    /// the way to each file recorded), the same files, bytes and modes, and
+    /// root's files when ownership matters (`uid_matters`: we are root).
+    fn holds(&self, slot: &DesiredSlot, uid_matters: bool) -> bool {
         // Whole by construction; checked so no record can skip a dir.
         let has_dir = |rel: &str| self.dirs.iter().any(|(d, _)| *d == rel);
         let whole = has_dir("")
@@ -114,23 +114,31 @@ impl SlotRecord<'_> {
                 let mut up = Path::new(rel).ancestors().skip(1);
                 up.all(|d| d.to_str().is_some_and(has_dir))
             });
-        if !whole
-            || self.files.len() != slot.files.len()
-            || !self.files.iter().any(|f| f.0 == MARKER)
-        {
-            return false;
-        }
-        let same_render = self
-            .files
-            .iter()
-            .zip(&slot.files)
-            .all(|((rel, stamp, bytes), want)| {
-                want.rel.as_os_str().as_bytes() == rel.as_bytes()
-                    && *bytes == want.bytes.as_slice()
-                    && stamp.mode & 0o7777 == want.mode
-                    && (!uid_matters || stamp.uid == OWNER_UID)
-            });
-        if !same_render {
+        whole
+            && self.files.len() == slot.files.len()
+            && self.files.iter().any(|f| f.0 == MARKER)
+            && self
+                .files
+                .iter()
+                .zip(&slot.files)
+                .all(|((rel, stamp, bytes), want)| {
+                    want.rel.as_os_str().as_bytes() == rel.as_bytes()
+                        && *bytes == want.bytes.as_slice()
+                        && stamp.mode & 0o7777 == want.mode
+                        && (!uid_matters || stamp.uid == OWNER_UID)
+                })
+    }
+
+    /// [`Self::holds`] as the running user sees it.
+    pub fn holds_render_of(&self, slot: &DesiredSlot) -> bool {
+        self.holds(slot, nix::unistd::geteuid().is_root())
+    }
+
+    /// Whether the slot is provably as rendered: the render is what was
+    /// verified (same files, bytes, modes, owner) and nothing was touched
+    /// since (every stamp the same). `scandir_fd` is the open scandir.
+    pub fn confirms(&self, scandir_fd: RawFd, slot: &DesiredSlot, uid_matters: bool) -> bool {
+        if !self.holds(slot, uid_matters) {
             return false;
         }
         // One lstat per inode, named from the scandir: no descriptor per
@@ -207,6 +215,25 @@ fn file_size(line: &str) -> Option<usize> {
     line.strip_prefix("file ")?.split(' ').nth(2)?.parse().ok()
 }
 
+/// The bytes of a file of ours in the scandir's `.svkit` dir, or `None`
+/// unless it is a regular file (not a symlink) owned by us and writable by
+/// no one else: anything else cannot be trusted to say what we wrote.
+pub(super) fn read_trusted(path: &Path) -> Option<Vec<u8>> {
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    let euid = nix::unistd::geteuid().as_raw();
+    if !meta.file_type().is_file() || meta.uid() != euid || meta.mode() & 0o022 != 0 {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?.saturating_add(1));
+    f.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 /// The record as read: its bytes and where each slot's section lies. A
 /// section is parsed only when its slot is looked at.
 #[derive(Debug, Default)]
@@ -223,19 +250,7 @@ impl Record {
     }
 
     fn read(path: &Path) -> Option<Record> {
-        let mut f = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-            .open(path)
-            .ok()?;
-        let meta = f.metadata().ok()?;
-        let euid = nix::unistd::geteuid().as_raw();
-        if !meta.file_type().is_file() || meta.uid() != euid || meta.mode() & 0o022 != 0 {
-            return None;
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?.saturating_add(1));
-        f.read_to_end(&mut bytes).ok()?;
-        Record::index(bytes)
+        Record::index(read_trusted(path)?)
     }
 
     /// Finds the sections; `None` unless the whole file is well formed

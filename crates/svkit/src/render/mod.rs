@@ -8,7 +8,6 @@
 //!
 //! | file | when | content |
 //! |---|---|---|
-//! | `type` | always | `longrun` |
 //! | `run` | always | sh: env, cwd, privilege drop, `exec` of the argv |
 //! | `finish` | always | sh: the restart policy |
 //! | `down` | not wanted up | empty |
@@ -105,7 +104,6 @@ fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
 /// Render one slot; `up` decides the `down` file (see [`Slot::wants_up`]).
 pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> RenderedSlot {
     let mut files = vec![
-        file("type", "longrun\n", 0o644),
         file("run", run::run(model, slot, env), 0o755),
         file("finish", finish::finish(slot, env), 0o755),
         file(MARKER, marker(slot), 0o644),

@@ -1,0 +1,244 @@
+//! The memo: a no-op apply proven without validating or rendering.
+//!
+//! After an apply, `<scandir>/.svkit/memo` holds the digest of everything
+//! the render depended on ([`super::inputs`]), the slots it declared, and
+//! for each slot a digest of the stamps the record holds for its files and
+//! dirs (see [`super::record`] for why a stamp proves an inode untouched).
+//! The next apply reads the same sources again; if their digest is the
+//! same, the render would be too, so when nothing needs sweeping or
+//! deleting and every slot's stamps still hold, there is nothing to do.
+//! Anything else (no memo, a corrupt one, one input or one stamp off) is a
+//! full apply: like the record, the memo can make an apply slower, never
+//! wrong. It is written only while the apply still holds the scandir lock,
+//! and only when the sources, read again, still say what the render used.
+
+use super::error::ReconcileError;
+use super::inputs::{digest128, DirKey, Inputs};
+use super::live;
+use super::lock::ScandirLock;
+use super::plan::{Action, SlotPlan};
+use super::record::{self, Record, SlotRecord, Stamp};
+use super::{DesiredSlot, Outcome, DELETE_PREFIX, TEMP_PREFIX};
+use crate::fsutil;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::Path;
+use std::time::Duration;
+
+/// What a binary says when the memo proved a no-op.
+pub const NOOP_INFO: &str =
+    "nothing to do: the config, what it reads and every slot are as the last apply left them";
+
+/// The memo's name inside the scandir's `.svkit` dir.
+pub const MEMO: &str = "memo";
+const VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Memo {
+    svkit_memo: u32,
+    /// [`Inputs::digest`] of what the render used.
+    inputs: String,
+    /// The sources to read again, beyond the config dir.
+    dirs: Vec<DirKey>,
+    state_dir: String,
+    env: Vec<String>,
+    remember: Vec<String>,
+    warnings: Vec<String>,
+    /// Paths in a slot, `""` for the slot dir, as lists shared by slots.
+    shapes: Vec<Vec<String>>,
+    slots: Vec<MemoSlot>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct MemoSlot {
+    name: String,
+    up: bool,
+    shape: usize,
+    stamps: String,
+}
+
+/// A no-op proven by the memo: what a full apply would have reported.
+pub struct Noop {
+    pub warnings: Vec<String>,
+    pub outcome: Outcome,
+}
+
+/// `Some` when the memo proves that applying `config_dir` to `scandir`
+/// would change nothing. Waits for the scandir lock like an apply; `None`
+/// when there is no lock file yet (nothing was ever applied there).
+pub fn confirm_noop(
+    config_dir: &Path,
+    scandir: &Path,
+    lock_timeout: Duration,
+) -> Result<Option<Noop>, ReconcileError> {
+    let Some(_lock) = ScandirLock::acquire_existing(scandir, lock_timeout)? else {
+        return Ok(None);
+    };
+    Ok(confirm_locked(config_dir, scandir))
+}
+
+fn confirm_locked(config_dir: &Path, scandir: &Path) -> Option<Noop> {
+    let bytes = record::read_trusted(&scandir.join(".svkit").join(MEMO))?;
+    let memo: Memo = serde_json::from_slice(&bytes).ok()?;
+    if memo.svkit_memo != VERSION {
+        return None;
+    }
+    let now = Inputs::read_again(
+        config_dir,
+        &memo.dirs,
+        &memo.state_dir,
+        &memo.env,
+        &memo.remember,
+    )?;
+    if now.digest() != memo.inputs {
+        return None;
+    }
+    let declared: BTreeSet<&str> = memo.slots.iter().map(|s| s.name.as_str()).collect();
+    for entry in fs::read_dir(scandir).ok()? {
+        let name = entry.ok()?.file_name().into_string().ok()?;
+        let leftover = name.starts_with(TEMP_PREFIX) || name.starts_with(DELETE_PREFIX);
+        let stale = !name.starts_with('.')
+            && !declared.contains(name.as_str())
+            && live::is_ours(&scandir.join(&name));
+        if leftover || stale {
+            return None;
+        }
+    }
+    let dir = File::open(scandir).ok()?;
+    let fd = dir.as_raw_fd();
+    let held = crate::par::map(&memo.slots, STAMPS_PER_WORKER, |s| {
+        let shape = memo.shapes.get(s.shape)?;
+        Some(live_digest(fd, &s.name, shape)? == s.stamps)
+    });
+    if !held.iter().all(|h| *h == Some(true)) {
+        return None;
+    }
+    let plans = memo
+        .slots
+        .iter()
+        .map(|s| SlotPlan {
+            name: s.name.clone(),
+            action: Action::Unchanged,
+            want_up: s.up,
+        })
+        .collect();
+    Some(Noop {
+        warnings: memo.warnings,
+        outcome: Outcome {
+            plans,
+            swept: Vec::new(),
+        },
+    })
+}
+
+/// Below this many slots a second thread costs more than it saves.
+const STAMPS_PER_WORKER: usize = 64;
+
+/// Writes the memo for an apply that just made `scandir` match `desired`,
+/// rendered from `inputs` (still under the apply's lock). Best effort: no
+/// memo costs the next apply its full run, nothing else.
+pub(super) fn write(scandir: &Path, desired: &[DesiredSlot], inputs: &Inputs, warnings: &[String]) {
+    let path = scandir.join(".svkit").join(MEMO);
+    match build(scandir, desired, inputs, warnings) {
+        Some(bytes) => {
+            if fsutil::write_atomic(&path, &bytes, 0o600, None).is_err() {
+                let _ = fs::remove_file(&path);
+            }
+        }
+        None => {
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
+
+fn build(
+    scandir: &Path,
+    desired: &[DesiredSlot],
+    inputs: &Inputs,
+    warnings: &[String],
+) -> Option<Vec<u8>> {
+    let dirs: Vec<DirKey> = inputs.discovered.keys().cloned().collect();
+    let env: Vec<String> = inputs.env.keys().cloned().collect();
+    let remember: Vec<String> = inputs.remembered.keys().cloned().collect();
+    // The sources changed while this apply ran: its render vouches for
+    // neither the old nor the new ones.
+    let again = Inputs::read_again(
+        &inputs.config_dir,
+        &dirs,
+        &inputs.state_dir,
+        &env,
+        &remember,
+    )?;
+    if again != *inputs {
+        return None;
+    }
+    let record = Record::load(scandir);
+    let mut shapes: Vec<Vec<String>> = Vec::new();
+    let mut slots = Vec::with_capacity(desired.len());
+    for slot in desired {
+        let rec = SlotRecord::decode(record.section(&slot.name)?)?;
+        if !rec.holds_render_of(slot) {
+            return None;
+        }
+        let shape: Vec<String> = rec
+            .dirs
+            .iter()
+            .map(|(rel, _)| rel.to_string())
+            .chain(rec.files.iter().map(|(rel, _, _)| rel.to_string()))
+            .collect();
+        let stamps: Vec<Stamp> = rec
+            .dirs
+            .iter()
+            .map(|(_, s)| *s)
+            .chain(rec.files.iter().map(|(_, s, _)| *s))
+            .collect();
+        let index = match shapes.iter().position(|s| *s == shape) {
+            Some(i) => i,
+            None => {
+                shapes.push(shape);
+                shapes.len() - 1
+            }
+        };
+        slots.push(MemoSlot {
+            name: slot.name.clone(),
+            up: slot.want_up,
+            shape: index,
+            stamps: digest(&stamps),
+        });
+    }
+    let memo = Memo {
+        svkit_memo: VERSION,
+        inputs: inputs.digest(),
+        dirs,
+        state_dir: inputs.state_dir.clone(),
+        env,
+        remember,
+        warnings: warnings.to_vec(),
+        shapes,
+        slots,
+    };
+    serde_json::to_vec(&memo).ok()
+}
+
+/// The digest of a slot's paths as they are now, or `None` if one is gone.
+fn live_digest(scandir_fd: RawFd, name: &str, shape: &[String]) -> Option<String> {
+    let mut path = String::with_capacity(name.len() + 32);
+    let mut stamps = Vec::with_capacity(shape.len());
+    for rel in shape {
+        path.clear();
+        path.push_str(name);
+        if !rel.is_empty() {
+            path.push('/');
+            path.push_str(rel);
+        }
+        let st = live::lstat_at(scandir_fd, Path::new(&path)).ok()?;
+        stamps.push(Stamp::of(&st));
+    }
+    Some(digest(&stamps))
+}
+
+fn digest(stamps: &[Stamp]) -> String {
+    digest128(stamps)
+}
