@@ -23,7 +23,7 @@ fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
       "log": { "dir": "/data/logs/counter", "stdout": true, "keep": 2, "max_bytes": 4096 } } ] }"#;
     let rootfs = Rootfs::with_svkit(config);
     let data = tempfile::tempdir().expect("tempdir");
-    let sbx = boot(rootfs.path(), data.path());
+    let sbx = Sandbox::boot_with_data(rootfs.path(), data.path());
     let dir = data.path().join("logs/counter");
     // The last line may sit in `current` or, right after a rotation, in
     // the newest archive: wait until some file of the dir has it.
@@ -78,12 +78,6 @@ fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
     sbx.stop();
 }
 
-fn boot(rootfs: &std::path::Path, data: &std::path::Path) -> Sandbox {
-    let r = rootfs.display().to_string();
-    let v = format!("{}:/data", data.display());
-    Sandbox::start(&["--rootfs", &r, "--volume", &v], &["sleep", "100000"])
-}
-
 fn log_field(sbx: &Sandbox, field: &str) -> String {
     stdout(&sbx.sh(&format!("s6-svstat -o {field} /run/service/talker/log")))
         .trim()
@@ -98,12 +92,12 @@ fn second_container_on_the_same_volume_reports_the_log_lock() {
     let rootfs = Rootfs::with_svkit(CONFIG);
     let data = tempfile::tempdir().expect("tempdir");
 
-    let first = boot(rootfs.path(), data.path());
+    let first = Sandbox::boot_with_data(rootfs.path(), data.path());
     poll("first logger writing", Duration::from_secs(10), || {
         let cur = fs::read_to_string(data.path().join("logs/talker/current")).ok()?;
         cur.contains("tick").then_some(())
     });
-    let second = boot(rootfs.path(), data.path());
+    let second = Sandbox::boot_with_data(rootfs.path(), data.path());
     let logs = second.wait_for_log("unable to lock", Duration::from_secs(10));
     assert!(
         logs.contains("svkit: slot talker: unable to lock /data/logs/talker"),

@@ -68,15 +68,7 @@ fn a_no_op_is_proven_by_the_memo_and_every_input_change_defeats_it() {
     let rootfs = Rootfs::with_svkit(CONFIG);
     let data = tempfile::tempdir().expect("tempdir");
     write(data.path(), "profiles/alice/SOUL.md", "");
-    let sbx = Sandbox::start(
-        &[
-            "--rootfs",
-            &rootfs.path().display().to_string(),
-            "--volume",
-            &format!("{}:/data", data.path().display()),
-        ],
-        &["sleep", "100000"],
-    );
+    let sbx = Sandbox::boot_with_data(rootfs.path(), data.path());
     poll("gw-alice made", Duration::from_secs(10), || {
         sbx.root()
             .join("run/service/gw-alice")

@@ -138,6 +138,14 @@ impl Sandbox {
         }
     }
 
+    /// `docker run -v DATA:/data`: a container of `rootfs` with `data` as
+    /// its `/data` volume, idling (`sleep 100000`) as its CMD.
+    pub fn boot_with_data(rootfs: &Path, data: &Path) -> Sandbox {
+        let r = rootfs.display().to_string();
+        let v = format!("{}:/data", data.display());
+        Sandbox::start(&["--rootfs", &r, "--volume", &v], &["sleep", "100000"])
+    }
+
     /// `docker exec`: runs `sh -c SCRIPT` inside.
     pub fn sh(&self, script: &str) -> Output {
         self.exec(&["sh", "-c", script])

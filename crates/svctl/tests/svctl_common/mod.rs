@@ -31,12 +31,7 @@ impl Fixture {
     }
 
     pub fn boot(&self) -> Sandbox {
-        let rootfs = self.rootfs.path().display().to_string();
-        let vol = format!("{}:/data", self.data.path().display());
-        Sandbox::start(
-            &["--rootfs", &rootfs, "--volume", &vol],
-            &["sleep", "100000"],
-        )
+        Sandbox::boot_with_data(self.rootfs.path(), self.data.path())
     }
 }
 
