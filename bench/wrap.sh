@@ -20,27 +20,12 @@
 # This file is also its own in-sandbox half (`--inside RUNS`).
 set -eu
 export LC_ALL=C
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 RUNS=${WRAP_BENCH_RUNS:-30}
-IN_SANDBOX=/usr/local/lib/svkit-bench/wrap.sh
 
 # ---------------------------------------------------------------- inside --
-
-now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
-
-# wait_for WHAT TRIES CMD...: polls CMD every 10 ms, bounded.
-wait_for() {
-  local what=$1 tries=$2
-  shift 2
-  until "$@"; do
-    tries=$((tries - 1))
-    if [ "$tries" -le 0 ]; then
-      echo "wrap.sh: timed out waiting for $what" >&2
-      exit 111
-    fi
-    sleep 0.01
-  done
-}
 
 svstat_is() { [ "$(s6-svstat -o "$2" "$1" 2>/dev/null)" = "$3" ]; }
 sleeping() { grep -q '^State:[[:space:]]*S' "/proc/$1/status"; }
@@ -141,33 +126,9 @@ for t in unshare nsenter s6-svscan execlineb python3; do
   command -v "$t" >/dev/null 2>&1 || skip "$t missing (apt-get install -y s6 execline util-linux python3)"
 done
 
-tmp=$(mktemp -d)
-export SVKIT_SANDBOX_DIR="$tmp/reg"
-mkdir -p "$SVKIT_SANDBOX_DIR" "$tmp/rootfs${IN_SANDBOX%/*}"
-cp "$0" "$tmp/rootfs$IN_SANDBOX"
-chmod 0755 "$tmp/rootfs$IN_SANDBOX"
-id=
-cleanup() {
-  if [ -n "$id" ]; then
-    "$REL/svkit-sandbox" stop "$id" >/dev/null 2>&1 || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 echo "wrap.sh: booting the sandbox, $RUNS runs" >&2
-id=$("$REL/svkit-sandbox" run --detach --rootfs rootfs --rootfs tests/fixtures/sandbox-user \
-  --rootfs "$tmp/rootfs")
-"$REL/svkit-sandbox" exec "$id" -- "$IN_SANDBOX" --inside "$RUNS" >"$tmp/out"
+in_sandbox rootfs tests/fixtures/sandbox-user -- "$RUNS"
 
-# field NAME: every NAME=value of the results, one a line.
-field() {
-  awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$tmp/out"
-}
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-minimum() { sort -n | head -n 1; }
-maximum() { sort -n | tail -n 1; }
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
 
 wrap_med=$(field wrap_us | median)
