@@ -137,3 +137,60 @@ impl InstanceSource for Recorder {
         found.map_err(std::io::Error::other)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What prepare records and what a later run reads again must be the
+    /// same thing, or the memo could never prove a no-op.
+    #[test]
+    fn read_again_sees_what_prepare_used_and_notices_a_change() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        let cfg = root.join("cfg");
+        let state = root.join("state");
+        fs_write(&root.join("profiles/alice/SOUL.md"), "");
+        fs_write(&root.join("profiles/nosoul/x"), "");
+        fs_write(&state.join("desired/keep"), "up\n");
+        let config = format!(
+            r#"{{ "state_dir": "{state}",
+  "slots": [
+    {{ "name": "gw-{{instance}}", "command": ["x"],
+      "instances": {{ "from_dir": {{ "path": "{profiles}", "require_file": "SOUL.md" }} }} }},
+    {{ "name": "keep", "command": ["x"], "autostart": "remember" }},
+    {{ "name": "dash", "command": ["x"], "autostart": {{ "if_env": "SVKIT_TEST_NO_SUCH_VAR" }} }}
+  ] }}"#,
+            state = state.display(),
+            profiles = root.join("profiles").display(),
+        );
+        fs_write(&cfg.join("10.json"), &config);
+
+        let used = crate::reconcile::prepare(&cfg).expect("prepare").inputs;
+        assert_eq!(used.discovered.len(), 1, "{:?}", used.discovered);
+        assert_eq!(used.remembered.len(), 1, "{:?}", used.remembered);
+        assert_eq!(used.env.len(), 1, "{:?}", used.env);
+        let again = |used: &Inputs| {
+            let dirs: Vec<DirKey> = used.discovered.keys().cloned().collect();
+            let env: Vec<String> = used.env.keys().cloned().collect();
+            let remember: Vec<String> = used.remembered.keys().cloned().collect();
+            Inputs::read_again(&cfg, &dirs, &used.state_dir, &env, &remember).expect("read")
+        };
+        assert_eq!(again(&used), used);
+        assert_eq!(again(&used).digest(), used.digest());
+
+        fs_write(&root.join("profiles/bob/SOUL.md"), "");
+        assert_ne!(again(&used).digest(), used.digest(), "a new profile");
+        let used = crate::reconcile::prepare(&cfg).expect("prepare").inputs;
+        fs_write(&state.join("desired/keep"), "down\n");
+        assert_ne!(again(&used).digest(), used.digest(), "a remembered state");
+        let used = crate::reconcile::prepare(&cfg).expect("prepare").inputs;
+        fs_write(&cfg.join("10.json"), &config.replace("\"x\"]", "\"y\"]"));
+        assert_ne!(again(&used).digest(), used.digest(), "the config");
+    }
+
+    fn fs_write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+}
