@@ -64,7 +64,7 @@ pub fn apply(
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    apply_locked(scandir, desired, opts)
+    apply_locked(scandir, desired, opts, None)
 }
 
 /// Applies what [`super::prepare`] made of a config dir, and leaves the
@@ -76,20 +76,16 @@ pub fn apply_prepared(
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    let outcome = apply_locked(scandir, &prepared.desired, opts)?;
-    memo::write(
-        scandir,
-        &prepared.desired,
-        &prepared.inputs,
-        &prepared.warnings,
-    );
-    Ok(outcome)
+    apply_locked(scandir, &prepared.desired, opts, Some(prepared))
 }
 
+/// The apply itself, under the lock; with `memo`, the memo of that render
+/// is left too.
 fn apply_locked(
     scandir: &Path,
     desired: &[DesiredSlot],
     opts: &ApplyOptions,
+    memo: Option<&Prepared>,
 ) -> Result<Outcome, ReconcileError> {
     let swept = sweep(scandir)?;
     let Survey {
@@ -143,6 +139,13 @@ fn apply_locked(
     // the scan.
     let old = seal::Recorded { record, confirmed };
     seal::reseal(scandir, desired, &old, &built, clock.zip(visible_from));
+    // Before s6-svscan starts a supervisor per new slot: the memo's own
+    // reads would otherwise compete with a thousand process starts.
+    // Deletes still to come leave slots the memo does not declare, so a
+    // failure among them costs the next apply its full run, no more.
+    if let Some(p) = memo {
+        memo::write(scandir, desired, &p.inputs, &p.warnings);
+    }
     if !built.is_empty() {
         control::svscanctl(scandir, "-a")?;
     }
