@@ -85,34 +85,21 @@ fn confirm_locked(config_dir: &Path, scandir: &Path) -> Option<Noop> {
     if memo.svkit_memo != VERSION {
         return None;
     }
-    let now = Inputs::read_again(
-        config_dir,
-        &memo.dirs,
-        &memo.state_dir,
-        &memo.env,
-        &memo.remember,
-    )?;
-    if now.digest() != memo.inputs {
-        return None;
-    }
-    let declared: BTreeSet<&str> = memo.slots.iter().map(|s| s.name.as_str()).collect();
-    for entry in fs::read_dir(scandir).ok()? {
-        let name = entry.ok()?.file_name().into_string().ok()?;
-        let leftover = name.starts_with(TEMP_PREFIX) || name.starts_with(DELETE_PREFIX);
-        let stale = !name.starts_with('.')
-            && !declared.contains(name.as_str())
-            && live::is_ours(&scandir.join(&name));
-        if leftover || stale {
-            return None;
-        }
-    }
-    let dir = File::open(scandir).ok()?;
-    let fd = dir.as_raw_fd();
-    let held = crate::par::map(&memo.slots, STAMPS_PER_WORKER, |s| {
-        let shape = memo.shapes.get(s.shape)?;
-        Some(live_digest(fd, &s.name, shape)? == s.stamps)
+    // The sources and the scandir are read side by side: both are system
+    // calls, and neither needs the other.
+    let (same_inputs, same_disk) = std::thread::scope(|sc| {
+        let disk = sc.spawn(|| scandir_holds(scandir, &memo));
+        let inputs = Inputs::read_again(
+            config_dir,
+            &memo.dirs,
+            &memo.state_dir,
+            &memo.env,
+            &memo.remember,
+        )
+        .is_some_and(|now| now.digest() == memo.inputs);
+        (inputs, disk.join().unwrap_or(false))
     });
-    if !held.iter().all(|h| *h == Some(true)) {
+    if !(same_inputs && same_disk) {
         return None;
     }
     let plans = memo
@@ -131,6 +118,39 @@ fn confirm_locked(config_dir: &Path, scandir: &Path) -> Option<Noop> {
             swept: Vec::new(),
         },
     })
+}
+
+/// Nothing to sweep or delete, and every declared slot's files and dirs
+/// still carry the stamps the memo has a digest of.
+fn scandir_holds(scandir: &Path, memo: &Memo) -> bool {
+    let declared: BTreeSet<&str> = memo.slots.iter().map(|s| s.name.as_str()).collect();
+    let Ok(entries) = fs::read_dir(scandir) else {
+        return false;
+    };
+    for entry in entries {
+        let Some(name) = entry.ok().and_then(|e| e.file_name().into_string().ok()) else {
+            return false;
+        };
+        let leftover = name.starts_with(TEMP_PREFIX) || name.starts_with(DELETE_PREFIX);
+        let stale = !name.starts_with('.')
+            && !declared.contains(name.as_str())
+            && live::is_ours(&scandir.join(&name));
+        if leftover || stale {
+            return false;
+        }
+    }
+    let Ok(dir) = File::open(scandir) else {
+        return false;
+    };
+    let fd = dir.as_raw_fd();
+    crate::par::map(&memo.slots, STAMPS_PER_WORKER, |s| {
+        memo.shapes
+            .get(s.shape)
+            .and_then(|shape| live_digest(fd, &s.name, shape))
+            .is_some_and(|d| d == s.stamps)
+    })
+    .into_iter()
+    .all(|held| held)
 }
 
 /// Below this many slots a second thread costs more than it saves.
