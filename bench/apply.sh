@@ -144,27 +144,7 @@ fi
 
 # ------------------------------------------------------------------ host --
 
-cd "$(dirname "$0")/.."
-REL=target/release
-for b in svkit-sandbox svkit-reconcile svctl; do
-  if [ ! -x "$REL/$b" ]; then
-    cargo build --release --workspace >&2
-    break
-  fi
-done
-
-skip() {
-  cat <<MD
-## apply: reconcile of $N instances, cold and warm
-
-Not measured on this machine: $1.
-MD
-  exit 0
-}
-[ "$(id -u)" -eq 0 ] || skip "the sandbox needs root"
-for t in unshare nsenter s6-svscan execlineb; do
-  command -v "$t" >/dev/null 2>&1 || skip "$t missing (apt-get install -y s6 execline util-linux)"
-done
+host_ready "apply: reconcile of $N instances, cold and warm" svkit-sandbox svkit-reconcile svctl -- unshare nsenter s6-svscan execlineb
 
 echo "apply.sh: booting the sandbox" >&2
 in_sandbox -- "$N" "$RUNS"

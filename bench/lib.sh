@@ -32,6 +32,29 @@ wait_for() {
 
 # --------------------------------------------------------------- host --
 
+# host_ready HEADING BIN... -- TOOL...: to the repo root, $REL set and the
+# BINs built; when not root or a TOOL is missing, prints HEADING's section
+# saying why it was not measured, and exits 0.
+host_ready() {
+  local heading=$1 built=1 why=
+  shift
+  cd "$(dirname "$0")/.." || exit 111
+  REL=target/release
+  while [ "$1" != -- ]; do
+    [ -x "$REL/$1" ] || built=0
+    shift
+  done
+  shift
+  [ "$built" = 1 ] || cargo build --release --workspace >&2
+  [ "$(id -u)" -eq 0 ] || why="the sandbox needs root"
+  for t in "$@"; do
+    command -v "$t" >/dev/null 2>&1 || why=${why:-"$t missing (apt-get install -y s6 execline util-linux python3)"}
+  done
+  [ -z "$why" ] && return 0
+  printf '## %s\n\nNot measured on this machine: %s.\n' "$heading" "$why"
+  exit 0
+}
+
 # in_sandbox LAYER... -- ARGS...: boots a sandbox of the --rootfs LAYERs
 # plus this script and this file, and runs `SCRIPT --inside ARGS` in it;
 # its stdout is left in $tmp/out. The sandbox and $tmp go when the script

@@ -104,27 +104,8 @@ fi
 
 # ------------------------------------------------------------------ host --
 
-cd "$(dirname "$0")/.."
-REL=target/release
-for b in svkit-sandbox svkit-wrap svkit-reconcile app; do
-  if [ ! -x "$REL/$b" ]; then
-    cargo build --release --workspace >&2
-    break
-  fi
-done
-
-skip() {
-  cat <<MD
-## wrap: \`svkit-wrap gateway run\` into its slot
-
-Not measured on this machine: $1.
-MD
-  exit 0
-}
-[ "$(id -u)" -eq 0 ] || skip "the sandbox needs root"
-for t in unshare nsenter s6-svscan execlineb python3; do
-  command -v "$t" >/dev/null 2>&1 || skip "$t missing (apt-get install -y s6 execline util-linux python3)"
-done
+# shellcheck disable=SC2016 # the backticks are Markdown, not a command
+host_ready 'wrap: `svkit-wrap gateway run` into its slot' svkit-sandbox svkit-wrap svkit-reconcile app -- unshare nsenter s6-svscan execlineb python3
 
 echo "wrap.sh: booting the sandbox, $RUNS runs" >&2
 in_sandbox rootfs tests/fixtures/sandbox-user -- "$RUNS"
