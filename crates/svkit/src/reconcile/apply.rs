@@ -138,13 +138,14 @@ fn apply_locked(
     // Before s6-svscan is told: no thousand supervisors starting beside
     // the scan.
     let old = seal::Recorded { record, confirmed };
-    seal::reseal(scandir, desired, &old, &built, clock.zip(visible_from));
+    let resealed = seal::reseal(scandir, desired, &old, &built, clock.zip(visible_from));
     // Before s6-svscan starts a supervisor per new slot: the memo's own
     // reads would otherwise compete with a thousand process starts.
     // Deletes still to come leave slots the memo does not declare, so a
     // failure among them costs the next apply its full run, no more.
     if let Some(p) = memo {
-        memo::write(scandir, desired, &p.inputs, &p.warnings);
+        let record = resealed.as_ref().unwrap_or(&old.record);
+        memo::write(scandir, record, desired, &p.inputs, &p.warnings);
     }
     if !built.is_empty() {
         control::svscanctl(scandir, "-a")?;

@@ -157,11 +157,18 @@ fn scandir_holds(scandir: &Path, memo: &Memo) -> bool {
 const STAMPS_PER_WORKER: usize = 64;
 
 /// Writes the memo for an apply that just made `scandir` match `desired`,
-/// rendered from `inputs` (still under the apply's lock). Best effort: no
-/// memo costs the next apply its full run, nothing else.
-pub(super) fn write(scandir: &Path, desired: &[DesiredSlot], inputs: &Inputs, warnings: &[String]) {
+/// rendered from `inputs`, with `record` the record now on disk (still
+/// under the apply's lock). Best effort: no memo costs the next apply its
+/// full run, nothing else.
+pub(super) fn write(
+    scandir: &Path,
+    record: &Record,
+    desired: &[DesiredSlot],
+    inputs: &Inputs,
+    warnings: &[String],
+) {
     let path = scandir.join(".svkit").join(MEMO);
-    match build(scandir, desired, inputs, warnings) {
+    match build(record, desired, inputs, warnings) {
         Some(bytes) => {
             if fsutil::write_atomic(&path, &bytes, 0o600, None).is_err() {
                 let _ = fs::remove_file(&path);
@@ -174,7 +181,7 @@ pub(super) fn write(scandir: &Path, desired: &[DesiredSlot], inputs: &Inputs, wa
 }
 
 fn build(
-    scandir: &Path,
+    record: &Record,
     desired: &[DesiredSlot],
     inputs: &Inputs,
     warnings: &[String],
@@ -194,7 +201,6 @@ fn build(
     if again != *inputs {
         return None;
     }
-    let record = Record::load(scandir);
     let mut shapes: Vec<Vec<String>> = Vec::new();
     let mut slots = Vec::with_capacity(desired.len());
     for slot in desired {

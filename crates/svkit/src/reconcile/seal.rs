@@ -52,7 +52,8 @@ pub struct Built {
     pub dirs: Vec<(PathBuf, Stamp)>,
 }
 
-/// Brings the record up to date after an apply. `clock` is the clock
+/// Brings the record up to date after an apply; returns the new record
+/// when it wrote one (`None`: the old one still stands). `clock` is the clock
 /// started once everything was written and the time it ticked to before
 /// the slots in `built` were renamed into place; without one, only the
 /// entries the plan confirmed are kept.
@@ -62,7 +63,7 @@ pub fn reseal(
     old: &Recorded,
     built: &[Built],
     clock: Option<(Clock, Time)>,
-) {
+) -> Option<Record> {
     let mut sections: BTreeMap<&str, Cow<[u8]>> = BTreeMap::new();
     for slot in desired.iter().filter(|d| old.confirmed.contains(&d.name)) {
         if let Some(s) = old.record.section(&slot.name) {
@@ -78,7 +79,7 @@ pub fn reseal(
     };
     let dir = scandir.join(".svkit");
     let tmp = dir.join(format!(".{RECORD}.tmp"));
-    let _ = (|| -> std::io::Result<()> {
+    let written = (|| -> std::io::Result<Option<Vec<u8>>> {
         let mut file = match clock {
             Some((clock, visible_from)) => {
                 if let (Some(now), Ok(dir)) = (clock.tick(), File::open(scandir)) {
@@ -98,18 +99,21 @@ pub fn reseal(
                 }
                 clock.file
             }
-            None if same_as_old(&sections) => return Ok(()),
+            None if same_as_old(&sections) => return Ok(None),
             None => create(&tmp)?,
         };
         if same_as_old(&sections) {
-            return Ok(());
+            return Ok(None);
         }
-        file.write_all(&Record::encode(&sections))?;
-        fs::rename(&tmp, dir.join(RECORD))
+        let bytes = Record::encode(&sections);
+        file.write_all(&bytes)?;
+        fs::rename(&tmp, dir.join(RECORD))?;
+        Ok(Some(bytes))
     })();
     // Gone whether it became the record, was not needed, or failed (an
     // old record left in place is still true, merely less useful).
     let _ = fs::remove_file(&tmp);
+    written.ok().flatten().and_then(Record::index)
 }
 
 fn create(path: &Path) -> std::io::Result<File> {
