@@ -64,7 +64,7 @@ in_sandbox() {
   export SVKIT_SANDBOX_DIR="$tmp/reg"
   mkdir -p "$SVKIT_SANDBOX_DIR" "$tmp/rootfs$BENCH_DIR"
   cp "$0" "$tmp/rootfs$BENCH_DIR/$prog"
-  cp "$(dirname "$0")/lib.sh" "$tmp/rootfs$BENCH_DIR/lib.sh"
+  cp "$(dirname "$0")/lib.sh" "$(dirname "$0")"/*.c "$tmp/rootfs$BENCH_DIR/"
   chmod 0755 "$tmp/rootfs$BENCH_DIR/$prog"
   id=
   trap bench_cleanup EXIT

@@ -130,6 +130,18 @@ fn a_no_op_is_proven_by_the_memo_and_every_input_change_defeats_it() {
         "slot=gw-alice action=update state=up files=run",
     );
 
+    // A listed instance that lost its required file.
+    fs::remove_file(data.path().join("profiles/bob/SOUL.md")).expect("rm");
+    full_then_memo(&sbx, "required file gone", "slot=gw-bob action=delete");
+
+    // A temp dir an interrupted apply left behind.
+    let o = sbx.sh("mkdir /run/service/.svkit-tmp-gw-zzz");
+    assert!(o.status.success());
+    let r = reconcile(&sbx);
+    assert!(!r.noop(), "leftover: the memo hid it: {}", r.err);
+    assert!(r.err.contains("swept .svkit-tmp-gw-zzz"), "{}", r.err);
+    assert!(reconcile(&sbx).noop(), "leftover: no memo after the sweep");
+
     // A slot svkit made that the config no longer declares.
     let o = sbx.sh(
         "mkdir /run/service/gw-old && cp /run/service/gw-alice/run /run/service/gw-old/ \

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod container;
+pub mod dirent;
 pub mod fsutil;
 pub mod lifeline;
 pub mod logs;

@@ -4,6 +4,9 @@
 //! calls, and on a VM a system call costs microseconds: spread over the
 //! CPUs, the wall time divides. Results come back in input order.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 /// Workers at most, whatever the machine says: past a few, the kernel's
 /// own locks, not the CPUs, set the pace.
 const MAX_WORKERS: usize = 8;
@@ -67,6 +70,46 @@ where
     .collect()
 }
 
+/// Work handed out in ranges to whichever thread asks next, so threads
+/// that started late or had other work first still finish together; and
+/// stopped for all at once when one of them finds the answer.
+#[derive(Debug)]
+pub struct Claims {
+    len: usize,
+    step: usize,
+    next: AtomicUsize,
+    stopped: AtomicBool,
+}
+
+impl Claims {
+    pub fn new(len: usize, step: usize) -> Claims {
+        Claims {
+            len,
+            step: step.max(1),
+            next: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// The next unclaimed range, or `None` when all are claimed or stopped.
+    #[allow(clippy::should_implement_trait)] // shared by threads: not an Iterator
+    pub fn next(&self) -> Option<Range<usize>> {
+        if self.stopped() {
+            return None;
+        }
+        let start = self.next.fetch_add(self.step, Ordering::Relaxed);
+        (start < self.len).then(|| start..(start + self.step).min(self.len))
+    }
+
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +121,41 @@ mod tests {
         assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
         assert_eq!(map(&[] as &[u32], 10, |x| *x), Vec::<u32>::new());
         assert_eq!(map(&[7u32], 10, |x| *x + 1), vec![8]);
+    }
+
+    #[test]
+    fn claims_cover_everything_once_across_threads() {
+        let claims = Claims::new(1000, 7);
+        let taken: Vec<Vec<usize>> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut mine = Vec::new();
+                        while let Some(r) = claims.next() {
+                            mine.extend(r);
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("no panic"))
+                .collect()
+        });
+        let mut all: Vec<usize> = taken.into_iter().flatten().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn stopped_claims_hand_out_nothing() {
+        let claims = Claims::new(100, 10);
+        assert_eq!(claims.next(), Some(0..10));
+        claims.stop();
+        assert!(claims.stopped());
+        assert_eq!(claims.next(), None);
+        assert_eq!(Claims::new(0, 10).next(), None);
+        assert_eq!(Claims::new(5, 0).next(), Some(0..1), "a zero step is one");
     }
 
     #[test]

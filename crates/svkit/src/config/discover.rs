@@ -1,7 +1,12 @@
 //! Instance discovery: the only I/O validation needs, behind a trait so the
 //! rest of validation stays pure (tests pass a fixed list).
 
+use crate::dirent;
+use nix::fcntl::AtFlags;
+use nix::libc;
+use nix::sys::stat::{fstatat, SFlag};
 use std::io;
+use std::os::fd::AsRawFd;
 
 /// Lists candidate instance names under a directory.
 pub trait InstanceSource {
@@ -18,30 +23,45 @@ pub struct FsInstances;
 
 impl InstanceSource for FsInstances {
     fn discover(&self, dir: &str, require_file: Option<&str>) -> io::Result<Vec<String>> {
-        let rd = match std::fs::read_dir(dir) {
-            Ok(rd) => rd,
+        let fd = match dirent::open_dir(None, dir) {
+            Ok(fd) => fd,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
+        // Named from the open dir: one or two components to look up, not
+        // the whole path again for every instance.
+        let kind = |rel: &[u8]| {
+            fstatat(Some(fd.as_raw_fd()), rel, AtFlags::AT_SYMLINK_NOFOLLOW)
+                .ok()
+                .map(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT)
+        };
         let mut out = Vec::new();
-        for entry in rd {
-            let entry = entry?;
+        let mut rel = Vec::new();
+        dirent::each_entry(&fd, |name, d_type| {
+            let name = name.to_bytes();
             // Symlinked entries are not followed: an instance is a real
             // subdirectory of the declared dir.
-            if !entry.file_type()?.is_dir() {
-                continue;
+            let is_dir = match d_type {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => kind(name) == Some(SFlag::S_IFDIR),
+                _ => false,
+            };
+            if !is_dir {
+                return;
             }
             if let Some(req) = require_file {
-                let p = entry.path().join(req);
-                match std::fs::symlink_metadata(&p) {
-                    Ok(m) if m.file_type().is_file() => {}
-                    _ => continue,
+                rel.clear();
+                rel.extend_from_slice(name);
+                rel.push(b'/');
+                rel.extend_from_slice(req.as_bytes());
+                if kind(&rel) != Some(SFlag::S_IFREG) {
+                    return;
                 }
             }
             // A non-UTF-8 name is kept lossily: validation then rejects it
             // with a warning naming it.
-            out.push(entry.file_name().to_string_lossy().into_owned());
-        }
+            out.push(String::from_utf8_lossy(name).into_owned());
+        })?;
         Ok(out)
     }
 }

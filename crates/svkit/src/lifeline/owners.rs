@@ -11,6 +11,7 @@
 //! "no owner".
 
 use super::sys;
+use crate::dirent;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CStr;
 use std::io;
@@ -55,9 +56,9 @@ pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
     if wanted.is_empty() {
         return Ok(Scan::default());
     }
-    let proc = sys::open_dir(None, root)?;
+    let proc = dirent::open_dir(None, root)?;
     let mut pids = Vec::new();
-    sys::each_entry(&proc, |name| {
+    dirent::each_entry(&proc, |name, _| {
         if let Some(pid) = std::str::from_utf8(name.to_bytes())
             .ok()
             .and_then(|s| s.parse::<i32>().ok())
@@ -82,7 +83,7 @@ fn scan_pids(proc: RawFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
     let mut out = Scan::default();
     let mut link = [0u8; 64];
     for &pid in pids {
-        let fds: OwnedFd = match sys::open_dir(Some(proc), &format!("{pid}/fd")) {
+        let fds: OwnedFd = match dirent::open_dir(Some(proc), format!("{pid}/fd").as_str()) {
             Ok(d) => d,
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
                 out.unreadable.insert(pid);
@@ -91,7 +92,7 @@ fn scan_pids(proc: RawFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
             // Gone since the readdir, or a kernel thread: nothing to see.
             Err(_) => continue,
         };
-        let _ = sys::each_entry(&fds, |name: &CStr| {
+        let _ = dirent::each_entry(&fds, |name: &CStr, _| {
             // A descriptor closed since the listing, or not a socket: skip.
             let Ok(len) = sys::readlink_at(&fds, name, &mut link) else {
                 return;

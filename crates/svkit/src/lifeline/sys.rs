@@ -1,6 +1,6 @@
 //! Thin wrappers over Linux calls nix 0.29 does not offer (pidfds) or
-//! offers only with an allocation per call (directory listing, readlink),
-//! which the /proc walk makes thousands of.
+//! offers only with an allocation per call (readlink), which the /proc
+//! walk makes thousands of.
 //!
 //! A pidfd names one process for good, so "check its start time, then
 //! signal it" cannot hit a recycled pid, and polling it tells when a child
@@ -74,68 +74,6 @@ pub fn signal_if_same(
             }
         }
         Err(e) => Err(e),
-    }
-}
-
-/// Opens a directory (`at` = None: `path` from the cwd or absolute).
-pub fn open_dir(at: Option<std::os::fd::RawFd>, path: &str) -> io::Result<OwnedFd> {
-    use nix::fcntl::{openat, OFlag};
-    use nix::sys::stat::Mode;
-    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-    let raw = openat(at, path, flags, Mode::empty()).map_err(io::Error::from)?;
-    // SAFETY: raw is a fresh descriptor from openat that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
-}
-
-/// Room for a listing's entries per `getdents64`: 32 KiB, as glibc uses.
-const DENTS_WORDS: usize = 4096;
-/// The largest entry `getdents64` can return: header, a 255-byte name, NUL,
-/// padding.
-const MAX_DIRENT: usize = 280;
-
-/// Calls `f` with every name in the directory `dir` but `.` and `..`.
-///
-/// A call that leaves more than an entry's room unused means the listing
-/// is complete: the kernel fills the buffer until it runs out of entries or
-/// of room, so the usual last call that returns 0 is skipped.
-pub fn each_entry(dir: &OwnedFd, mut f: impl FnMut(&std::ffi::CStr)) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let mut buf = vec![0u64; DENTS_WORDS];
-    let bytes = DENTS_WORDS * 8;
-    loop {
-        // SAFETY: the kernel writes at most `bytes` into our buffer.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                dir.as_raw_fd(),
-                buf.as_mut_ptr(),
-                bytes,
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = n as usize;
-        // SAFETY: u64 words viewed as the bytes the kernel wrote.
-        let raw = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
-        let mut off = 0;
-        // struct linux_dirent64: ino u64, off i64, reclen u16, type u8, name.
-        while off + 19 < n {
-            let reclen = u16::from_ne_bytes([raw[off + 16], raw[off + 17]]) as usize;
-            let Some(rec) = raw.get(off + 19..off + reclen) else {
-                break;
-            };
-            if let Ok(name) = std::ffi::CStr::from_bytes_until_nul(rec) {
-                let b = name.to_bytes();
-                if b != b"." && b != b".." {
-                    f(name);
-                }
-            }
-            off += reclen.max(1);
-        }
-        if n == 0 || n + MAX_DIRENT <= bytes {
-            return Ok(());
-        }
     }
 }
 

@@ -77,7 +77,12 @@ impl Inputs {
             discovered,
             state_dir: state_dir.to_string(),
             registered: state::registered_seen(sd),
-            env: env_seen(&container::container_env(), env_vars.iter()),
+            // The container env is a dir of files: read only when asked.
+            env: if env_vars.is_empty() {
+                BTreeMap::new()
+            } else {
+                env_seen(&container::container_env(), env_vars.iter())
+            },
             remembered: remember
                 .iter()
                 .map(|n| (n.clone(), remembered_seen(sd, n)))

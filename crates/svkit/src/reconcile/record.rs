@@ -59,6 +59,25 @@ impl Stamp {
         }
     }
 
+    /// Every field, as bytes: hashed in one go, not field by field.
+    pub fn push_bytes(&self, out: &mut Vec<u8>) {
+        for n in [self.dev, self.ino] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for n in [
+            self.size,
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.0,
+            self.ctime.1,
+        ] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for n in [self.mode, self.uid] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+
     pub fn is_dir(&self) -> bool {
         SFlag::from_bits_truncate(self.mode) & SFlag::S_IFMT == SFlag::S_IFDIR
     }
