@@ -66,7 +66,7 @@ pub struct Cli {
     pub state: Option<PathBuf>,
 
     /// Treat a holder with CMD's executable, our uid and the same arguments
-    /// (all, or the first N after argv[0]) as a stale instance.
+    /// (all, or the first N after the program) as a stale instance.
     #[arg(long = "match", value_name = "N", num_args = 0..=1, default_missing_value = "all", value_parser = parse_match)]
     pub match_args: Option<MatchArgs>,
 

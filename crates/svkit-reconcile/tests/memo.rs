@@ -89,6 +89,21 @@ fn a_no_op_is_proven_by_the_memo_and_every_input_change_defeats_it() {
         assert!(r.out.contains(&line), "{line} in {}", r.out);
     }
 
+    // A `down` file counts by its presence alone, as s6 reads it: written
+    // into, it is no change (to the memo or to a plan); removed, it is one.
+    let o = sbx.sh("echo whatever > /run/service/dash/down && chmod 600 /run/service/dash/down");
+    assert!(o.status.success());
+    assert!(reconcile(&sbx).noop(), "content of down");
+    let o = sbx.exec(&["svctl", "plan"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = sbx.sh("rm /run/service/dash/down");
+    assert!(o.status.success());
+    full_then_memo(
+        &sbx,
+        "down removed",
+        "slot=dash action=update state=down files=down",
+    );
+
     // The config itself.
     let edited = CONFIG.replace(r#"["sleep", "1002"]"#, r#"["sleep", "2002"]"#);
     write(&sbx.root(), "etc/svkit/10-test.json", &edited);

@@ -4,7 +4,7 @@
 //! - its pid and start time are the ones our state file recorded, or
 //! - `--match`: it runs as our uid (real and effective), its executable is
 //!   the very file our command resolves to (same device and inode), and its
-//!   arguments after argv[0] equal ours (all of them, or the first N), or
+//!   arguments after `argv[0]` equal ours (all of them, or the first N), or
 //! - it is in the session led by an owner proven stale by the above (the
 //!   lifeline child is a session leader; what it forked is its own).
 //!
@@ -28,7 +28,7 @@ use super::procnet::{self, TcpEntry};
 use super::statefile::StateRecord;
 use super::sys;
 
-/// How many arguments after argv[0] `--match` compares.
+/// How many arguments after `argv[0]` `--match` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchArgs {
     All,
@@ -68,7 +68,7 @@ pub fn resolve_program(program: &Path) -> Option<PathBuf> {
 }
 
 impl Matcher {
-    /// Builds the matcher for `argv` (argv[0] is resolved through `PATH`).
+    /// Builds the matcher for `argv` (`argv[0]` is resolved through `PATH`).
     pub fn new(argv: &[OsString], mode: MatchArgs) -> Result<Matcher> {
         let first = argv
             .first()

@@ -291,3 +291,48 @@ fn record_sections_survive_file_bytes_that_look_like_record_lines() {
     assert_eq!(back.dirs, rec.dirs);
     assert_eq!(back.files, rec.files);
 }
+
+/// `down` means only that it exists (so s6-supervise reads it): what is in
+/// it, its mode and owner are no difference, to a full compare or to the
+/// record; its absence, or a symlink in its place, is.
+#[test]
+fn a_down_file_counts_by_its_presence_alone() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let scandir = t.path().join("service");
+    fs::create_dir(&scandir).expect("mkdir");
+    let mut a = slot("a", "#!/bin/sh\nexec app\n");
+    a.files.insert(
+        1,
+        DesiredFile {
+            rel: "down".into(),
+            bytes: Vec::new(),
+            mode: 0o644,
+        },
+    );
+    a.want_up = false;
+    let desired = vec![a];
+    apply_ok(&scandir, &desired);
+    let down = scandir.join("a/down");
+
+    fs::write(&down, "anything\n").expect("write");
+    fs::set_permissions(&down, fs::Permissions::from_mode(0o600)).expect("chmod");
+    let s = look(&scandir, &desired);
+    assert_eq!(action(&s, "a"), Action::Unchanged);
+    assert!(!confirmed(&s, "a"), "its stamp changed: a full compare");
+    apply_ok(&scandir, &desired);
+    assert_eq!(fs::read(&down).expect("read"), b"anything\n", "left alone");
+    assert!(confirmed(&look(&scandir, &desired), "a"), "recorded again");
+
+    let update = Action::Update {
+        changed: vec!["down".into()],
+        removed: vec![],
+        restart: false,
+    };
+    fs::remove_file(&down).expect("rm");
+    assert_eq!(action(&look(&scandir, &desired), "a"), update);
+    std::os::unix::fs::symlink("run", &down).expect("symlink");
+    assert_eq!(action(&look(&scandir, &desired), "a"), update);
+    apply_ok(&scandir, &desired);
+    assert!(fs::symlink_metadata(&down).expect("down").is_file());
+    assert_eq!(action(&look(&scandir, &desired), "a"), Action::Unchanged);
+}

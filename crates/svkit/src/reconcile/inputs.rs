@@ -35,7 +35,7 @@ pub struct Inputs {
     /// Each `remember` slot's desired state as read (or why not).
     pub remembered: BTreeMap<String, String>,
     pub render_env: String,
-    /// The svkit code that rendered (see [`code_identity`]).
+    /// The svkit code that rendered (see `code_identity`).
     pub code: String,
 }
 

@@ -34,9 +34,26 @@ pub struct LiveFile {
     /// because the file already differs from what is rendered (size, mode,
     /// owner) or is not rendered at all.
     pub bytes: Option<Vec<u8>>,
-    /// Permission bits; `u32::MAX` for a symlink, so it never matches.
+    /// Permission bits; [`SYMLINK_MODE`] for a symlink, so it never matches.
     pub mode: u32,
     pub uid: u32,
+}
+
+/// The mode a scan gives a symlink: no rendered file has it.
+pub const SYMLINK_MODE: u32 = u32::MAX;
+
+impl LiveFile {
+    pub fn is_regular(&self) -> bool {
+        self.mode != SYMLINK_MODE
+    }
+}
+
+/// Files whose meaning is that they exist: s6-supervise only asks whether
+/// `down` is there. svkit renders it empty and, like s6, compares only its
+/// presence (as a regular file): what is in it, its mode and its owner
+/// change nothing, so they are not a difference to put right.
+pub fn presence_only(rel: &Path) -> bool {
+    rel == Path::new("down")
 }
 
 /// One live slot as a scan saw it.
@@ -155,7 +172,7 @@ impl Walker<'_> {
             let target = nix::fcntl::readlinkat(Some(dir), name).map_err(self.err(&rel))?;
             LiveFile {
                 bytes: Some(target.into_encoded_bytes()),
-                mode: u32::MAX,
+                mode: SYMLINK_MODE,
                 uid,
             }
         } else if kind == SFlag::S_IFREG {

@@ -3,7 +3,9 @@
 //! After an apply, `<scandir>/.svkit/memo` holds the digest of everything
 //! the render depended on ([`super::inputs`]), the slots it declared, and
 //! for each slot a digest of the stamps the record holds for its files and
-//! dirs (see [`super::record`] for why a stamp proves an inode untouched).
+//! dirs (see [`super::record`] for why a stamp proves an inode untouched),
+//! but for files that count by their presence alone, which their dir's
+//! stamp proves.
 //! The next apply reads the same sources again; if their digest is the
 //! same, the render would be too, so when nothing needs sweeping or
 //! deleting and every slot's stamps still hold, there is nothing to do.
@@ -255,17 +257,24 @@ fn build(
         if !rec.holds_render_of(slot) {
             return None;
         }
+        // A file that means only that it exists is proven by its dir's
+        // stamp, which its removal or creation would change.
+        let files = || {
+            rec.files
+                .iter()
+                .filter(|(rel, _, _)| !live::presence_only(Path::new(rel)))
+        };
         let shape: Vec<String> = rec
             .dirs
             .iter()
             .map(|(rel, _)| rel.to_string())
-            .chain(rec.files.iter().map(|(rel, _, _)| rel.to_string()))
+            .chain(files().map(|(rel, _, _)| rel.to_string()))
             .collect();
         let stamps: Vec<Stamp> = rec
             .dirs
             .iter()
             .map(|(_, s)| *s)
-            .chain(rec.files.iter().map(|(_, s, _)| *s))
+            .chain(files().map(|(_, s, _)| *s))
             .collect();
         let index = match shapes.iter().position(|s| *s == shape) {
             Some(i) => i,

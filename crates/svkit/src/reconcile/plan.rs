@@ -160,6 +160,9 @@ pub(super) fn compare(
     let mut changed = Vec::new();
     for f in &slot.files {
         let same = live.get(&f.rel).is_some_and(|l| {
+            if live::presence_only(&f.rel) {
+                return l.is_regular();
+            }
             l.bytes.as_deref() == Some(f.bytes.as_slice())
                 && l.mode == f.mode
                 && (!uid_matters || l.uid == OWNER_UID)
@@ -258,6 +261,32 @@ mod tests {
                 restart: false
             }
         );
+    }
+
+    #[test]
+    fn a_down_file_counts_by_its_presence_alone() {
+        let want = slot(&[("down", "", 0o644), ("run", "x", 0o755)]);
+        let odd = live(&[("down", "whatever", 0o600), ("run", "x", 0o755)]);
+        assert_eq!(compare(&want, &odd, true), Action::Unchanged);
+        let gone = live(&[("run", "x", 0o755)]);
+        let mut link = live(&[("down", "run", 0o644), ("run", "x", 0o755)]);
+        if let Some(f) = link.get_mut(Path::new("down")) {
+            f.mode = live::SYMLINK_MODE;
+        }
+        for l in [gone, link] {
+            assert_eq!(
+                compare(&want, &l, true),
+                Action::Update {
+                    changed: vec!["down".into()],
+                    removed: vec![],
+                    restart: false
+                }
+            );
+        }
+        // Any other file's bytes count, even an empty one's.
+        let want = slot(&[("run", "x", 0o755), ("timeout-kill", "", 0o644)]);
+        let l = live(&[("run", "x", 0o755), ("timeout-kill", "1", 0o644)]);
+        assert!(matches!(compare(&want, &l, true), Action::Update { .. }));
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! (content, mode, owner, or for a dir an entry added, removed or renamed)
 //! carries a newer ctime, which nobody can set back short of changing the
 //! clock. A slot is confirmed unchanged only when its render equals the
-//! recorded bytes and modes and every stamp is still the same. Anything else
+//! recorded bytes and modes (a file that counts by its presence alone,
+//! [`live::presence_only`], by its name) and every stamp is still the same. Anything else
 //! (no record, a corrupt one, one stamp off) is a full compare: a record can
 //! make a plan slower, never wrong.
 
@@ -29,7 +30,7 @@ use std::path::Path;
 
 /// The record's name inside the scandir's `.svkit` dir.
 pub const RECORD: &str = "record";
-const MAGIC: &str = "svkit-record 1";
+const MAGIC: &str = "svkit-record 2";
 
 /// What an `lstat` says of an inode, down to its last change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,8 +144,9 @@ impl SlotRecord<'_> {
                 .all(|((rel, stamp, bytes), want)| {
                     want.rel.as_os_str().as_bytes() == rel.as_bytes()
                         && *bytes == want.bytes.as_slice()
-                        && stamp.mode & 0o7777 == want.mode
-                        && (!uid_matters || stamp.uid == OWNER_UID)
+                        && (live::presence_only(&want.rel)
+                            || stamp.mode & 0o7777 == want.mode
+                                && (!uid_matters || stamp.uid == OWNER_UID))
                 })
     }
 
@@ -184,15 +186,18 @@ impl SlotRecord<'_> {
     }
 
     /// The slot's section of the record: `slot NAME`, its `dir STAMP REL`
-    /// lines, its `file STAMP REL` lines each followed by exactly `size`
-    /// bytes and a newline. Names and paths are last on their line.
+    /// lines, its `file STAMP LEN REL` lines each followed by exactly LEN
+    /// bytes and a newline. LEN is that of the bytes rendered, which a file
+    /// that counts by its presence alone need not have on disk. Names and
+    /// paths are last on their line.
     pub fn encode(&self, name: &str) -> Vec<u8> {
         let mut out = format!("slot {name}\n").into_bytes();
         for (rel, stamp) in &self.dirs {
             out.extend_from_slice(format!("dir {} {rel}\n", stamp.encode()).as_bytes());
         }
         for (rel, stamp, bytes) in &self.files {
-            out.extend_from_slice(format!("file {} {rel}\n", stamp.encode()).as_bytes());
+            let len = bytes.len();
+            out.extend_from_slice(format!("file {} {len} {rel}\n", stamp.encode()).as_bytes());
             out.extend_from_slice(bytes);
             out.push(b'\n');
         }
@@ -208,30 +213,40 @@ impl SlotRecord<'_> {
         cur.line()?.strip_prefix("slot ")?;
         let mut out = SlotRecord::default();
         while cur.pos < section.len() {
-            let (kind, stamp, rel) = entry_line(cur.line()?)?;
-            if kind == "dir" {
-                out.dirs.push((rel, stamp));
-            } else {
-                let bytes = cur.take(usize::try_from(stamp.size).ok()?)?;
-                (cur.take(1)? == b"\n").then_some(())?;
-                out.files.push((rel, stamp, bytes));
+            match entry_line(cur.line()?)? {
+                (stamp, None, rel) => out.dirs.push((rel, stamp)),
+                (stamp, Some(len), rel) => {
+                    let bytes = cur.take(len)?;
+                    (cur.take(1)? == b"\n").then_some(())?;
+                    out.files.push((rel, stamp, bytes));
+                }
             }
         }
         Some(out)
     }
 }
 
-/// `dir|file STAMP REL` → its parts.
-fn entry_line(line: &str) -> Option<(&str, Stamp, &str)> {
-    let mut fields = line.splitn(11, ' ');
-    let kind = fields.next().filter(|k| *k == "dir" || *k == "file")?;
+/// `dir STAMP REL` or `file STAMP LEN REL` → the stamp, LEN for a file,
+/// and REL.
+fn entry_line(line: &str) -> Option<(Stamp, Option<usize>, &str)> {
+    let (kind, rest) = line.split_once(' ')?;
+    let file = match kind {
+        "dir" => false,
+        "file" => true,
+        _ => return None,
+    };
+    let mut fields = rest.splitn(if file { 11 } else { 10 }, ' ');
     let stamp = Stamp::decode(&mut fields)?;
-    Some((kind, stamp, fields.next()?))
+    let len = match file {
+        true => Some(fields.next()?.parse().ok()?),
+        false => None,
+    };
+    Some((stamp, len, fields.next()?))
 }
 
-/// The size field of a `file` line: all that indexing needs.
-fn file_size(line: &str) -> Option<usize> {
-    line.strip_prefix("file ")?.split(' ').nth(2)?.parse().ok()
+/// The LEN of a `file` line: all that indexing needs.
+fn file_len(line: &str) -> Option<usize> {
+    line.strip_prefix("file ")?.split(' ').nth(9)?.parse().ok()
 }
 
 /// The bytes of a file of ours in the scandir's `.svkit` dir, or `None`
@@ -299,7 +314,7 @@ impl Record {
                 open.as_ref()?;
             } else {
                 open.as_ref()?;
-                cur.take(file_size(line)?.checked_add(1)?)?;
+                cur.take(file_len(line)?.checked_add(1)?)?;
             }
         }
         (cur.pos == bytes.len()).then_some(Record { bytes, index })

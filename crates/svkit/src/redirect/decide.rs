@@ -23,7 +23,7 @@ impl fmt::Display for RouteError {
 
 impl std::error::Error for RouteError {}
 
-/// No argv → `default_program`; argv[0] a program on `PATH` (or a path) →
+/// No argv → `default_program`; `argv[0]` a program on `PATH` (or a path) →
 /// as is; otherwise `default_program` is prepended, so `docker run IMAGE
 /// gateway run` means `app gateway run`.
 pub fn route(

@@ -1,9 +1,9 @@
 //! Native decoding of s6-supervise's `supervise/status` and `death_tally`.
 //!
-//! Layouts (from s6's `s6_svstatus_pack`): stamp[12] readystamp[12] pid[8]
-//! wstat[2] flags[1] = 35 bytes in s6 2.11–2.12 and 2.14+; s6 2.13.0–2.13.2
-//! (s6-overlay 3.2.0.0–3.2.1.0) insert pgid[8] after pid = 43 bytes. Both are
-//! accepted. `death_tally` is a sequence of 14-byte records (stamp[12],
+//! Layouts (from s6's `s6_svstatus_pack`): `stamp[12] readystamp[12] pid[8]
+//! wstat[2] flags[1]` = 35 bytes in s6 2.11–2.12 and 2.14+; s6 2.13.0–2.13.2
+//! (s6-overlay 3.2.0.0–3.2.1.0) insert `pgid[8]` after pid = 43 bytes. Both are
+//! accepted. `death_tally` is a sequence of 14-byte records (`stamp[12]`,
 //! exit code, signal), one per death since s6-supervise started (it
 //! truncates the file then), capped at `max-death-tally`.
 
