@@ -210,11 +210,11 @@ $walk_row
 The 1/20 target leaves $(ms "$budget") ms. The warm apply proves its no-op
 from the memo (docs/config.md): it reads the config and every source the
 last render used again (the $slots profile dirs included), compares their
-digest, and stats every managed entry to prove nothing changed (but
-\`down\` files, which count by their presence alone, as s6 reads them: their
-slot dir's stamp proves it), without validating or rendering. The last row is that stat walk alone, with
-nothing else: a C program, its process start included, as the apply's
-is. What the warm apply takes beyond it is its own start-up, reading the
-sources again (one listing and one \`lstat\` per profile dir) and the
-digests.
+digest, and stats every managed entry to prove nothing changed, without
+validating or rendering (a \`down\` file counts by its presence alone, as
+s6 reads it, which its slot dir's stamp proves). The last row is that stat
+walk alone, with nothing else: a C program, its process start included, as
+the apply's is. What the warm apply takes beyond it is its own start-up,
+reading the sources again (one listing, and one \`lstat\` per profile dir)
+and the digests.
 MD
