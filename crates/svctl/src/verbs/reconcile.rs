@@ -48,18 +48,8 @@ fn plan_json(plans: &[SlotPlan]) -> String {
                 "action": p.action.name(),
                 "state": if p.want_up { "up" } else { "down" },
             });
-            if let Action::Update {
-                changed,
-                removed,
-                restart,
-            } = &p.action
-            {
-                let files: Vec<String> = changed
-                    .iter()
-                    .chain(removed)
-                    .map(|f| f.display().to_string())
-                    .collect();
-                v["files"] = json!(files);
+            if let Action::Update { restart, .. } = &p.action {
+                v["files"] = json!(p.action.files());
                 v["restart"] = json!(restart);
             }
             v

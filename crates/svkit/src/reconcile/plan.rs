@@ -38,6 +38,21 @@ impl Action {
             Action::Delete => "delete",
         }
     }
+
+    /// The files an update writes or removes, as the audit and `--json`
+    /// name them; none for any other action.
+    pub fn files(&self) -> Vec<String> {
+        match self {
+            Action::Update {
+                changed, removed, ..
+            } => changed
+                .iter()
+                .chain(removed)
+                .map(|p| p.display().to_string())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,18 +73,8 @@ impl SlotPlan {
             self.name,
             self.action.name()
         );
-        if let Action::Update {
-            changed,
-            removed,
-            restart,
-        } = &self.action
-        {
-            let files: Vec<String> = changed
-                .iter()
-                .chain(removed)
-                .map(|p| p.display().to_string())
-                .collect();
-            line.push_str(&format!(" files={}", files.join(",")));
+        if let Action::Update { restart, .. } = &self.action {
+            line.push_str(&format!(" files={}", self.action.files().join(",")));
             if *restart {
                 line.push_str(" restart=yes");
             }
