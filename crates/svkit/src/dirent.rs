@@ -1,6 +1,6 @@
 //! Listing a directory with one buffer for the whole walk and no
-//! allocation per entry, and usually one `getdents64` fewer than libc's
-//! `readdir`: the /proc walk and the no-op apply list thousands of entries.
+//! allocation per entry (and, in procfs, one `getdents64` fewer than libc's
+//! `readdir`): the /proc walk and the no-op apply list thousands of entries.
 
 use nix::fcntl::{openat, OFlag};
 use nix::libc;
@@ -20,18 +20,28 @@ pub fn open_dir(at: Option<RawFd>, path: &(impl NixPath + ?Sized)) -> io::Result
 
 /// Room for a listing's entries per `getdents64`: 32 KiB, as glibc uses.
 const DENTS_WORDS: usize = 4096;
-/// The largest entry `getdents64` can return: header, a 255-byte name, NUL,
-/// padding.
+/// The largest entry `getdents64` returns from procfs: header, a 255-byte
+/// name, NUL, padding.
 const MAX_DIRENT: usize = 280;
 
 /// Calls `f` with every name in the directory `dir` but `.` and `..`, and
 /// its type as the listing says (`DT_*`; `DT_UNKNOWN` on filesystems that
-/// do not say).
-///
-/// A call that leaves more than an entry's room unused means the listing
-/// is complete: the kernel fills the buffer until it runs out of entries or
-/// of room, so the usual last call that returns 0 is skipped.
-pub fn each_entry(dir: &OwnedFd, mut f: impl FnMut(&CStr, u8)) -> io::Result<()> {
+/// do not say). Any filesystem: the listing ends at the call that returns
+/// nothing.
+pub fn each_entry(dir: &OwnedFd, f: impl FnMut(&CStr, u8)) -> io::Result<()> {
+    list(dir, false, f)
+}
+
+/// As [`each_entry`], for a dir of procfs, which fills the buffer while it
+/// has entries: a call that leaves more than an entry's room unused ends
+/// the listing, one system call sooner, which a walk of every process's
+/// `fd` dir makes thousands of times. Not for other filesystems: FUSE, for
+/// one, hands out a page of entries a call.
+pub fn each_proc_entry(dir: &OwnedFd, f: impl FnMut(&CStr, u8)) -> io::Result<()> {
+    list(dir, true, f)
+}
+
+fn list(dir: &OwnedFd, short_is_end: bool, mut f: impl FnMut(&CStr, u8)) -> io::Result<()> {
     let mut buf = vec![0u64; DENTS_WORDS];
     let bytes = DENTS_WORDS * 8;
     loop {
@@ -65,7 +75,7 @@ pub fn each_entry(dir: &OwnedFd, mut f: impl FnMut(&CStr, u8)) -> io::Result<()>
             }
             off += reclen.max(1);
         }
-        if n == 0 || n + MAX_DIRENT <= bytes {
+        if n == 0 || short_is_end && n + MAX_DIRENT <= bytes {
             return Ok(());
         }
     }
@@ -118,6 +128,10 @@ mod tests {
         }
         let seen = listing(tmp.path());
         assert_eq!(seen.len(), n);
+        let fd = open_dir(None, tmp.path()).expect("open");
+        let mut count = 0;
+        each_proc_entry(&fd, |_, _| count += 1).expect("list");
+        assert_eq!(count, n, "a full buffer is never taken for the end");
         assert!((0..n).all(|i| seen.contains_key(&format!("{i:04}{long}"))));
     }
 

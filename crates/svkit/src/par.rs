@@ -7,12 +7,14 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Workers at most, whatever the machine says: past a few, the kernel's
-/// own locks, not the CPUs, set the pace.
+/// Workers at most, whatever the machine says (the caller works beside
+/// them): past a few, the kernel's own locks, not the CPUs, set the pace.
 const MAX_WORKERS: usize = 8;
 
-/// How many workers `map_chunks` uses for `len` items when a worker is only
-/// worth starting for at least `min_per_worker` of them.
+/// How many threads to start for `len` items when a thread is only worth
+/// starting for at least `min_per_worker` of them: one a CPU, at least
+/// one. `map_chunks` runs inline when this is one, and otherwise starts
+/// this many beside the caller.
 pub fn workers(len: usize, min_per_worker: usize) -> usize {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())

@@ -2,6 +2,7 @@
 //! rest of validation stays pure (tests pass a fixed list).
 
 use crate::dirent;
+use nix::errno::Errno;
 use nix::fcntl::AtFlags;
 use nix::libc;
 use nix::sys::stat::{fstatat, SFlag};
@@ -32,18 +33,27 @@ impl InstanceSource for FsInstances {
         // the whole path again for every instance.
         let kind = |rel: &[u8]| {
             fstatat(Some(fd.as_raw_fd()), rel, AtFlags::AT_SYMLINK_NOFOLLOW)
-                .ok()
                 .map(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT)
         };
         let mut out = Vec::new();
         let mut rel = Vec::new();
+        let mut failed = None;
         dirent::each_entry(&fd, |name, d_type| {
             let name = name.to_bytes();
             // Symlinked entries are not followed: an instance is a real
             // subdirectory of the declared dir.
             let is_dir = match d_type {
                 libc::DT_DIR => true,
-                libc::DT_UNKNOWN => kind(name) == Some(SFlag::S_IFDIR),
+                // The listing does not say: ask. Gone since is not there;
+                // any other failure fails the listing, as readdir's would.
+                libc::DT_UNKNOWN => match kind(name) {
+                    Ok(k) => k == SFlag::S_IFDIR,
+                    Err(Errno::ENOENT) => false,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        false
+                    }
+                },
                 _ => false,
             };
             if !is_dir {
@@ -54,7 +64,7 @@ impl InstanceSource for FsInstances {
                 rel.extend_from_slice(name);
                 rel.push(b'/');
                 rel.extend_from_slice(req.as_bytes());
-                if kind(&rel) != Some(SFlag::S_IFREG) {
+                if kind(&rel) != Ok(SFlag::S_IFREG) {
                     return;
                 }
             }
@@ -62,7 +72,10 @@ impl InstanceSource for FsInstances {
             // with a warning naming it.
             out.push(String::from_utf8_lossy(name).into_owned());
         })?;
-        Ok(out)
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(out),
+        }
     }
 }
 

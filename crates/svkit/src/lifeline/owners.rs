@@ -58,7 +58,7 @@ pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
     }
     let proc = dirent::open_dir(None, root)?;
     let mut pids = Vec::new();
-    dirent::each_entry(&proc, |name, _| {
+    dirent::each_proc_entry(&proc, |name, _| {
         if let Some(pid) = std::str::from_utf8(name.to_bytes())
             .ok()
             .and_then(|s| s.parse::<i32>().ok())
@@ -92,7 +92,7 @@ fn scan_pids(proc: RawFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
             // Gone since the readdir, or a kernel thread: nothing to see.
             Err(_) => continue,
         };
-        let _ = dirent::each_entry(&fds, |name: &CStr, _| {
+        let _ = dirent::each_proc_entry(&fds, |name: &CStr, _| {
             // A descriptor closed since the listing, or not a socket: skip.
             let Ok(len) = sys::readlink_at(&fds, name, &mut link) else {
                 return;

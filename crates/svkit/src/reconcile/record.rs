@@ -11,10 +11,10 @@
 //! (content, mode, owner, or for a dir an entry added, removed or renamed)
 //! carries a newer ctime, which nobody can set back short of changing the
 //! clock. A slot is confirmed unchanged only when its render equals the
-//! recorded bytes and modes (a file that counts by its presence alone,
-//! [`live::presence_only`], by its name) and every stamp is still the same. Anything else
-//! (no record, a corrupt one, one stamp off) is a full compare: a record can
-//! make a plan slower, never wrong.
+//! recorded bytes and modes (for a file that counts by its presence alone,
+//! [`live::presence_only`], its name) and every stamp is still the same.
+//! Anything else (no record, a corrupt one, one stamp off) is a full
+//! compare: a record can make a plan slower, never wrong.
 
 use super::live::{self, MARKER, OWNER_UID};
 use super::DesiredSlot;
