@@ -98,8 +98,9 @@ fn confirm_locked(config_dir: &Path, scandir: &Path) -> Option<Noop> {
     // The sources and the scandir are read side by side: both are system
     // calls, and neither needs the other. The slots' stamps are shared out
     // as each thread gets free, so all finish together.
+    let dir = dirent::open_dir(None, scandir).ok()?;
     let stamps = Claims::new(memo.slots.len(), STAMPS_PER_CLAIM);
-    let all_held = || stamps_hold(scandir, &memo, &stamps);
+    let all_held = || stamps_hold(dir.as_raw_fd(), &memo, &stamps);
     let (same_inputs, same_disk) = std::thread::scope(|sc| {
         let listing = sc.spawn(|| {
             if !scandir_clean(scandir, &memo) {
@@ -175,19 +176,15 @@ fn scandir_clean(scandir: &Path, memo: &Memo) -> bool {
 }
 
 /// Whether every slot this thread claims still carries the stamps the memo
-/// has a digest of. The first one off stops every thread's claims.
-fn stamps_hold(scandir: &Path, memo: &Memo, claims: &Claims) -> bool {
-    let Ok(dir) = dirent::open_dir(None, scandir) else {
-        claims.stop();
-        return false;
-    };
-    let fd = dir.as_raw_fd();
+/// has a digest of (paths named from `scandir_fd`). The first one off
+/// stops every thread's claims.
+fn stamps_hold(scandir_fd: RawFd, memo: &Memo, claims: &Claims) -> bool {
     while let Some(range) = claims.next() {
         let held = memo.slots.get(range).is_some_and(|slots| {
             slots.iter().all(|s| {
                 memo.shapes
                     .get(s.shape)
-                    .and_then(|shape| live_digest(fd, &s.name, shape))
+                    .and_then(|shape| live_digest(scandir_fd, &s.name, shape))
                     .is_some_and(|d| d == s.stamps)
             })
         });
