@@ -170,6 +170,54 @@ fn a_no_op_is_proven_by_the_memo_and_every_input_change_defeats_it() {
     assert!(o.status.success());
     assert!(reconcile(&sbx).noop());
 
+    // A memo that parses but says what no apply wrote is not believed:
+    // each is a full apply that finds nothing to change, then a memo again.
+    let memo_path = sbx.root().join("run/service/.svkit/memo");
+    let good: serde_json::Value =
+        serde_json::from_slice(&fs::read(&memo_path).expect("memo")).expect("json");
+    let forged = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut m = good.clone();
+        edit(&mut m);
+        m.to_string()
+    };
+    for (what, bad) in [
+        ("a later version", forged(&|m| m["svkit_memo"] = 2.into())),
+        (
+            "a shape out of range",
+            forged(&|m| m["slots"][0]["shape"] = 99.into()),
+        ),
+        (
+            "a slot outside the scandir",
+            forged(&|m| m["slots"][0]["name"] = "../../etc".into()),
+        ),
+        (
+            "a slot too few",
+            forged(&|m| {
+                if let Some(slots) = m["slots"].as_array_mut() {
+                    slots.pop();
+                }
+            }),
+        ),
+        (
+            "stamps not hex",
+            forged(&|m| m["slots"][0]["stamps"] = "zz".into()),
+        ),
+        (
+            "another inputs digest",
+            forged(&|m| m["inputs"] = "0".into()),
+        ),
+    ] {
+        write(&sbx.root(), "run/service/.svkit/memo", &bad);
+        let r = reconcile(&sbx);
+        assert!(!r.noop(), "{what}: believed: {}", r.err);
+        assert!(
+            !r.out.contains("action=create") && !r.out.contains("action=update"),
+            "{what}: {}",
+            r.out
+        );
+        assert!(reconcile(&sbx).noop(), "{what}: no memo after");
+    }
+
     // A corrupt memo is ignored, then written anew.
     write(&sbx.root(), "run/service/.svkit/memo", "{ not json");
     let r = reconcile(&sbx);

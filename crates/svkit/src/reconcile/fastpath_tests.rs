@@ -243,10 +243,27 @@ fn a_corrupt_or_foreign_record_is_ignored() {
     let (_t, scandir, desired) = setup("#!/bin/sh\nexec app\n");
     let path = scandir.join(".svkit").join(RECORD);
     let good = fs::read(&path).expect("record");
+    // The first `file` line with its LEN (the 11th field) replaced.
+    let with_len = |len: &str| -> Vec<u8> {
+        let start = find(&good, b"\nfile ").expect("a file line") + 1;
+        let end = start + find(&good[start..], b"\n").expect("its end");
+        let line = String::from_utf8_lossy(&good[start..end]).into_owned();
+        let mut fields: Vec<&str> = line.split(' ').collect();
+        fields[10] = len;
+        [&good[..start], fields.join(" ").as_bytes(), &good[end..]].concat()
+    };
+    let old_format = [b"svkit-record 1".as_slice(), &good[14..]].concat();
+    assert!(good.starts_with(b"svkit-record 2\n"));
     for bad in [
         &good[..good.len() / 2],
         b"svkit-record 1\nslot a\nfile 1 2\n",
         b"",
+        &old_format,
+        &with_len("999999999999999999999"),
+        &with_len("18446744073709551615"),
+        &with_len("-1"),
+        &with_len("x"),
+        &with_len("0"),
     ] {
         fs::write(&path, bad).expect("write");
         let s = look(&scandir, &desired);
@@ -259,6 +276,10 @@ fn a_corrupt_or_foreign_record_is_ignored() {
     // A full compare that finds everything as rendered records it again.
     apply_ok(&scandir, &desired);
     assert_eq!(look(&scandir, &desired).confirmed.len(), 2);
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 #[test]
