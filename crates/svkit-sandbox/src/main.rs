@@ -19,9 +19,12 @@ This is NOT a container runtime. It gives svkit's tests and `make demo` what an
 s6-overlay v3 container gives an image: PID 1 is s6-svscan on /run/service,
 /run/s6/basedir exists, /command holds the s6 and execline binaries and
 with-contenv, stage 2 runs /etc/cont-init.d/* and /etc/services.d/*, then CMD,
-and the sandbox exits with CMD's exit code. It isolates mounts and PIDs only:
-no network, user or cgroup isolation. The host's / is the read-only lower
-layer of an overlay, so the host is never written. Root only.";
+and the sandbox exits with CMD's exit code. A failing cont-init hook follows
+S6_BEHAVIOUR_IF_STAGE2_FAILS from --env: 0 (default) goes on, 1 warns, 2
+stops the container before the services and CMD, exiting 1. It isolates
+mounts and PIDs only: no network, user or cgroup isolation. The host's / is
+the read-only lower layer of an overlay, so the host is never written. Root
+only.";
 
 const RUN_AFTER: &str = "Examples:
   svkit-sandbox run --rootfs rootfs -- sh -c 'cat /proc/1/comm'

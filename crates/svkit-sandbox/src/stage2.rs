@@ -21,6 +21,9 @@ const CMD_PID: &str = "/run/s6/basedir/cmd.pid";
 const CMD_FILE: &str = "/run/s6/basedir/cmd.json";
 const RESULTS: &str = "/run/s6-linux-init-container-results";
 const SCANDIR: &str = "/run/service";
+const CONTAINER_ENV: &str = "/run/s6/container_environment";
+/// How s6-overlay's stage 2 script names itself in its messages.
+const RC_INIT: &str = "/run/s6/basedir/scripts/rc.init";
 /// s6-overlay's S6_KILL_GRACETIME default: TERM, then KILL after this.
 const KILL_GRACE: Duration = Duration::from_millis(3000);
 /// s6-overlay's S6_KILL_FINISH_MAXTIME default, per cont-finish hook.
@@ -46,19 +49,34 @@ pub fn stage2() -> Result<i32> {
     let mut byte = [0u8; 1];
     let _ = std::io::stdin().read(&mut byte);
 
-    run_hooks("cont-init", Path::new("/etc/cont-init.d"), None);
-    link_legacy_services();
-
-    let code = run_cmd(&sigs)?;
+    let behaviour = match run_hooks("cont-init", Path::new("/etc/cont-init.d"), None) {
+        true => 0,
+        false => stage2_fail_behaviour(),
+    };
+    if behaviour >= 1 {
+        eprintln!("cont-init: warning: some scripts exited nonzero");
+    }
+    let code = if behaviour >= 2 {
+        eprintln!("{RC_INIT}: warning: s6-rc failed to properly bring all the services up!");
+        eprintln!("{RC_INIT}: fatal: stopping the container.");
+        // What s6-rc's failed change exits with, and rc.init halts with.
+        1
+    } else {
+        link_legacy_services();
+        run_cmd(&sigs)?
+    };
     let _ = fs::write(Path::new(RESULTS).join("exitcode"), format!("{code}\n"));
     stage3();
     Ok(code)
 }
 
-/// Runs every executable in `dir` in name order, reporting like s6-overlay.
-/// A failing hook is reported and the boot goes on (S6_BEHAVIOUR_IF_STAGE2_FAILS=0).
-fn run_hooks(what: &str, dir: &Path, limit: Option<Duration>) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
+/// Runs every executable in `dir` in name order, reporting like s6-overlay,
+/// and says whether all exited 0. A failing hook does not stop the others.
+fn run_hooks(what: &str, dir: &Path, limit: Option<Duration>) -> bool {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return true;
+    };
+    let mut all_ok = true;
     let mut hooks: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
     hooks.sort();
     for hook in hooks {
@@ -79,11 +97,26 @@ fn run_hooks(what: &str, dir: &Path, limit: Option<Duration>) {
             Ok(child) => wait_bounded(child, limit),
             Err(e) => {
                 eprintln!("{what}: warning: unable to run {}: {e}", hook.display());
+                all_ok = false;
                 continue;
             }
         };
         eprintln!("{what}: info: {} exited {code}", hook.display());
+        all_ok &= code == 0;
     }
+    all_ok
+}
+
+/// s6-overlay's `S6_BEHAVIOUR_IF_STAGE2_FAILS`, read from the container
+/// env as its scripts read it: 0 (also when unset or not a number) goes on
+/// silently, 1 goes on with a warning, 2 or more stops the container
+/// before the services and the CMD.
+fn stage2_fail_behaviour() -> u32 {
+    fs::read_to_string(Path::new(CONTAINER_ENV).join("S6_BEHAVIOUR_IF_STAGE2_FAILS"))
+        .ok()
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 fn wait_bounded(mut child: std::process::Child, limit: Option<Duration>) -> i32 {

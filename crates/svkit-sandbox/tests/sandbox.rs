@@ -298,3 +298,59 @@ fn bad_input_gives_one_line_errors() {
     assert_eq!(out.status.code(), Some(125));
     assert!(err.contains("not found on PATH"), "{err}");
 }
+
+/// s6-overlay's `S6_BEHAVIOUR_IF_STAGE2_FAILS`: a failing cont-init hook is
+/// passed over (0, the default, and anything not a number), warned about
+/// (1), or stops the container before its services and CMD, exiting 1 (2).
+/// Later hooks run in every case, as s6-overlay's loop runs them all.
+#[test]
+fn a_failing_cont_init_hook_follows_s6_behaviour_if_stage2_fails() {
+    if !sandbox_or_skip("a_failing_cont_init_hook_follows_s6_behaviour_if_stage2_fails") {
+        return;
+    }
+    let rootfs = tempfile::tempdir().expect("tempdir");
+    let r = rootfs.path();
+    fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
+    for (name, body) in [
+        ("10-fails", "#!/bin/sh\nexit 3\n"),
+        ("20-after", "#!/bin/sh\ntouch /data/after\n"),
+    ] {
+        let p = r.join("etc/cont-init.d").join(name);
+        fs::write(&p, body).expect("write");
+        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+    }
+    const WARNING: &str = "cont-init: warning: some scripts exited nonzero";
+    for (value, code, warned, cmd_ran) in [
+        (None, 0, false, true),
+        (Some("0"), 0, false, true),
+        (Some("junk"), 0, false, true),
+        (Some("1"), 0, true, true),
+        (Some("2"), 1, true, false),
+        (Some("3"), 1, true, false),
+    ] {
+        let data = tempfile::tempdir().expect("tempdir");
+        let reg = Registry::new();
+        let mut cmd = reg.command();
+        cmd.args(["run", "--rootfs", r.to_str().expect("utf8"), "--volume"])
+            .arg(format!("{}:/data", data.path().display()));
+        if let Some(v) = value {
+            cmd.args(["--env", &format!("S6_BEHAVIOUR_IF_STAGE2_FAILS={v}")]);
+        }
+        let out = cmd
+            .args(["--", "touch", "/data/cmd"])
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let case = format!("S6_BEHAVIOUR_IF_STAGE2_FAILS={value:?}");
+        assert_eq!(out.status.code(), Some(code), "{case}: {err}");
+        assert!(data.path().join("after").exists(), "{case}: later hooks");
+        assert_eq!(data.path().join("cmd").exists(), cmd_ran, "{case}: CMD");
+        assert_eq!(err.contains(WARNING), warned, "{case}: {err}");
+        assert_eq!(
+            err.contains("stopping the container"),
+            !cmd_ran,
+            "{case}: {err}"
+        );
+    }
+}
