@@ -1,9 +1,19 @@
 //! The sandbox behaves like an s6-overlay container and leaves nothing behind.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Registry, Sandbox};
+
+/// Writes an executable script at `rel` under `root`, parents made.
+fn script(root: &Path, rel: &str, body: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    fs::write(&p, body).expect("write");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).expect("chmod");
+}
 
 /// Host processes still in the namespace named by `ns` (e.g. "pid:[4026…]").
 fn procs_in_ns(kind: &str, ns: &str) -> Vec<String> {
@@ -33,24 +43,52 @@ fn run_exits_with_cmd_code_and_leaves_nothing() {
     }
     let reg = Registry::new();
     let mounts_before = mount_count();
-    let out = reg
+    let data = tempfile::tempdir().expect("tempdir");
+    let err_dir = tempfile::tempdir().expect("tempdir");
+    let err_path = err_dir.path().join("stderr");
+    let mut child = reg
         .command()
-        .args(["run", "--", "sh", "-c"])
+        .arg("run")
+        .arg("--volume")
+        .arg(format!("{}:/data", data.path().display()))
+        .args(["--", "sh", "-c"])
         .arg(concat!(
             "test \"$(cat /proc/1/comm)\" = s6-svscan && test -d /run/s6/basedir && ",
-            "readlink /proc/self/ns/pid && readlink /proc/self/ns/mnt && exit 42"
+            "readlink /proc/self/ns/pid && readlink /proc/self/ns/mnt && ",
+            "while [ ! -e /data/go ]; do sleep 0.05; done; exit 42"
         ))
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&err_path).expect("stderr file"))
+        .spawn()
         .expect("run");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
+        child.stdout.take().expect("stdout"),
+    ));
+    let mut next = || lines.next().and_then(Result::ok).unwrap_or_default();
+    let (pid_ns, mnt_ns) = (next(), next());
+    if mnt_ns.is_empty() {
+        let st = child.wait();
+        let err = fs::read_to_string(&err_path).unwrap_or_default();
+        panic!("no namespaces said ({st:?}): {err}");
+    }
+    // Hold both namespaces while the CMD is in them: a namespace's inode
+    // number goes back to the pool when it dies, and the next sandbox (a
+    // test running beside this one) may get it before the scan below.
+    let pin = |kind: &str, ns: &str| {
+        let pid = procs_in_ns(kind, ns).into_iter().next();
+        let pid = pid.unwrap_or_else(|| panic!("no process in {ns}"));
+        fs::File::open(format!("/proc/{pid}/ns/{kind}")).expect("pin ns")
+    };
+    let _pins = (pin("pid", &pid_ns), pin("mnt", &mnt_ns));
+    fs::write(data.path().join("go"), "").expect("go");
+    let status = child.wait().expect("wait");
     assert_eq!(
-        out.status.code(),
+        status.code(),
         Some(42),
         "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
+        fs::read_to_string(&err_path).unwrap_or_default()
     );
-    let text = stdout(&out);
-    let mut lines = text.lines();
-    let (pid_ns, mnt_ns) = (lines.next().expect("pid ns"), lines.next().expect("mnt ns"));
+    let (pid_ns, mnt_ns) = (pid_ns.as_str(), mnt_ns.as_str());
     assert_ne!(
         fs::read_link("/proc/self/ns/pid")
             .expect("own ns")
@@ -97,23 +135,21 @@ fn stage2_runs_cont_init_in_order_then_services_then_cmd() {
     }
     let rootfs = tempfile::tempdir().expect("tempdir");
     let r = rootfs.path();
-    fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
-    fs::create_dir_all(r.join("etc/services.d/hello")).expect("mkdir");
-    let script = |path: &str, body: &str| {
-        let p = r.join(path);
-        fs::write(&p, body).expect("write");
-        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
-    };
     script(
+        r,
         "etc/cont-init.d/20-second",
         "#!/bin/sh\necho second >> /run/order\n",
     );
     script(
+        r,
         "etc/cont-init.d/10-first",
         "#!/bin/sh\necho first >> /run/order\n",
     );
-    script("etc/services.d/hello/run", "#!/bin/sh\nexec sleep 1000\n");
+    script(
+        r,
+        "etc/services.d/hello/run",
+        "#!/bin/sh\nexec sleep 1000\n",
+    );
     let sbx = Sandbox::start(
         &[
             "--rootfs",
@@ -310,16 +346,12 @@ fn a_failing_cont_init_hook_follows_s6_behaviour_if_stage2_fails() {
     }
     let rootfs = tempfile::tempdir().expect("tempdir");
     let r = rootfs.path();
-    fs::create_dir_all(r.join("etc/cont-init.d")).expect("mkdir");
-    for (name, body) in [
-        ("10-fails", "#!/bin/sh\nexit 3\n"),
-        ("20-after", "#!/bin/sh\ntouch /data/after\n"),
-    ] {
-        let p = r.join("etc/cont-init.d").join(name);
-        fs::write(&p, body).expect("write");
-        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
-    }
+    script(r, "etc/cont-init.d/10-fails", "#!/bin/sh\nexit 3\n");
+    script(
+        r,
+        "etc/cont-init.d/20-after",
+        "#!/bin/sh\ntouch /data/after\n",
+    );
     const WARNING: &str = "cont-init: warning: some scripts exited nonzero";
     for (value, code, warned, cmd_ran) in [
         (None, 0, false, true),
