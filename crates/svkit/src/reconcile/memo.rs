@@ -28,7 +28,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::fs;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
@@ -103,7 +103,7 @@ fn confirm_locked(config_dir: &Path, scandir: &Path) -> Option<Noop> {
     let all_held = || stamps_hold(dir.as_raw_fd(), &memo, &stamps);
     let (same_inputs, same_disk) = std::thread::scope(|sc| {
         let listing = sc.spawn(|| {
-            if !scandir_clean(scandir, &memo) {
+            if !scandir_clean(scandir, &dir, &memo) {
                 stamps.stop();
             }
             all_held()
@@ -151,15 +151,13 @@ fn confirm_locked(config_dir: &Path, scandir: &Path) -> Option<Noop> {
     })
 }
 
-/// Nothing to sweep or delete: no leftover temp dir, no slot of ours that
-/// the memo does not declare.
-fn scandir_clean(scandir: &Path, memo: &Memo) -> bool {
+/// Nothing to sweep or delete in `scandir`, open as `dir`: no leftover temp
+/// dir, no slot of ours that the memo does not declare. (The stamp checks
+/// share `dir`: naming paths from it does not depend on where a listing is.)
+fn scandir_clean(scandir: &Path, dir: &OwnedFd, memo: &Memo) -> bool {
     let declared: BTreeSet<&[u8]> = memo.slots.iter().map(|s| s.name.as_bytes()).collect();
-    let Ok(dir) = dirent::open_dir(None, scandir) else {
-        return false;
-    };
     let mut clean = true;
-    let listed = dirent::each_entry(&dir, |name, _| {
+    let listed = dirent::each_entry(dir, |name, _| {
         let name = name.to_bytes();
         let leftover =
             name.starts_with(TEMP_PREFIX.as_bytes()) || name.starts_with(DELETE_PREFIX.as_bytes());
