@@ -1,25 +1,24 @@
-//! Inside the new mount and PID namespaces, before s6-svscan: build the
-//! container's root from the host's `/` (read-only lower layer), the image's
-//! rootfs dirs and the workspace binaries, then become s6-svscan as PID 1.
-//!
-//! This mirrors what s6-overlay's `/init` leaves behind: `/run/service` as the
-//! scandir, `/run/s6/basedir`, `/command`, the container environment dump, and
-//! a stage 2 that runs once s6-svscan is up.
+//! Inside the new namespaces, as their PID 1: build the container's root
+//! (the image's layers over the host's `/`, read-only), make it look like
+//! what Docker hands a container, then exec s6-overlay's own `/init`.
 
 use crate::layout::{Layout, Spec};
-use crate::preflight::which;
 use anyhow::{bail, Context, Result};
 use nix::mount::{mount, MsFlags};
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
-pub const BASEDIR_BIN: &str = "/run/s6/basedir/bin";
-pub const SELF_IN_SANDBOX: &str = "/run/s6/basedir/bin/svkit-sandbox";
+/// The PATH of the demo image (`ENV PATH` in the Dockerfile): `/command`
+/// first, so `exec` reaches the s6 binaries as `docker exec` does.
 pub const DEFAULT_PATH: &str =
     "/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Where the sandbox's own files sit inside: its binary (which marks the
+/// CMD's start) and the results dir shared with the host.
+pub const INSIDE_DIR: &str = "/.svkit-sandbox";
 
 pub fn boot(dir: &Path) -> Result<()> {
     let layout = Layout::at(dir);
@@ -36,49 +35,52 @@ pub fn boot(dir: &Path) -> Result<()> {
     let root = layout.merged();
     mount_tree(&layout, &spec, &root)?;
     populate(&spec, &root)?;
+    loopback_up()?;
+    nix::unistd::sethostname(&spec.id).context("unable to set the hostname")?;
 
     nix::unistd::chroot(&root).context("unable to chroot")?;
     std::env::set_current_dir("/").context("unable to chdir to /")?;
+    crate::caps::restrict_to_docker_default()?;
 
-    let (notify_r, notify_w) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("unable to create a pipe")?;
-    // Stage 2 waits for s6-svscan's readiness notification, as s6-linux-init does.
-    Command::new(SELF_IN_SANDBOX)
-        .arg("__stage2")
-        .env_clear()
-        .env("PATH", DEFAULT_PATH)
-        .stdin(Stdio::from(notify_r))
-        .spawn()
-        .context("unable to start stage 2")?;
-
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&notify_w);
-    let mut cmd = Command::new("s6-svscan");
-    cmd.args(["-d", "3", "/run/service"])
-        .env_clear()
-        .env("PATH", DEFAULT_PATH);
-    // SAFETY: only async-signal-safe calls between fork and exec. The
-    // notification pipe must sit at fd 3, without CLOEXEC, for `-d 3`.
-    unsafe {
-        cmd.pre_exec(move || {
-            use nix::fcntl::{fcntl, FcntlArg, FdFlag};
-            if fd == 3 {
-                fcntl(3, FcntlArg::F_SETFD(FdFlag::empty()))?;
-            } else {
-                nix::unistd::dup2(fd, 3)?;
-            }
-            Ok(())
-        });
+    // Docker's CMD here is our marker, which says "started" and execs the
+    // real CMD: `run --detach` returns once cont-init is done, as tests
+    // expect of a booted container.
+    let mut cmd = Command::new("/init");
+    if !spec.cmd.is_empty() {
+        cmd.arg(format!("{INSIDE_DIR}/svkit-sandbox"))
+            .arg("__started")
+            .arg(format!("{INSIDE_DIR}/results/started"))
+            .arg("--")
+            .args(&spec.cmd);
     }
+    cmd.env_clear()
+        .env("PATH", DEFAULT_PATH)
+        .env("HOSTNAME", &spec.id)
+        .env("HOME", "/root")
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
     let err = cmd.exec();
-    bail!("unable to exec s6-svscan: {err}")
+    bail!("unable to exec /init: {err}")
 }
 
+/// The container's writable layer lives on a tmpfs of this mount namespace
+/// and starts as s6-overlay's tree (what extracting its tarballs into an
+/// image leaves), over the host's `/`. The tree cannot be a lower layer of
+/// its own: it sits under `/`, and overlayfs refuses nested lower layers.
 fn mount_tree(layout: &Layout, spec: &Spec, root: &Path) -> Result<()> {
+    let rw = layout.rw();
+    tmpfs(&rw, "mode=0700")?;
+    let (upper, work) = (rw.join("upper"), rw.join("work"));
+    for d in [&upper, &work] {
+        fs::create_dir(d).with_context(|| format!("unable to create {}", d.display()))?;
+    }
+    fs::set_permissions(&upper, fs::Permissions::from_mode(0o755))?;
+    copy_layer(&spec.s6_overlay_tree, &upper)?;
     let opts = format!(
         "lowerdir=/,upperdir={},workdir={}",
-        layout.upper().display(),
-        layout.work().display()
+        upper.display(),
+        work.display()
     );
+    let none: Option<&str> = None;
     mount(
         Some("overlay"),
         root,
@@ -87,7 +89,6 @@ fn mount_tree(layout: &Layout, spec: &Spec, root: &Path) -> Result<()> {
         Some(opts.as_str()),
     )
     .context("unable to mount the overlay")?;
-    let none: Option<&str> = None;
     mount(
         Some("proc"),
         &root.join("proc"),
@@ -96,26 +97,15 @@ fn mount_tree(layout: &Layout, spec: &Spec, root: &Path) -> Result<()> {
         none,
     )
     .context("unable to mount /proc")?;
-    let rbind = MsFlags::MS_BIND | MsFlags::MS_REC;
-    mount(Some("/dev"), &root.join("dev"), none, rbind, none).context("unable to bind /dev")?;
-    mount(Some("/sys"), &root.join("sys"), none, rbind, none).context("unable to bind /sys")?;
-    mount(
-        Some("tmpfs"),
-        &root.join("run"),
-        Some("tmpfs"),
-        MsFlags::empty(),
-        Some("mode=0755"),
-    )
-    .context("unable to mount /run")?;
-    mount(
-        Some("tmpfs"),
-        &root.join("tmp"),
-        Some("tmpfs"),
-        MsFlags::empty(),
-        Some("mode=1777"),
-    )
-    .context("unable to mount /tmp")?;
-    let results = root.join("run/s6-linux-init-container-results");
+    dev(root)?;
+    let ro = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount(Some("sysfs"), &root.join("sys"), Some("sysfs"), ro, none)
+        .context("unable to mount /sys")?;
+    // The host's /run and /tmp must not show through the lower layer: an
+    // image brings them empty.
+    tmpfs(&root.join("run"), "mode=0755")?;
+    tmpfs(&root.join("tmp"), "mode=1777")?;
+    let results = root.join(INSIDE_DIR.trim_start_matches('/')).join("results");
     fs::create_dir_all(&results)?;
     mount(
         Some(&layout.results()),
@@ -135,29 +125,110 @@ fn mount_tree(layout: &Layout, spec: &Spec, root: &Path) -> Result<()> {
     Ok(())
 }
 
-fn populate(spec: &Spec, root: &Path) -> Result<()> {
-    for dir in &spec.rootfs {
-        let status = Command::new("cp")
-            .arg("-a")
-            .arg(format!("{}/.", dir.display()))
-            .arg(root)
-            .status()
-            .context("unable to run cp")?;
-        if !status.success() {
-            bail!("unable to copy rootfs {}", dir.display());
-        }
+fn tmpfs(at: &Path, opts: &str) -> Result<()> {
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+    mount(Some("tmpfs"), at, Some("tmpfs"), flags, Some(opts))
+        .with_context(|| format!("unable to mount a tmpfs on {}", at.display()))
+}
+
+/// A `/dev` like Docker's: a tmpfs with the usual nodes bound from the
+/// host's, a private devpts and shm, and the fd links.
+fn dev(root: &Path) -> Result<()> {
+    let dev = root.join("dev");
+    let none: Option<&str> = None;
+    mount(
+        Some("tmpfs"),
+        &dev,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID,
+        Some("mode=0755"),
+    )
+    .context("unable to mount /dev")?;
+    for node in ["null", "zero", "full", "random", "urandom", "tty"] {
+        let target = dev.join(node);
+        fs::write(&target, b"").with_context(|| format!("unable to create /dev/{node}"))?;
+        mount(
+            Some(&Path::new("/dev").join(node)),
+            &target,
+            none,
+            MsFlags::MS_BIND,
+            none,
+        )
+        .with_context(|| format!("unable to bind /dev/{node}"))?;
     }
+    for d in ["pts", "shm"] {
+        fs::create_dir(dev.join(d))?;
+    }
+    mount(
+        Some("devpts"),
+        &dev.join("pts"),
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    )
+    .context("unable to mount /dev/pts")?;
+    tmpfs(&dev.join("shm"), "mode=1777")?;
+    for (name, to) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("ptmx", "pts/ptmx"),
+    ] {
+        symlink(to, dev.join(name))?;
+    }
+    Ok(())
+}
+
+/// The private network namespace has only `lo`, down: bring it up, as
+/// `docker run --network none` does.
+fn loopback_up() -> Result<()> {
+    let st = Command::new("ip")
+        .args(["link", "set", "lo", "up"])
+        .status()
+        .context("unable to run ip (install iproute2)")?;
+    if !st.success() {
+        bail!("unable to bring lo up ({st})");
+    }
+    Ok(())
+}
+
+/// The workspace binaries first, then the image's rootfs dirs over them
+/// (an image's own `/usr/local/bin/app` wins), then the sandbox's marker.
+fn populate(spec: &Spec, root: &Path) -> Result<()> {
     copy_binaries(&spec.bin_dir, &root.join("usr/local/bin"))?;
-    let basedir_bin = root.join(BASEDIR_BIN.trim_start_matches('/'));
-    fs::create_dir_all(&basedir_bin)?;
+    for dir in &spec.rootfs {
+        copy_layer(dir, root)?;
+    }
     let me = std::env::current_exe().context("unable to find the sandbox binary")?;
-    install(&me, &root.join(SELF_IN_SANDBOX.trim_start_matches('/')))?;
-    write_script(
-        &basedir_bin.join("halt"),
-        &format!("#!/bin/sh\nexec {SELF_IN_SANDBOX} __halt\n"),
-    )?;
-    populate_command(&root.join("command"))?;
-    populate_run(spec, root)
+    install(
+        &me,
+        &root
+            .join(INSIDE_DIR.trim_start_matches('/'))
+            .join("svkit-sandbox"),
+    )
+}
+
+/// Copies what a rootfs dir holds, never the dir itself: its own mode and
+/// owner (a `mktemp -d` is 0700) must not land on `/`.
+fn copy_layer(dir: &Path, root: &Path) -> Result<()> {
+    let rd = fs::read_dir(dir).with_context(|| format!("unable to read {}", dir.display()))?;
+    let mut cp = Command::new("cp");
+    cp.arg("-a");
+    let mut any = false;
+    for entry in rd {
+        let entry = entry.with_context(|| format!("unable to read {}", dir.display()))?;
+        cp.arg(entry.path());
+        any = true;
+    }
+    if !any {
+        return Ok(());
+    }
+    let status = cp.arg(root).status().context("unable to run cp")?;
+    if !status.success() {
+        bail!("unable to copy rootfs {}", dir.display());
+    }
+    Ok(())
 }
 
 /// Release binaries of the workspace: executables without a dot in the name
@@ -180,72 +251,26 @@ fn copy_binaries(from: &Path, to: &Path) -> Result<()> {
 }
 
 fn install(from: &Path, to: &Path) -> Result<()> {
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent)?;
+    }
     fs::copy(from, to).with_context(|| format!("unable to copy {}", from.display()))?;
     fs::set_permissions(to, fs::Permissions::from_mode(0o755))?;
     Ok(())
 }
 
-fn write_script(path: &Path, text: &str) -> Result<()> {
-    fs::write(path, text).with_context(|| format!("unable to write {}", path.display()))?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755))?;
-    Ok(())
-}
-
-/// `/command` as s6-overlay lays it out: every s6 and execline binary, and
-/// `with-contenv`, which restores the container environment.
-fn populate_command(dir: &Path) -> Result<()> {
-    fs::create_dir_all(dir)?;
-    let mut sources: Vec<PathBuf> = Vec::new();
-    for anchor in ["s6-svscan", "execlineb"] {
-        if let Some(p) = which(anchor).and_then(|p| p.parent().map(Path::to_path_buf)) {
-            sources.push(p);
-        }
+/// `__started FILE -- CMD...`: the CMD's first moments, inside. Says the
+/// CMD has started, then becomes it (exit 126/127 as a shell would).
+pub fn started(file: &Path, cmd: &[String]) -> i32 {
+    let _ = fs::write(file, b"");
+    let Some((prog, args)) = cmd.split_first() else {
+        return 0;
+    };
+    let err = Command::new(prog).args(args).exec();
+    eprintln!("svkit-sandbox: fatal: unable to exec {prog}: {err}");
+    if err.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
     }
-    sources.push(PathBuf::from("/usr/lib/execline/bin"));
-    for src in sources {
-        let Ok(rd) = fs::read_dir(&src) else { continue };
-        for entry in rd.flatten() {
-            let name = entry.file_name();
-            let Some(n) = name.to_str() else { continue };
-            let wanted =
-                n.starts_with("s6-") || n.starts_with("s6") || src.ends_with("execline/bin");
-            let link = dir.join(n);
-            if (wanted || n == "execlineb") && !link.exists() {
-                symlink(entry.path(), &link)?;
-            }
-        }
-    }
-    write_script(
-        &dir.join("with-contenv"),
-        "#!/bin/sh\n# Restore the container environment (an empty file unsets).\nexec s6-envdir -Ifn -- /run/s6/container_environment \"$@\"\n",
-    )
-}
-
-fn populate_run(spec: &Spec, root: &Path) -> Result<()> {
-    let run = root.join("run");
-    let env_dir = run.join("s6/container_environment");
-    fs::create_dir_all(&env_dir)?;
-    fs::create_dir_all(run.join("s6/basedir"))?;
-    let mut env: Vec<(String, String)> = vec![
-        ("PATH".into(), DEFAULT_PATH.into()),
-        ("HOME".into(), "/root".into()),
-    ];
-    env.extend(spec.env.iter().cloned());
-    for (k, v) in &env {
-        fs::write(env_dir.join(k), v)?;
-    }
-    fs::write(
-        run.join("s6/basedir/cmd.json"),
-        serde_json::to_vec(&spec.cmd)?,
-    )?;
-    let svscan = run.join("service/.s6-svscan");
-    fs::create_dir_all(&svscan)?;
-    // docker stop sends SIGTERM to PID 1; s6-svscan runs these on signals.
-    for sig in ["SIGTERM", "SIGINT", "SIGQUIT"] {
-        write_script(
-            &svscan.join(sig),
-            &format!("#!/bin/sh\nexec {BASEDIR_BIN}/halt\n"),
-        )?;
-    }
-    Ok(())
 }

@@ -43,7 +43,7 @@ pub fn run(spec: Spec) -> Result<i32> {
     let started = layout.results().join("started");
     let deadline = Instant::now() + START_DEADLINE;
     loop {
-        if started.exists() {
+        if started.exists() || (spec.cmd.is_empty() && init_is_svscan(&layout)) {
             println!("{}", spec.id);
             return Ok(0);
         }
@@ -62,6 +62,13 @@ pub fn run(spec: Spec) -> Result<i32> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// s6-overlay's stage 1 has made s6-svscan the container's PID 1.
+fn init_is_svscan(layout: &Layout) -> bool {
+    init_pid(layout)
+        .and_then(|pid| fs::read_to_string(format!("/proc/{pid}/comm")).ok())
+        .is_some_and(|comm| comm.trim() == "s6-svscan")
 }
 
 /// `__monitor DIR`: the detached sandbox's parent, which keeps its exit code.
@@ -88,6 +95,9 @@ fn supervise(layout: &Layout) -> Result<i32> {
     cmd.args([
         "--mount",
         "--pid",
+        "--uts",
+        "--ipc",
+        "--net",
         "--fork",
         "--kill-child=SIGKILL",
         "--propagation",
@@ -127,16 +137,13 @@ fn supervise(layout: &Layout) -> Result<i32> {
             }
         }
     };
-    let recorded = fs::read_to_string(layout.results().join("exitcode"))
-        .ok()
-        .and_then(|s| s.trim().parse::<i32>().ok());
     layout.remove_runtime();
-    match (recorded, status) {
-        (Some(code), _) => Ok(code),
-        (None, WaitStatus::Exited(_, code)) if code != 0 => {
-            bail!("sandbox failed to boot (unshare exited {code})")
-        }
-        (None, st) => bail!("sandbox ended without an exit code ({st:?})"),
+    // unshare passes on its child's end: the container's PID 1, which
+    // s6-overlay's stage 4 ends with the container's exit code.
+    match status {
+        WaitStatus::Exited(_, code) => Ok(code),
+        WaitStatus::Signaled(_, sig, _) => Ok(128 + sig as i32),
+        st => bail!("sandbox ended without an exit code ({st:?})"),
     }
 }
 
@@ -155,7 +162,9 @@ fn init_pid(layout: &Layout) -> Option<i32> {
         .filter(|p| layout::alive(*p))
 }
 
-/// `exec ID [--user U] [--env K=V]... -- CMD...`: docker exec, by nsenter.
+/// `exec ID [--user U] [--env K=V]... -- CMD...`: docker exec. Joins the
+/// sandbox's namespaces and root, takes Docker's capability set, and runs
+/// CMD as a child (joining a PID namespace takes effect for children).
 pub fn exec(
     id: &str,
     user: Option<&str>,
@@ -167,22 +176,52 @@ pub fn exec(
     let Some(init) = init_pid(&layout) else {
         bail!("sandbox {id} is not running");
     };
-    let mut cmd = Command::new("nsenter");
-    cmd.arg(format!("--target={init}"))
-        .args(["--mount", "--pid", "--root", "--wdns=/", "--"]);
-    if let Some(user) = user {
-        cmd.args(["s6-setuidgid", user]);
+    let proc_dir = format!("/proc/{init}");
+    let root = fs::File::open(format!("{proc_dir}/root"))
+        .with_context(|| format!("unable to open the root of sandbox {id}"))?;
+    let mut namespaces = Vec::new();
+    for ns in ["ipc", "uts", "net", "pid", "mnt"] {
+        let f = fs::File::open(format!("{proc_dir}/ns/{ns}"))
+            .with_context(|| format!("unable to open the {ns} namespace of sandbox {id}"))?;
+        namespaces.push((ns, f));
     }
-    cmd.args(argv)
-        .env_clear()
-        .env("PATH", crate::boot::DEFAULT_PATH);
+    for (ns, f) in &namespaces {
+        nix::sched::setns(f, nix::sched::CloneFlags::empty())
+            .with_context(|| format!("unable to join the {ns} namespace of sandbox {id}"))?;
+    }
+    nix::unistd::fchdir(std::os::fd::AsRawFd::as_raw_fd(&root))
+        .context("unable to enter the sandbox's root")?;
+    nix::unistd::chroot(".").context("unable to chroot into the sandbox")?;
+    std::env::set_current_dir("/").context("unable to chdir to /")?;
+    crate::caps::restrict_to_docker_default()?;
+
+    let mut cmd = match user {
+        Some(user) => {
+            let mut c = Command::new("s6-setuidgid");
+            c.arg(user).args(argv);
+            c
+        }
+        None => {
+            let Some((prog, args)) = argv.split_first() else {
+                bail!("exec needs a command");
+            };
+            let mut c = Command::new(prog);
+            c.args(args);
+            c
+        }
+    };
+    cmd.env_clear()
+        .env("PATH", crate::boot::DEFAULT_PATH)
+        .env("HOSTNAME", &spec.id);
     if user.is_none() {
         cmd.env("HOME", "/root");
     }
     for (k, v) in spec.env.iter().chain(env) {
         cmd.env(k, v);
     }
-    let status = cmd.status().context("unable to run nsenter")?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("unable to run {}", argv.join(" ")))?;
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()

@@ -1,7 +1,7 @@
 //! Where a sandbox keeps its state on the host, and how it is named.
 //!
-//! Every sandbox owns one directory under the registry root: the overlay's
-//! upper/work/merged dirs, the results dir bound into the container, the
+//! Every sandbox owns one directory under the registry root: the mount
+//! points of its writable layer and merged root, the results dir bound into the container, the
 //! detached log, and a small JSON spec. Removing that directory is the whole
 //! cleanup on the host side; mounts and processes live in the sandbox's own
 //! namespaces and die with its PID 1.
@@ -21,6 +21,8 @@ pub struct Spec {
     pub env: Vec<(String, String)>,
     pub cmd: Vec<String>,
     pub bin_dir: PathBuf,
+    /// s6-overlay's unpacked tarballs, the layer right over the host's `/`.
+    pub s6_overlay_tree: PathBuf,
     pub detached: bool,
 }
 
@@ -45,16 +47,15 @@ impl Layout {
             dir: dir.to_path_buf(),
         }
     }
-    pub fn upper(&self) -> PathBuf {
-        self.dir.join("upper")
-    }
-    pub fn work(&self) -> PathBuf {
-        self.dir.join("work")
+    /// Where the sandbox mounts the tmpfs of its writable layer (seen
+    /// empty from the host: the mount lives in the sandbox's namespace).
+    pub fn rw(&self) -> PathBuf {
+        self.dir.join("rw")
     }
     pub fn merged(&self) -> PathBuf {
         self.dir.join("merged")
     }
-    /// Bound to /run/s6-linux-init-container-results inside.
+    /// Shared with the sandbox's own marker inside (`/.svkit-sandbox/results`).
     pub fn results(&self) -> PathBuf {
         self.dir.join("results")
     }
@@ -79,7 +80,7 @@ impl Layout {
             .with_context(|| format!("unable to create {}", registry_root().display()))?;
         fs::create_dir(&self.dir)
             .with_context(|| format!("unable to create {}", self.dir.display()))?;
-        for d in [self.upper(), self.work(), self.merged(), self.results()] {
+        for d in [self.rw(), self.merged(), self.results()] {
             fs::create_dir(&d).with_context(|| format!("unable to create {}", d.display()))?;
         }
         let json = serde_json::to_vec_pretty(spec)?;
@@ -102,7 +103,7 @@ impl Layout {
     /// The heavy parts go as soon as the container is gone; a detached
     /// sandbox keeps its log and exit code until `stop` collects them.
     pub fn remove_runtime(&self) {
-        for d in [self.upper(), self.work(), self.merged(), self.results()] {
+        for d in [self.rw(), self.merged(), self.results()] {
             let _ = fs::remove_dir_all(&d);
         }
         let _ = fs::remove_file(self.init_pid_file());

@@ -1,30 +1,31 @@
-//! svkit-sandbox: boots an s6-overlay-like container from Debian's real s6
-//! parts, for svkit's tests and demo. Not a container runtime.
+//! svkit-sandbox: boots s6-overlay's own `/init` in a container-like set of
+//! namespaces, for svkit's tests and demo. Not a container runtime.
 
 mod boot;
+mod caps;
 mod host;
 mod layout;
+mod overlay;
 mod preflight;
 mod sig;
-mod stage2;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-const ABOUT: &str =
-    "Test fixture and demo runner: boots an s6-overlay-like container from real s6 parts.
+const ABOUT: &str = "Test fixture and demo runner: boots s6-overlay's real /init in namespaces.
 
-This is NOT a container runtime. It gives svkit's tests and `make demo` what an
-s6-overlay v3 container gives an image: PID 1 is s6-svscan on /run/service,
-/run/s6/basedir exists, /command holds the s6 and execline binaries and
-with-contenv, stage 2 runs /etc/cont-init.d/* and /etc/services.d/*, then CMD,
-and the sandbox exits with CMD's exit code. A failing cont-init hook follows
-S6_BEHAVIOUR_IF_STAGE2_FAILS from --env: 0 (default) goes on, 1 warns, 2
-stops the container before the services and CMD, exiting 1. It isolates
-mounts and PIDs only: no network, user or cgroup isolation. The host's / is
-the read-only lower layer of an overlay, so the host is never written. Root
-only.";
+This is NOT a container runtime. It gives svkit's tests and `make demo` a
+container without a Docker engine: s6-overlay's own /init (preinit, stage 1,
+s6-rc, cont-init.d, services.d, CMD, stage 3) from the release tarballs in
+--s6-overlay DIR or $SVKIT_S6_OVERLAY (checked against their SHA256SUMS),
+over the host's / as the read-only lower layer of an overlay (the host is
+never written), with the workspace binaries in /usr/local/bin and the
+--rootfs dirs copied over them. Like a container: private mount, PID,
+network (lo only), UTS and IPC namespaces, Docker's default capability set,
+and the CMD's exit code as the sandbox's. Not isolated: users, cgroups.
+The sandbox keeps its own marker in /.svkit-sandbox (it says when the CMD
+starts). Root only.";
 
 const RUN_AFTER: &str = "Examples:
   svkit-sandbox run --rootfs rootfs -- sh -c 'cat /proc/1/comm'
@@ -61,6 +62,9 @@ enum Cmd {
         /// Directory of binaries copied to /usr/local/bin [default: this binary's dir].
         #[arg(long, value_name = "DIR")]
         bin_dir: Option<PathBuf>,
+        /// s6-overlay's release tarballs and their SHA256SUMS [default: $SVKIT_S6_OVERLAY].
+        #[arg(long = "s6-overlay", value_name = "DIR")]
+        s6_overlay: Option<PathBuf>,
         /// The CMD and its arguments (none: stay up until stopped).
         #[arg(last = true)]
         cmd: Vec<String>,
@@ -85,10 +89,12 @@ enum Cmd {
     Logs { id: String },
     #[command(name = "__boot", hide = true)]
     Boot { dir: PathBuf },
-    #[command(name = "__stage2", hide = true)]
-    Stage2,
-    #[command(name = "__halt", hide = true)]
-    Halt,
+    #[command(name = "__started", hide = true)]
+    Started {
+        file: PathBuf,
+        #[arg(last = true)]
+        cmd: Vec<String>,
+    },
     #[command(name = "__monitor", hide = true)]
     Monitor { dir: PathBuf },
 }
@@ -135,9 +141,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
             env,
             detach,
             bin_dir,
+            s6_overlay,
             cmd,
         } => {
             preflight::check()?;
+            let s6_overlay_tree = overlay::tree(&overlay::tarball_dir(s6_overlay)?)?;
             let rootfs = rootfs
                 .iter()
                 .map(|d| {
@@ -162,6 +170,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 env: parse_env(&env)?,
                 cmd,
                 bin_dir,
+                s6_overlay_tree,
                 detached: detach,
             };
             host::run(spec)
@@ -173,8 +182,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Ps => host::ps(),
         Cmd::Logs { id } => host::logs(&id),
         Cmd::Boot { dir } => boot::boot(&dir).map(|()| 0),
-        Cmd::Stage2 => stage2::stage2(),
-        Cmd::Halt => stage2::halt().map(|()| 0),
+        Cmd::Started { file, cmd } => Ok(boot::started(&file, &cmd)),
         Cmd::Monitor { dir } => host::monitor(&dir),
     }
 }

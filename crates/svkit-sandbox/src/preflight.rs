@@ -22,9 +22,9 @@ pub fn check() -> Result<()> {
     if !nix::unistd::geteuid().is_root() {
         bail!("must run as root: the sandbox mounts an overlay and creates namespaces");
     }
-    for tool in ["unshare", "nsenter"] {
+    for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2"), ("tar", "tar"), ("xz", "xz-utils")] {
         if which(tool).is_none() {
-            bail!("{tool} not found on PATH: install util-linux");
+            bail!("{tool} not found on PATH: install {package}");
         }
     }
     let fs = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
@@ -33,14 +33,6 @@ pub fn check() -> Result<()> {
         .any(|l| l.split_whitespace().last() == Some("overlay"))
     {
         bail!("overlayfs is not available in this kernel (try: modprobe overlay)");
-    }
-    for tool in ["s6-svscan", "s6-supervise", "s6-envdir"] {
-        if which(tool).is_none() {
-            bail!("{tool} not found on PATH: install s6 (apt-get install -y s6 execline)");
-        }
-    }
-    if which("execlineb").is_none() {
-        bail!("execlineb not found on PATH: install execline (apt-get install -y execline)");
     }
     Ok(())
 }

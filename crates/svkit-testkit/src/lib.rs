@@ -32,12 +32,17 @@ pub fn sandbox_unavailable() -> Option<String> {
     if unsafe { geteuid() } != 0 {
         return Some("needs root (mount and PID namespaces, overlayfs)".into());
     }
-    for tool in ["unshare", "nsenter", "s6-svscan", "execlineb"] {
+    for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
         if !on_path(tool) {
             return Some(format!(
-                "{tool} not on PATH (apt-get install -y s6 execline util-linux)"
+                "{tool} not on PATH (apt-get install -y {package})"
             ));
         }
+    }
+    if std::env::var_os("SVKIT_S6_OVERLAY").is_none_or(|d| d.is_empty()) {
+        return Some(
+            "SVKIT_S6_OVERLAY is not set (the dir tests/s6-overlay/build.sh prints)".into(),
+        );
     }
     if !bin("svkit-sandbox").is_file() {
         return Some(format!(
@@ -119,6 +124,10 @@ impl Sandbox {
             .command()
             .arg("run")
             .arg("--detach")
+            // s6-overlay's stage 4 waits this long after its final TERM,
+            // whether or not anything is left (3 s by default); a test's
+            // own --env comes later and wins.
+            .args(["--env", "S6_KILL_GRACETIME=100"])
             .args(args)
             .arg("--")
             .args(cmd)

@@ -18,8 +18,8 @@ pub fn setting(var: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            let v = fs::read_to_string(Path::new(CONTAINER_ENV_DIR).join(var)).ok()?;
-            (!v.is_empty()).then_some(v)
+            let raw = fs::read(Path::new(CONTAINER_ENV_DIR).join(var)).ok()?;
+            env_value(&raw).filter(|v| !v.is_empty())
         }
     }
 }
@@ -55,8 +55,8 @@ pub fn container_env() -> BTreeMap<String, String> {
     read_env_dir(Path::new(CONTAINER_ENV_DIR)).unwrap_or_else(|| std::env::vars().collect())
 }
 
-/// One file per variable, as s6-envdir reads it (`-fn`: value verbatim).
-/// An empty file means unset. Names that are not variable names are skipped.
+/// One file per variable, read as `with-contenv` reads s6-overlay's dump
+/// (`s6-envdir -Lf`). Names that are not variable names are skipped.
 pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
     let rd = fs::read_dir(dir).ok()?;
     let mut env = BTreeMap::new();
@@ -70,15 +70,30 @@ pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
         if !valid {
             continue;
         }
-        let Ok(value) = fs::read(entry.path()) else {
+        let Ok(raw) = fs::read(entry.path()) else {
             continue;
         };
-        if value.is_empty() {
-            continue;
+        if let Some(value) = env_value(&raw) {
+            env.insert(name, value);
         }
-        env.insert(name, String::from_utf8_lossy(&value).into_owned());
     }
     Some(env)
+}
+
+/// One variable's value from its file, as `s6-envdir -Lf` makes it: the
+/// whole file less one trailing newline (s6-linux-init writes every value
+/// followed by one), NUL bytes read as newlines, and an empty file meaning
+/// unset (None). A file holding only a newline is an empty value.
+pub fn env_value(raw: &[u8]) -> Option<String> {
+    if raw.is_empty() {
+        return None;
+    }
+    let body = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let body: Vec<u8> = body
+        .iter()
+        .map(|&b| if b == 0 { b'\n' } else { b })
+        .collect();
+    Some(String::from_utf8_lossy(&body).into_owned())
 }
 
 #[cfg(test)]
@@ -86,15 +101,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn env_dir_reads_values_verbatim_and_skips_junk() {
+    fn env_dir_reads_values_as_with_contenv_and_skips_junk() {
         let t = tempfile::tempdir().expect("tempdir");
         fs::write(t.path().join("A"), "x y\n").expect("write");
+        fs::write(t.path().join("TWO"), "1\n\n").expect("write");
+        fs::write(t.path().join("RAW"), "no newline").expect("write");
+        fs::write(t.path().join("NL"), "\n").expect("write");
+        fs::write(t.path().join("NUL"), b"a\0b\n").expect("write");
         fs::write(t.path().join("EMPTY"), "").expect("write");
         fs::write(t.path().join("1BAD"), "v").expect("write");
         fs::write(t.path().join("bad-name"), "v").expect("write");
         let env = read_env_dir(t.path()).expect("dir");
-        assert_eq!(env.get("A").map(String::as_str), Some("x y\n"));
-        assert_eq!(env.len(), 1, "{env:?}");
+        let get = |k: &str| env.get(k).map(String::as_str);
+        assert_eq!(get("A"), Some("x y"));
+        assert_eq!(get("TWO"), Some("1\n"), "only one newline is stripped");
+        assert_eq!(get("RAW"), Some("no newline"));
+        assert_eq!(get("NL"), Some(""), "a lone newline is an empty value");
+        assert_eq!(get("NUL"), Some("a\nb"));
+        assert_eq!(env.len(), 5, "{env:?}");
         assert!(read_env_dir(&t.path().join("missing")).is_none());
     }
 }
