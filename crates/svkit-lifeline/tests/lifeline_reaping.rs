@@ -248,8 +248,10 @@ fn socket_of_an_invisible_owner_is_reported() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port("127.0.0.1");
-    let holder = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    // Bound at once: a port picked first and bound later can be taken by
+    // a test running beside this one.
+    let holder = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = holder.local_addr().unwrap().port();
     // As nobody, /proc/<our pid>/fd is unreadable: the socket has no
     // visible owner.
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();

@@ -30,10 +30,16 @@ fn procs_in_ns(kind: &str, ns: &str) -> Vec<String> {
     found
 }
 
-fn mount_count() -> usize {
+/// Host mounts that name `dir` (a sandbox's mounts live in its own
+/// namespace and must never show here).
+fn host_mounts_under(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
     fs::read_to_string("/proc/self/mountinfo")
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .map(String::from)
+        .collect()
 }
 
 #[test]
@@ -42,7 +48,6 @@ fn run_exits_with_cmd_code_and_leaves_nothing() {
         return;
     }
     let reg = Registry::new();
-    let mounts_before = mount_count();
     let data = tempfile::tempdir().expect("tempdir");
     let err_dir = tempfile::tempdir().expect("tempdir");
     let err_path = err_dir.path().join("stderr");
@@ -95,7 +100,7 @@ fn run_exits_with_cmd_code_and_leaves_nothing() {
             .to_string_lossy(),
         pid_ns
     );
-    assert_eq!(mount_count(), mounts_before, "host mounts changed");
+    assert_eq!(host_mounts_under(reg.dir.path()), Vec::<String>::new());
     // The namespace's PID 1 is gone, so the kernel has killed the rest; a
     // scan proves it.
     assert!(
@@ -129,8 +134,8 @@ fn signal_exit_is_128_plus_n() {
 }
 
 #[test]
-fn stage2_runs_cont_init_in_order_then_services_then_cmd() {
-    if !sandbox_or_skip("stage2_runs_cont_init_in_order_then_services_then_cmd") {
+fn init_runs_cont_init_in_order_then_services_then_cmd() {
+    if !sandbox_or_skip("init_runs_cont_init_in_order_then_services_then_cmd") {
         return;
     }
     let rootfs = tempfile::tempdir().expect("tempdir");
@@ -164,8 +169,9 @@ fn stage2_runs_cont_init_in_order_then_services_then_cmd() {
         ],
     );
     assert_eq!(stdout(&sbx.sh("cat /run/order")), "first\nsecond\n");
+    // s6-linux-init dumps each value followed by one newline.
     let env = stdout(&sbx.sh("cat /run/s6/container_environment/GREETING"));
-    assert_eq!(env, "hi there");
+    assert_eq!(env, "hi there\n");
     // with-contenv restores it for scripts; the CMD itself gets a minimal env.
     assert_eq!(
         stdout(&sbx.exec(&["with-contenv", "sh", "-c", "echo $GREETING"])),
@@ -177,7 +183,8 @@ fn stage2_runs_cont_init_in_order_then_services_then_cmd() {
         let o = sbx.sh("s6-svstat -o up /run/service/hello");
         (stdout(&o).trim() == "true").then_some(())
     });
-    assert_eq!(sbx.stop(), 143);
+    // docker stop: s6-overlay's stage 3 ends the container with 0.
+    assert_eq!(sbx.stop(), 0);
 }
 
 #[test]
@@ -194,7 +201,7 @@ fn detached_exec_and_stop() {
     assert_eq!(stdout(&sbx.sh("cat /proc/1/comm")), "s6-svscan\n");
     let o = sbx.exec_as("nobody", &["id", "-un"]);
     assert_eq!(stdout(&o), "nobody\n");
-    assert_eq!(sbx.stop(), 143, "sleep killed by the SIGTERM of stop");
+    assert_eq!(sbx.stop(), 0, "a stopped container exits 0 under s6-overlay");
 }
 
 #[test]
@@ -258,7 +265,7 @@ fn sigterm_to_foreground_sandbox_halts_cleanly() {
     });
     nix_kill(child.id(), 15);
     let st = child.wait().expect("wait");
-    assert_eq!(st.code(), Some(143));
+    assert_eq!(st.code(), Some(0), "a clean halt, as docker stop gives");
     assert!(reg.entries().is_empty(), "left: {:?}", reg.entries());
 }
 
@@ -385,4 +392,47 @@ fn a_failing_cont_init_hook_follows_s6_behaviour_if_stage2_fails() {
             "{case}: {err}"
         );
     }
+}
+
+/// What Docker gives a container and the sandbox must too: its own network
+/// (two sandboxes bind the same port), hostname, Docker's capability set
+/// (no CAP_SYS_PTRACE, no CAP_SYS_ADMIN), a rootfs that wins over the
+/// workspace binaries, and `/` keeping its mode whatever the rootfs dir's.
+#[test]
+fn isolated_like_a_container() {
+    if !sandbox_or_skip("isolated_like_a_container") {
+        return;
+    }
+    let rootfs = tempfile::tempdir().expect("tempdir");
+    fs::set_permissions(rootfs.path(), fs::Permissions::from_mode(0o700)).expect("chmod");
+    script(
+        rootfs.path(),
+        "usr/local/bin/svkit-lifeline",
+        "#!/bin/sh\necho the image own lifeline\n",
+    );
+    let r = rootfs.path().to_str().expect("utf8");
+    // The demo app's sidecar listens on 127.0.0.1:PORT.
+    let port = 18555u16;
+    let listen = ["app", "sidecar", "--port", "18555"];
+    let a = Sandbox::start(&["--rootfs", r], &listen);
+    let b = Sandbox::start(&["--rootfs", r], &listen);
+    // A listening socket on the port, read from each sandbox's own netns.
+    let needle = format!(":{port:04X} 00000000:0000 0A");
+    let listening = |sbx: &Sandbox| {
+        let o = sbx.exec(&["grep", "-c", &needle, "/proc/net/tcp"]);
+        stdout(&o).trim() == "1"
+    };
+    poll("both listen on the same port", Duration::from_secs(20), || {
+        (listening(&a) && listening(&b)).then_some(())
+    });
+    assert_eq!(stdout(&a.sh("hostname")).trim(), a.id);
+    assert_ne!(stdout(&a.sh("hostname")), stdout(&b.sh("hostname")));
+    let caps = stdout(&a.sh("grep ^CapEff /proc/self/status"));
+    assert_eq!(caps.split_whitespace().nth(1), Some("00000000a80425fb"), "{caps}");
+    let init_caps = stdout(&a.sh("grep ^CapEff /proc/1/status"));
+    assert_eq!(init_caps.split_whitespace().nth(1), Some("00000000a80425fb"));
+    assert_eq!(stdout(&a.sh("svkit-lifeline")), "the image own lifeline\n");
+    assert_eq!(stdout(&a.sh("stat -c %a /")), "755\n");
+    a.stop();
+    b.stop();
 }

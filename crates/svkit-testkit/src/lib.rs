@@ -194,6 +194,21 @@ impl Sandbox {
         });
     }
 
+    /// The CMD's pid inside: the child of s6-overlay's `rc.init` (stage 2
+    /// runs the CMD as its child). Empty when there is none.
+    pub fn cmd_pid(&self) -> String {
+        // The pattern is split in two so this shell's own argv never matches.
+        let o = self.sh(concat!(
+            "r=; for d in /proc/[0-9]*; do ",
+            "a=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); ",
+            "case $a in *'/scripts/rc''.init '*) r=${d#/proc/} ;; esac; done; ",
+            "[ -n \"$r\" ] || exit 0; ",
+            "for d in /proc/[0-9]*; do s=$(cat $d/stat 2>/dev/null) || continue; ",
+            "set -- ${s##*) }; [ \"$2\" = \"$r\" ] && echo ${d#/proc/}; done"
+        ));
+        stdout(&o).trim().to_string()
+    }
+
     /// The sandbox's `/` seen from the host (`/proc/PID/root` of its PID 1),
     /// for reading its files natively.
     pub fn root(&self) -> PathBuf {

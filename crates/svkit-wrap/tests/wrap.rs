@@ -64,7 +64,13 @@ fn wants_up(sbx: &Sandbox, slot: &str) -> bool {
 
 /// The CMD process (stage 2's child): pid, comm, argv.
 fn cmd_process(sbx: &Sandbox) -> (String, String, Vec<String>) {
-    let o = sbx.sh("p=$(cat /run/s6/basedir/cmd.pid); echo $p; cat /proc/$p/comm; tr '\\0' '\\n' < /proc/$p/cmdline");
+    let p = sbx.cmd_pid();
+    if p.is_empty() || p.contains('\n') {
+        return (p, String::new(), Vec::new());
+    }
+    let o = sbx.sh(&format!(
+        "echo {p}; cat /proc/{p}/comm; tr '\\0' '\\n' < /proc/{p}/cmdline"
+    ));
     let text = stdout(&o);
     let mut lines = text.lines().map(String::from);
     let pid = lines.next().unwrap_or_default();
@@ -107,7 +113,24 @@ fn test_gateway_run_redirects_to_supervised() {
     assert_eq!(comm, "svkit-wrap");
     assert_eq!(count_comm(&c.sbx, "svkit-wrap"), 1);
     assert_eq!(count_comm(&c.sbx, "sleep"), 0, "no sleep binary involved");
-    // The container keeps running: stop is the only way out, with 128+TERM.
+    // The container keeps running: stop is the only way out, and a clean
+    // one: 0, s6-overlay's default for a stopped container.
+    assert_eq!(c.sbx.stop(), 0);
+}
+
+/// With `S6_CMD_RECEIVE_SIGNALS=1`, s6-overlay hands docker stop's SIGTERM
+/// to the CMD instead: the keep-alive ends with 128+15, and that is the
+/// container's exit code.
+#[test]
+fn stop_with_cmd_receive_signals_exits_143() {
+    if !sandbox_or_skip("stop_with_cmd_receive_signals_exits_143") {
+        return;
+    }
+    let c = start(&["S6_CMD_RECEIVE_SIGNALS=1"], &["gateway", "run"], None);
+    let logs = c
+        .sbx
+        .wait_for_log("s6 supervision", Duration::from_secs(30));
+    assert!(logs.contains("s6 supervision"), "no breadcrumb: {logs}");
     assert_eq!(c.sbx.stop(), 143);
 }
 
@@ -145,7 +168,7 @@ fn foreground_checks(sbx: &Sandbox) {
     assert!(sbx.root().join("run/service/gateway-default").is_dir());
     assert!(!wants_up(sbx, "gateway-default"));
     // The app runs as the image's user.
-    let o = sbx.sh("stat -c %U /proc/$(cat /run/s6/basedir/cmd.pid)");
+    let o = sbx.sh(&format!("stat -c %U /proc/{}", sbx.cmd_pid()));
     assert_eq!(stdout(&o).trim(), "app");
 }
 

@@ -85,14 +85,18 @@ const CASES: &[Case] = &[
     },
 ];
 
-fn flavor() -> SvstatFlavor {
-    let v = Command::new("dpkg-query")
-        .args(["-W", "-f", "${Version}", "s6"])
-        .output();
-    let v = v
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    let nums: Vec<u32> = v.split(['.', '-']).filter_map(|p| p.parse().ok()).collect();
+/// The `s6-svstat` format rule of the s6 that runs in the sandbox:
+/// s6-overlay's, named by its `/package/admin/s6` link (`s6-2.15.0.0`).
+fn flavor(sbx: &Sandbox) -> SvstatFlavor {
+    let out = sbx.exec(&["s6-linkname", "-f", "/package/admin/s6"]);
+    let v = stdout(&out);
+    let nums: Vec<u32> = v
+        .trim()
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .split('.')
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    assert!(nums.len() >= 3, "no s6 version in {v:?}");
     if nums.as_slice() >= [2, 13, 2].as_slice() {
         SvstatFlavor::Since2_13_2
     } else {
@@ -155,7 +159,7 @@ fn native_status_matches_s6_svstat_in_every_state() {
     }
     let sbx = Sandbox::start(&[], &["sleep", "100000"]);
     setup(&sbx);
-    let flavor = flavor();
+    let flavor = flavor(&sbx);
     let root: PathBuf = sbx.root();
     for c in CASES {
         let dir = format!("/run/service/{}", c.name);
