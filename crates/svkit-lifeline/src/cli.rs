@@ -26,7 +26,9 @@ to, LIFELINE_WATCH_STDIN=1, and PR_SET_PDEATHSIG (--child-deathsig, default
 KILL) so that lifeline's own hard death ends it. Lifeline itself takes
 PR_SET_PDEATHSIG=TERM from its parent (unless --no-parent-deathsig), and with
 --watch-stdin also stops when its stdin reaches EOF: killing lifeline's
-parent with -9 stops the child either way.
+parent with -9 stops the child either way. A parent outside lifeline's PID
+namespace (`docker exec`, whose runtime process may exit at once under -d)
+is not bound to: lifeline says so and runs until stopped.
 
 Stop (SIGTERM, SIGINT, SIGHUP, or stdin EOF with --watch-stdin): close the
 child's stdin, SIGTERM its process group, wait --grace, SIGKILL.

@@ -131,7 +131,18 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
             })
         }
     };
-    if !cli.no_parent_deathsig {
+    // A parent outside our PID namespace shows as pid 0: `docker exec`'s
+    // runtime, which may exit the moment we start (`docker exec -d`) or
+    // live on long after. Its death says nothing about ours, so there is
+    // nothing to bind to.
+    let outside = parent.as_raw() == 0;
+    if outside && !cli.no_parent_deathsig {
+        eprintln!(
+            "svkit-lifeline: info: parent is outside this PID namespace (docker exec?): \
+             not bound to it; stop lifeline with SIGTERM"
+        );
+    }
+    if !cli.no_parent_deathsig && !outside {
         // TERM (not KILL) so the parent's death goes through the orderly
         // stop below; it arrives through the signalfd like any SIGTERM.
         if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGTERM) {

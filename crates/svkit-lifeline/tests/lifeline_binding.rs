@@ -185,3 +185,24 @@ fn port_free_no_kill_then_sigterm_stops_with_child_code() {
     assert!(is_gone(pid));
     assert!(!state.exists(), "state file removed on stop");
 }
+
+/// `docker exec` starts lifeline with its parent outside the container's
+/// PID namespace (getppid() is 0), and under `-d` that parent exits at
+/// once: binding to it would kill lifeline at random. Lifeline says it is
+/// not bound and runs the child to its end.
+#[test]
+fn parent_outside_the_pid_namespace_is_not_bound_to() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root for a PID namespace");
+        return;
+    }
+    let o = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--kill-child", "--"])
+        .arg(BIN)
+        .args(["--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("outside this PID namespace"), "{err}");
+}
