@@ -62,15 +62,21 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn shellcheck_passes_on_rootfs_scripts_and_the_docker_scenarios() {
+fn shellcheck_passes_on_rootfs_scripts_and_the_test_scripts() {
     let Some(shellcheck) = checker("shellcheck", SHELLCHECK_INSTALL) else {
         return;
     };
     let root = repo_root();
     let mut files = Vec::new();
     files_under(&root.join("rootfs"), &mut files);
-    files.push(root.join("tests/docker/run.sh"));
-    files.push(root.join("tests/docker/sandbox/docker"));
+    for script in [
+        "tests/docker/run.sh",
+        "tests/docker/engine.sh",
+        "tests/s6-overlay/build.sh",
+        "demo/run",
+    ] {
+        files.push(root.join(script));
+    }
     files.sort();
     let mut checked = Vec::new();
     let mut failures = Vec::new();
@@ -103,7 +109,9 @@ fn shellcheck_passes_on_rootfs_scripts_and_the_docker_scenarios() {
         "rootfs/etc/cont-init.d/50-svkit-reconcile",
         "rootfs/etc/cont-finish.d/50-svkit-stop",
         "tests/docker/run.sh",
-        "tests/docker/sandbox/docker",
+        "tests/docker/engine.sh",
+        "tests/s6-overlay/build.sh",
+        "demo/run",
     ] {
         assert!(checked.iter().any(|c| c == must), "{must} was not checked");
     }
