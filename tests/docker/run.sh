@@ -8,28 +8,39 @@
 # scenario and check what the seeds check, through `docker exec`, `docker
 # logs` and `docker inspect` only.
 #
-#   tests/docker/run.sh              build the image, run every scenario
+#   tests/docker/engine.sh up && tests/docker/run.sh
+#                                    build the image, run every scenario
 #   tests/docker/run.sh redirect     run only the scenarios named
 #
+# The image is the shipped Dockerfile built through its offline path
+# (`tests/docker/engine.sh image TAG`: s6-overlay built from source and
+# checked against its own SHA256SUMS, binaries built on this host, `--target
+# prebuilt`), since no registry is reachable here. Containers run with
+# `--network none` (the engine has no bridge network).
+#
 # Environment:
-#   SVKIT_TEST_IMAGE     image tag to build and test (default svkit-demo:test)
-#   SVKIT_TEST_NO_BUILD  set to 1 to test an image built beforehand
-#   SVKIT_TEST_DEADLINE  seconds to wait for a container to get somewhere (60)
+#   SVKIT_TEST_IMAGE      image tag to build and test (default svkit-demo:test)
+#   SVKIT_TEST_NO_BUILD   set to 1 to test an image built beforehand
+#   SVKIT_TEST_KEEP_IMAGE set to 1 to keep the image this run built (it is
+#                         removed at the end otherwise; an image given with
+#                         SVKIT_TEST_NO_BUILD=1 is never removed)
+#   SVKIT_TEST_DEADLINE   seconds to wait for a container to get somewhere (60)
+#   SVKIT_REQUIRE_DOCKER  set to 1 (CI does) to fail, not skip, when no
+#                         Docker engine answers
 #
-# Without an engine, as root, the same scenarios run in svkit-sandbox
-# through a `docker` stand-in (the rootfs and binaries, not the Dockerfile):
-#   cargo build --release --workspace
-#   PATH="$PWD/tests/docker/sandbox:$PATH" SVKIT_SANDBOX_BIN=$PWD/target/release \
-#     SVKIT_TEST_NO_BUILD=1 tests/docker/run.sh
-#
-# Exits 0 after printing a SKIP line when no Docker engine answers, else 0
-# when every scenario passed, 1 otherwise. Containers are named
-# svkit-test-PID-SCENARIO and removed on exit, whatever happens.
+# When no Docker engine answers: a SKIP line and exit 0, or a FAIL line and
+# exit 1 with SVKIT_REQUIRE_DOCKER=1. Otherwise it ends with the line
+# `N passed, M failed` (one count per scenario) and exits 0 when every
+# scenario passed, 1 otherwise. Containers are named
+# svkit-test-PID-SCENARIO and removed on exit (with their anonymous
+# volumes), whatever happens.
 #
 # The image has no ps (debian:bookworm-slim): processes are read from /proc
 # inside the container. Every `docker exec` runs as the image's runtime user
-# `app`, like the reference harness, except where /proc/PID/environ or
-# /proc/PID/status of another user must be read.
+# `app`, like the reference harness, except where root is needed (signals to
+# other users' processes). Root in a container has Docker's default
+# capabilities, without CAP_SYS_PTRACE: it cannot read another user's
+# /proc/PID/environ, so the app's environ is read as `app`.
 
 set -u
 
@@ -38,16 +49,27 @@ IMAGE=${SVKIT_TEST_IMAGE:-svkit-demo:test}
 DEADLINE=${SVKIT_TEST_DEADLINE:-60}
 PREFIX="svkit-test-$$"
 
-if ! docker info >/dev/null 2>&1; then
-  echo "SKIP: no Docker engine answers (docker info failed)"
+if ! info=$(docker info 2>&1 >/dev/null); then
+  if [ "${SVKIT_REQUIRE_DOCKER:-0}" = 1 ]; then
+    echo "FAIL: no Docker engine answers (docker info failed), and SVKIT_REQUIRE_DOCKER=1:"
+    printf '%s\n' "$info" | tail -n 5 | sed 's/^/    /'
+    echo "    start one with: tests/docker/engine.sh up"
+    exit 1
+  fi
+  echo "SKIP: no Docker engine answers (docker info failed; tests/docker/engine.sh up starts one)"
   exit 0
 fi
 
+BUILT=0
 cleanup() {
   ids=$(docker ps -aq --filter "name=^/${PREFIX}-" 2>/dev/null)
   if [ -n "$ids" ]; then
+    # -v: their anonymous /data volumes too.
     # shellcheck disable=SC2086 # one word per container id
-    docker rm -f $ids >/dev/null 2>&1
+    docker rm -f -v $ids >/dev/null 2>&1
+  fi
+  if [ "$BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
+    docker rmi "$IMAGE" >/dev/null 2>&1 || say "note: could not remove the image $IMAGE"
   fi
 }
 trap cleanup EXIT
@@ -74,7 +96,7 @@ start() {
   [ "$#" -gt 0 ] && shift
   _args=""
   for _a in "$@"; do _args="$_args $(quote "$_a")"; done
-  eval "docker run -d --name \"\$_name\" $_opts \"\$IMAGE\" $_args" >/dev/null || return 1
+  eval "docker run -d --network none --name \"\$_name\" $_opts \"\$IMAGE\" $_args" >/dev/null || return 1
   printf '%s\n' "$_name"
 }
 
@@ -117,6 +139,9 @@ until_true() {
 }
 
 logs_have() { logs "$1" | grep -qF -- "$2"; }
+# The line 50-svkit-stop prints when it stopped every slot (s6-overlay's
+# own "running /etc/cont-finish.d/50-svkit-stop" proves only that it began).
+STOP_HOOK_DONE="50-svkit-stop: info: every svkit slot is down"
 wait_logs() {
   if until_true "$DEADLINE" logs_have "$1" "$2"; then return 0; fi
   err "no '$2' in docker logs of $1 after ${DEADLINE}s; last lines:"
@@ -124,15 +149,29 @@ wait_logs() {
   return 1
 }
 
-# wants_up C SLOT: s6's desired state of the slot is up. `s6-svstat -o`
-# fields are stable across s6 versions (the human line is not).
-wants_up() {
-  _w=$(as_app "$1" s6-svstat -o wantedup "/run/service/$2" 2>/dev/null) || return 1
-  [ "$_w" = true ]
+# svstat C SLOT FIELDS: `s6-svstat -o FIELDS` of the slot, as app. The -o
+# fields are stable across s6 versions (the human line is not). Fails,
+# saying why on stderr, when s6-svstat fails (no supervisor, no slot).
+svstat() {
+  if ! _o=$(as_app "$1" s6-svstat -o "$3" "/run/service/$2" 2>&1); then
+    err "s6-svstat -o $3 /run/service/$2 failed: $_o"
+    return 1
+  fi
+  printf '%s\n' "$_o"
 }
-is_up() {
-  _w=$(as_app "$1" s6-svstat -o up "/run/service/$2" 2>/dev/null) || return 1
-  [ "$_w" = true ]
+# wants_up C SLOT: s6's desired state of the slot is up (for polling: an
+# s6-svstat error is just "not yet").
+wants_up() { [ "$(svstat "$1" "$2" wantedup 2>/dev/null)" = true ]; }
+is_up() { [ "$(svstat "$1" "$2" up 2>/dev/null)" = true ]; }
+# not_wanted_up C SLOT: s6 answers, and says the slot is NOT wanted up. An
+# s6-svstat error is a failure here, never a pass.
+not_wanted_up() {
+  _w=$(svstat "$1" "$2" wantedup) || return 1
+  case $_w in
+    false) return 0 ;;
+    true) err "$2 is wanted up"; return 1 ;;
+    *) err "s6-svstat -o wantedup /run/service/$2 said '$_w'"; return 1 ;;
+  esac
 }
 slot_exists() { as_app "$1" test -d "/run/service/$2/supervise"; }
 
@@ -162,7 +201,8 @@ one_supervised_gateway() {
 }
 
 # Foreground gateway up (the CMD itself), or the container exited: the
-# reference harness's _wait_for_gateway_or_exit. Prints running|exited.
+# reference harness's _wait_for_gateway_or_exit. Prints running|exited;
+# fails when neither happened before the deadline.
 fg_or_exit() {
   _end=$(($(date +%s) + DEADLINE))
   while :; do
@@ -178,6 +218,11 @@ fg_or_exit() {
 }
 
 uid_of() { as_root "$1" awk '/^Uid:/ { print $2 }' "/proc/$2/status"; }
+# environ_of C PID: the process's environment, one variable a line. Read as
+# app (the process's own user): root lacks CAP_SYS_PTRACE in a container.
+environ_of() { as_app "$1" sh -c 'tr "\0" "\n" < "/proc/$1/environ"' sh "$2"; }
+exit_code() { docker inspect -f '{{.State.ExitCode}}' "$1" 2>/dev/null; }
+tail_logs() { logs "$1" | tail -n "${2:-20}" | sed 's/^/      | /' >&2; }
 
 # ---------------------------------------------------------------- scenarios
 
@@ -192,6 +237,11 @@ s_redirect() {
   done
   running "$c" || { err "container exited after the redirect: $(state "$c")"; return 1; }
   until_true 30 wants_up "$c" gateway-default || { err "gateway-default is not wanted up"; return 1; }
+  # The s6 tools are on the image's PATH (/command first) for a plain
+  # `docker exec`, as root, without the symlinks-arch tarball's /usr/bin links.
+  out=$(docker exec "$c" s6-svstat /run/service/gateway-default 2>&1) ||
+    { err "docker exec $c s6-svstat /run/service/gateway-default failed: $out"; return 1; }
+  case $out in up*) ;; *) err "s6-svstat says: $out"; return 1 ;; esac
   # The CMD is svkit-wrap itself, holding the redirect in-process: no
   # `sleep`, no child, small.
   [ "$(count_matching "$c" "$WRAP")" = 1 ] || { err "expected one svkit-wrap:"; procs "$c" >&2; return 1; }
@@ -215,7 +265,7 @@ s_redirect() {
   until_true 10 as_app "$c" grep -qF "⚕ gateway default up" /data/logs/gateways/default/current ||
     { err "banner missing from /data/logs/gateways/default/current"; return 1; }
   # Without APP_DASHBOARD the dashboard stays down.
-  if wants_up "$c" dashboard; then err "dashboard wanted up without APP_DASHBOARD"; return 1; fi
+  not_wanted_up "$c" dashboard || { err "dashboard: not down as wanted without APP_DASHBOARD"; return 1; }
   # The health check's command: every slot in its wanted state.
   until_true 30 as_app "$c" svctl status >/dev/null || { err "svctl status did not exit 0:"; as_app "$c" svctl status >&2; return 1; }
 }
@@ -229,10 +279,15 @@ check_foreground() {
   st=$(fg_or_exit "$c") || { err "neither a foreground gateway nor an exit after ${DEADLINE}s ($st)"; return 1; }
   if logs_have "$c" "s6 supervision"; then
     err "opted out, yet the redirect breadcrumb is in docker logs:"
-    logs "$c" | tail -n 20 >&2
+    tail_logs "$c"
     return 1
   fi
-  [ "$st" = running ] || return 0
+  # The foreground gateway serves until stopped: an exit is a failure.
+  if [ "$st" != running ]; then
+    err "the container exited (code $(exit_code "$c")) instead of running the gateway in the foreground:"
+    tail_logs "$c"
+    return 1
+  fi
   [ "$(count_matching "$c" "$WRAP")" = 0 ] || { err "svkit-wrap is still there (it should have exec'd the gateway)"; return 1; }
   [ "$(count_matching "$c" "$GATEWAY_DEFAULT")" = 1 ] || { err "expected one gateway:"; procs "$c" >&2; return 1; }
   gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
@@ -243,7 +298,7 @@ check_foreground() {
   fi
   [ "$(uid_of "$c" "$gw")" = "$(as_app "$c" id -u)" ] || { err "the foreground gateway does not run as app"; return 1; }
   until_true 10 slot_exists "$c" gateway-default || { err "reconcile did not create gateway-default"; return 1; }
-  if wants_up "$c" gateway-default; then err "gateway-default wanted up despite the opt-out"; return 1; fi
+  not_wanted_up "$c" gateway-default || { err "gateway-default: not down as wanted despite the opt-out"; return 1; }
 }
 
 s_no_supervise_flag() {
@@ -262,23 +317,44 @@ s_foreground_exit_code() {
   c=$(start fgexit -e APP_CONFIG_BAD=1 -- gateway run --no-supervise) || return 1
   until_true "$DEADLINE" exited "$c" || { err "still $(state "$c")"; return 1; }
   code=$(docker inspect -f '{{.State.ExitCode}}' "$c")
-  [ "$code" = 78 ] || { err "container exit code $code, want 78"; logs "$c" | tail -n 20 >&2; return 1; }
+  [ "$code" = 78 ] || { err "container exit code $code, want 78"; tail_logs "$c"; return 1; }
 }
 
 # seed: test_supervised_gateway_does_not_recurse: the sentinel keeps the
 # supervised gateway from redirecting again. One gateway, stable (no
 # respawn loop), carrying APP_SUPERVISED_CHILD; one svkit-wrap.
+#
+# Stable is what s6 itself measured, not a guess from a pause: the slot's
+# process has been up STABLE_S seconds in a row with the same pid
+# (s6-svstat's updownfor; s6-supervise waits >= 1 s between spawns, so a
+# respawn loop can never show that), and its supervisor's death tally
+# (s6-svdt) is empty: it never died since the supervisor started.
+STABLE_S=5
+# stable_since C SLOT PID: the slot is up, as PID, for STABLE_S s or more.
+stable_since() {
+  _s=$(svstat "$1" "$2" up,pid,updownfor 2>/dev/null) || return 1
+  # shellcheck disable=SC2086 # three words: up pid updownfor
+  set -- "$3" $_s
+  [ "$2" = true ] && [ "$3" = "$1" ] && [ "$4" -ge "$STABLE_S" ] 2>/dev/null
+}
 s_no_recursion() {
   c=$(start norecurse -- gateway run) || return 1
   wait_logs "$c" "s6 supervision" || return 1
   until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
   gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
-  sleep 5
+  if ! until_true "$DEADLINE" stable_since "$c" gateway-default "$gw"; then
+    err "gateway-default was not up as pid $gw for ${STABLE_S}s in a row (s6-svstat: $(svstat "$c" gateway-default up,pid,updownfor)):"
+    tail_logs "$c"
+    return 1
+  fi
+  dt=$(as_app "$c" s6-svdt /run/service/gateway-default 2>&1) || { err "s6-svdt failed: $dt"; return 1; }
+  [ -z "$dt" ] || { err "gateway-default died since its supervisor started (s6-svdt): $dt"; return 1; }
   n=$(count_matching "$c" "$GATEWAY_DEFAULT")
   [ "$n" = 1 ] || { err "$n gateway processes (recursion?)"; procs "$c" >&2; return 1; }
   gw2=$(pids_matching "$c" "$GATEWAY_DEFAULT")
   [ "$gw" = "$gw2" ] || { err "the gateway was respawned ($gw -> $gw2): a redirect loop?"; return 1; }
-  as_root "$c" sh -c "tr '\\0' '\\n' < /proc/$gw/environ" | grep -qx 'APP_SUPERVISED_CHILD=gateway-default' ||
+  env=$(environ_of "$c" "$gw") || { err "cannot read /proc/$gw/environ as app"; return 1; }
+  printf '%s\n' "$env" | grep -qx 'APP_SUPERVISED_CHILD=gateway-default' ||
     { err "the supervised gateway lacks APP_SUPERVISED_CHILD=gateway-default"; return 1; }
   [ "$(count_matching "$c" "$WRAP")" = 1 ] || { err "expected exactly one svkit-wrap"; procs "$c" >&2; return 1; }
   [ "$(logs "$c" | grep -cF "s6 supervision")" = 1 ] || { err "the breadcrumb appeared more than once"; return 1; }
@@ -306,19 +382,21 @@ s_dashboard() {
 s_restart_remembers() {
   c=$(start remember -- sleep infinity) || return 1
   until_true 30 slot_exists "$c" gateway-default || { err "reconcile did not create gateway-default"; return 1; }
-  if wants_up "$c" gateway-default; then err "gateway-default up before anyone asked"; return 1; fi
+  not_wanted_up "$c" gateway-default || { err "gateway-default: not down before anyone asked"; return 1; }
   as_app "$c" svctl start gateway-default --wait --timeout 10000 || { err "svctl start failed"; return 1; }
   t0=$(date +%s)
   docker restart -t 30 "$c" >/dev/null || { err "docker restart failed"; return 1; }
   took=$(($(date +%s) - t0))
   [ "$took" -lt 20 ] || { err "restart took ${took}s: shutdown is not bounded"; return 1; }
-  logs_have "$c" "50-svkit-stop" || { err "the cont-finish hook did not run"; return 1; }
+  logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots:"; tail_logs "$c"; return 1; }
   until_true 30 wants_up "$c" gateway-default || { err "gateway-default not wanted up after docker restart"; return 1; }
   until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway after docker restart"; return 1; }
 }
 
 # SPEC §4 Shutdown: `docker stop` runs 50-svkit-stop, slots stop before the
-# final TERM/KILL and their loggers flush the last lines.
+# final TERM/KILL and their loggers flush the last lines. The container
+# exits 0 (s6-overlay's default, S6_CMD_RECEIVE_SIGNALS unset: a requested
+# stop is a clean stop), and 143 with S6_CMD_RECEIVE_SIGNALS=1 (docs/image.md).
 s_clean_stop() {
   c=$(start stop -- gateway run) || return 1
   wait_logs "$c" "s6 supervision" || return 1
@@ -327,12 +405,22 @@ s_clean_stop() {
   docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
   took=$(($(date +%s) - t0))
   [ "$took" -lt 15 ] || { err "docker stop took ${took}s"; return 1; }
-  logs_have "$c" "50-svkit-stop: info: every svkit slot is down" || { err "the cont-finish hook did not stop the slots:"; logs "$c" | tail -n 20 >&2; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "docker stop: container exit code $code, want 0 (S6_CMD_RECEIVE_SIGNALS unset)"; tail_logs "$c"; return 1; }
+  logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots:"; tail_logs "$c"; return 1; }
   logs_have "$c" "⚕ gateway default stopping" || { err "the gateway's last line did not reach docker logs"; return 1; }
   # The volume outlives the container: read the rotated file through a
   # throwaway container on the same volumes.
-  docker run --rm --volumes-from "$c" --entrypoint grep "$IMAGE" -qF "⚕ gateway default stopping" /data/logs/gateways/default/current >/dev/null 2>&1 ||
+  docker run --rm --network none --volumes-from "$c" --entrypoint grep "$IMAGE" -qF "⚕ gateway default stopping" /data/logs/gateways/default/current >/dev/null 2>&1 ||
     { err "the gateway's last line is missing from its log file (logger not flushed)"; return 1; }
+  # Opting in to the CMD's signal exit code.
+  c=$(start stopsig -e S6_CMD_RECEIVE_SIGNALS=1 -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway (S6_CMD_RECEIVE_SIGNALS=1)"; return 1; }
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed (S6_CMD_RECEIVE_SIGNALS=1)"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 143 ] || { err "docker stop with S6_CMD_RECEIVE_SIGNALS=1: exit code $code, want 143"; tail_logs "$c"; return 1; }
+  logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots (S6_CMD_RECEIVE_SIGNALS=1):"; tail_logs "$c"; return 1; }
 }
 
 # The image's HEALTHCHECK (`svctl status`), with its timing shortened:
@@ -408,8 +496,11 @@ for scn in $SELECTED; do
 done
 
 if [ "${SVKIT_TEST_NO_BUILD:-0}" != 1 ]; then
-  say "=== docker build -t $IMAGE $ROOT"
-  DOCKER_BUILDKIT=1 docker build -t "$IMAGE" "$ROOT" || { say "FAIL: docker build"; exit 1; }
+  say "=== tests/docker/engine.sh image $IMAGE (the Dockerfile's offline path)"
+  t0=$(date +%s)
+  "$ROOT/tests/docker/engine.sh" image "$IMAGE" || { say "FAIL: tests/docker/engine.sh image $IMAGE"; exit 1; }
+  BUILT=1
+  say "    built in $(($(date +%s) - t0)) s"
 fi
 
 passed=0

@@ -1,0 +1,212 @@
+#!/bin/sh
+# A real Docker engine for the tests and the demo, on a machine without a
+# registry (SPEC §8), and the offline build of the shipped Dockerfile.
+#
+#   tests/docker/engine.sh up         make `docker info` answer (start dockerd
+#                                     if needed) and make sure the base image
+#                                     debian:bookworm-slim exists
+#   tests/docker/engine.sh down       stop dockerd, only if `up` started it
+#   tests/docker/engine.sh image TAG  build the Dockerfile's offline path
+#                                     (--target prebuilt, S6_OVERLAY_SOURCE=local)
+#
+# `up`, when no engine answers and run as root: installs what is missing of
+# Debian's docker.io and mmdebstrap, starts `dockerd --iptables=false
+# --bridge=none` in the background (no bridge network: run containers with
+# --network none, build with --network host), waits for it, and records its
+# pid in /run/svkit-test-dockerd.pid. With no debian:bookworm-slim image it
+# makes one with `mmdebstrap --variant=minbase` (from Debian's package
+# mirror, cached as $SVKIT_CACHE/debian-bookworm-minbase.tar) and `docker
+# import`s it. `down` stops that dockerd and nothing else; images are left
+# alone.
+#
+# `image TAG`: the s6-overlay tarballs from tests/s6-overlay/build.sh (built
+# from source, cached) go to dist/s6-overlay/ with their SHA256SUMS, the five
+# release binaries (cargo build --release on this host, Debian bookworm) go to
+# dist/bin/, then
+#   docker build --force-rm --network host --target prebuilt \
+#     --build-arg S6_OVERLAY_SOURCE=local -t TAG .
+# With the legacy builder (a client without buildx) that builds the stages
+# base and prebuilt only; the rust image is never needed.
+#
+# Environment:
+#   SVKIT_CACHE    cache root (default /var/cache/svkit)
+#   SVKIT_DOCKER   the docker client to build with (default: docker on PATH);
+#                  e.g. SVKIT_DOCKER=/usr/bin/docker DOCKER_BUILDKIT=1 for
+#                  BuildKit with Debian's 20.10 client
+#   CARGO          cargo (default cargo)
+#
+# Errors go to stderr as `engine.sh: fatal: ...` with exit 1; progress as
+# `engine.sh: ...`.
+
+set -eu
+
+prog=engine.sh
+say() { printf '%s: %s\n' "$prog" "$*" >&2; }
+fail() { printf '%s: fatal: %s\n' "$prog" "$*" >&2; exit 1; }
+
+ROOT=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
+CACHE=${SVKIT_CACHE:-/var/cache/svkit}
+DOCKER=${SVKIT_DOCKER:-docker}
+CARGO=${CARGO:-cargo}
+PIDFILE=/run/svkit-test-dockerd.pid
+BASE_IMAGE=debian:bookworm-slim
+BASE_TAR=$CACHE/debian-bookworm-minbase.tar
+BINARIES="svkit-reconcile svkit-wrap svctl svkit-lifeline app"
+PACKAGES="-p svkit-reconcile -p svkit-wrap -p svctl -p svkit-lifeline -p svkit-demo-app"
+
+engine_answers() { "$DOCKER" info >/dev/null 2>&1; }
+
+# our_dockerd: the pid in $PIDFILE, if that process is still a dockerd.
+our_dockerd() {
+  [ -r "$PIDFILE" ] || return 1
+  _p=$(cat "$PIDFILE" 2>/dev/null) || return 1
+  case $_p in '' | *[!0-9]*) return 1 ;; esac
+  [ "$(cat "/proc/$_p/comm" 2>/dev/null)" = dockerd ] || return 1
+  printf '%s\n' "$_p"
+}
+
+install_missing() {
+  missing=""
+  command -v dockerd >/dev/null 2>&1 || missing="$missing docker.io"
+  command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
+  [ -n "$missing" ] || return 0
+  command -v apt-get >/dev/null 2>&1 || fail "missing:$missing, and there is no apt-get to install it"
+  say "installing$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2 || fail "apt-get update failed"
+  # shellcheck disable=SC2086 # one word per package
+  apt-get install -y -qq --no-install-recommends $missing >&2 || fail "apt-get install$missing failed"
+}
+
+start_dockerd() {
+  if p=$(our_dockerd); then
+    fail "the dockerd started earlier (pid $p, $PIDFILE) does not answer; see its log, or run '$prog down' first"
+  fi
+  if pidof dockerd >/dev/null 2>&1; then
+    fail "a dockerd runs (pid $(pidof dockerd)) but 'docker info' fails; not starting a second one"
+  fi
+  log=$(mktemp "${TMPDIR:-/tmp}/svkit-dockerd.XXXXXX.log")
+  say "starting dockerd --iptables=false --bridge=none (log: $log)"
+  # Its own session, stdin closed: it outlives this script.
+  setsid dockerd --iptables=false --bridge=none </dev/null >"$log" 2>&1 &
+  pid=$!
+  printf '%s\n' "$pid" >"$PIDFILE"
+  i=0
+  until [ -S /var/run/docker.sock ] && engine_answers; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$PIDFILE"
+      say "last lines of $log:"
+      tail -n 20 "$log" >&2
+      fail "dockerd exited during startup"
+    fi
+    i=$((i + 1))
+    if [ "$i" -ge 120 ]; then
+      say "last lines of $log:"
+      tail -n 20 "$log" >&2
+      stop_dockerd
+      fail "dockerd did not answer within 60 s"
+    fi
+    sleep 0.5
+  done
+  # dockerd's own pid file names the daemon itself (should setsid have forked).
+  if p=$(cat /var/run/docker.pid 2>/dev/null) && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dockerd ]; then
+    pid=$p
+    printf '%s\n' "$pid" >"$PIDFILE"
+  fi
+  say "dockerd answers (pid $pid)"
+}
+
+stop_dockerd() {
+  if ! p=$(our_dockerd); then
+    rm -f "$PIDFILE"
+    say "no dockerd started by $prog runs; leaving the engine alone"
+    return 0
+  fi
+  say "stopping dockerd (pid $p)"
+  kill -TERM "$p" 2>/dev/null || true
+  i=0
+  while [ -d "/proc/$p" ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dockerd ]; do
+    i=$((i + 1))
+    if [ "$i" -ge 60 ]; then
+      say "dockerd (pid $p) still runs after 30 s; sending KILL"
+      kill -KILL "$p" 2>/dev/null || true
+      break
+    fi
+    sleep 0.5
+  done
+  rm -f "$PIDFILE"
+}
+
+ensure_base_image() {
+  if "$DOCKER" image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ ! -s "$BASE_TAR" ]; then
+    command -v mmdebstrap >/dev/null 2>&1 || fail "no $BASE_IMAGE image and no mmdebstrap to make one (apt-get install mmdebstrap)"
+    mkdir -p "$CACHE" || fail "cannot create $CACHE (set SVKIT_CACHE)"
+    say "making $BASE_IMAGE with mmdebstrap --variant=minbase bookworm (about 30 s)"
+    tmp=$BASE_TAR.tmp.$$
+    if ! mmdebstrap --quiet --variant=minbase --format=tar bookworm "$tmp" >&2; then
+      rm -f "$tmp"
+      fail "mmdebstrap failed (is Debian's package mirror reachable?)"
+    fi
+    mv "$tmp" "$BASE_TAR"
+  else
+    say "reusing $BASE_TAR"
+  fi
+  "$DOCKER" import --change 'CMD ["bash"]' "$BASE_TAR" "$BASE_IMAGE" >/dev/null ||
+    fail "docker import $BASE_TAR $BASE_IMAGE failed"
+  say "imported $BASE_IMAGE from $BASE_TAR"
+}
+
+cmd_up() {
+  if ! engine_answers; then
+    [ "$(id -u)" = 0 ] || fail "no Docker engine answers, and starting one needs root"
+    install_missing
+    start_dockerd
+  fi
+  ensure_base_image
+}
+
+cmd_image() {
+  tag=$1
+  engine_answers || fail "no Docker engine answers ('$prog up' first)"
+
+  say "s6-overlay tarballs: tests/s6-overlay/build.sh"
+  s6dir=$("$ROOT/tests/s6-overlay/build.sh") || fail "tests/s6-overlay/build.sh failed"
+  [ -f "$s6dir/SHA256SUMS" ] || fail "$s6dir has no SHA256SUMS"
+  dst=$ROOT/dist/s6-overlay
+  mkdir -p "$dst"
+  rm -f "$dst"/s6-overlay-*.tar.xz "$dst/SHA256SUMS"
+  for f in "$s6dir"/s6-overlay-*.tar.xz; do
+    [ -f "$f" ] || fail "no s6-overlay-*.tar.xz in $s6dir"
+    cp "$f" "$dst/"
+  done
+  cp "$s6dir/SHA256SUMS" "$dst/SHA256SUMS"
+  (cd "$dst" && sha256sum --quiet --strict -c SHA256SUMS) >&2 || fail "the tarballs copied to $dst do not match their SHA256SUMS"
+
+  say "binaries: $CARGO build --release $PACKAGES"
+  # shellcheck disable=SC2086 # PACKAGES is a word list
+  (cd "$ROOT" && "$CARGO" build --release $PACKAGES) >&2 || fail "cargo build failed"
+  mkdir -p "$ROOT/dist/bin"
+  for b in $BINARIES; do
+    install -m 0755 "$ROOT/target/release/$b" "$ROOT/dist/bin/$b" || fail "cannot copy target/release/$b to dist/bin/"
+  done
+
+  say "$DOCKER build --force-rm --network host --target prebuilt --build-arg S6_OVERLAY_SOURCE=local -t $tag $ROOT"
+  t0=$(date +%s)
+  "$DOCKER" build --force-rm --network host --target prebuilt --build-arg S6_OVERLAY_SOURCE=local -t "$tag" "$ROOT" >&2 ||
+    fail "docker build of $tag failed"
+  say "built $tag in $(($(date +%s) - t0)) s"
+}
+
+case ${1:-} in
+  up) [ "$#" = 1 ] || fail "usage: $prog up"; cmd_up ;;
+  down) [ "$#" = 1 ] || fail "usage: $prog down"; stop_dockerd ;;
+  image)
+    if [ "$#" != 2 ] || [ -z "$2" ]; then fail "usage: $prog image TAG"; fi
+    cmd_image "$2"
+    ;;
+  -h | --help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0" ;;
+  *) fail "usage: $prog up | down | image TAG" ;;
+esac
