@@ -11,10 +11,15 @@ fn dockerfile() -> Dockerfile {
     Dockerfile::load(&repo_root().join("Dockerfile"))
 }
 
+/// The runtime image less its binaries: both ways of getting them (the
+/// Rust builder, or prebuilt ones for an offline build) start from it.
+fn base(d: &Dockerfile) -> &Stage {
+    d.stage("base").expect("a stage named base")
+}
+
 /// The RUN of the final stage that installs s6-overlay.
 fn s6_install_run(d: &Dockerfile) -> Instruction {
-    let runs: Vec<&Instruction> = d
-        .final_stage()
+    let runs: Vec<&Instruction> = base(d)
         .all("RUN")
         .filter(|i| i.args.contains("s6-overlay"))
         .collect();
@@ -31,25 +36,51 @@ fn case_arm<'a>(script: &'a str, pattern: &str) -> &'a str {
     &arm[..arm.find(";;").unwrap_or(arm.len())]
 }
 
+/// base (Debian slim + s6-overlay + rootfs), then `prebuilt` before the
+/// Rust builder (the legacy builder builds every stage before its target,
+/// so `--target prebuilt` must never need the rust image), then the default
+/// image: base plus the builder's binaries.
 #[test]
-fn two_stages_rust_builder_and_debian_slim_runtime() {
+fn stages_base_prebuilt_builder_then_the_image() {
     let d = dockerfile();
-    assert_eq!(d.stages.len(), 2, "builder + runtime: {:?}", d.stages);
+    let names: Vec<Option<&str>> = d.stages.iter().map(|s| s.alias.as_deref()).collect();
+    assert_eq!(
+        names,
+        [Some("base"), Some("prebuilt"), Some("builder"), None],
+        "{:?}",
+        d.stages
+    );
     let builder = d.stage("builder").expect("a stage named builder");
     assert!(
         builder.from.starts_with("rust:") && builder.from.contains("slim"),
         "builder from a slim Rust image: {}",
         builder.from
     );
-    assert_eq!(d.final_stage().from, "debian:bookworm-slim");
+    assert_eq!(base(&d).from, "debian:bookworm-slim");
     // Same Debian release on both sides: the binaries link against glibc.
     assert!(builder.from.contains("bookworm"), "{}", builder.from);
+    assert_eq!(d.final_stage().from, "base");
+    assert_eq!(d.stage("prebuilt").expect("prebuilt").from, "base");
+    // The prebuilt stage copies exactly the binaries the builder ships.
+    let copied: BTreeSet<String> = d
+        .stage("prebuilt")
+        .expect("prebuilt")
+        .all("COPY")
+        .flat_map(|i| i.rest())
+        .filter_map(|w| w.strip_prefix("dist/bin/").map(String::from))
+        .collect();
+    let ws = workspace_packages();
+    let bins: BTreeSet<String> = IMAGE_PACKAGES
+        .iter()
+        .flat_map(|p| ws.get(*p).cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(copied, bins);
 }
 
 #[test]
 fn s6_overlay_is_pinned_to_a_3_2_release() {
     let d = dockerfile();
-    let args = d.final_stage().args();
+    let args = base(&d).args();
     let v = args
         .get("S6_OVERLAY_VERSION")
         .expect("ARG S6_OVERLAY_VERSION in the runtime stage");
@@ -69,7 +100,7 @@ fn s6_overlay_is_pinned_to_a_3_2_release() {
 #[test]
 fn s6_overlay_hashes_are_the_spec_values() {
     let d = dockerfile();
-    let args = d.final_stage().args();
+    let args = base(&d).args();
     for (tarball, arg, sha) in S6_OVERLAY_PINS {
         assert_eq!(
             args.get(arg).map(String::as_str),
@@ -128,7 +159,7 @@ fn s6_overlay_is_downloaded_with_retries_and_verified_before_extraction() {
 #[test]
 fn both_architectures_are_mapped() {
     let d = dockerfile();
-    let stage = d.final_stage();
+    let stage = base(&d);
     let arg_line = stage
         .all("ARG")
         .find(|i| {
@@ -170,7 +201,7 @@ fn both_architectures_are_mapped() {
 #[test]
 fn entrypoint_is_init_then_svkit_wrap() {
     let d = dockerfile();
-    let stage = d.final_stage();
+    let stage = base(&d);
     let ep = stage.last("ENTRYPOINT").expect("ENTRYPOINT");
     assert_eq!(
         ep.exec_form(),
@@ -189,7 +220,7 @@ fn entrypoint_is_init_then_svkit_wrap() {
 #[test]
 fn runtime_user_is_app_with_a_fixed_uid_and_data_home() {
     let d = dockerfile();
-    let stage = d.final_stage();
+    let stage = base(&d);
     let useradd = stage
         .all("RUN")
         .find(|i| i.args.contains("useradd"))
@@ -237,7 +268,7 @@ fn runtime_user_is_app_with_a_fixed_uid_and_data_home() {
 #[test]
 fn no_root_user_left_or_the_reason_is_documented() {
     let d = dockerfile();
-    match d.final_stage().last("USER") {
+    match base(&d).last("USER") {
         Some(u) => {
             let who = u.args.split(':').next().unwrap_or("").trim();
             assert!(
@@ -266,7 +297,7 @@ fn no_root_user_left_or_the_reason_is_documented() {
 #[test]
 fn healthcheck_is_svctl_status() {
     let d = dockerfile();
-    let hc: Vec<&Instruction> = d.final_stage().all("HEALTHCHECK").collect();
+    let hc: Vec<&Instruction> = base(&d).all("HEALTHCHECK").collect();
     assert_eq!(hc.len(), 1, "one HEALTHCHECK");
     assert!(hc[0].args.contains("svctl status"), "{}", hc[0].args);
     assert!(hc[0].args.contains("CMD"), "{}", hc[0].args);
@@ -355,7 +386,7 @@ fn builder_builds_only_the_image_packages() {
 fn rootfs_is_copied_and_its_hooks_are_executable() {
     let d = dockerfile();
     assert!(
-        d.final_stage()
+        base(&d)
             .all("COPY")
             .any(|i| i.flag("from").is_none() && i.rest() == ["rootfs/", "/"]),
         "COPY rootfs/ / in the runtime stage"
@@ -386,7 +417,7 @@ fn rootfs_is_copied_and_its_hooks_are_executable() {
 #[test]
 fn s6_overlay_settings() {
     let d = dockerfile();
-    let env = d.final_stage().env();
+    let env = base(&d).env();
     assert_eq!(
         env.get("S6_BEHAVIOUR_IF_STAGE2_FAILS").map(String::as_str),
         Some("2"),
@@ -403,6 +434,13 @@ fn s6_overlay_settings() {
         finish > 6000,
         "S6_KILL_FINISH_MAXTIME={finish} cuts the hook short"
     );
+    // `docker exec C s6-svstat ...` needs the s6 binaries on the image's
+    // PATH: no public hash pins symlinks-arch for release builds.
+    let path = env.get("PATH").expect("ENV PATH");
+    assert!(path.starts_with("/command:"), "{path}");
+    // docker stop ends the container with 0 (README, docs/image.md): the
+    // image must not switch that to the CMD's 143 behind the docs' back.
+    assert!(!env.contains_key("S6_CMD_RECEIVE_SIGNALS"), "{env:?}");
 }
 
 #[test]

@@ -105,7 +105,9 @@ fn mount_tree(layout: &Layout, spec: &Spec, root: &Path) -> Result<()> {
     // image brings them empty.
     tmpfs(&root.join("run"), "mode=0755")?;
     tmpfs(&root.join("tmp"), "mode=1777")?;
-    let results = root.join(INSIDE_DIR.trim_start_matches('/')).join("results");
+    let results = root
+        .join(INSIDE_DIR.trim_start_matches('/'))
+        .join("results");
     fs::create_dir_all(&results)?;
     mount(
         Some(&layout.results()),

@@ -36,11 +36,9 @@ pub fn restrict_to_docker_default() -> Result<()> {
             .with_context(|| format!("unable to drop capability {n} from the bounding set"))?;
     }
     let now = thread::capabilities(None).context("unable to read capabilities")?;
-    let keep = DOCKER_DEFAULT
-        .iter()
-        .fold(CapabilitySet::empty(), |s, n| {
-            s | CapabilitySet::from_bits_retain(1 << n)
-        });
+    let keep = DOCKER_DEFAULT.iter().fold(CapabilitySet::empty(), |s, n| {
+        s | CapabilitySet::from_bits_retain(1 << n)
+    });
     thread::set_capabilities(
         None,
         CapabilitySets {

@@ -53,7 +53,10 @@ pub fn tree(dir: &Path) -> Result<PathBuf> {
         .collect();
     let text = String::from_utf8_lossy(&sums);
     for name in &present {
-        if !text.lines().any(|l| l.split_whitespace().nth(1) == Some(name)) {
+        if !text
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(name))
+        {
             bail!("{}/SHA256SUMS has no line for {name}", dir.display());
         }
     }

@@ -22,7 +22,12 @@ pub fn check() -> Result<()> {
     if !nix::unistd::geteuid().is_root() {
         bail!("must run as root: the sandbox mounts an overlay and creates namespaces");
     }
-    for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2"), ("tar", "tar"), ("xz", "xz-utils")] {
+    for (tool, package) in [
+        ("unshare", "util-linux"),
+        ("ip", "iproute2"),
+        ("tar", "tar"),
+        ("xz", "xz-utils"),
+    ] {
         if which(tool).is_none() {
             bail!("{tool} not found on PATH: install {package}");
         }

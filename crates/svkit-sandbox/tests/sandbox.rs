@@ -201,7 +201,11 @@ fn detached_exec_and_stop() {
     assert_eq!(stdout(&sbx.sh("cat /proc/1/comm")), "s6-svscan\n");
     let o = sbx.exec_as("nobody", &["id", "-un"]);
     assert_eq!(stdout(&o), "nobody\n");
-    assert_eq!(sbx.stop(), 0, "a stopped container exits 0 under s6-overlay");
+    assert_eq!(
+        sbx.stop(),
+        0,
+        "a stopped container exits 0 under s6-overlay"
+    );
 }
 
 #[test]
@@ -422,15 +426,24 @@ fn isolated_like_a_container() {
         let o = sbx.exec(&["grep", "-c", &needle, "/proc/net/tcp"]);
         stdout(&o).trim() == "1"
     };
-    poll("both listen on the same port", Duration::from_secs(20), || {
-        (listening(&a) && listening(&b)).then_some(())
-    });
+    poll(
+        "both listen on the same port",
+        Duration::from_secs(20),
+        || (listening(&a) && listening(&b)).then_some(()),
+    );
     assert_eq!(stdout(&a.sh("hostname")).trim(), a.id);
     assert_ne!(stdout(&a.sh("hostname")), stdout(&b.sh("hostname")));
     let caps = stdout(&a.sh("grep ^CapEff /proc/self/status"));
-    assert_eq!(caps.split_whitespace().nth(1), Some("00000000a80425fb"), "{caps}");
+    assert_eq!(
+        caps.split_whitespace().nth(1),
+        Some("00000000a80425fb"),
+        "{caps}"
+    );
     let init_caps = stdout(&a.sh("grep ^CapEff /proc/1/status"));
-    assert_eq!(init_caps.split_whitespace().nth(1), Some("00000000a80425fb"));
+    assert_eq!(
+        init_caps.split_whitespace().nth(1),
+        Some("00000000a80425fb")
+    );
     assert_eq!(stdout(&a.sh("svkit-lifeline")), "the image own lifeline\n");
     assert_eq!(stdout(&a.sh("stat -c %a /")), "755\n");
     a.stop();

@@ -34,9 +34,7 @@ pub fn sandbox_unavailable() -> Option<String> {
     }
     for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
         if !on_path(tool) {
-            return Some(format!(
-                "{tool} not on PATH (apt-get install -y {package})"
-            ));
+            return Some(format!("{tool} not on PATH (apt-get install -y {package})"));
         }
     }
     if std::env::var_os("SVKIT_S6_OVERLAY").is_none_or(|d| d.is_empty()) {
