@@ -2,7 +2,6 @@
 //! sandbox under real s6-svscan, for every state s6 can produce.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 use svkit::s6::status::{self, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
