@@ -1,8 +1,11 @@
 //! Drives `svkit-sandbox` from integration tests.
 //!
 //! Tests that need the sandbox call [`sandbox_or_skip`]: off root or without
-//! s6 they print why and skip, unless `SVKIT_REQUIRE_SANDBOX=1` (set by
-//! `make test` when run as root, hence in CI), where skipping is a failure.
+//! s6-overlay's tarballs they skip through [`skip`] (a failure where
+//! nothing may skip, as in `make test` as root).
+
+mod skip;
+pub use skip::{root_or_skip, skip, NO_SKIP_ENV, SKIP_LOG_ENV};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -28,7 +31,7 @@ fn on_path(name: &str) -> bool {
 
 /// Why the sandbox cannot run here, if it cannot.
 pub fn sandbox_unavailable() -> Option<String> {
-    // SAFETY: geteuid cannot fail.
+    // SAFETY: geteuid cannot fail and touches no memory.
     if unsafe { geteuid() } != 0 {
         return Some("needs root (mount and PID namespaces, overlayfs)".into());
     }
@@ -55,15 +58,13 @@ extern "C" {
     fn geteuid() -> u32;
 }
 
-/// Returns false (after printing the reason) when the test must skip.
+/// Returns false (after skipping through [`skip`]) when the sandbox
+/// cannot run here.
 pub fn sandbox_or_skip(test: &str) -> bool {
     match sandbox_unavailable() {
         None => true,
-        Some(why) if std::env::var("SVKIT_REQUIRE_SANDBOX").as_deref() == Ok("1") => {
-            panic!("{test}: sandbox required but unavailable: {why}")
-        }
         Some(why) => {
-            eprintln!("SKIP {test}: {why}");
+            skip(test, why);
             false
         }
     }
@@ -222,13 +223,17 @@ impl Sandbox {
             .unwrap_or_default()
     }
 
-    /// Polls `docker logs` until `needle` shows, up to `deadline`.
+    /// Polls `docker logs` until `needle` shows, and returns them; fails
+    /// the test, showing the logs, when it has not shown by `deadline`.
     pub fn wait_for_log(&self, needle: &str, deadline: Duration) -> String {
         let end = Instant::now() + deadline;
         loop {
             let logs = self.logs();
-            if logs.contains(needle) || Instant::now() > end {
+            if logs.contains(needle) {
                 return logs;
+            }
+            if Instant::now() > end {
+                panic!("no {needle:?} in the logs after {deadline:?}:\n{logs}");
             }
             std::thread::sleep(Duration::from_millis(50));
         }
