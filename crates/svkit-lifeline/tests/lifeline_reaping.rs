@@ -243,8 +243,10 @@ fn stranger_on_port_is_named_and_left_running() {
 
 #[test]
 fn socket_of_an_invisible_owner_is_reported() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root to run lifeline as nobody");
+    if !svkit_testkit::root_or_skip(
+        "socket_of_an_invisible_owner_is_reported",
+        "runs lifeline as nobody",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -275,7 +277,10 @@ fn socket_held_from_another_pid_namespace_is_reported() {
         .args(["--pid", "--fork", "--mount-proc", "true"])
         .output();
     if !matches!(probe, Ok(ref o) if o.status.success()) {
-        eprintln!("skipped: unshare --pid unavailable");
+        svkit_testkit::skip(
+            "socket_held_from_another_pid_namespace_is_reported",
+            "unshare --pid unavailable (root and util-linux needed)",
+        );
         return;
     }
     let port = free_port("127.0.0.1");
@@ -305,7 +310,7 @@ fn socket_held_from_another_pid_namespace_is_reported() {
 #[test]
 fn ipv6_loopback_ready_and_stale_reaped() {
     if !ipv6_available() {
-        eprintln!("skipped: no IPv6 loopback");
+        svkit_testkit::skip("ipv6_loopback_ready_and_stale_reaped", "no IPv6 loopback");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

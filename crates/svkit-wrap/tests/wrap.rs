@@ -260,7 +260,10 @@ fn banner_reaches_docker_logs_and_the_timestamped_log_file() {
 #[test]
 fn outside_s6_runs_in_the_foreground_with_one_warning() {
     if std::fs::read_to_string("/proc/1/comm").is_ok_and(|c| c.trim() == "s6-svscan") {
-        eprintln!("SKIP outside_s6_runs_in_the_foreground_with_one_warning: this host runs s6-svscan as PID 1");
+        svkit_testkit::skip(
+            "outside_s6_runs_in_the_foreground_with_one_warning",
+            "this host runs s6-svscan as PID 1",
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

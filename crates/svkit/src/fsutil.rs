@@ -95,8 +95,10 @@ mod tests {
 
     #[test]
     fn as_owner_cannot_write_where_the_owner_cannot() {
-        if !nix::unistd::geteuid().is_root() {
-            eprintln!("SKIP as_owner_cannot_write_where_the_owner_cannot: needs root");
+        if !svkit_testkit::root_or_skip(
+            "as_owner_cannot_write_where_the_owner_cannot",
+            "writes as another user",
+        ) {
             return;
         }
         let t = tempfile::tempdir().expect("tempdir");

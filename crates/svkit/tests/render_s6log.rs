@@ -14,8 +14,13 @@ use svkit::render::{render_slot, RenderEnv};
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
-fn have_s6_log() -> bool {
-    Command::new("s6-log").stdin(Stdio::null()).output().is_ok()
+/// Skips `test` (through the one skip helper) when s6-log is missing.
+fn have_s6_log(test: &str) -> bool {
+    if Command::new("s6-log").stdin(Stdio::null()).output().is_ok() {
+        return true;
+    }
+    svkit_testkit::skip(test, "s6-log not installed (apt-get install s6)");
+    false
 }
 
 fn log_run(dir: &Path, keep: u32, max_bytes: u32) -> Vec<u8> {
@@ -51,8 +56,7 @@ fn is_timestamped(line: &str) -> bool {
 
 #[test]
 fn logger_writes_stdout_and_rotated_files() {
-    if !have_s6_log() {
-        println!("SKIPPED: s6-log not installed (apt-get install s6)");
+    if !have_s6_log("logger_writes_stdout_and_rotated_files") {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -140,8 +144,7 @@ fn logger_writes_stdout_and_rotated_files() {
 
 #[test]
 fn planted_symlink_is_refused() {
-    if !have_s6_log() {
-        println!("SKIPPED: s6-log not installed (apt-get install s6)");
+    if !have_s6_log("planted_symlink_is_refused") {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");

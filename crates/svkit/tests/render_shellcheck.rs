@@ -14,7 +14,10 @@ fn rendered_scripts_pass_shellcheck() {
         .output()
         .is_err()
     {
-        println!("SKIPPED: shellcheck not installed (apt-get install shellcheck)");
+        svkit_testkit::skip(
+            "rendered_scripts_pass_shellcheck",
+            "shellcheck not installed (apt-get install shellcheck)",
+        );
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -27,7 +27,10 @@ fn nasty_values_under_s6_supervise() {
         .output()
         .is_err()
     {
-        println!("SKIPPED: s6-supervise not installed (apt-get install s6)");
+        svkit_testkit::skip(
+            "nasty_values_under_s6_supervise",
+            "s6-supervise not installed (apt-get install s6)",
+        );
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
