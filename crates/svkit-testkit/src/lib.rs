@@ -31,8 +31,7 @@ fn on_path(name: &str) -> bool {
 
 /// Why the sandbox cannot run here, if it cannot.
 pub fn sandbox_unavailable() -> Option<String> {
-    // SAFETY: geteuid cannot fail and touches no memory.
-    if unsafe { geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return Some("needs root (mount and PID namespaces, overlayfs)".into());
     }
     for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
@@ -52,10 +51,6 @@ pub fn sandbox_unavailable() -> Option<String> {
         ));
     }
     None
-}
-
-extern "C" {
-    fn geteuid() -> u32;
 }
 
 /// Returns false (after skipping through [`skip`]) when the sandbox

@@ -35,14 +35,9 @@ pub fn skip(test: &str, why: impl std::fmt::Display) {
 /// Skips `test` unless it runs as root (namespaces, other users).
 /// Returns whether the test may go on.
 pub fn root_or_skip(test: &str, why_root: &str) -> bool {
-    // SAFETY: geteuid cannot fail and touches no memory.
-    if unsafe { geteuid() } == 0 {
+    if rustix::process::geteuid().is_root() {
         return true;
     }
     skip(test, format!("needs root ({why_root})"));
     false
-}
-
-extern "C" {
-    fn geteuid() -> u32;
 }

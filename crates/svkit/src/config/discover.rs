@@ -4,8 +4,8 @@
 use crate::dirent;
 use nix::errno::Errno;
 use nix::fcntl::AtFlags;
-use nix::libc;
 use nix::sys::stat::{fstatat, SFlag};
+use rustix::fs::FileType;
 use std::io;
 use std::os::fd::AsRawFd;
 
@@ -43,10 +43,10 @@ impl InstanceSource for FsInstances {
             // Symlinked entries are not followed: an instance is a real
             // subdirectory of the declared dir.
             let is_dir = match d_type {
-                libc::DT_DIR => true,
+                FileType::Directory => true,
                 // The listing does not say: ask. Gone since is not there;
                 // any other failure fails the listing, as readdir's would.
-                libc::DT_UNKNOWN => match kind(name) {
+                FileType::Unknown => match kind(name) {
                     Ok(k) => k == SFlag::S_IFDIR,
                     Err(Errno::ENOENT) => false,
                     Err(e) => {

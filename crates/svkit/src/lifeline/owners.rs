@@ -15,7 +15,7 @@ use crate::dirent;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 
 /// Result of one scan.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
     }
     let proc = dirent::open_dir(None, root)?;
     let mut pids = Vec::new();
-    dirent::each_proc_entry(&proc, |name, _| {
+    dirent::each_entry(&proc, |name, _| {
         if let Some(pid) = std::str::from_utf8(name.to_bytes())
             .ok()
             .and_then(|s| s.parse::<i32>().ok())
@@ -68,7 +68,7 @@ pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
     })?;
     let mut out = Scan::default();
     let parts = crate::par::map_chunks(&pids, PIDS_PER_WORKER, |chunk| {
-        scan_pids(proc.as_raw_fd(), chunk, wanted)
+        scan_pids(&proc, chunk, wanted)
     });
     for part in parts {
         out.merge(part);
@@ -79,7 +79,7 @@ pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
 /// Below this many processes a second thread costs more than it saves.
 const PIDS_PER_WORKER: usize = 256;
 
-fn scan_pids(proc: RawFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
+fn scan_pids(proc: &OwnedFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
     let mut out = Scan::default();
     let mut link = [0u8; 64];
     for &pid in pids {
@@ -92,7 +92,7 @@ fn scan_pids(proc: RawFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
             // Gone since the readdir, or a kernel thread: nothing to see.
             Err(_) => continue,
         };
-        let _ = dirent::each_proc_entry(&fds, |name: &CStr, _| {
+        let _ = dirent::each_entry(&fds, |name: &CStr, _| {
             // A descriptor closed since the listing, or not a socket: skip.
             let Ok(len) = sys::readlink_at(&fds, name, &mut link) else {
                 return;

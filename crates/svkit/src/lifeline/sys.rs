@@ -1,45 +1,30 @@
-//! Thin wrappers over Linux calls nix 0.29 does not offer (pidfds) or
-//! offers only with an allocation per call (readlink), which the /proc
-//! walk makes thousands of.
+//! Linux calls nix 0.29 does not offer (pidfds) or offers only with an
+//! allocation per call (readlink, which the /proc walk makes thousands
+//! of), through rustix.
 //!
 //! A pidfd names one process for good, so "check its start time, then
 //! signal it" cannot hit a recycled pid, and polling it tells when a child
 //! exits without a busy loop or SIGCHLD handling.
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
-
-use nix::libc;
+use std::os::fd::OwnedFd;
 
 /// `pidfd_open(2)`; `Err` with ENOSYS on kernels before 5.3.
 pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
-    // SAFETY: plain syscall with integer arguments; on success the kernel
-    // hands us a new descriptor that nothing else owns.
-    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: r is a fresh descriptor returned by the kernel.
-    Ok(unsafe { OwnedFd::from_raw_fd(r as i32) })
+    let pid = rustix::process::Pid::from_raw(pid)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc_esrch()))?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).map_err(io::Error::from)
 }
 
 /// `pidfd_send_signal(2)`.
-pub fn pidfd_send_signal(fd: &OwnedFd, sig: i32) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: fd is a valid pidfd we own; a null siginfo is allowed.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            sig,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+pub fn pidfd_send_signal(fd: &OwnedFd, sig: nix::sys::signal::Signal) -> io::Result<()> {
+    let sig = rustix::process::Signal::from_named_raw(sig as i32)
+        .ok_or_else(|| io::Error::from_raw_os_error(nix::libc::EINVAL))?;
+    rustix::process::pidfd_send_signal(fd, sig).map_err(io::Error::from)
+}
+
+fn libc_esrch() -> i32 {
+    nix::libc::ESRCH
 }
 
 /// Sends `sig` to `pid` only if it is still the process that started at
@@ -55,14 +40,14 @@ pub fn signal_if_same(
             if !is_alive(pid, start_time) {
                 return Ok(false);
             }
-            match pidfd_send_signal(&fd, sig as i32) {
+            match pidfd_send_signal(&fd, sig) {
                 Ok(()) => Ok(true),
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+                Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
                 Err(e) => Err(e),
             }
         }
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+        Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ENOSYS) => {
             // Old kernel: the check-then-kill window remains, but is tiny.
             if !is_alive(pid, start_time) {
                 return Ok(false);
@@ -79,18 +64,5 @@ pub fn signal_if_same(
 
 /// `readlinkat(2)` into `out`; the length written (cut at `out.len()`).
 pub fn readlink_at(dir: &OwnedFd, name: &std::ffi::CStr, out: &mut [u8]) -> io::Result<usize> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: name is NUL-terminated; the kernel writes at most out.len().
-    let r = unsafe {
-        libc::readlinkat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            out.as_mut_ptr().cast(),
-            out.len(),
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r as usize)
+    rustix::fs::readlinkat_raw(dir, name, &mut *out).map_err(io::Error::from)
 }

@@ -161,12 +161,13 @@ impl Follower {
     /// did not exist yet).
     pub fn new(dir: &Path, cur: Option<Current>) -> Follower {
         let watch = Watch::new().ok().filter(|w| {
+            use rustix::fs::inotify::WatchFlags;
             w.add(
                 dir,
-                nix::libc::IN_MODIFY
-                    | nix::libc::IN_CREATE
-                    | nix::libc::IN_MOVED_TO
-                    | nix::libc::IN_MOVED_FROM,
+                WatchFlags::MODIFY
+                    | WatchFlags::CREATE
+                    | WatchFlags::MOVED_TO
+                    | WatchFlags::MOVED_FROM,
             )
             .is_ok()
         });

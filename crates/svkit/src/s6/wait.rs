@@ -4,15 +4,13 @@
 //! waiter; a slow backstop poll (2 wakeups a second, 5 without inotify)
 //! covers what inotify cannot see, such as a supervisor dying.
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use nix::libc;
+use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
 
 use super::status::{read_slot, supervisor_running, Status, StatusError};
 use super::tai64::Tai64N;
@@ -29,38 +27,23 @@ pub struct Watch {
 }
 
 /// Slot dir and `supervise/` events worth a re-read.
-pub const SLOT_MASK: u32 = libc::IN_CREATE
-    | libc::IN_MOVED_TO
-    | libc::IN_CLOSE_WRITE
-    | libc::IN_DELETE
-    | libc::IN_DELETE_SELF
-    | libc::IN_MOVE_SELF
-    | libc::IN_ATTRIB;
+pub const SLOT_MASK: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::DELETE_SELF)
+    .union(WatchFlags::MOVE_SELF)
+    .union(WatchFlags::ATTRIB);
 
 impl Watch {
     pub fn new() -> io::Result<Watch> {
-        // SAFETY: plain syscall; the returned fd is owned below.
-        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd is a fresh descriptor nobody else owns.
-        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Watch {
-            fd: File::from(owned),
-        })
+        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
+        Ok(Watch { fd: File::from(fd) })
     }
 
     /// Watches `path` for `mask` events (see `inotify(7)`).
-    pub fn add(&self, path: &Path, mask: u32) -> io::Result<()> {
-        let c = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: c is a valid NUL-terminated string for the call's duration.
-        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), mask) };
-        if wd < 0 {
-            return Err(io::Error::last_os_error());
-        }
+    pub fn add(&self, path: &Path, mask: WatchFlags) -> io::Result<()> {
+        inotify::add_watch(&self.fd, path, mask)?;
         Ok(())
     }
 
