@@ -87,8 +87,10 @@ pub fn spawn(spec: &ChildSpec) -> Result<Running> {
     }
     let parent = nix::unistd::getpid();
     let sig = spec.death_signal;
-    // SAFETY: the closure runs between fork and exec and only makes
-    // async-signal-safe system calls (sigprocmask, setsid, prctl, getppid).
+    // SAFETY: the closure runs between fork and exec (possibly of a
+    // process whose other threads held the allocator's lock) and only makes
+    // async-signal-safe system calls (sigprocmask, setsid, prctl, getppid);
+    // it allocates nothing, errors included (an OS error code is no box).
     unsafe {
         cmd.pre_exec(move || {
             // The binary blocks the signals it reads through a signalfd; the
@@ -97,8 +99,9 @@ pub fn spawn(spec: &ChildSpec) -> Result<Running> {
             nix::unistd::setsid().map_err(io::Error::from)?;
             nix::sys::prctl::set_pdeathsig(sig).map_err(io::Error::from)?;
             // If we died between fork and prctl, no death signal will come.
+            // ESRCH: the process we were bound to is gone.
             if nix::unistd::getppid() != parent {
-                return Err(io::Error::other("lifeline exited while spawning"));
+                return Err(io::Error::from_raw_os_error(nix::libc::ESRCH));
             }
             Ok(())
         });
