@@ -78,8 +78,9 @@ demo: deps s6-overlay release
 completions:
 	$(CARGO) run -q -p svkit-docgen -- target/completions
 
+# One golden case at a time, never in CI: make bless CASE=<dir under tests/golden>.
 bless:
-	SVKIT_BLESS=1 $(CARGO) test --workspace
+	SVKIT_BLESS='$(CASE)' $(CARGO) test -p svkit --test render_golden
 
 clean:
 	$(CARGO) clean
