@@ -104,8 +104,7 @@ Exit codes: 0 nothing would change; 1 invalid config; 2 something would change;
   svctl apply
   svctl apply --config-dir /etc/svkit
 
-Prints one audit line per slot, like svkit-reconcile. When nothing changed
-since the last apply (the memo says so), stderr says `info: nothing to do`.
+Prints one audit line per slot, like svkit-reconcile.
 Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
 111 system error (including: not root).")]
     Apply(ApplyArgs),

@@ -6,10 +6,6 @@ use std::path::PathBuf;
 const AFTER: &str = "Prints one audit line per slot on stdout:
   reconcile: slot=gateway-default action=create state=up
 
-When the config, what it reads and every slot are as the last apply left
-them (the memo in SCANDIR/.svkit says so), nothing is validated or rendered:
-stderr says `info: nothing to do` and every slot is `action=unchanged`.
-
 Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
 111 system error (lock held too long, I/O, s6 not answering).
 

@@ -29,25 +29,6 @@ fn main() -> ExitCode {
         lock_timeout: Duration::from_millis(cli.lock_timeout),
         ..Default::default()
     };
-    // Nothing changed since the last apply: proven without rendering.
-    match reconcile::confirm_noop(&config_dir, &scandir, opts.lock_timeout) {
-        Ok(Some(noop)) => {
-            for w in &noop.warnings {
-                eprintln!("svkit-reconcile: warning: {w}");
-            }
-            eprintln!("svkit-reconcile: info: {}", reconcile::NOOP_INFO);
-            print!("{}", noop.outcome.audit());
-            return ExitCode::SUCCESS;
-        }
-        Ok(None) => {}
-        Err(e) => {
-            eprintln!(
-                "svkit-reconcile: fatal: unable to reconcile {}: {e}",
-                scandir.display()
-            );
-            return ExitCode::from(111);
-        }
-    }
     let prepared = match reconcile::prepare(&config_dir) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
@@ -68,7 +49,7 @@ fn main() -> ExitCode {
     for w in &prepared.warnings {
         eprintln!("svkit-reconcile: warning: {w}");
     }
-    match reconcile::apply_prepared(&scandir, &prepared, &opts) {
+    match reconcile::apply(&scandir, &prepared.desired, &opts) {
         Ok(outcome) => {
             for name in &outcome.swept {
                 eprintln!("svkit-reconcile: info: swept {name} left by an interrupted reconcile");

@@ -5,7 +5,7 @@
 //! CPUs, the wall time divides. Results come back in input order.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Workers at most, whatever the machine says (the caller works beside
 /// them): past a few, the kernel's own locks, not the CPUs, set the pace.
@@ -15,7 +15,7 @@ const MAX_WORKERS: usize = 8;
 /// starting for at least `min_per_worker` of them: one a CPU, at least
 /// one. `map_chunks` runs inline when this is one, and otherwise starts
 /// this many beside the caller.
-pub fn workers(len: usize, min_per_worker: usize) -> usize {
+fn workers(len: usize, min_per_worker: usize) -> usize {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -88,42 +88,28 @@ where
 }
 
 /// Work handed out in ranges to whichever thread asks next, so threads
-/// that started late or had other work first still finish together; and
-/// stopped for all at once when one of them finds the answer.
+/// that started late or had other work first still finish together.
 #[derive(Debug)]
-pub struct Claims {
+struct Claims {
     len: usize,
     step: usize,
     next: AtomicUsize,
-    stopped: AtomicBool,
 }
 
 impl Claims {
-    pub fn new(len: usize, step: usize) -> Claims {
+    fn new(len: usize, step: usize) -> Claims {
         Claims {
             len,
             step: step.max(1),
             next: AtomicUsize::new(0),
-            stopped: AtomicBool::new(false),
         }
     }
 
-    /// The next unclaimed range, or `None` when all are claimed or stopped.
+    /// The next unclaimed range, or `None` when all are claimed.
     #[allow(clippy::should_implement_trait)] // shared by threads: not an Iterator
-    pub fn next(&self) -> Option<Range<usize>> {
-        if self.stopped() {
-            return None;
-        }
+    fn next(&self) -> Option<Range<usize>> {
         let start = self.next.fetch_add(self.step, Ordering::Relaxed);
         (start < self.len).then(|| start..(start + self.step).min(self.len))
-    }
-
-    pub fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-    }
-
-    pub fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed)
     }
 }
 
@@ -165,12 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn stopped_claims_hand_out_nothing() {
-        let claims = Claims::new(100, 10);
-        assert_eq!(claims.next(), Some(0..10));
-        claims.stop();
-        assert!(claims.stopped());
-        assert_eq!(claims.next(), None);
+    fn claims_of_nothing_and_a_zero_step() {
         assert_eq!(Claims::new(0, 10).next(), None);
         assert_eq!(Claims::new(5, 0).next(), Some(0..1), "a zero step is one");
     }

@@ -88,22 +88,11 @@ pub fn apply_now(
     opts: &ApplyOptions,
 ) -> Result<Result<Outcome, u8>, Fatal> {
     let fatal = |e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e);
-    // Nothing changed since the last apply: proven without rendering.
-    if let Some(noop) =
-        reconcile::confirm_noop(config_dir, scandir, opts.lock_timeout).map_err(fatal)?
-    {
-        for w in &noop.warnings {
-            eprintln!("svctl: warning: {w}");
-        }
-        eprintln!("svctl: info: {}", reconcile::NOOP_INFO);
-        print!("{}", noop.outcome.audit());
-        return Ok(Ok(noop.outcome));
-    }
     let prepared = match prepare(config_dir)? {
         Ok(p) => p,
         Err(code) => return Ok(Err(code)),
     };
-    let outcome = reconcile::apply_prepared(scandir, &prepared, opts).map_err(fatal)?;
+    let outcome = reconcile::apply(scandir, &prepared.desired, opts).map_err(fatal)?;
     for name in &outcome.swept {
         eprintln!("svctl: info: swept {name} left by an interrupted reconcile");
     }

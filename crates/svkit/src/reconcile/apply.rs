@@ -2,20 +2,16 @@
 //! Everything that can be refused (config, users, foreign slots) is refused
 //! before the first write.
 
-use super::desired::Prepared;
 use super::error::{io, ReconcileError};
 use super::fsops::{self, Owner};
 use super::lock::ScandirLock;
-use super::memo;
-use super::plan::{survey, Action, SlotPlan, Survey};
-use super::record::Stamp;
-use super::seal::{self, Built};
+use super::plan::{plan, Action, SlotPlan};
 use super::{DesiredSlot, DELETE_PREFIX, TEMP_PREFIX};
 use crate::s6::control::{self, Command6};
 use crate::s6::status;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -58,41 +54,16 @@ impl Outcome {
     }
 }
 
+/// Under the lock: sweep, plan, refuse what must be refused, then write
+/// what differs and tell s6.
 pub fn apply(
     scandir: &Path,
     desired: &[DesiredSlot],
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    apply_locked(scandir, desired, opts, None)
-}
-
-/// Applies what [`super::prepare`] made of a config dir, and leaves the
-/// memo that lets the next apply of the same inputs prove a no-op
-/// ([`super::confirm_noop`]) without rendering.
-pub fn apply_prepared(
-    scandir: &Path,
-    prepared: &Prepared,
-    opts: &ApplyOptions,
-) -> Result<Outcome, ReconcileError> {
-    let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    apply_locked(scandir, &prepared.desired, opts, Some(prepared))
-}
-
-/// The apply itself, under the lock; with `memo`, the memo of that render
-/// is left too.
-fn apply_locked(
-    scandir: &Path,
-    desired: &[DesiredSlot],
-    opts: &ApplyOptions,
-    memo: Option<&Prepared>,
-) -> Result<Outcome, ReconcileError> {
     let swept = sweep(scandir)?;
-    let Survey {
-        plans,
-        record,
-        confirmed,
-    } = survey(scandir, desired)?;
+    let plans = plan(scandir, desired)?;
     let by_name: BTreeMap<&str, &DesiredSlot> =
         desired.iter().map(|d| (d.name.as_str(), d)).collect();
     // Only slots this apply writes can be refused; an unchanged slot's
@@ -112,7 +83,7 @@ fn apply_locked(
         };
         let owner = owners.get(p.name.as_str()).copied().flatten();
         match &p.action {
-            Action::Create => built.push(build(scandir, slot, owner)?),
+            Action::Create => built.push((build(scandir, slot, owner)?, &slot.name)),
             Action::Update {
                 changed,
                 removed,
@@ -123,29 +94,10 @@ fn apply_locked(
             Action::Unchanged | Action::Delete => {}
         }
     }
-    // Every slot not confirmed by the record is recorded anew; the clock
-    // ticks once all is written, before new slots become visible.
-    let clock = desired
-        .iter()
-        .any(|d| !confirmed.contains(&d.name))
-        .then(|| seal::Clock::start(scandir))
-        .flatten();
-    let visible_from = clock.as_ref().and_then(|c| c.tick());
     test_pause("SVKIT_TEST_PAUSE_BEFORE_RENAME_MS");
-    for b in &built {
-        commit(scandir, b)?;
-    }
-    // Before s6-svscan is told: no thousand supervisors starting beside
-    // the scan.
-    let old = seal::Recorded { record, confirmed };
-    let resealed = seal::reseal(scandir, desired, &old, &built, clock.zip(visible_from));
-    // Before s6-svscan starts a supervisor per new slot: the memo's own
-    // reads would otherwise compete with a thousand process starts.
-    // Deletes still to come leave slots the memo does not declare, so a
-    // failure among them costs the next apply its full run, no more.
-    if let Some(p) = memo {
-        let record = resealed.as_ref().unwrap_or(&old.record);
-        memo::write(scandir, record, desired, &p.inputs, &p.warnings);
+    for (tmp, name) in &built {
+        let dest = scandir.join(name);
+        fs::rename(tmp, &dest).map_err(io(&dest))?;
     }
     if !built.is_empty() {
         control::svscanctl(scandir, "-a")?;
@@ -218,19 +170,18 @@ pub fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
     }
 }
 
-/// Builds a new slot in a `.`-led temp dir (s6-svscan ignores it), every
-/// file stamped as written; [`commit`] renames it into place.
+/// Builds a new slot in a `.`-led temp dir (s6-svscan ignores it); the
+/// caller renames it into place.
 fn build(
     scandir: &Path,
     slot: &DesiredSlot,
     owner: Option<Owner>,
-) -> Result<Built, ReconcileError> {
+) -> Result<PathBuf, ReconcileError> {
     let tmp = scandir.join(format!("{TEMP_PREFIX}{}-{}", slot.name, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir(&tmp).map_err(io(&tmp))?;
-    let mut files = Vec::new();
     for f in &slot.files {
-        files.push((f.rel.clone(), fsops::write_new(&tmp, f)?));
+        fsops::write_new(&tmp, f)?;
     }
     if let Some(owner) = owner {
         fsops::prepare_supervise(&tmp, "", owner)?;
@@ -241,38 +192,15 @@ fn build(
     if let Some(dir) = &slot.log_dir {
         fsops::ensure_log_dir(dir, owner)?;
     }
-    // Dirs inside the slot, stamped once everything in them is made.
-    let nested: BTreeSet<&Path> = slot
-        .files
-        .iter()
-        .flat_map(|f| f.rel.ancestors().skip(1))
-        .filter(|d| !d.as_os_str().is_empty())
-        .collect();
-    let mut dirs = Vec::new();
-    for rel in nested {
-        let path = tmp.join(rel);
-        let st = nix::sys::stat::lstat(&path).map_err(|e| io(&path)(e.into()))?;
-        dirs.push((rel.to_path_buf(), Stamp::of(&st)));
-    }
-    Ok(Built {
-        name: slot.name.clone(),
-        tmp,
-        files,
-        dirs,
-    })
-}
-
-pub(super) fn commit(scandir: &Path, built: &Built) -> Result<(), ReconcileError> {
-    let dest = scandir.join(&built.name);
-    fs::rename(&built.tmp, &dest).map_err(io(&dest))
+    Ok(tmp)
 }
 
 fn update(
     scandir: &Path,
     slot: &DesiredSlot,
     owner: Option<Owner>,
-    changed: &[std::path::PathBuf],
-    removed: &[std::path::PathBuf],
+    changed: &[PathBuf],
+    removed: &[PathBuf],
     restart: bool,
 ) -> Result<(), ReconcileError> {
     let dir = scandir.join(&slot.name);

@@ -2,9 +2,8 @@
 //! validate, gather the autostart facts (container env, remembered desired
 //! states), render. Everything here happens before the first write.
 
-use super::inputs::{self, Inputs, Recorder};
 use super::{DesiredFile, DesiredSlot};
-use crate::config::{self, Autostart, LoadError, Model, StartFacts};
+use crate::config::{Autostart, LoadError, Model, StartFacts};
 use crate::container;
 use crate::render::{self, RenderEnv};
 use crate::state::{self, Desired};
@@ -16,35 +15,15 @@ pub struct Prepared {
     pub desired: Vec<DesiredSlot>,
     /// Skipped instances, unusable state files: reported, not fatal.
     pub warnings: Vec<String>,
-    /// Everything the render depended on, as read.
-    pub inputs: Inputs,
 }
 
 pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
-    let layers = config::read_layers(config_dir)?;
-    let recorder = Recorder::default();
     // Includes instances registered at runtime (`svctl register`).
-    let (validated, registered) = state::load_config_from(&layers, &recorder)?;
+    let validated = state::load_config(config_dir)?;
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     let model = validated.model;
-    let mut remembered_seen = BTreeMap::new();
-    let facts = StartFacts {
-        env: container::container_env(),
-        remembered: remembered(&model, &mut warnings, &mut remembered_seen),
-    };
-    let render_env = RenderEnv::detect();
-    let rendered = render::render_all(&model, &render_env, &facts);
-    let inputs = Inputs {
-        config_dir: config_dir.to_path_buf(),
-        layers,
-        discovered: recorder.into_seen(),
-        state_dir: model.state_dir.clone(),
-        registered,
-        env: inputs::env_seen(&facts.env, if_env_vars(&model).iter()),
-        remembered: remembered_seen,
-        render_env: format!("{render_env:?}"),
-        code: inputs::code_identity(),
-    };
+    let facts = start_facts(&model, &mut warnings);
+    let rendered = render::render_all(&model, &RenderEnv::detect(), &facts);
     let desired = model
         .slots
         .iter()
@@ -69,21 +48,7 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
         model,
         desired,
         warnings,
-        inputs,
     })
-}
-
-/// The variables `if_env` slots consult: the only part of the container
-/// env a render depends on.
-fn if_env_vars(model: &Model) -> std::collections::BTreeSet<String> {
-    model
-        .slots
-        .iter()
-        .filter_map(|s| match &s.autostart {
-            Autostart::IfEnv(var) => Some(var.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// What autostart decisions rest on: the container env and the desired
@@ -91,18 +56,13 @@ fn if_env_vars(model: &Model) -> std::collections::BTreeSet<String> {
 pub fn start_facts(model: &Model, warnings: &mut Vec<String>) -> StartFacts {
     StartFacts {
         env: container::container_env(),
-        remembered: remembered(model, warnings, &mut BTreeMap::new()),
+        remembered: remembered(model, warnings),
     }
 }
 
 /// Desired states of `remember` slots. A corrupt or symlinked state file is
-/// reported and treated as never set: it must never stop a boot. `seen`
-/// gets each read as an input (see [`super::inputs`]).
-fn remembered(
-    model: &Model,
-    warnings: &mut Vec<String>,
-    seen: &mut BTreeMap<String, String>,
-) -> BTreeMap<String, bool> {
+/// reported and treated as never set: it must never stop a boot.
+fn remembered(model: &Model, warnings: &mut Vec<String>) -> BTreeMap<String, bool> {
     let dir = Path::new(&model.state_dir);
     let mut out = BTreeMap::new();
     for slot in model
@@ -110,9 +70,7 @@ fn remembered(
         .iter()
         .filter(|s| s.autostart == Autostart::Remember)
     {
-        let read = state::read_desired(dir, &slot.name);
-        seen.insert(slot.name.clone(), format!("{read:?}"));
-        match read {
+        match state::read_desired(dir, &slot.name) {
             Ok(Some(d)) => {
                 out.insert(slot.name.clone(), d == Desired::Up);
             }

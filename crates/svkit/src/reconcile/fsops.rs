@@ -3,13 +3,11 @@
 //! and log dirs owned by the slot's user.
 
 use super::error::{io, ReconcileError};
-use super::record::Stamp;
 use super::DesiredFile;
 use nix::sys::stat::Mode;
 use std::collections::HashSet;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -29,9 +27,8 @@ pub fn write_file(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError>
 }
 
 /// Writes `file` into a slot being built in svkit's own temp dir: nothing
-/// else looks there, so the file is made in place (no temp file + rename),
-/// and stamped as written, for the record.
-pub fn write_new(slot: &Path, file: &DesiredFile) -> Result<Stamp, ReconcileError> {
+/// else looks there, so the file is made in place (no temp file + rename).
+pub fn write_new(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError> {
     let path = slot.join(&file.rel);
     if let Some(parent) = path.parent() {
         refuse_symlinked_dirs(slot, parent)?;
@@ -50,8 +47,7 @@ pub fn write_new(slot: &Path, file: &DesiredFile) -> Result<Stamp, ReconcileErro
     if nix::unistd::geteuid().is_root() {
         std::os::unix::fs::fchown(&f, Some(0), Some(0)).map_err(io(&path))?;
     }
-    let st = nix::sys::stat::fstat(f.as_raw_fd()).map_err(|e| io(&path)(e.into()))?;
-    Ok(Stamp::of(&st))
+    Ok(())
 }
 
 pub fn remove_file(slot: &Path, rel: &Path) -> Result<(), ReconcileError> {

@@ -2,34 +2,27 @@
 //! faces: `svctl plan` prints the plan, `svctl apply` and the boot hook
 //! `svkit-reconcile` carry it out.
 //!
-//! Data flows one way: desired slots (from render) + the live scandir →
-//! [`plan`] → [`apply`] → disk → s6. Slots svkit did not make (no `.svkit`
-//! marker) are never touched.
+//! Data flows one way, one file a step: [`prepare`] (`desired.rs`: load,
+//! validate, render) → [`plan`] (`plan.rs`, reading the disk through
+//! `live.rs`: each managed file's bytes, mode and owner against the render)
+//! → [`apply`] (`apply.rs`, under `lock.rs`: write what differs through
+//! `fsops.rs`, then tell s6). Nothing is cached between runs. Slots svkit
+//! did not make (no `.svkit` marker) are never touched.
 
 mod apply;
 mod desired;
-mod dirfd;
 mod error;
-#[cfg(test)]
-mod fastpath_tests;
 mod fsops;
-mod inputs;
 mod live;
 mod lock;
-mod memo;
 mod plan;
-mod record;
-mod seal;
 
-pub use apply::lookup_user;
-pub use apply::{apply, apply_prepared, ApplyOptions, Outcome};
+pub use apply::{apply, lookup_user, ApplyOptions, Outcome};
 pub use desired::{prepare, start_facts, Prepared};
 pub use error::ReconcileError;
 pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
-pub use inputs::Inputs;
 pub use live::{is_ours, MARKER};
 pub use lock::ScandirLock;
-pub use memo::{confirm_noop, Noop, MEMO, NOOP_INFO};
 pub use plan::{plan, Action, SlotPlan};
 
 use std::path::PathBuf;

@@ -1,16 +1,11 @@
 //! Classify every slot: create, update (which files), unchanged, delete.
-//! Reads the scandir, writes nothing. A slot the record confirms (see
-//! [`super::record`]) is unchanged without reading its files; any other is
-//! compared in full.
+//! Reads the scandir (every managed file of every declared slot, in full),
+//! writes nothing.
 
-use super::error::{io, ReconcileError};
-use super::live::{self, LiveFile, OWNER_UID};
-use super::record::{Record, SlotRecord};
+use super::error::ReconcileError;
+use super::live::{self, LiveFile};
 use super::DesiredSlot;
-use crate::par;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,52 +83,23 @@ fn restarts(rel: &Path) -> bool {
     rel == Path::new("run") || rel.starts_with("env")
 }
 
-/// A plan, and what it rested on: the record it read and the slots that
-/// record confirmed unchanged without a full compare.
-pub(super) struct Survey {
-    pub plans: Vec<SlotPlan>,
-    pub record: Record,
-    pub confirmed: BTreeSet<String>,
-}
-
-/// Below this many slots a second thread costs more than it saves.
-const CONFIRMS_PER_WORKER: usize = 64;
+/// Root owns every file svkit renders into a slot.
+const OWNER_UID: u32 = 0;
 
 pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
-    Ok(survey(scandir, desired)?.plans)
-}
-
-pub(super) fn survey(scandir: &Path, desired: &[DesiredSlot]) -> Result<Survey, ReconcileError> {
     let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
     let uid_matters = nix::unistd::geteuid().is_root();
-    let fd = File::open(scandir).map_err(io(scandir))?;
-    let record = Record::load(scandir);
-    let scandir_fd = fd.as_raw_fd();
-    // A few lstats a slot, hundreds of slots: spread over the CPUs.
-    let by_record = par::map(desired, CONFIRMS_PER_WORKER, |slot| {
-        live_names.contains(&slot.name)
-            && record
-                .section(&slot.name)
-                .and_then(SlotRecord::decode)
-                .is_some_and(|r| r.confirms(scandir_fd, slot, uid_matters))
-    });
-    let mut confirmed = BTreeSet::new();
     let mut plans = Vec::new();
-    let mut declared = BTreeSet::new();
-    for (slot, by_record) in desired.iter().zip(by_record) {
-        declared.insert(slot.name.clone());
+    for slot in desired {
+        let dir = scandir.join(&slot.name);
         let action = if !live_names.contains(&slot.name) {
             Action::Create
-        } else if by_record {
-            confirmed.insert(slot.name.clone());
-            Action::Unchanged
-        } else if !live::is_ours(&scandir.join(&slot.name)) {
+        } else if !live::is_ours(&dir) {
             return Err(ReconcileError::Foreign {
                 slot: slot.name.clone(),
             });
         } else {
-            let scan = live::scan(scandir, scandir_fd, slot, uid_matters)?;
-            compare(slot, &scan.files, uid_matters)
+            compare(slot, &live::read_files(&dir)?, uid_matters)
         };
         plans.push(SlotPlan {
             name: slot.name.clone(),
@@ -141,8 +107,9 @@ pub(super) fn survey(scandir: &Path, desired: &[DesiredSlot]) -> Result<Survey, 
             want_up: slot.want_up,
         });
     }
-    for name in live_names.difference(&declared) {
-        if live::is_ours(&scandir.join(name)) {
+    let declared: BTreeSet<&str> = desired.iter().map(|d| d.name.as_str()).collect();
+    for name in &live_names {
+        if !declared.contains(name.as_str()) && live::is_ours(&scandir.join(name)) {
             plans.push(SlotPlan {
                 name: name.clone(),
                 action: Action::Delete,
@@ -150,27 +117,17 @@ pub(super) fn survey(scandir: &Path, desired: &[DesiredSlot]) -> Result<Survey, 
             });
         }
     }
-    Ok(Survey {
-        plans,
-        record,
-        confirmed,
-    })
+    Ok(plans)
 }
 
-pub(super) fn compare(
-    slot: &DesiredSlot,
-    live: &BTreeMap<PathBuf, LiveFile>,
-    uid_matters: bool,
-) -> Action {
+fn compare(slot: &DesiredSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
     let mut changed = Vec::new();
     for f in &slot.files {
         let same = live.get(&f.rel).is_some_and(|l| {
             if live::presence_only(&f.rel) {
                 return l.is_regular();
             }
-            l.bytes.as_deref() == Some(f.bytes.as_slice())
-                && l.mode == f.mode
-                && (!uid_matters || l.uid == OWNER_UID)
+            l.bytes == f.bytes && l.mode == f.mode && (!uid_matters || l.uid == OWNER_UID)
         });
         if !same {
             changed.push(f.rel.clone());
@@ -222,7 +179,7 @@ mod tests {
                 (
                     PathBuf::from(p),
                     LiveFile {
-                        bytes: Some(b.as_bytes().to_vec()),
+                        bytes: b.as_bytes().to_vec(),
                         mode: *m,
                         uid: 0,
                     },
@@ -317,6 +274,83 @@ mod tests {
                 removed: vec!["down".into()],
                 restart: false
             }
+        );
+    }
+
+    /// On a real scandir: what s6 owns is not looked at, a FIFO is never
+    /// opened (not even one where a rendered file belongs), a planted
+    /// symlink differs, a stale file goes, foreign slots are refused or
+    /// left alone.
+    #[test]
+    fn plan_reads_the_disk() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tempdir");
+        let scan = t.path();
+        let want = slot(&[
+            (".svkit", "{}", 0o644),
+            ("run", "x", 0o755),
+            ("log/run", "y", 0o755),
+        ]);
+        let put = |rel: &str, bytes: &str, mode: u32| {
+            let p = scan.join("a").join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, bytes).expect("write");
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        };
+        for f in &want.files {
+            put(
+                f.rel.to_str().expect("utf-8"),
+                std::str::from_utf8(&f.bytes).expect("utf-8"),
+                f.mode,
+            );
+        }
+        let fifo = |rel: &str| {
+            let p = scan.join("a").join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo")
+        };
+        fifo("supervise/control");
+        fifo("log/event/x");
+        put("supervise/status", "whatever", 0o644);
+        let action = || {
+            plan(scan, std::slice::from_ref(&want)).expect("plan")[0]
+                .action
+                .clone()
+        };
+        assert_eq!(action(), Action::Unchanged);
+
+        std::fs::remove_file(scan.join("a/run")).expect("rm");
+        fifo("run");
+        let run_changed = Action::Update {
+            changed: vec!["run".into()],
+            removed: vec![],
+            restart: true,
+        };
+        assert_eq!(action(), run_changed, "a FIFO is not the file");
+        std::fs::remove_file(scan.join("a/run")).expect("rm");
+        put("x", "x", 0o755);
+        std::os::unix::fs::symlink("x", scan.join("a/run")).expect("symlink");
+        // Even to a file with the rendered bytes; the stray file goes.
+        let planted = Action::Update {
+            changed: vec!["run".into()],
+            removed: vec!["x".into()],
+            restart: true,
+        };
+        assert_eq!(action(), planted);
+
+        // Not ours: refused when declared, left alone when not.
+        std::fs::create_dir(scan.join("b")).expect("mkdir");
+        let mut b = want.clone();
+        b.name = "b".into();
+        assert!(matches!(
+            plan(scan, &[b]),
+            Err(ReconcileError::Foreign { .. })
+        ));
+        let plans = plan(scan, &[]).expect("plan");
+        assert_eq!(plans.len(), 1, "{plans:?}");
+        assert_eq!(
+            (plans[0].name.as_str(), &plans[0].action),
+            ("a", &Action::Delete)
         );
     }
 }

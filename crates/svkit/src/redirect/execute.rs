@@ -53,7 +53,7 @@ pub fn execute(
         .any(|s| !scandir.join(s).is_dir());
     if missing {
         let prepared = reconcile::prepare(config_dir).map_err(RedirectError::Config)?;
-        reconcile::apply_prepared(scandir, &prepared, &ApplyOptions::default())
+        reconcile::apply(scandir, &prepared.desired, &ApplyOptions::default())
             .map_err(RedirectError::Reconcile)?;
     }
     let mut warnings = Vec::new();

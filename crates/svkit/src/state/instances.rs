@@ -186,37 +186,19 @@ pub fn inject(
 /// doc). The returned warnings include the config's own.
 pub fn load_config(config_dir: &Path) -> Result<Validated, LoadError> {
     let layers = config::read_layers(config_dir)?;
-    Ok(load_config_from(&layers, &FsInstances)?.0)
-}
-
-/// The registered instances as a load saw them: the names per template, or
-/// why they could not be read, and the notes on entries skipped.
-pub type RegisteredSeen = (Result<BTreeMap<String, Vec<String>>, String>, Vec<String>);
-
-/// Reads the registered instances of `state_dir` as [`load_config`] does.
-pub fn registered_seen(state_dir: &Path) -> RegisteredSeen {
+    let mut first = config::load_layers(&layers, &FsInstances)?;
     let mut notes = Vec::new();
-    let reg = registered(state_dir, &mut notes).map_err(|e| e.to_string());
-    (reg, notes)
-}
-
-/// [`load_config`] over layers already read, discovering instances through
-/// `src`; also returns the registered instances it used.
-pub fn load_config_from(
-    layers: &[(PathBuf, Vec<u8>)],
-    src: &dyn config::InstanceSource,
-) -> Result<(Validated, RegisteredSeen), LoadError> {
-    let mut first = config::load_layers(layers, src)?;
-    let seen = registered_seen(Path::new(&first.model.state_dir));
-    let (reg, mut notes) = seen.clone();
-    let reg = reg.unwrap_or_else(|e| {
-        notes.push(format!("registered instances ignored: {e}"));
-        BTreeMap::new()
-    });
+    let reg = match registered(Path::new(&first.model.state_dir), &mut notes) {
+        Ok(r) => r,
+        Err(e) => {
+            notes.push(format!("registered instances ignored: {e}"));
+            BTreeMap::new()
+        }
+    };
     let mut out = if reg.is_empty() {
         first
     } else {
-        match config::load_layers(&inject(layers, &reg), src) {
+        match config::load_layers(&inject(&layers, &reg), &FsInstances) {
             Ok(v) => v,
             Err(e) => {
                 let why = e.to_string().replace('\n', "; ");
@@ -229,7 +211,7 @@ pub fn load_config_from(
     };
     out.warnings
         .extend(notes.into_iter().map(|message| Warning { message }));
-    Ok((out, seen))
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ mod instances;
 
 pub use desired::{read_desired, write_desired, Desired, StateError};
 pub use instances::{
-    inject, is_registered, load_config, load_config_from, register, registered, registered_seen,
-    unregister, RegisteredSeen, INSTANCES_DIR,
+    inject, is_registered, load_config, register, registered, unregister, INSTANCES_DIR,
 };
 
 use std::path::Path;
