@@ -170,16 +170,20 @@ pub fn check_log_dirs<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<()
 /// `log/run` applies the same rule when it starts.
 pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
     use nix::errno::Errno;
-    use nix::fcntl::{openat, OFlag};
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use rustix::fs::OFlags;
+    use std::os::fd::{AsRawFd, OwnedFd};
     check_log_dir(dir)?;
-    let walk = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let walk = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let open =
         |parent: Option<&OwnedFd>, name: &Path, path: &Path| -> Result<OwnedFd, ReconcileError> {
-            match openat(parent.map(|p| p.as_raw_fd()), name, walk, Mode::empty()) {
-                // SAFETY: a fresh descriptor that nothing else owns.
-                Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
-                Err(Errno::ELOOP) => Err(ReconcileError::Symlink {
+            let none = rustix::fs::Mode::empty();
+            let fd = match parent {
+                Some(p) => rustix::fs::openat(p, name, walk, none),
+                None => rustix::fs::openat(rustix::fs::CWD, name, walk, none),
+            };
+            match fd {
+                Ok(fd) => Ok(fd),
+                Err(rustix::io::Errno::LOOP) => Err(ReconcileError::Symlink {
                     path: path.to_path_buf(),
                 }),
                 Err(e) => Err(io(path)(e.into())),
