@@ -46,7 +46,7 @@ FROM debian:bookworm-slim AS base
 #     the build.
 ARG S6_OVERLAY_SOURCE=release
 # s6-overlay pinned by version and by the SHA256 of every tarball we extract
-# (SPEC §11: the same values are pinned by two independent public Dockerfiles).
+# (the same values are pinned by two independent public Dockerfiles).
 # Changing the version means changing all four hashes; a wrong hash fails the
 # build closed instead of extracting an unverified tarball.
 ARG S6_OVERLAY_VERSION=3.2.3.0

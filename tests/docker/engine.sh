@@ -1,6 +1,6 @@
 #!/bin/sh
 # A real Docker engine for the tests and the demo, on a machine without a
-# registry (SPEC §8), and the offline build of the shipped Dockerfile.
+# registry, and the offline build of the shipped Dockerfile.
 #
 #   tests/docker/engine.sh up         make `docker info` answer (start dockerd
 #                                     if needed) and make sure the base image

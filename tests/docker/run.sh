@@ -253,7 +253,7 @@ s_redirect() {
   kids=$(procs "$c" | awk -v p="$wrap" '$2 == p' | wc -l | tr -d ' ')
   [ "$kids" = 0 ] || { err "svkit-wrap (pid $wrap) has $kids children"; procs "$c" >&2; return 1; }
   [ "$(count_matching "$c" '$3 ~ /(^|\/)sleep$/')" = 0 ] || { err "a sleep process runs"; return 1; }
-  # SPEC §5: under 2 MB while waiting. Judged on its private memory
+  # Under 2 MB while waiting. Judged on its private memory
   # (RssAnon); VmRSS also counts the file-backed pages of the binary and
   # libc that every process maps, and is printed for the record.
   mem=$(as_root "$c" awk '/^(VmRSS|RssAnon):/ { sub(":", "", $1); printf "%s=%s ", $1, $2 }' "/proc/$wrap/status")
@@ -380,7 +380,7 @@ s_dashboard() {
   fi
 }
 
-# SPEC §9: a slot an operator started comes back after `docker restart`
+# A slot an operator started comes back after `docker restart`
 # (desired state persisted under /data/.svkit, on the volume), and the
 # cont-finish hook stops slots cleanly without forgetting that.
 s_restart_remembers() {
@@ -397,7 +397,7 @@ s_restart_remembers() {
   until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway after docker restart"; return 1; }
 }
 
-# SPEC §4 Shutdown: `docker stop` runs 50-svkit-stop, slots stop before the
+# Shutdown: `docker stop` runs 50-svkit-stop, slots stop before the
 # final TERM/KILL and their loggers flush the last lines. The container
 # exits 0 (s6-overlay's default, S6_CMD_RECEIVE_SIGNALS unset: a requested
 # stop is a clean stop), and 143 with S6_CMD_RECEIVE_SIGNALS=1 (docs/image.md).
@@ -429,7 +429,7 @@ s_clean_stop() {
 
 # The image's HEALTHCHECK (`svctl status`), with its timing shortened:
 # healthy while every slot is in its wanted state, unhealthy when a wanted
-# slot failed for good (exit 78 = permanent failure, SPEC §3).
+# slot failed for good (exit 78 = permanent failure).
 s_healthcheck() {
   fast="--health-interval=2s --health-start-period=0s --health-retries=1"
   # shellcheck disable=SC2086 # $fast is several options

@@ -1,6 +1,6 @@
 //! Test support for the demo image (dev-only, never shipped): a small
 //! Dockerfile reader, Markdown fence extraction, the s6-overlay pins of
-//! SPEC §11, and lookups of the external checkers (hadolint, shellcheck).
+//! the project's specification, and lookups of the external checkers (hadolint, shellcheck).
 //!
 //! The tests themselves are in `tests/`.
 
@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The s6-overlay release the image pins (SPEC §11).
+/// The s6-overlay release the image pins.
 pub const S6_OVERLAY_VERSION: &str = "3.2.3.0";
 
 /// `(tarball, Dockerfile ARG, SHA256)` for every tarball the image may
-/// extract, copied from SPEC §11 (a test compares them with the SPEC when
+/// extract, copied from the specification's pin table (a test compares them with the SPEC when
 /// it is readable).
 pub const S6_OVERLAY_PINS: [(&str, &str, &str); 4] = [
     (
@@ -350,7 +350,7 @@ pub fn checker(test: &str, tool: &str, install: &str) -> Option<PathBuf> {
     found
 }
 
-/// The SHA256 values of SPEC §11's table, when the SPEC is readable:
+/// The SHA256 values of the specification's pin table, when it is readable:
 /// `$SVKIT_SPEC`, else `../shared/SPEC.md` beside the repository.
 pub fn spec_pins() -> Option<(PathBuf, BTreeMap<String, String>)> {
     let path = std::env::var_os("SVKIT_SPEC")

@@ -1,4 +1,4 @@
-//! The facts the demo image's `Dockerfile` must hold (issue 8, SPEC §11):
+//! The facts the demo image's `Dockerfile` must hold,
 //! read from the file itself, so a careless edit fails here before it
 //! reaches a registry.
 
@@ -105,7 +105,7 @@ fn s6_overlay_hashes_are_the_spec_values() {
         assert_eq!(
             args.get(arg).map(String::as_str),
             Some(sha),
-            "ARG {arg} ({tarball}) must be SPEC §11's value"
+            "ARG {arg} ({tarball}) must be the pinned value"
         );
     }
     match spec_pins() {
@@ -121,7 +121,7 @@ fn s6_overlay_hashes_are_the_spec_values() {
         }
         None => svkit_testkit::skip(
             "s6_overlay_hashes_are_the_spec_values",
-            "SPEC.md not found beside the repository (set SVKIT_SPEC): compared with this test's copy of SPEC §11 only",
+            "SPEC.md not found beside the repository (set SVKIT_SPEC): compared with this test's copy of its pin table only",
         ),
     }
 }
@@ -133,7 +133,7 @@ fn s6_overlay_is_downloaded_with_retries_and_verified_before_extraction() {
     let a = &run.args;
     assert!(
         a.contains("https://github.com/just-containers/s6-overlay/releases/download/v${S6_OVERLAY_VERSION}"),
-        "release URL pattern of SPEC §11: {a}"
+        "the release URL pattern: {a}"
     );
     for needle in ["curl ", "--retry", "--fail"] {
         assert!(a.contains(needle), "the download uses `{needle}`: {a}");

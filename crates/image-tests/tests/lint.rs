@@ -1,4 +1,4 @@
-//! The real checkers of SPEC §12 on the image's files: hadolint on the
+//! The real checkers on the image's files: hadolint on the
 //! Dockerfile, shellcheck on every script under rootfs/ and on
 //! tests/docker/run.sh. A checker that is not installed is a printed SKIP,
 //! or a failure with SVKIT_NO_SKIP=1 (`make test` as root).

@@ -1,7 +1,7 @@
 //! Facts about the container svkit runs in: where things are, whether
 //! s6-overlay is running, and the container environment.
 //!
-//! Every path has an environment override (SPEC §1) so the suite runs
+//! Every path has an environment override so the suite runs
 //! without s6-overlay; the defaults are what an image gets.
 
 use std::collections::BTreeMap;
