@@ -18,6 +18,46 @@ const CONFIG: &str = r#"{
 
 const ALL: &[&str] = &["gw-a", "gw-b", "rem", "rdy"];
 
+const LONG: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A background `svctl wait` (its pid in `/tmp/wait.pid`, its exit code
+/// written to `/tmp/wait.rc` when it ends), as /proc shows it.
+struct Waiter {
+    done: bool,
+    /// Blocked in poll(2) (the wait's sleep).
+    in_poll: bool,
+    /// inotify watches it holds.
+    watches: usize,
+    /// Times it went to sleep (voluntary context switches).
+    slept: u64,
+}
+
+fn waiter(sbx: &Sandbox) -> Waiter {
+    let o = sbx.sh(
+        "p=$(cat /tmp/wait.pid 2>/dev/null) || { echo starting; exit 0; }; \
+         [ -e /tmp/wait.rc ] && { echo done; exit 0; }; \
+         echo wchan=$(cat /proc/$p/wchan 2>/dev/null); \
+         echo syscall=$(cut -d' ' -f1 /proc/$p/syscall 2>/dev/null); \
+         echo watches=$(cat /proc/$p/fdinfo/* 2>/dev/null | grep -c '^inotify wd:'); \
+         grep '^voluntary_ctxt_switches:' /proc/$p/status 2>/dev/null | tr -d ' \t'",
+    );
+    let text = stdout(&o);
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .unwrap_or("")
+            .to_string()
+    };
+    // poll(2) or ppoll(2) on x86_64, whatever wchan says.
+    let syscall = field("syscall=");
+    Waiter {
+        done: text.trim() == "done",
+        in_poll: field("wchan=").contains("poll") || syscall == "7" || syscall == "271",
+        watches: field("watches=").parse().unwrap_or(0),
+        slept: field("voluntary_ctxt_switches:").parse().unwrap_or(0),
+    }
+}
+
 #[test]
 fn start_stop_restart_wait_until_reached() {
     if !sandbox_or_skip("start_stop_restart_wait_until_reached") {
@@ -121,9 +161,25 @@ fn wait_ready_returns_when_the_app_notifies_and_timeouts_exit_1() {
         1,
     );
     // A waiter in the background; it must not be done before the signal.
-    let o = sbx.sh("(svctl wait ready --timeout 60000 rdy; echo $? > /tmp/wait.rc.tmp; mv /tmp/wait.rc.tmp /tmp/wait.rc) >/dev/null 2>&1 &");
+    let o = sbx.sh(
+        "sh -c 'svctl wait ready --timeout 60000 rdy & echo $! > /tmp/wait.pid.tmp; \
+         mv /tmp/wait.pid.tmp /tmp/wait.pid; wait $!; echo $? > /tmp/wait.rc.tmp; \
+         mv /tmp/wait.rc.tmp /tmp/wait.rc' </dev/null >/dev/null 2>&1 &",
+    );
     expect_code(&o, 0);
     let rc = sbx.root().join("tmp/wait.rc");
+    // Not done while it is asleep having looked (both inotify watches made,
+    // so past its first look at rdy), nor after it woke, looked again and
+    // went back to sleep: an early return at either look would show.
+    let asleep = || {
+        let w = waiter(&sbx);
+        assert!(!w.done, "wait ready returned before readiness");
+        (w.in_poll && w.watches >= 2).then_some(w.slept)
+    };
+    let slept = poll("the waiter asleep after its first look", LONG, asleep);
+    poll("the waiter asleep again after another look", LONG, || {
+        asleep().filter(|&n| n > slept)
+    });
     assert!(!rc.exists(), "wait ready returned before readiness");
     assert_eq!(svstat(&sbx, "rdy", "ready"), "false");
     expect_code(&sbx.sh("echo go > /tmp/go"), 0);

@@ -50,18 +50,23 @@ fn logs_tail_across_rotation_and_follow() {
     wait_supervised(&sbx, &["chatty"]);
     expect_code(&sbx.sh("echo one > /tmp/tag"), 0);
     expect_code(&sbx.exec(&["svctl", "start", "--wait", "chatty"]), 0);
-    poll("line 299 logged", Duration::from_secs(10), || {
-        logged(&fx, "one line 999\n")
-    });
-    let archives = std::fs::read_dir(fx.data.path().join("logs/chatty"))
-        .expect("log dir")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with('@'))
-        .count();
-    assert!(archives >= 2, "no forced rotation: {archives} archives");
-    let current =
-        std::fs::read_to_string(fx.data.path().join("logs/chatty/current")).expect("current");
-    assert!(current.len() <= 4096 + 100, "{}", current.len());
+    // s6-log rotates when `current` *approaches* max_bytes (its docs): a
+    // burst it reads in one chunk overshoots (a 13948-byte `current` was
+    // seen), so no bound on one file holds. That max_bytes reached it shows
+    // in the rotations: ~45 kB under the default 99999 would make none.
+    poll(
+        "line 999 logged, and rotated",
+        Duration::from_secs(10),
+        || {
+            logged(&fx, "one line 999\n")?;
+            let n = std::fs::read_dir(fx.data.path().join("logs/chatty"))
+                .expect("log dir")
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with('@'))
+                .count();
+            (n >= 1).then_some(())
+        },
+    );
 
     let o = sbx.exec(&["svctl", "logs", "-n", "5", "chatty"]);
     expect_code(&o, 0);
@@ -76,15 +81,23 @@ fn logs_tail_across_rotation_and_follow() {
     assert!(stdout(&o).starts_with("20"), "{}", stdout(&o));
 
     // Follow from the end, then a second run rotates several times.
-    let o = sbx.sh("svctl logs -f -n 0 chatty > /tmp/follow.out 2>/tmp/follow.err &");
+    let o = sbx.sh("svctl logs -f -n 0 chatty > /tmp/follow.out 2>/tmp/follow.err & echo $!");
     expect_code(&o, 0);
+    let follower = stdout(&o).trim().to_string();
     let out = sbx.root().join("tmp/follow.out");
-    // The follower is up once it holds `current` open (no sleep needed).
-    poll("follower running", Duration::from_secs(10), || {
-        stdout(&sbx.sh("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^svctl logs -f'"))
-            .trim()
-            .eq("1")
-            .then_some(())
+    // The follower is following once it holds `current` open and has its
+    // inotify watch: it read `current` to its end before making the watch,
+    // so every line written from now on is new to it.
+    poll("follower holding current", Duration::from_secs(10), || {
+        let fds = stdout(&sbx.sh(&format!(
+            "kill -0 {follower} && ls -l /proc/{follower}/fd || echo gone"
+        )));
+        assert!(
+            !fds.contains("gone"),
+            "the follower ended: {}",
+            std::fs::read_to_string(sbx.root().join("tmp/follow.err")).unwrap_or_default()
+        );
+        (fds.contains(" -> /data/logs/chatty/current\n") && fds.contains("inotify")).then_some(())
     });
     expect_code(&sbx.sh("echo two > /tmp/tag"), 0);
     expect_code(&sbx.exec(&["svctl", "restart", "--wait", "chatty"]), 0);

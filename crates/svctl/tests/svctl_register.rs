@@ -31,6 +31,18 @@ fn supervisors(sbx: &Sandbox, slot: &str) -> usize {
     stdout(&o).trim().parse().unwrap_or(0)
 }
 
+/// `svctl register ARGS...`, then at once, in the same shell, `s6-svok`
+/// on `slot`: register returns only once the slot is supervised, so no
+/// wait is needed. Its stdout ends with `svok=CODE`; it exits with
+/// register's code.
+fn register_then_svok(sbx: &Sandbox, args: &[&str], slot: &str) -> std::process::Output {
+    let args: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    sbx.sh(&format!(
+        "svctl register {}; rc=$?; s6-svok /run/service/{slot}; echo svok=$?; exit $rc",
+        args.join(" ")
+    ))
+}
+
 #[test]
 fn register_then_unregister_an_instance() {
     if !sandbox_or_skip("register_then_unregister_an_instance") {
@@ -39,16 +51,18 @@ fn register_then_unregister_an_instance() {
     let fx = Fixture::new(CONFIG);
     let sbx = fx.boot();
     wait_supervised(&sbx, &["gw-default", "plain"]);
-    let o = sbx.exec(&["svctl", "register", "eve"]);
+    let o = register_then_svok(&sbx, &["eve"], "gw-eve");
     expect_code(&o, 0);
     assert!(
         stdout(&o).contains("reconcile: slot=gw-eve action=create state=up"),
         "{}",
         stdout(&o)
     );
-    poll("gw-eve supervised", Duration::from_secs(1), || {
-        supervised(&sbx, "gw-eve").then_some(())
-    });
+    assert!(
+        stdout(&o).ends_with("svok=0\n"),
+        "register returned before gw-eve was supervised: {}",
+        stdout(&o)
+    );
     wait_field(&sbx, "gw-eve", "up", "true");
     // The registration is state: it survives a restart.
     assert!(fx
@@ -118,13 +132,13 @@ fn several_templates_need_slot() {
     let o = sbx.exec(&["svctl", "register", "x"]);
     expect_code(&o, 100);
     assert!(err(&o).contains("--slot"), "{}", err(&o));
-    expect_code(
-        &sbx.exec(&["svctl", "register", "--slot", "wk-{instance}", "x"]),
-        0,
+    let o = register_then_svok(&sbx, &["--slot", "wk-{instance}", "x"], "wk-x");
+    expect_code(&o, 0);
+    assert!(
+        stdout(&o).ends_with("svok=0\n"),
+        "register returned before wk-x was supervised: {}",
+        stdout(&o)
     );
-    poll("wk-x supervised", Duration::from_secs(1), || {
-        supervised(&sbx, "wk-x").then_some(())
-    });
     assert!(!sbx.root().join("run/service/gw-x").exists());
     sbx.stop();
 }

@@ -9,6 +9,11 @@ mod common;
 use cli_common::*;
 use common::*;
 
+/// How long a bound child may take to go once its binding fired. The
+/// kernel acts at once and lifeline's orderly stop takes milliseconds; this
+/// leaves a loaded machine room. The control below watches as long.
+const PROMPTLY: Duration = Duration::from_secs(5);
+
 #[test]
 fn child_stdin_is_a_pipe_and_sees_watch_env() {
     let dir = tempfile::tempdir().unwrap();
@@ -31,7 +36,7 @@ fn child_stdin_is_a_pipe_and_sees_watch_env() {
 }
 
 #[test]
-fn parent_kill9_pdeathsig_path_stops_child_within_1s() {
+fn parent_kill9_pdeathsig_path_stops_child_promptly() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());
     let info = dir.path().join("info");
@@ -49,8 +54,8 @@ fn parent_kill9_pdeathsig_path_stops_child_within_1s() {
     kill(gw.id() as i32, 9);
     gw.wait().unwrap();
     assert!(
-        wait_for(ONE_SECOND, || is_gone(pid)),
-        "child still alive 1 s after its gateway was killed -9"
+        wait_for(PROMPTLY, || is_gone(pid)),
+        "child still alive {PROMPTLY:?} after its gateway was killed -9"
     );
     assert!(
         wait_for(LONG, || is_gone(ll)),
@@ -59,7 +64,7 @@ fn parent_kill9_pdeathsig_path_stops_child_within_1s() {
 }
 
 #[test]
-fn parent_kill9_stdin_eof_path_stops_child_within_1s() {
+fn parent_kill9_stdin_eof_path_stops_child_promptly() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());
     let info = dir.path().join("info");
@@ -79,8 +84,8 @@ fn parent_kill9_stdin_eof_path_stops_child_within_1s() {
     kill(gw.id() as i32, 9);
     gw.wait().unwrap();
     assert!(
-        wait_for(ONE_SECOND, || is_gone(pid)),
-        "child still alive 1 s after its gateway was killed -9"
+        wait_for(PROMPTLY, || is_gone(pid)),
+        "child still alive {PROMPTLY:?} after its gateway was killed -9"
     );
     assert!(wait_for(LONG, || is_gone(ll)));
 }
@@ -106,7 +111,7 @@ fn control_without_either_binding_the_child_outlives_the_parent() {
     gw.wait().unwrap();
     assert!(wait_for(LONG, || listening("127.0.0.1", port)));
     assert!(
-        !wait_for(ONE_SECOND, || is_gone(pid)),
+        !wait_for(PROMPTLY, || is_gone(pid)),
         "unbound child should have survived"
     );
     kill(ll, 15);
@@ -117,7 +122,7 @@ fn control_without_either_binding_the_child_outlives_the_parent() {
 }
 
 #[test]
-fn lifeline_kill9_child_pdeathsig_kills_child_within_1s() {
+fn lifeline_kill9_child_pdeathsig_kills_child_promptly() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());
     let info = dir.path().join("info");
@@ -134,8 +139,8 @@ fn lifeline_kill9_child_pdeathsig_kills_child_within_1s() {
     kill(ll.id() as i32, 9);
     ll.wait().unwrap();
     assert!(
-        wait_for(ONE_SECOND, || is_gone(pid)),
-        "child outlived lifeline's hard death"
+        wait_for(PROMPTLY, || is_gone(pid)),
+        "child outlived lifeline's hard death by {PROMPTLY:?}"
     );
 }
 
@@ -192,8 +197,10 @@ fn port_free_no_kill_then_sigterm_stops_with_child_code() {
 /// not bound and runs the child to its end.
 #[test]
 fn parent_outside_the_pid_namespace_is_not_bound_to() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root for a PID namespace");
+    if !svkit_testkit::root_or_skip(
+        "parent_outside_the_pid_namespace_is_not_bound_to",
+        "a PID namespace",
+    ) {
         return;
     }
     let o = std::process::Command::new("unshare")

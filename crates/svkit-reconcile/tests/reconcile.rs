@@ -348,6 +348,44 @@ fn remembered_state_survives_a_restart_and_corrupt_state_warns() {
     sbx.stop();
 }
 
+/// The lock file of the scandir, inside the sandbox.
+const LOCK: &str = "/run/service/.svkit/lock";
+
+/// What `/tmp/NAME.{pid,rc}` (written by [`start_reconcile`]) say of one
+/// background reconcile: "done" once its exit code is written, "waiting"
+/// while it holds the scandir lock file open, else "starting".
+fn progress(sbx: &Sandbox, names: &[&str]) -> Vec<String> {
+    let script = names
+        .iter()
+        .map(|n| {
+            format!(
+                "if [ -e /tmp/{n}.rc ]; then echo done; \
+                 elif ls -l /proc/$(cat /tmp/{n}.pid 2>/dev/null || echo none)/fd 2>/dev/null | grep -q ' -> {LOCK}$'; then echo waiting; \
+                 else echo starting; fi"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    stdout(&sbx.sh(&script))
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Starts `svkit-reconcile` in the background inside, pausing `pause_ms`
+/// under the lock before it renames anything: its pid goes to
+/// `/tmp/NAME.pid`, its output to `/tmp/NAME.out`, its exit code (once it
+/// ends) to `/tmp/NAME.rc`.
+fn start_reconcile(sbx: &Sandbox, name: &str, pause_ms: u64) {
+    let o = sbx.sh(&format!(
+        "SVKIT_TEST_PAUSE_BEFORE_RENAME_MS={pause_ms} \
+         sh -c 'svkit-reconcile > /tmp/{name}.out 2>&1 & echo $! > /tmp/{name}.pid.tmp; \
+         mv /tmp/{name}.pid.tmp /tmp/{name}.pid; wait $!; echo $? > /tmp/{name}.rc.tmp; \
+         mv /tmp/{name}.rc.tmp /tmp/{name}.rc' </dev/null >/dev/null 2>&1 &"
+    ));
+    assert_eq!(o.status.code(), Some(0), "starting reconcile {name}");
+}
+
 #[test]
 fn killed_apply_converges_and_concurrent_applies_serialize() {
     if !sandbox_or_skip("killed_apply_converges_and_concurrent_applies_serialize") {
@@ -356,15 +394,41 @@ fn killed_apply_converges_and_concurrent_applies_serialize() {
     let fx = Fixture::new(r#"{ "slots": [] }"#);
     let sbx = fx.boot(&[]);
     fs::write(sbx.root().join(TEST_CONFIG), CONFIG).expect("write");
-    // Pause between building a slot and renaming it, then kill -9 there.
-    let o = sbx.sh(
-        "SVKIT_TEST_PAUSE_BEFORE_RENAME_MS=5000 svkit-reconcile >/dev/null 2>&1 & pid=$!; \
-         while ! ls -A /run/service | grep -q '^\\.svkit-tmp-'; do sleep 0.05; done; kill -9 $pid; wait $pid; ls -A /run/service",
-    );
+    // Pause between building a slot and renaming it (far longer than the
+    // test: it is killed there), then kill -9 once a temp dir shows.
+    let o = sbx
+        .sh("SVKIT_TEST_PAUSE_BEFORE_RENAME_MS=600000 svkit-reconcile >/dev/null 2>&1 & echo $!");
+    let pid = stdout(&o).trim().to_string();
     assert!(
-        stdout(&o).contains(".svkit-tmp-"),
-        "no temp dir seen: {}",
-        stdout(&o)
+        !pid.is_empty(),
+        "no pid: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let scandir = sbx.root().join("run/service");
+    let temp_dirs = || -> Vec<String> {
+        fs::read_dir(&scandir)
+            .expect("scandir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".svkit-tmp-"))
+            .collect()
+    };
+    poll(
+        "a temp dir of the paused apply",
+        Duration::from_secs(30),
+        || {
+            assert!(
+                sbx.sh(&format!("kill -0 {pid}")).status.success(),
+                "the paused apply ended before building anything"
+            );
+            (!temp_dirs().is_empty()).then_some(())
+        },
+    );
+    expect_ok(&sbx.sh(&format!("kill -9 {pid}")));
+    sbx.wait_gone(&pid, Duration::from_secs(10));
+    assert!(
+        !temp_dirs().is_empty(),
+        "the temp dirs vanished with the kill"
     );
     let o = sbx.exec(&["svkit-reconcile"]);
     assert_eq!(
@@ -376,11 +440,62 @@ fn killed_apply_converges_and_concurrent_applies_serialize() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("swept .svkit-tmp-"));
     let o = sbx.sh("ls -A /run/service | grep '^\\.svkit-' || true");
     assert_eq!(stdout(&o), "");
-    // Two at once: both succeed in turn; the scandir ends consistent.
-    let o = sbx.sh("svkit-reconcile > /tmp/a 2>&1 & svkit-reconcile > /tmp/b 2>&1; wait $!; echo $?; cat /tmp/a /tmp/b");
-    assert!(stdout(&o).starts_with("0\n"), "{}", stdout(&o));
+
+    // Two at once, with something to do (a new profile): both wait for the
+    // lock while this test holds it, then run one after the other.
+    fs::create_dir_all(fx.data.path().join("profiles/dave")).expect("mkdir");
+    fs::write(fx.data.path().join("profiles/dave/SOUL.md"), "").expect("write");
+    expect_ok(&sbx.sh(&format!(
+        "mkfifo /tmp/release && \
+         flock {LOCK} sh -c 'touch /tmp/held; read x < /tmp/release' </dev/null >/dev/null 2>&1 &"
+    )));
+    poll("the test holds the lock", Duration::from_secs(10), || {
+        sbx.root().join("tmp/held").exists().then_some(())
+    });
+    // Each apply, once it has the lock, holds it a while mid-way: one that
+    // did not wait for the other would run in that window.
+    start_reconcile(&sbx, "a", 500);
+    start_reconcile(&sbx, "b", 500);
+    poll(
+        "both applies waiting on the lock",
+        Duration::from_secs(30),
+        || {
+            let p = progress(&sbx, &["a", "b"]);
+            assert!(
+                !p.iter().any(|s| s == "done"),
+                "an apply ended while the lock was held: {p:?}"
+            );
+            (p == ["waiting", "waiting"]).then_some(())
+        },
+    );
+    // Both are in flight at once and neither has touched the scandir.
+    assert_eq!(temp_dirs(), Vec::<String>::new());
+    assert!(
+        !scandir.join("gw-dave").exists(),
+        "applied under a held lock"
+    );
+    expect_ok(&sbx.sh("echo go > /tmp/release"));
+    poll("both applies done", Duration::from_secs(60), || {
+        (progress(&sbx, &["a", "b"]) == ["done", "done"]).then_some(())
+    });
+    let file = |f: &str| fs::read_to_string(sbx.root().join("tmp").join(f)).expect(f);
+    let (a, b) = (file("a.out"), file("b.out"));
+    assert_eq!(file("a.rc").trim(), "0", "apply a:\n{a}");
+    assert_eq!(file("b.rc").trim(), "0", "apply b:\n{b}");
+    // One after the other: exactly one made gw-dave; the other ran after it
+    // had finished, so found every slot as it wanted it.
+    let made = |out: &str| out.contains("reconcile: slot=gw-dave action=create");
+    let unchanged = |out: &str| out.matches("action=unchanged").count() == ALL.len() + 1;
+    assert!(
+        made(&a) && unchanged(&b) || made(&b) && unchanged(&a),
+        "not one after the other:\n--- a:\n{a}--- b:\n{b}"
+    );
     let o = sbx.exec(&["svkit-reconcile"]);
-    assert_eq!(stdout(&o).matches("action=unchanged").count(), ALL.len());
+    assert_eq!(
+        stdout(&o).matches("action=unchanged").count(),
+        ALL.len() + 1
+    );
+    assert_eq!(temp_dirs(), Vec::<String>::new());
     // A lock held too long: the second fails clearly.
     let o = sbx.sh(
         "exec 9>/run/service/.svkit/lock; flock 9; svkit-reconcile --lock-timeout 200; echo rc=$?",
@@ -391,6 +506,17 @@ fn killed_apply_converges_and_concurrent_applies_serialize() {
         "{text}"
     );
     sbx.stop();
+}
+
+#[track_caller]
+fn expect_ok(o: &std::process::Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]

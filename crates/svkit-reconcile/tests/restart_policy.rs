@@ -6,8 +6,9 @@
 //! - `perm` exits 78 (a permanent exit code): down for good after one death;
 //! - `clean-stop` exits 0 with `on_clean_exit: stop`: not restarted;
 //! - `clean-restart` exits 0 with `on_clean_exit: restart`: restarted;
-//! - `backoff` exits 1 with `backoff.max_s: 4`: the gaps between its deaths,
-//!   read from s6's own `supervise/death_tally`, grow up to `max_s`;
+//! - `backoff` exits 1 with `backoff.max_s: 4`: the delays its `finish`
+//!   announces grow up to `max_s`, and the gaps between its deaths, read
+//!   from s6's own `supervise/death_tally`, are at least those delays;
 //! - `loop` exits 1 with `max_deaths: 3, within_s: 60`: stopped after 3.
 //!
 //! Every wait is a deadline poll. "Stays down" is checked by an observation
@@ -39,7 +40,7 @@ const CONFIG: &str = r#"{
 }"#;
 
 /// `backoff.max_s` of the `backoff` slot.
-const MAX_S: f64 = 4.0;
+const MAX_S: u32 = 4;
 /// Deaths of `backoff` to collect: delays 0, 1, 2, 4, 4 after the first five,
 /// so the last two gaps are at the cap.
 const BACKOFF_DEATHS: usize = 6;
@@ -177,7 +178,28 @@ fn restart_policy_under_real_s6() {
         assert_eq!(deaths(&sbx, slot).len(), n, "{slot} after the window");
     }
 
-    // Backoff: gaps between deaths (s6's stamps) grow, then sit at max_s.
+    // Backoff: the delay finish chose after each death (it says so before
+    // sleeping) grows, then sits at max_s; none after the first death.
+    let logs = sbx.logs();
+    let announced: Vec<u32> = logs
+        .lines()
+        .filter_map(|l| {
+            l.split_once("slot backoff is crash-looping: restarting in ")
+                .and_then(|(_, rest)| rest.strip_suffix(" s"))
+                .map(|n| n.parse().expect("a delay in whole seconds"))
+        })
+        .collect();
+    let delays: Vec<u32> = std::iter::once(0)
+        .chain(announced.iter().copied())
+        .collect();
+    let want = [0, 1, 2, MAX_S, MAX_S];
+    assert!(
+        delays.len() >= want.len() && delays[..want.len()] == want,
+        "delays after each death: want {want:?} (max_s {MAX_S}), finish said {announced:?}"
+    );
+    // And it waited that long: the gap after each death (s6's stamps) is
+    // at least its delay, plus s6's 1 s respawn spacing and the run, with
+    // room for a loaded machine.
     let d = deaths(&sbx, "backoff");
     assert!(d.iter().all(|d| d.code == 1), "{d:?}");
     let gaps: Vec<f64> = d
@@ -186,17 +208,11 @@ fn restart_policy_under_real_s6() {
         .map(|w| secs_between(&w[1].stamp, &w[0].stamp))
         .collect();
     eprintln!("backoff gaps (s): {gaps:.2?}");
-    for w in gaps.windows(2) {
-        // Non-decreasing, give or take scheduling jitter.
-        assert!(w[1] + 0.5 >= w[0], "backoff gaps shrank: {gaps:.2?}");
-    }
-    assert!(gaps[0] < MAX_S, "first gap already at the cap: {gaps:.2?}");
-    for g in &gaps[gaps.len() - 2..] {
-        // The last delays are max_s exactly; the rest of a gap is s6's 1 s
-        // respawn spacing (applied after finish) and the run itself.
+    for (g, &delay) in gaps.iter().zip(&delays) {
+        let delay = f64::from(delay);
         assert!(
-            *g >= MAX_S && *g < MAX_S + 3.0,
-            "gaps must reach max_s ({MAX_S} s) and stop growing: {gaps:.2?}"
+            *g >= delay && *g < delay + 6.0,
+            "a gap is not its delay ({delays:?}) plus s6's spacing: {gaps:.2?}"
         );
     }
     assert_eq!(
@@ -205,7 +221,6 @@ fn restart_policy_under_real_s6() {
         "a backing-off slot stays wanted up"
     );
 
-    let logs = sbx.logs();
     for needle in [
         "slot perm exited 78, a permanent failure",
         "slot clean-stop exited cleanly: not restarting",

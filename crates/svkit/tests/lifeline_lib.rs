@@ -28,20 +28,32 @@ fn tick_until(mut done: impl FnMut() -> bool) -> u32 {
     ticks
 }
 
+/// `argv` behind a gate: the child waits (bounded) for `gate` to exist,
+/// then execs `argv` (same pid).
+fn gated(gate: &std::path::Path, argv: Vec<String>) -> Vec<String> {
+    let mut out = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        "i=0; while [ ! -e \"$0\" ]; do i=$((i+1)); [ $i -lt 3000 ] || exit 9; sleep 0.01; done; exec \"$@\""
+            .to_string(),
+        gate.display().to_string(),
+    ];
+    out.extend(argv);
+    out
+}
+
 #[test]
 fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());
     let port = free_port("127.0.0.1");
     let state = dir.path().join("state.json");
+    let gate = dir.path().join("gate");
     let mut argv = srv.clone();
-    // Binds only after 0.5 s: readiness polling takes at least that long.
-    argv.extend([
-        format!("port={port}"),
-        "http=200".into(),
-        "delay=0.5".into(),
-    ]);
-    let mut sp = spec(argv);
+    argv.extend([format!("port={port}"), "http=200".into()]);
+    // The server binds only once the caller opens the gate, from its own
+    // loop: a start that stalled the caller could never become ready.
+    let mut sp = spec(gated(&gate, argv));
     sp.port = Some(port);
     sp.state = Some(state.clone());
     sp.ready = Some(
@@ -54,13 +66,22 @@ fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
     );
     let mut pending = lifeline::start_in_background(sp);
     let mut result = None;
-    let ticks = tick_until(|| {
+    let mut pending_seen = 0;
+    tick_until(|| {
         result = pending.try_result();
+        if result.is_none() {
+            pending_seen += 1;
+            if pending_seen == 3 {
+                assert!(!state.exists(), "recorded before the server could bind");
+                std::fs::write(&gate, "").unwrap();
+            }
+        }
         result.is_some()
     });
     assert!(
-        ticks >= 10,
-        "the caller's loop was stalled: only {ticks} ticks during a 0.5 s start"
+        pending_seen >= 3,
+        "the start resolved after {pending_seen} looks, before the caller opened the gate: {:?}",
+        result.as_ref().map(|r| r.as_ref().map(|s| s.pid()))
     );
     let mut sidecar = result.unwrap().unwrap();
     let _r = Reaper(vec![sidecar.pid()]);
@@ -87,7 +108,9 @@ fn caller_keeps_ticking_while_a_probe_times_out() {
         result = pending.try_result();
         result.is_some()
     });
-    assert!(ticks >= 5, "only {ticks} ticks");
+    // A try_result that waited for the probe would have had the result at
+    // the first look: the caller saw it pending, then got the timeout.
+    assert!(ticks >= 1, "try_result blocked until the probe timed out");
     assert!(matches!(result.unwrap(), Err(Error::ReadyTimeout { .. })));
 }
 
@@ -102,22 +125,27 @@ fn inspect_finds_our_listeners_v4_and_v6() {
         .owners
         .iter()
         .any(|o| o.pid == std::process::id() as i32));
-    if ipv6_available() {
-        let l6 = TcpListener::bind("[::1]:0").unwrap();
-        let p6 = l6.local_addr().unwrap().port();
-        let report = lifeline::inspect_port(p6, Some("::1".parse().unwrap())).unwrap();
-        assert_eq!(report.listeners.len(), 1);
-        assert!(report
-            .owners
-            .iter()
-            .any(|o| o.pid == std::process::id() as i32));
-        // The same port number on IPv4 loopback is not blocked by it.
-        assert!(
-            lifeline::inspect_port(p6, Some("127.0.0.1".parse().unwrap()))
-                .unwrap()
-                .is_free()
+    if !ipv6_available() {
+        svkit_testkit::skip(
+            "inspect_finds_our_listeners_v4_and_v6",
+            "its IPv6 half: no IPv6 loopback ([::1] cannot be bound)",
         );
+        return;
     }
+    let l6 = TcpListener::bind("[::1]:0").unwrap();
+    let p6 = l6.local_addr().unwrap().port();
+    let report = lifeline::inspect_port(p6, Some("::1".parse().unwrap())).unwrap();
+    assert_eq!(report.listeners.len(), 1);
+    assert!(report
+        .owners
+        .iter()
+        .any(|o| o.pid == std::process::id() as i32));
+    // The same port number on IPv4 loopback is not blocked by it.
+    assert!(
+        lifeline::inspect_port(p6, Some("127.0.0.1".parse().unwrap()))
+            .unwrap()
+            .is_free()
+    );
 }
 
 #[test]
