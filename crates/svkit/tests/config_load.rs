@@ -120,31 +120,6 @@ fn every_error_is_reported() {
 }
 
 #[test]
-fn autostart_decisions() {
-    let v = load(
-        &[(
-            "10.json",
-            r#"{"slots": [
-            {"name": "r", "command": ["a"], "autostart": "remember"},
-            {"name": "e", "command": ["a"], "autostart": {"if_env": "X"}},
-            {"name": "n", "command": ["a"], "autostart": "never"}]}"#,
-        )],
-        &FixedInstances::default(),
-    )
-    .expect("valid");
-    let mut facts = StartFacts::default();
-    let up = |facts: &StartFacts| -> Vec<bool> {
-        v.model.slots.iter().map(|s| s.wants_up(facts)).collect()
-    };
-    assert_eq!(up(&facts), [false, false, false]);
-    facts.remembered.insert("r".into(), true);
-    facts.env.insert("X".into(), "YES".into());
-    assert_eq!(up(&facts), [true, true, false]);
-    facts.env.insert("X".into(), "no".into());
-    assert_eq!(up(&facts), [true, false, false]);
-}
-
-#[test]
 fn fs_discovery_reads_subdirs_with_required_file() {
     let tmp = tempfile::tempdir().expect("tempdir");
     for d in ["a", "b", ".hidden"] {

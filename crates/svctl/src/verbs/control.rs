@@ -111,13 +111,10 @@ pub fn wait_for(
     timeout: Option<Duration>,
     wanted_up: bool,
 ) -> Result<u8, Fatal> {
+    let judge = ctx.judge();
     let failed = |dir: &Path, st: &svkit::s6::status::Status| {
         let n = name_of(dir);
-        if wanted_up {
-            ctx.failed_wanting(&n, st, true)
-        } else {
-            ctx.failed(&n, st)
-        }
+        judge.failed(&n, st, wanted_up || judge.desired_up(&n, st))
     };
     let what = match target {
         Target::Up => "up",

@@ -1,12 +1,12 @@
-//! What the slot verbs share: the scandir, the config (when it loads), and
-//! the desired state and failure rules that need both.
+//! What the slot verbs share: the scandir and the config (when it loads).
+//! What a slot's state means is `svkit::s6::health`'s to decide.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use svkit::config::{Autostart, Model, OnCleanExit, Slot};
-use svkit::s6::status::{self, LastExit, Status};
-use svkit::state::{self, Desired};
+use svkit::config::{Autostart, Model, Slot};
+use svkit::s6::health::Judge;
+use svkit::state;
 
 use crate::args::WhereArgs;
 use crate::exit::Fatal;
@@ -113,50 +113,12 @@ impl Ctx {
         !name.is_empty() && !name.starts_with('.') && !name.contains('/') && self.dir(name).is_dir()
     }
 
-    /// What whoever manages the slot wants: the persisted state of a
-    /// `remember` slot (down when never set), else "no down file".
-    pub fn desired_up(&self, name: &str, st: &Status) -> bool {
-        match (self.remembers(name), self.state_dir()) {
-            (true, Some(sd)) => match state::read_desired(sd, name) {
-                Ok(Some(d)) => d == Desired::Up,
-                Ok(None) => false,
-                Err(_) => st.normally_up,
-            },
-            _ => st.normally_up,
+    /// The library's rules (desired, failed) with this config and scandir.
+    pub fn judge(&self) -> Judge<'_> {
+        Judge {
+            model: self.model.as_ref(),
+            scandir: &self.scandir,
         }
-    }
-
-    /// Stopped for good by its finish script (exit 125) although wanted up.
-    /// s6 records no such event, so the last exit is matched against the
-    /// rules `finish` applies: a plain `s6-svc -d` is not a failure.
-    pub fn failed(&self, name: &str, st: &Status) -> bool {
-        self.failed_wanting(name, st, self.desired_up(name, st))
-    }
-
-    /// [`Ctx::failed`] with a known desired state (e.g. up, after `start`).
-    pub fn failed_wanting(&self, name: &str, st: &Status, desired: bool) -> bool {
-        if !status::permanently_failed(&st.raw, desired) {
-            return false;
-        }
-        // Not in the config: assume svkit's default rule (exit 78 is
-        // permanent), so that a plain stop never reads as a failure.
-        let Some(slot) = self.slot(name) else {
-            return matches!(st.last_exit, LastExit::Exited(c)
-                if svkit::config::DEFAULT_PERMANENT_EXIT_CODES.contains(&c));
-        };
-        let r = &slot.restart;
-        match st.last_exit {
-            LastExit::Exited(c) if r.permanent_exit_codes.contains(&c) => return true,
-            LastExit::Exited(0) if r.on_clean_exit == OnCleanExit::Stop => return true,
-            _ => {}
-        }
-        // Deaths within the window, as `s6-permafailon` counts them in
-        // finish, not every death since the supervisor started.
-        r.max_deaths.is_some_and(|m| {
-            st.deaths >= u64::from(m.deaths)
-                && status::deaths_within(&self.dir(name), u64::from(m.within_s))
-                    .is_ok_and(|n| n >= u64::from(m.deaths))
-        })
     }
 
     /// The slot's log dir, from the config.

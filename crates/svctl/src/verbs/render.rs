@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 
-use svkit::config::StartFacts;
 use svkit::render::{render_all, Owner, RenderEnv, RenderedSlot};
+use svkit::s6::health::StartFacts;
 
 use crate::cli::RenderArgs;
 use crate::exit::{Fatal, OK};

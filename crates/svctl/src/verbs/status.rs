@@ -69,16 +69,13 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         Ok(_) | Err(StatusError::NotSupervised { .. }) => None,
         Err(e) => return Err(sys(e)),
     };
-    let (desired_up, failed) = match &st {
-        Some(s) => (ctx.desired_up(name, s), ctx.failed(name, s)),
-        None => (!dir.join("down").exists(), false),
-    };
+    let v = ctx.judge().verdict(name, st.as_ref());
     Ok(Row {
         name: name.to_string(),
         ours: is_ours(&dir),
         st,
-        desired_up,
-        failed,
+        desired_up: v.desired_up,
+        failed: v.failed,
         log_dir: ctx.log_dir(name).map(str::to_string),
     })
 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use serde_json::{json, Value};
+use svkit::s6::health;
 use svkit::s6::status::{sig_name, LastExit, Status};
 
 /// One slot as status shows it.
@@ -31,13 +32,9 @@ impl Row {
         }
     }
 
-    /// Up and wanted up, or down and wanted down (by s6's want flag), and
-    /// not failed: the LSB "running as it should".
+    /// The LSB "running as it should": see `health::in_wanted_state`.
     pub fn in_wanted_state(&self) -> bool {
-        match &self.st {
-            None => false,
-            Some(s) => !self.failed && s.up == s.want_up,
-        }
+        health::in_wanted_state(self.st.as_ref(), self.failed)
     }
 }
 

@@ -5,8 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::names::is_truthy;
-
 /// Default `sentinel_env`.
 pub const DEFAULT_SENTINEL_ENV: &str = "SVKIT_SLOT";
 /// Default `state_dir`.
@@ -80,28 +78,6 @@ impl Slot {
     pub fn run_as(&self) -> Option<&str> {
         self.user.as_deref().filter(|u| *u != "root" && *u != "0:0")
     }
-
-    /// Whether the slot should be up after a render, given the facts the
-    /// caller gathered (container env, remembered desired states).
-    pub fn wants_up(&self, facts: &StartFacts) -> bool {
-        match &self.autostart {
-            Autostart::Always => true,
-            Autostart::Never => false,
-            Autostart::Remember => facts.remembered.get(&self.name).copied().unwrap_or(false),
-            Autostart::IfEnv(var) => facts.env.get(var).is_some_and(|v| is_truthy(v)),
-        }
-    }
-}
-
-/// Inputs of the autostart decision, gathered by the caller (I/O stays out
-/// of the model and the renderer).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StartFacts {
-    /// The container environment (for `if_env`).
-    pub env: BTreeMap<String, String>,
-    /// Desired states an operator persisted with `svctl start/stop`
-    /// (`true` = up), for `remember` slots.
-    pub remembered: BTreeMap<String, bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

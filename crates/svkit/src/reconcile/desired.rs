@@ -3,11 +3,10 @@
 //! states), render. Everything here happens before the first write.
 
 use super::{DesiredFile, DesiredSlot};
-use crate::config::{Autostart, LoadError, Model, StartFacts};
-use crate::container;
+use crate::config::{LoadError, Model};
 use crate::render::{self, RenderEnv};
-use crate::state::{self, Desired};
-use std::collections::BTreeMap;
+use crate::s6::health;
+use crate::state;
 use std::path::{Path, PathBuf};
 
 pub struct Prepared {
@@ -22,7 +21,7 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
     let validated = state::load_config(config_dir)?;
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     let model = validated.model;
-    let facts = start_facts(&model, &mut warnings);
+    let facts = health::start_facts(&model, &mut warnings);
     let rendered = render::render_all(&model, &RenderEnv::detect(), &facts);
     let desired = model
         .slots
@@ -49,34 +48,4 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
         desired,
         warnings,
     })
-}
-
-/// What autostart decisions rest on: the container env and the desired
-/// states operators persisted.
-pub fn start_facts(model: &Model, warnings: &mut Vec<String>) -> StartFacts {
-    StartFacts {
-        env: container::container_env(),
-        remembered: remembered(model, warnings),
-    }
-}
-
-/// Desired states of `remember` slots. A corrupt or symlinked state file is
-/// reported and treated as never set: it must never stop a boot.
-fn remembered(model: &Model, warnings: &mut Vec<String>) -> BTreeMap<String, bool> {
-    let dir = Path::new(&model.state_dir);
-    let mut out = BTreeMap::new();
-    for slot in model
-        .slots
-        .iter()
-        .filter(|s| s.autostart == Autostart::Remember)
-    {
-        match state::read_desired(dir, &slot.name) {
-            Ok(Some(d)) => {
-                out.insert(slot.name.clone(), d == Desired::Up);
-            }
-            Ok(None) => {}
-            Err(e) => warnings.push(format!("slot {}: {e}; treating it as never set", slot.name)),
-        }
-    }
-    out
 }

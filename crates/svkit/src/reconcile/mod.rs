@@ -18,7 +18,7 @@ mod lock;
 mod plan;
 
 pub use apply::{apply, lookup_user, ApplyOptions, Outcome};
-pub use desired::{prepare, start_facts, Prepared};
+pub use desired::{prepare, Prepared};
 pub use error::ReconcileError;
 pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
 pub use live::{is_ours, MARKER};

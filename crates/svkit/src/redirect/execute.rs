@@ -3,6 +3,7 @@
 use crate::config::{Autostart, LoadError, Model, Redirect};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::{self, Command6, ControlError};
+use crate::s6::health;
 use crate::state::{self, Desired, StateError};
 use std::fmt;
 use std::path::Path;
@@ -57,14 +58,14 @@ pub fn execute(
             .map_err(RedirectError::Reconcile)?;
     }
     let mut warnings = Vec::new();
-    let facts = reconcile::start_facts(model, &mut warnings);
+    let facts = health::start_facts(model, &mut warnings);
     let mut started = vec![rule.slot.clone()];
     want_up(model, &rule.slot, scandir)?;
     for name in &rule.also_start {
         let Some(slot) = model.slot(name) else {
             continue;
         };
-        if slot.wants_up(&facts) {
+        if health::autostarts(slot, &facts) {
             want_up(model, name, scandir)?;
             started.push(name.clone());
         }

@@ -28,7 +28,8 @@ mod run;
 
 pub use env::{RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
 
-use crate::config::{Model, Slot, StartFacts};
+use crate::config::{Model, Slot};
+use crate::s6::health::{self, StartFacts};
 
 /// Name of the marker file in every slot svkit renders.
 pub const MARKER: &str = ".svkit";
@@ -101,7 +102,7 @@ fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
     }
 }
 
-/// Render one slot; `up` decides the `down` file (see [`Slot::wants_up`]).
+/// Render one slot; `up` decides the `down` file (see [`health::autostarts`]).
 pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> RenderedSlot {
     let mut files = vec![
         file("run", run::run(model, slot, env), 0o755),
@@ -149,7 +150,7 @@ pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> Ren
 pub fn render_all(model: &Model, env: &RenderEnv, facts: &StartFacts) -> Vec<RenderedSlot> {
     // Slots render independently; hundreds of instances are worth the CPUs.
     crate::par::map(&model.slots, RENDERS_PER_WORKER, |s| {
-        render_slot(model, s, env, s.wants_up(facts))
+        render_slot(model, s, env, health::autostarts(s, facts))
     })
 }
 

@@ -1,6 +1,8 @@
-//! Talking to s6: reading supervise state natively, and control.
+//! Talking to s6: reading supervise state natively, control, and what
+//! that state means to svkit ([`health`]).
 
 pub mod control;
+pub mod health;
 pub mod status;
 pub mod tai64;
 pub mod wait;

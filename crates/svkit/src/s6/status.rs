@@ -107,8 +107,6 @@ pub struct Status {
     pub ready_since: SystemTime,
     /// Records in `death_tally`.
     pub deaths: u64,
-    /// See `permanently_failed`: computed with `desired_up = normally_up`.
-    pub permanently_failed: bool,
 }
 
 /// Why a slot's state could not be read.
@@ -292,18 +290,6 @@ impl RawStatus {
     }
 }
 
-/// s6 records no "permanent failure" in the status file, only the event
-/// `O` when `./finish` exits 125, which also clears want-up and leaves the
-/// service down. Only that exit, `s6-svc -d`/`-D`/`-o`/`-O`, an s6-svscan
-/// teardown or a `down` file at supervisor start clear want-up, so: down, not finishing, ran at least once, not
-/// wanted up by s6 although `desired_up` (whoever manages the slot wants it
-/// up). A plain `s6-svc -d` on a normally-up slot therefore looks the same
-/// unless the caller passes its own desired state; and it is transiently
-/// true while s6-svscan tears everything down.
-pub fn permanently_failed(raw: &RawStatus, desired_up: bool) -> bool {
-    desired_up && !raw.want_up && raw.pid == 0 && !raw.finishing && !raw.never_started()
-}
-
 impl Status {
     pub fn from_parts(raw: RawStatus, normally_up: bool, deaths: u64) -> Status {
         let up = raw.is_up();
@@ -334,7 +320,6 @@ impl Status {
                 .to_system_time()
                 .unwrap_or(SystemTime::UNIX_EPOCH),
             deaths,
-            permanently_failed: permanently_failed(&raw, normally_up),
             raw,
         }
     }

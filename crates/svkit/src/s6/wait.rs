@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
 
+use super::health;
 use super::status::{read_slot, supervisor_running, Status, StatusError};
 use super::tai64::Tai64N;
 
@@ -113,10 +114,9 @@ pub struct Watched {
 
 impl Watched {
     pub fn new(dir: PathBuf) -> Watched {
-        let notifies = dir.join("notification-fd").is_file();
         Watched {
+            notifies: health::notifies(&dir),
             dir,
-            notifies,
             after: None,
         }
     }
@@ -165,7 +165,7 @@ fn eval(
     let met = match target {
         Target::Down => !st.up,
         Target::Up => st.up && fresh,
-        Target::Ready => st.up && fresh && (st.ready || !w.notifies),
+        Target::Ready => fresh && health::ready(&st, w.notifies),
     };
     Ok(if met {
         Eval::Met

@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use svkit::config::{load_layers, FixedInstances, StartFacts, Validated};
+use svkit::config::{load_layers, FixedInstances, Validated};
 use svkit::render::{render_all, Owner, RenderEnv, RenderedSlot};
+use svkit::s6::health::StartFacts;
 
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -1,6 +1,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
+use crate::s6::health::given_up;
 
 const T0: u64 = 1_796_016_145;
 
@@ -48,7 +49,7 @@ fn running() {
     assert_eq!(st.pid, Some(4985));
     assert_eq!(st.last_exit, LastExit::None);
     assert_eq!(st.since, UNIX_EPOCH + Duration::new(T0, 600));
-    assert!(!st.permanently_failed);
+    assert!(!given_up(&st.raw, st.normally_up));
     assert_eq!(st.secs_since(UNIX_EPOCH + Duration::from_secs(T0 + 7)), 6);
     let line = fields(&st, T0 + 7, SvstatFlavor::Before2_13_2);
     assert_eq!(line, "true true true false false 4985 -1 NA -1 6 8");
@@ -71,7 +72,7 @@ fn never_started_2_11() {
     let st = status(&b, false);
     assert!(st.never_started && !st.up && !st.ready && st.pid.is_none());
     assert_eq!(st.last_exit, LastExit::None);
-    assert!(!st.permanently_failed);
+    assert!(!given_up(&st.raw, st.normally_up));
     // 2.11's s6-svstat has no notion of it and prints exit code 0.
     let line = fields(&st, T0 + 1, SvstatFlavor::Before2_13_2);
     assert_eq!(line, "false false false false false -1 0 NA -1 1 1");
@@ -116,13 +117,13 @@ fn killed_by_signal() {
     assert_eq!(st.last_exit, LastExit::Signaled(15));
     assert_eq!(st.deaths, 2);
     // Down, not wanted up although normally up: what finish exit 125 leaves.
-    assert!(st.permanently_failed);
+    assert!(given_up(&st.raw, st.normally_up));
     let line = fields(&st, T0, SvstatFlavor::Before2_13_2);
     assert_eq!(line, "false false true false false -1 -1 SIGTERM 15 0 0");
     raw.wstat = 9 | 0x80; // core dump bit
     let st = Status::from_parts(raw, false, 0);
     assert_eq!(st.last_exit, LastExit::Signaled(9));
-    assert!(!st.permanently_failed);
+    assert!(!given_up(&st.raw, st.normally_up));
     raw.wstat = 0x137f; // a stop status: neither exited nor signaled
     assert_eq!(
         Status::from_parts(raw, false, 0).last_exit,
@@ -141,7 +142,7 @@ fn finishing() {
         FLAG_WANTUP | FLAG_FINISHING,
     );
     let st = status(&b, true);
-    assert!(!st.up && st.finishing && st.pid.is_none() && !st.permanently_failed);
+    assert!(!st.up && st.finishing && st.pid.is_none() && !given_up(&st.raw, st.normally_up));
     assert_eq!(st.last_exit, LastExit::Exited(1));
     let line = fields(&st, T0 + 1, SvstatFlavor::Before2_13_2);
     assert_eq!(line, "false true true false false -1 1 NA -1 1 10");
