@@ -20,7 +20,7 @@ fn fatal(code: i32, msg: impl std::fmt::Display) -> ! {
 
 fn load_model(dir: &Path) -> Option<Model> {
     // With the instances `svctl register` added, as the boot hook sees them.
-    match svkit::state::load_config(dir) {
+    match config::load(dir, &svkit::state::LiveInstances) {
         Ok(v) => {
             for w in &v.warnings {
                 eprintln!("svkit-wrap: warning: {w}");

@@ -148,7 +148,31 @@ fn real_dir_layers_in_name_order() {
     std::fs::write(tmp.path().join("10-a.json"), r#"{"user": "a"}"#).expect("write");
     std::fs::write(tmp.path().join(".30-hidden.json"), "garbage").expect("write");
     std::fs::write(tmp.path().join("notes.txt"), "garbage").expect("write");
-    let v = svkit::config::load(tmp.path()).expect("valid");
+    let v = svkit::config::load(tmp.path(), &FsInstances).expect("valid");
     assert_eq!(v.model.user.as_deref(), Some("b"));
     assert_eq!(v.model.files.len(), 2);
+}
+
+#[test]
+fn a_discovered_instance_never_makes_a_declared_slot_a_duplicate() {
+    let src = FixedInstances(vec![("/p".into(), vec!["a".into(), "b".into()])]);
+    let v = load(
+        &[(
+            "10.json",
+            r#"{"slots": [
+            {"name": "s-{instance}", "instances": {"from_dir": {"path": "/p"}}, "command": ["x"]},
+            {"name": "s-b", "command": ["x"]}]}"#,
+        )],
+        &src,
+    )
+    .expect("valid");
+    let names: Vec<&str> = v.model.slots.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["s-a", "s-b"]);
+    assert_eq!(v.model.slots[1].instance, None, "the declared one");
+    assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+    let w = v.warnings[0].to_string();
+    assert!(
+        w.contains("skipping discovered slot `s-b` (instance `b`): already defined at /etc/svkit/10.json:3:14"),
+        "{w}"
+    );
 }

@@ -26,7 +26,7 @@ impl Ctx {
     /// warning, not an error, for verbs that only need the scandir.
     pub fn load(at: &WhereArgs) -> Ctx {
         let dir = at.config.dir();
-        let model = match state::load_config(&dir) {
+        let model = match svkit::config::load(&dir, &state::LiveInstances) {
             Ok(v) => Some(v.model),
             // No config dir at all (outside an image): nothing to say.
             Err(svkit::config::LoadError::Io { path, .. }) if path == dir && !dir.exists() => None,

@@ -37,7 +37,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
 /// every error and yields `Err(exit code)` so callers stop before any write.
 pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
     use svkit::config::LoadError;
-    match svkit::state::load_config(dir) {
+    match svkit::config::load(dir, &svkit::state::LiveInstances) {
         Ok(v) => {
             for w in &v.warnings {
                 eprintln!("svctl: warning: {w}");

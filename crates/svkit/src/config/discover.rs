@@ -1,6 +1,9 @@
-//! Instance discovery: the only I/O validation needs, behind a trait so the
-//! rest of validation stays pure (tests pass a fixed list).
+//! Instance sources: the only I/O validation needs, behind a trait so the
+//! rest of validation stays pure (tests pass a fixed list). Validation asks
+//! them for the names a `from_dir` finds and for the names registered at
+//! runtime (`svctl register`, kept by `crate::state`).
 
+use super::error::Warning;
 use crate::dirent;
 use nix::errno::Errno;
 use nix::fcntl::AtFlags;
@@ -16,6 +19,14 @@ pub trait InstanceSource {
     /// missing `dir` yields an empty list, not an error: a fresh volume has
     /// no profiles yet.
     fn discover(&self, dir: &str, require_file: Option<&str>) -> io::Result<Vec<String>>;
+
+    /// Names registered at runtime, under the config's `state_dir` (first
+    /// argument), for the slot declared as `template` (second), unvalidated
+    /// and in any order; what the source cannot read it reports in the
+    /// warnings. None by default.
+    fn registered(&self, _: &str, _: &str, _: &mut Vec<Warning>) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Reads the real filesystem.

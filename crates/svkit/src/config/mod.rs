@@ -3,7 +3,7 @@
 //!
 //! Data flows one way: [`read_layers`] (I/O: list and read `*.json`) →
 //! [`parse::parse_layer`] (raw serde types, positions) → [`validate()`]
-//! (pure, except instance discovery behind [`InstanceSource`]) → [`Model`].
+//! (pure, except the instance sources behind [`InstanceSource`]) → [`Model`].
 //! [`load`] chains them.
 //!
 //! Layers: every `*.json` regular file of the config dir whose name does not
@@ -96,8 +96,8 @@ pub fn load_layers(
     }
 }
 
-/// Read, parse and validate the config dir, discovering instances on the
-/// real filesystem.
-pub fn load(dir: &Path) -> Result<Validated, LoadError> {
-    load_layers(&read_layers(dir)?, &FsInstances)
+/// Read, parse and validate the config dir, asking `src` for instances
+/// (a running image passes `state::LiveInstances`).
+pub fn load(dir: &Path, src: &dyn InstanceSource) -> Result<Validated, LoadError> {
+    load_layers(&read_layers(dir)?, src)
 }

@@ -36,6 +36,15 @@ impl std::fmt::Display for Seen<'_> {
     }
 }
 
+/// One expansion of a raw slot: see [`instances_of`].
+type Found = (
+    String,
+    Option<String>,
+    FieldPath,
+    Option<&'static str>,
+    bool,
+);
+
 /// Below this many instances a second thread costs more than it saves.
 const BUILDS_PER_WORKER: usize = 64;
 
@@ -88,9 +97,19 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     for l in layers {
         for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
-            for found in instances_of(l, &base, raw, src, &mut diags, &mut warnings) {
-                todo.push((l, *idx, raw, base.clone(), found));
+            let found = instances_of(l, &base, raw, src, &state_dir, &mut diags, &mut warnings);
+            for f in found {
+                todo.push((l, *idx, raw, base.clone(), f));
             }
+        }
+    }
+    // A declared name wins over a discovered or registered one wherever it
+    // comes: what is found on disk never makes the config invalid.
+    let mut declared: BTreeMap<String, Seen> = BTreeMap::new();
+    for (l, _, _, _, (name, _, at, how, register)) in &todo {
+        if how.is_none() && *register && !declared.contains_key(name) {
+            let at = at.clone();
+            declared.insert(name.clone(), Seen { layer: l, at });
         }
     }
     // Instances build independently: hundreds of them are worth the CPUs.
@@ -111,26 +130,29 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         (slot, ctx.diags)
     });
     for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
-        let (name, instance, at, literal, register) = found;
+        let (name, instance, at, how, register) = found;
         let ok = slot_diags.is_empty();
         diags.extend(slot_diags);
         if !register {
             continue;
         }
-        if let Some(first) = seen.get(&name) {
+        let first = match how {
+            None => seen.get(&name),
+            Some(_) => seen.get(&name).or_else(|| declared.get(&name)),
+        };
+        if let Some(first) = first {
             let what = match &instance {
                 Some(i) => format!("slot `{name}` (instance `{i}`)"),
                 None => format!("slot `{name}`"),
             };
-            if literal {
-                diags.push(l.diag(&at, format!("{what} is already defined at {first}")));
-            } else {
-                warnings.push(Warning {
+            match how {
+                None => diags.push(l.diag(&at, format!("{what} is already defined at {first}"))),
+                Some(how) => warnings.push(Warning {
                     message: format!(
-                        "{}: {at}: skipping discovered {what}: already defined at {first}",
+                        "{}: {at}: skipping {how} {what}: already defined at {first}",
                         l.file.display()
                     ),
-                });
+                }),
             }
             continue;
         }
@@ -167,9 +189,10 @@ fn dedup(d: &mut Vec<Diagnostic>) {
     d.retain(|x| seen.insert(x.to_string()));
 }
 
-/// The slots a raw slot expands to: (name, instance, path to blame for a
-/// duplicate, literal?, register?). Discovered instances that make an
-/// invalid name are skipped with a warning; literal ones are errors. An
+/// What a raw slot expands to: (name, instance, path to blame for a
+/// duplicate, how it was found (None: declared), register?). Discovered
+/// (`from_dir`) and registered (`svctl register`) instances that make an
+/// invalid name are skipped with a warning; declared ones are errors. An
 /// entry with register = false is only built to report the errors of the
 /// slot's other fields (bad name, or a template with no instance yet).
 fn instances_of(
@@ -177,9 +200,10 @@ fn instances_of(
     base: &FieldPath,
     raw: &RawSlot,
     src: &dyn InstanceSource,
+    state_dir: &str,
     diags: &mut Vec<Diagnostic>,
     warnings: &mut Vec<Warning>,
-) -> Vec<(String, Option<String>, FieldPath, bool, bool)> {
+) -> Vec<Found> {
     let pname = base.key("name");
     let has_var = raw.name.contains(INSTANCE_VAR);
     let Some(inst) = &raw.instances else {
@@ -188,20 +212,20 @@ fn instances_of(
                 &pname,
                 "uses {instance} but the slot declares no `instances`",
             ));
-            return vec![(raw.name.clone(), None, pname, true, false)];
+            return vec![(raw.name.clone(), None, pname, None, false)];
         }
         if let Err(e) = check_slot_name(&raw.name) {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![(raw.name.clone(), None, pname, true, false)];
+            return vec![(raw.name.clone(), None, pname, None, false)];
         }
-        return vec![(raw.name.clone(), None, pname, true, true)];
+        return vec![(raw.name.clone(), None, pname, None, true)];
     };
     if !has_var {
         diags.push(l.diag(
             &pname,
             "the slot declares `instances` but its name has no {instance}: every instance would get the same name",
         ));
-        return vec![(raw.name.clone(), Some("x".into()), pname, true, false)];
+        return vec![(raw.name.clone(), Some("x".into()), pname, None, false)];
     }
     // Check the template with a neutral instance, so that a bad template is
     // reported once and even when no instance exists yet.
@@ -209,7 +233,7 @@ fn instances_of(
     if let Err(e) = check_slot_name(&probe) {
         if probe.len() <= MAX_NAME_BYTES {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![(probe, Some("x".into()), pname, true, false)];
+            return vec![(probe, Some("x".into()), pname, None, false)];
         }
     }
 
@@ -229,11 +253,15 @@ fn instances_of(
             Err(e) => diags.push(l.diag(&p, e)),
             Ok(()) => {
                 if names.insert(i.clone()) {
-                    out.push((name, Some(i.clone()), p, true, true));
+                    out.push((name, Some(i.clone()), p, None, true));
                 }
             }
         }
     }
+    // Registered names, then discovered ones: each skipped with a warning
+    // when it does not fit.
+    let registered = src.registered(state_dir, &raw.name, warnings);
+    let mut found = vec![("registered", pinst.clone(), String::new(), registered)];
     if let Some(fd) = &inst.from_dir {
         let pf = pinst.key("from_dir");
         let mut ok = true;
@@ -252,7 +280,7 @@ fn instances_of(
             }
         }
         if ok {
-            let found = match src.discover(&dir, fd.require_file.as_deref()) {
+            let names = match src.discover(&dir, fd.require_file.as_deref()) {
                 Ok(v) => v,
                 Err(e) => {
                     warnings.push(Warning {
@@ -264,29 +292,31 @@ fn instances_of(
                     Vec::new()
                 }
             };
-            let mut found: Vec<String> = found.into_iter().filter(|n| !names.contains(n)).collect();
-            found.sort();
-            found.dedup();
-            for i in found {
-                let name = raw.name.replace(INSTANCE_VAR, &i);
-                let bad = check_instance_name(&i).and_then(|()| check_slot_name(&name));
-                match bad {
-                    Err(e) => warnings.push(Warning {
-                        message: format!(
-                            "{}: {pf}: skipping discovered instance {i:?} in {dir}: {e}",
-                            l.file.display()
-                        ),
-                    }),
-                    Ok(()) => {
-                        names.insert(i.clone());
-                        out.push((name, Some(i), pf.clone(), false, true));
-                    }
+            found.push(("discovered", pf, format!(" in {dir}"), names));
+        }
+    }
+    for (how, at, whence, list) in found {
+        let mut list: Vec<String> = list.into_iter().filter(|n| !names.contains(n)).collect();
+        list.sort();
+        list.dedup();
+        for i in list {
+            let name = raw.name.replace(INSTANCE_VAR, &i);
+            match check_instance_name(&i).and_then(|()| check_slot_name(&name)) {
+                Err(e) => warnings.push(Warning {
+                    message: format!(
+                        "{}: {at}: skipping {how} instance {i:?}{whence}: {e}",
+                        l.file.display()
+                    ),
+                }),
+                Ok(()) => {
+                    names.insert(i.clone());
+                    out.push((name, Some(i), at.clone(), Some(how), true));
                 }
             }
         }
     }
     if out.is_empty() {
-        out.push((probe, Some("x".into()), pname, true, false));
+        out.push((probe, Some("x".into()), pname, None, false));
     }
     out
 }

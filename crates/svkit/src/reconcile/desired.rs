@@ -3,7 +3,7 @@
 //! states), render. Everything here happens before the first write.
 
 use super::{DesiredFile, DesiredSlot};
-use crate::config::{LoadError, Model};
+use crate::config::{self, LoadError, Model};
 use crate::render::{self, RenderEnv};
 use crate::s6::health;
 use crate::state;
@@ -18,7 +18,7 @@ pub struct Prepared {
 
 pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
     // Includes instances registered at runtime (`svctl register`).
-    let validated = state::load_config(config_dir)?;
+    let validated = config::load(config_dir, &state::LiveInstances)?;
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     let model = validated.model;
     let facts = health::start_facts(&model, &mut warnings);

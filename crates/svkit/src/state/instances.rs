@@ -4,18 +4,15 @@
 //! `gateway-{instance}`). Like desired states they live under `state_dir`,
 //! so they survive container restarts.
 //!
-//! [`load_config`] is the config loader reconcile uses: it loads the config
-//! dir and, when instances are registered, loads it again with those names
-//! appended to their template's `instances.names`. Registered instances can
-//! never make a valid config invalid: if the second load fails (a name that
-//! collides with another slot, say), the first one is used with a warning.
+//! [`LiveInstances`] is the instance source of a running image: config
+//! validation asks it for `from_dir` names and for these, and skips a
+//! registered name that does not fit with a warning, as a discovered one.
 
-use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, names, FsInstances, LoadError, Validated, Warning};
+use crate::config::{FsInstances, InstanceSource, Warning};
 
 use super::StateError;
 
@@ -31,55 +28,55 @@ fn template_dir(state_dir: &Path, template: &str) -> PathBuf {
     state_dir.join(INSTANCES_DIR).join(template)
 }
 
-/// Registered instance names per template, sorted. A missing dir is empty;
-/// entries that are not plain files or not valid names are skipped with a
-/// warning (hand-planted files must never stop a boot).
-pub fn registered(
-    state_dir: &Path,
-    warnings: &mut Vec<String>,
-) -> Result<BTreeMap<String, Vec<String>>, StateError> {
-    let base = state_dir.join(INSTANCES_DIR);
-    let mut out = BTreeMap::new();
-    let rd = match fs::read_dir(&base) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(io(&base)(e)),
-    };
-    for t in rd {
-        let t = t.map_err(io(&base))?;
-        let Ok(template) = t.file_name().into_string() else {
-            continue;
-        };
-        if template.starts_with('.') || !t.file_type().map_err(io(&base))?.is_dir() {
-            continue;
+/// The instance sources of a running image: `from_dir` on the filesystem,
+/// and the names `svctl register` recorded under `state_dir`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveInstances;
+
+impl InstanceSource for LiveInstances {
+    fn discover(&self, dir: &str, require_file: Option<&str>) -> std::io::Result<Vec<String>> {
+        FsInstances.discover(dir, require_file)
+    }
+
+    /// The plain files of the template's dir (a missing or symlinked dir
+    /// is empty); anything else there is skipped with a warning, and an
+    /// unreadable dir is one warning: hand-planted files never stop a boot.
+    fn registered(
+        &self,
+        state_dir: &str,
+        template: &str,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<String> {
+        let dir = template_dir(Path::new(state_dir), template);
+        let mut warn = |message| warnings.push(Warning { message });
+        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            return Vec::new();
         }
-        let dir = t.path();
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                warn(format!("registered instances ignored: {}", io(&dir)(e)));
+                return Vec::new();
+            }
+        };
         let mut names = Vec::new();
-        for e in fs::read_dir(&dir).map_err(io(&dir))? {
-            let e = e.map_err(io(&dir))?;
+        for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
             }
-            let plain = e.file_type().map_err(io(&dir))?.is_file();
-            match names::check_instance_name(&name) {
-                Ok(()) if plain => names.push(name),
-                Ok(()) => warnings.push(format!(
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                names.push(name);
+            } else {
+                let path = e.path();
+                warn(format!(
                     "ignoring registered instance {}: not a regular file",
-                    e.path().display()
-                )),
-                Err(why) => warnings.push(format!(
-                    "ignoring registered instance {}: {why}",
-                    e.path().display()
-                )),
+                    path.display()
+                ));
             }
         }
-        names.sort();
-        if !names.is_empty() {
-            out.insert(template, names);
-        }
+        names
     }
-    Ok(out)
 }
 
 /// Whether `name` is registered for `template`.
@@ -132,148 +129,5 @@ pub fn unregister(state_dir: &Path, template: &str, name: &str) -> Result<bool, 
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(io(&path)(e)),
-    }
-}
-
-/// The config layers with registered names appended to the `instances.names`
-/// of the slot whose `name` is their template. Layers without such a slot
-/// are returned unchanged (byte for byte).
-pub fn inject(
-    layers: &[(PathBuf, Vec<u8>)],
-    registered: &BTreeMap<String, Vec<String>>,
-) -> Vec<(PathBuf, Vec<u8>)> {
-    use serde_json::Value;
-    layers
-        .iter()
-        .map(|(path, bytes)| {
-            let Ok(mut v) = serde_json::from_slice::<Value>(bytes) else {
-                return (path.clone(), bytes.clone());
-            };
-            let mut touched = false;
-            let slots = v.get_mut("slots").and_then(Value::as_array_mut);
-            for slot in slots.into_iter().flatten() {
-                let Some(names) = slot
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .and_then(|n| registered.get(n))
-                else {
-                    continue;
-                };
-                let Some(inst) = slot.get_mut("instances").and_then(Value::as_object_mut) else {
-                    continue;
-                };
-                let list = inst
-                    .entry("names")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if let Some(list) = list.as_array_mut() {
-                    for n in names {
-                        if !list.iter().any(|x| x.as_str() == Some(n)) {
-                            list.push(Value::String(n.clone()));
-                            touched = true;
-                        }
-                    }
-                }
-            }
-            match touched.then(|| serde_json::to_vec_pretty(&v)) {
-                Some(Ok(b)) => (path.clone(), b),
-                _ => (path.clone(), bytes.clone()),
-            }
-        })
-        .collect()
-}
-
-/// Loads the config dir including registered instances (see the module
-/// doc). The returned warnings include the config's own.
-pub fn load_config(config_dir: &Path) -> Result<Validated, LoadError> {
-    let layers = config::read_layers(config_dir)?;
-    let mut first = config::load_layers(&layers, &FsInstances)?;
-    let mut notes = Vec::new();
-    let reg = match registered(Path::new(&first.model.state_dir), &mut notes) {
-        Ok(r) => r,
-        Err(e) => {
-            notes.push(format!("registered instances ignored: {e}"));
-            BTreeMap::new()
-        }
-    };
-    let mut out = if reg.is_empty() {
-        first
-    } else {
-        match config::load_layers(&inject(&layers, &reg), &FsInstances) {
-            Ok(v) => v,
-            Err(e) => {
-                let why = e.to_string().replace('\n', "; ");
-                first.warnings.push(Warning {
-                    message: format!("registered instances ignored: {why}"),
-                });
-                first
-            }
-        }
-    };
-    out.warnings
-        .extend(notes.into_iter().map(|message| Warning { message }));
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const CFG: &str = r#"{
-  "state_dir": "STATE",
-  "slots": [
-    { "name": "gw-{instance}", "instances": { "names": ["default"] }, "command": ["x"] },
-    { "name": "bare-{instance}", "instances": { }, "command": ["x"] },
-    { "name": "plain", "command": ["x"] }
-  ]
-}"#;
-
-    fn names(v: &Validated) -> Vec<String> {
-        v.model.slots.iter().map(|s| s.name.clone()).collect()
-    }
-
-    #[test]
-    fn registered_instances_join_their_template() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let state = t.path().join("state");
-        let cfg = t.path().join("cfg");
-        fs::create_dir(&cfg).expect("mkdir");
-        let body = CFG.replace("STATE", &state.display().to_string());
-        fs::write(cfg.join("10.json"), body).expect("write");
-        let v = load_config(&cfg).expect("load");
-        assert_eq!(names(&v), ["gw-default", "plain"]);
-
-        assert!(register(&state, "gw-{instance}", "eve", None).expect("reg"));
-        assert!(!register(&state, "gw-{instance}", "eve", None).expect("reg"));
-        assert!(register(&state, "bare-{instance}", "one", None).expect("reg"));
-        assert!(register(&state, "gw-{instance}", "default", None).expect("reg"));
-        let v = load_config(&cfg).expect("load");
-        assert_eq!(names(&v), ["gw-default", "gw-eve", "bare-one", "plain"]);
-        assert!(v.warnings.is_empty(), "{:?}", v.warnings);
-
-        assert!(unregister(&state, "gw-{instance}", "eve").expect("unreg"));
-        assert!(!unregister(&state, "gw-{instance}", "eve").expect("unreg"));
-        assert!(!is_registered(&state, "gw-{instance}", "eve"));
-        let v = load_config(&cfg).expect("load");
-        assert_eq!(names(&v), ["gw-default", "bare-one", "plain"]);
-    }
-
-    #[test]
-    fn bad_registrations_never_break_the_config() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let state = t.path().join("state");
-        let cfg = t.path().join("cfg");
-        fs::create_dir(&cfg).expect("mkdir");
-        let body = CFG
-            .replace("STATE", &state.display().to_string())
-            .replace("\"plain\"", "\"gw-eve\"");
-        fs::write(cfg.join("10.json"), body).expect("write");
-        let dir = state.join(INSTANCES_DIR).join("gw-{instance}");
-        fs::create_dir_all(&dir).expect("mkdir");
-        fs::write(dir.join("Bad Name"), "").expect("write");
-        // Collides with the literal slot gw-eve: the registration is ignored.
-        fs::write(dir.join("eve"), "").expect("write");
-        let v = load_config(&cfg).expect("load");
-        assert_eq!(names(&v), ["gw-default", "gw-eve"]);
-        assert_eq!(v.warnings.len(), 2, "{:?}", v.warnings);
     }
 }
