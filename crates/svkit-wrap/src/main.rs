@@ -86,7 +86,7 @@ fn main() {
         }
         Decision::Redirect { rule } => {
             let scandir = container::scandir();
-            match redirect::execute(&model, &rule, &scandir, &config_dir) {
+            match redirect::execute(&model, &rule, &scandir) {
                 Ok(started) => eprintln!("{}", redirect::breadcrumb(&routed, &rule, &started)),
                 Err(e) => fatal(
                     111,

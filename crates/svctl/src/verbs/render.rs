@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 
-use svkit::render::{render_all, Owner, RenderEnv, RenderedSlot};
+use svkit::render::{render_all, RenderEnv, RenderedSlot};
 use svkit::s6::health::StartFacts;
 
 use crate::cli::RenderArgs;
@@ -98,26 +98,6 @@ fn write_slot(to: &Path, s: &RenderedSlot) -> Result<(), Fatal> {
         // The umask may have narrowed the mode given to open().
         file.set_permissions(fs::Permissions::from_mode(f.mode))
             .map_err(err)?;
-        if let Owner::User(u) = &f.owner {
-            chown(&p, u)?;
-        }
     }
     Ok(())
-}
-
-fn chown(p: &Path, user: &str) -> Result<(), Fatal> {
-    use nix::unistd::{chown, Gid, Uid, User};
-    let what = || format!("unable to chown {} to {user}", p.display());
-    let (uid, gid) = match user.split_once(':') {
-        Some((u, g)) => match (u.parse(), g.parse()) {
-            (Ok(u), Ok(g)) => (Uid::from_raw(u), Gid::from_raw(g)),
-            _ => return Err(Fatal::system(what(), "bad uid:gid")),
-        },
-        None => match User::from_name(user) {
-            Ok(Some(u)) => (u.uid, u.gid),
-            Ok(None) => return Err(Fatal::system(what(), "no such user")),
-            Err(e) => return Err(Fatal::system(what(), e)),
-        },
-    };
-    chown(p, Some(uid), Some(gid)).map_err(|e| Fatal::system(what(), e))
 }

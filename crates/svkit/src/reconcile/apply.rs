@@ -6,7 +6,8 @@ use super::error::{io, ReconcileError};
 use super::fsops::{self, Owner};
 use super::lock::ScandirLock;
 use super::plan::{plan, Action, SlotPlan};
-use super::{DesiredSlot, DELETE_PREFIX, TEMP_PREFIX};
+use super::{DELETE_PREFIX, TEMP_PREFIX};
+use crate::render::RenderedSlot;
 use crate::s6::control::{self, Command6};
 use crate::s6::status;
 use std::collections::BTreeMap;
@@ -58,17 +59,17 @@ impl Outcome {
 /// what differs and tell s6.
 pub fn apply(
     scandir: &Path,
-    desired: &[DesiredSlot],
+    desired: &[RenderedSlot],
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     let swept = sweep(scandir)?;
     let plans = plan(scandir, desired)?;
-    let by_name: BTreeMap<&str, &DesiredSlot> =
+    let by_name: BTreeMap<&str, &RenderedSlot> =
         desired.iter().map(|d| (d.name.as_str(), d)).collect();
     // Only slots this apply writes can be refused; an unchanged slot's
     // logger checks its own dir when it starts.
-    let written: Vec<&DesiredSlot> = plans
+    let written: Vec<&RenderedSlot> = plans
         .iter()
         .filter(|p| matches!(p.action, Action::Create | Action::Update { .. }))
         .filter_map(|p| by_name.get(p.name.as_str()).copied())
@@ -132,7 +133,7 @@ fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
 /// Users are looked up before anything is written: an unknown user fails
 /// the whole apply, not half of it. Ownership only applies when root.
 fn resolve_owners<'a>(
-    desired: &[&'a DesiredSlot],
+    desired: &[&'a RenderedSlot],
 ) -> Result<BTreeMap<&'a str, Option<Owner>>, ReconcileError> {
     let root = nix::unistd::geteuid().is_root();
     let mut out = BTreeMap::new();
@@ -174,7 +175,7 @@ pub fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
 /// caller renames it into place.
 fn build(
     scandir: &Path,
-    slot: &DesiredSlot,
+    slot: &RenderedSlot,
     owner: Option<Owner>,
 ) -> Result<PathBuf, ReconcileError> {
     let tmp = scandir.join(format!("{TEMP_PREFIX}{}-{}", slot.name, std::process::id()));
@@ -197,14 +198,18 @@ fn build(
 
 fn update(
     scandir: &Path,
-    slot: &DesiredSlot,
+    slot: &RenderedSlot,
     owner: Option<Owner>,
     changed: &[PathBuf],
     removed: &[PathBuf],
     restart: bool,
 ) -> Result<(), ReconcileError> {
     let dir = scandir.join(&slot.name);
-    for f in slot.files.iter().filter(|f| changed.contains(&f.rel)) {
+    for f in slot
+        .files
+        .iter()
+        .filter(|f| changed.iter().any(|c| *c == f.path))
+    {
         fsops::write_file(&dir, f)?;
     }
     for rel in removed {

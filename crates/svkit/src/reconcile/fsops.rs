@@ -3,7 +3,7 @@
 //! and log dirs owned by the slot's user.
 
 use super::error::{io, ReconcileError};
-use super::DesiredFile;
+use crate::render::RenderedFile;
 use nix::sys::stat::Mode;
 use std::collections::HashSet;
 use std::fs::{self, OpenOptions};
@@ -17,19 +17,19 @@ pub type Owner = (u32, u32);
 /// Writes `file` under `slot` by temp file + rename, so s6-supervise never
 /// sees a half-written `run`. Parent dirs inside the slot are created; the
 /// file is root's, like everything svkit renders.
-pub fn write_file(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError> {
-    let path = slot.join(&file.rel);
+pub fn write_file(slot: &Path, file: &RenderedFile) -> Result<(), ReconcileError> {
+    let path = slot.join(&file.path);
     let parent = path.parent().unwrap_or(slot);
     refuse_symlinked_dirs(slot, parent)?;
     fs::create_dir_all(parent).map_err(io(parent))?;
     let root = nix::unistd::geteuid().is_root().then_some((0, 0));
-    crate::fsutil::write_atomic(&path, &file.bytes, file.mode, root).map_err(io(&path))
+    crate::fsutil::write_atomic(&path, &file.contents, file.mode, root).map_err(io(&path))
 }
 
 /// Writes `file` into a slot being built in svkit's own temp dir: nothing
 /// else looks there, so the file is made in place (no temp file + rename).
-pub fn write_new(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError> {
-    let path = slot.join(&file.rel);
+pub fn write_new(slot: &Path, file: &RenderedFile) -> Result<(), ReconcileError> {
+    let path = slot.join(&file.path);
     if let Some(parent) = path.parent() {
         refuse_symlinked_dirs(slot, parent)?;
         fs::create_dir_all(parent).map_err(io(parent))?;
@@ -41,7 +41,7 @@ pub fn write_new(slot: &Path, file: &DesiredFile) -> Result<(), ReconcileError> 
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(&path)
         .map_err(io(&path))?;
-    f.write_all(&file.bytes).map_err(io(&path))?;
+    f.write_all(&file.contents).map_err(io(&path))?;
     f.set_permissions(fs::Permissions::from_mode(file.mode))
         .map_err(io(&path))?;
     if nix::unistd::geteuid().is_root() {
@@ -262,9 +262,9 @@ mod tests {
     #[test]
     fn write_file_replaces_atomically_with_mode() {
         let t = tempfile::tempdir().expect("tempdir");
-        let f = DesiredFile {
-            rel: "log/run".into(),
-            bytes: b"#!/bin/sh\n".to_vec(),
+        let f = RenderedFile {
+            path: "log/run".into(),
+            contents: b"#!/bin/sh\n".to_vec(),
             mode: 0o755,
         };
         write_file(t.path(), &f).expect("write");

@@ -3,9 +3,9 @@
 //! `svkit-reconcile` carry it out.
 //!
 //! Data flows one way, one file a step: [`prepare`] (`desired.rs`: load,
-//! validate, render) → [`plan`] (`plan.rs`, reading the disk through
-//! `live.rs`: each managed file's bytes, mode and owner against the render)
-//! → [`apply`] (`apply.rs`, under `lock.rs`: write what differs through
+//! validate, render: one `RenderedSlot` per slot) → [`plan`] (`plan.rs`,
+//! reading the disk through `live.rs`: each managed file's bytes, mode and
+//! owner against the render) → [`apply`] (`apply.rs`, under `lock.rs`: write what differs through
 //! `fsops.rs`, then tell s6). Nothing is cached between runs. Slots svkit
 //! did not make (no `.svkit` marker) are never touched.
 
@@ -18,35 +18,12 @@ mod lock;
 mod plan;
 
 pub use apply::{apply, lookup_user, ApplyOptions, Outcome};
-pub use desired::{prepare, Prepared};
+pub use desired::{desired, prepare, Prepared};
 pub use error::ReconcileError;
 pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
 pub use live::{is_ours, MARKER};
 pub use lock::ScandirLock;
 pub use plan::{plan, Action, SlotPlan};
-
-use std::path::PathBuf;
-
-/// One slot as it should be on disk: every file svkit manages in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DesiredSlot {
-    pub name: String,
-    /// Paths relative to the slot dir; all owned by root.
-    pub files: Vec<DesiredFile>,
-    /// The slot's user: its `supervise/`, `event/` and log dir are theirs.
-    pub user: Option<String>,
-    /// Created (owned by `user`) before the logger first starts.
-    pub log_dir: Option<PathBuf>,
-    /// Whether the slot is wanted up now (no `down` file).
-    pub want_up: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DesiredFile {
-    pub rel: PathBuf,
-    pub bytes: Vec<u8>,
-    pub mode: u32,
-}
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.
 pub const TEMP_PREFIX: &str = ".svkit-tmp-";

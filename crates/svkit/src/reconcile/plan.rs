@@ -4,7 +4,7 @@
 
 use super::error::ReconcileError;
 use super::live::{self, LiveFile};
-use super::DesiredSlot;
+use crate::render::RenderedSlot;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -86,7 +86,7 @@ fn restarts(rel: &Path) -> bool {
 /// Root owns every file svkit renders into a slot.
 const OWNER_UID: u32 = 0;
 
-pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
+pub fn plan(scandir: &Path, desired: &[RenderedSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
     let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
     let uid_matters = nix::unistd::geteuid().is_root();
     let mut plans = Vec::new();
@@ -104,7 +104,7 @@ pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, Re
         plans.push(SlotPlan {
             name: slot.name.clone(),
             action,
-            want_up: slot.want_up,
+            want_up: slot.up,
         });
     }
     let declared: BTreeSet<&str> = desired.iter().map(|d| d.name.as_str()).collect();
@@ -120,23 +120,24 @@ pub fn plan(scandir: &Path, desired: &[DesiredSlot]) -> Result<Vec<SlotPlan>, Re
     Ok(plans)
 }
 
-fn compare(slot: &DesiredSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
+fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
     let mut changed = Vec::new();
     for f in &slot.files {
-        let same = live.get(&f.rel).is_some_and(|l| {
-            if live::presence_only(&f.rel) {
+        let rel = Path::new(&f.path);
+        let same = live.get(rel).is_some_and(|l| {
+            if live::presence_only(rel) {
                 return l.is_regular();
             }
-            l.bytes == f.bytes && l.mode == f.mode && (!uid_matters || l.uid == OWNER_UID)
+            l.bytes == f.contents && l.mode == f.mode && (!uid_matters || l.uid == OWNER_UID)
         });
         if !same {
-            changed.push(f.rel.clone());
+            changed.push(rel.to_path_buf());
         }
     }
-    let rendered: BTreeSet<&PathBuf> = slot.files.iter().map(|f| &f.rel).collect();
+    let rendered: BTreeSet<&Path> = slot.files.iter().map(|f| Path::new(&f.path)).collect();
     let removed: Vec<PathBuf> = live
         .keys()
-        .filter(|p| !rendered.contains(p))
+        .filter(|p| !rendered.contains(p.as_path()))
         .cloned()
         .collect();
     if changed.is_empty() && removed.is_empty() {
@@ -153,22 +154,22 @@ fn compare(slot: &DesiredSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::DesiredFile;
+    use crate::render::RenderedFile;
 
-    fn slot(files: &[(&str, &str, u32)]) -> DesiredSlot {
-        DesiredSlot {
+    fn slot(files: &[(&str, &str, u32)]) -> RenderedSlot {
+        RenderedSlot {
             name: "a".into(),
+            up: true,
             files: files
                 .iter()
-                .map(|(p, b, m)| DesiredFile {
-                    rel: p.into(),
-                    bytes: b.as_bytes().to_vec(),
+                .map(|(p, b, m)| RenderedFile {
+                    path: p.to_string(),
+                    contents: b.as_bytes().to_vec(),
                     mode: *m,
                 })
                 .collect(),
             user: None,
             log_dir: None,
-            want_up: true,
         }
     }
 
@@ -299,8 +300,8 @@ mod tests {
         };
         for f in &want.files {
             put(
-                f.rel.to_str().expect("utf-8"),
-                std::str::from_utf8(&f.bytes).expect("utf-8"),
+                &f.path,
+                std::str::from_utf8(&f.contents).expect("utf-8"),
                 f.mode,
             );
         }

@@ -1,6 +1,6 @@
 //! Carry out a redirect: ensure the slot, want it up, start companions.
 
-use crate::config::{Autostart, LoadError, Model, Redirect};
+use crate::config::{Autostart, Model, Redirect};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::{self, Command6, ControlError};
 use crate::s6::health;
@@ -11,7 +11,6 @@ use std::time::Duration;
 
 #[derive(Debug)]
 pub enum RedirectError {
-    Config(LoadError),
     Reconcile(ReconcileError),
     Control(ControlError),
     State(StateError),
@@ -23,7 +22,6 @@ pub enum RedirectError {
 impl fmt::Display for RedirectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RedirectError::Config(e) => write!(f, "{e}"),
             RedirectError::Reconcile(e) => write!(f, "unable to render the slot: {e}"),
             RedirectError::Control(e) => write!(f, "{e}"),
             RedirectError::State(e) => write!(f, "{e}"),
@@ -37,14 +35,13 @@ impl std::error::Error for RedirectError {}
 /// Bound on waiting for s6-svscan to supervise a slot just rendered.
 const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Ensures the rule's slot exists (rendering the config when it does not),
+/// Ensures the rule's slot exists (applying the model when it does not),
 /// wants it up, and starts the `also_start` slots whose autostart holds.
 /// Returns the slots started, the rule's own first.
 pub fn execute(
     model: &Model,
     rule: &Redirect,
     scandir: &Path,
-    config_dir: &Path,
 ) -> Result<Vec<String>, RedirectError> {
     if model.slot(&rule.slot).is_none() {
         return Err(RedirectError::NoSlot(rule.slot.clone()));
@@ -52,12 +49,12 @@ pub fn execute(
     let missing = std::iter::once(&rule.slot)
         .chain(&rule.also_start)
         .any(|s| !scandir.join(s).is_dir());
+    let mut warnings = Vec::new();
     if missing {
-        let prepared = reconcile::prepare(config_dir).map_err(RedirectError::Config)?;
-        reconcile::apply(scandir, &prepared.desired, &ApplyOptions::default())
+        let desired = reconcile::desired(model, &mut warnings);
+        reconcile::apply(scandir, &desired, &ApplyOptions::default())
             .map_err(RedirectError::Reconcile)?;
     }
-    let mut warnings = Vec::new();
     let facts = health::start_facts(model, &mut warnings);
     let mut started = vec![rule.slot.clone()];
     want_up(model, &rule.slot, scandir)?;

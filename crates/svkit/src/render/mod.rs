@@ -28,36 +28,36 @@ mod run;
 
 pub use env::{RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
 
+use std::path::PathBuf;
+
 use crate::config::{Model, Slot};
 use crate::s6::health::{self, StartFacts};
 
 /// Name of the marker file in every slot svkit renders.
 pub const MARKER: &str = ".svkit";
 
-/// Who should own a rendered file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Owner {
-    Root,
-    User(String),
-}
-
-/// One file of a slot.
+/// One file of a slot. Every file svkit renders is root's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderedFile {
     /// Relative to the slot dir, `/`-separated (`log/run`).
     pub path: String,
     pub contents: Vec<u8>,
     pub mode: u32,
-    pub owner: Owner,
 }
 
-/// Every file of one slot, sorted by path.
+/// One slot as it should be on disk: what the renderer makes of a
+/// [`Slot`] and what reconcile plans and writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderedSlot {
     pub name: String,
-    /// Whether a `down` file was left out.
+    /// Wanted up now: no `down` file.
     pub up: bool,
+    /// Every file svkit manages in the slot dir, sorted by path.
     pub files: Vec<RenderedFile>,
+    /// The user to drop to: its `supervise/`, `event/` and log dir are theirs.
+    pub user: Option<String>,
+    /// Created (owned by `user`) before the logger first starts.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl RenderedSlot {
@@ -98,7 +98,6 @@ fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
         path: path.to_string(),
         contents,
         mode,
-        owner: Owner::Root,
     }
 }
 
@@ -143,6 +142,8 @@ pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> Ren
         name: slot.name.clone(),
         up,
         files,
+        user: slot.run_as().map(str::to_string),
+        log_dir: slot.log.as_ref().map(|l| PathBuf::from(&l.dir)),
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use svkit::config::{load_layers, FixedInstances, Validated};
-use svkit::render::{render_all, Owner, RenderEnv, RenderedSlot};
+use svkit::render::{render_all, RenderEnv, RenderedSlot};
 use svkit::s6::health::StartFacts;
 
 pub fn workspace() -> PathBuf {
@@ -107,11 +107,8 @@ pub fn golden_tree(v: &Validated, slots: &[RenderedSlot]) -> BTreeMap<String, Ve
     let mut manifest = String::new();
     for s in slots {
         for f in &s.files {
-            let owner = match &f.owner {
-                Owner::Root => "root".to_string(),
-                Owner::User(u) => u.clone(),
-            };
-            manifest.push_str(&format!("{}/{} {:o} {owner}\n", s.name, f.path, f.mode));
+            // Every rendered file is root's.
+            manifest.push_str(&format!("{}/{} {:o} root\n", s.name, f.path, f.mode));
             out.insert(format!("{}/{}", s.name, f.path), f.contents.clone());
         }
     }
