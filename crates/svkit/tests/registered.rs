@@ -39,7 +39,11 @@ fn names(v: &Validated) -> Vec<String> {
 fn registered_instances_join_their_template() {
     let t = tempfile::tempdir().expect("tempdir");
     let (state, cfg) = setup(t.path(), "plain");
-    assert_eq!(names(&load(&cfg)), ["gw-default", "plain"]);
+    let v = load(&cfg);
+    assert_eq!(names(&v), ["gw-default", "plain"]);
+    // Where instances can be registered, even one with none yet.
+    let templates: Vec<&str> = v.model.templates.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(templates, ["gw-{instance}", "bare-{instance}"]);
 
     assert!(register(&state, "gw-{instance}", "eve", None).expect("reg"));
     assert!(!register(&state, "gw-{instance}", "eve", None).expect("reg"));

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use svkit::config::names::{check_instance_name, check_slot_name, INSTANCE_VAR};
-use svkit::config::{self, parse};
+use svkit::config::{self, Template};
 use svkit::reconcile::ApplyOptions;
 use svkit::s6::control::wait_supervised;
 use svkit::state;
@@ -20,40 +20,6 @@ use crate::exit::{Fatal, NOT_OK, OK};
 
 /// How long a new slot may take to get its supervisor.
 const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
-
-struct Template {
-    name: String,
-    /// The slot's user, else the config's.
-    user: Option<String>,
-}
-
-/// Templated slots declared in the config dir, in layer order.
-fn templates(config_dir: &Path) -> Result<Vec<Template>, Fatal> {
-    let layers = config::read_layers(config_dir)
-        .map_err(|e| Fatal::system("unable to read the config", e))?;
-    let mut top_user = None;
-    let mut raw = Vec::new();
-    for (path, bytes) in &layers {
-        let (Some(layer), _) = parse::parse_layer(path, bytes) else {
-            continue;
-        };
-        if let Some(u) = &layer.top.user {
-            top_user = Some(u.clone());
-        }
-        for (_, s) in layer.slots {
-            if s.instances.is_some() && s.name.contains(INSTANCE_VAR) {
-                raw.push((s.name, s.user));
-            }
-        }
-    }
-    Ok(raw
-        .into_iter()
-        .map(|(name, user)| Template {
-            name,
-            user: user.or_else(|| top_user.clone()),
-        })
-        .collect())
-}
 
 fn pick(args: &RegisterArgs, all: Vec<Template>) -> Result<Template, Fatal> {
     let list = || {
@@ -91,7 +57,7 @@ fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, Strin
         Ok(v) => v.model,
         Err(code) => return Ok(Err(code)),
     };
-    let t = pick(args, templates(&dir)?)?;
+    let t = pick(args, model.templates.clone())?;
     let slot = t.name.replace(INSTANCE_VAR, &args.name);
     let bad = check_instance_name(&args.name)
         .map_err(|e| format!("instance `{}`: {e}", args.name))

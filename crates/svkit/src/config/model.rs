@@ -34,12 +34,24 @@ pub struct Model {
     /// instance order).
     pub slots: Vec<Slot>,
     pub redirects: Vec<Redirect>,
+    /// Templated slots as declared, instances or not: where `svctl
+    /// register` adds one.
+    pub templates: Vec<Template>,
 }
 
 impl Model {
     pub fn slot(&self, name: &str) -> Option<&Slot> {
         self.slots.iter().find(|s| s.name == name)
     }
+}
+
+/// A slot declared with `{instance}` in its name and `instances`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    /// The declared name (e.g. `gateway-{instance}`).
+    pub name: String,
+    /// Its own user, else the top-level one.
+    pub user: Option<String>,
 }
 
 /// Where a slot was declared: for messages and for the marker file.

@@ -163,6 +163,13 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
 
     let redirects = super::redirect::redirects(layers, &seen.keys().cloned().collect(), &mut diags);
+    let templates = (layers.iter().flat_map(|l| &l.slots))
+        .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))
+        .map(|(_, r)| Template {
+            name: r.name.clone(),
+            user: r.user.clone().or_else(|| user.clone()),
+        })
+        .collect();
 
     if diags.is_empty() {
         Ok(Validated {
@@ -174,6 +181,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
                 default_program,
                 slots,
                 redirects,
+                templates,
             },
             warnings,
         })
