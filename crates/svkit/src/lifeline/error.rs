@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use super::reap::{Owner, StrangerReport};
+use super::reap::{PortHolder, StrangerReport};
 
 /// Exit codes of `svkit-lifeline` for failures of lifeline itself.
 ///
@@ -45,7 +45,7 @@ pub enum Error {
     /// The port is held by something we may not kill.
     PortHeld(StrangerReport),
     /// Stale owners were signalled but the port is still listening.
-    PortStillBusy { port: u16, owners: Vec<Owner> },
+    PortStillBusy { port: u16, owners: Vec<PortHolder> },
     /// The command could not be started.
     Spawn { program: String, source: io::Error },
     /// Readiness probe did not pass in time.

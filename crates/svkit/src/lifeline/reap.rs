@@ -135,7 +135,7 @@ pub enum Stale {
 
 /// A process holding the port, with the verdict on it.
 #[derive(Debug, Clone)]
-pub struct Owner {
+pub struct PortHolder {
     pub id: Identity,
     /// `Ok(reason)` stale, `Err(why not)` a stranger.
     pub verdict: std::result::Result<Stale, String>,
@@ -199,7 +199,7 @@ pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> Result<PortReport> {
 pub struct StrangerReport {
     pub port: u16,
     pub bind: Option<IpAddr>,
-    pub owners: Vec<Owner>,
+    pub owners: Vec<PortHolder>,
     pub unowned: Vec<TcpEntry>,
     pub unreadable: usize,
 }
@@ -246,8 +246,8 @@ pub fn classify(
     report: &PortReport,
     state: Option<&StateRecord>,
     matcher: Option<&Matcher>,
-) -> Result<Vec<Owner>> {
-    let mut owners: Vec<Owner> = report
+) -> Result<Vec<PortHolder>> {
+    let mut owners: Vec<PortHolder> = report
         .owners
         .iter()
         .map(|id| {
@@ -266,7 +266,7 @@ pub fn classify(
                     None => Err("no --state or --match identifies it as ours".into()),
                 }
             };
-            Owner {
+            PortHolder {
                 id: id.clone(),
                 verdict,
             }
@@ -325,7 +325,7 @@ pub struct ReapOutcome {
 /// SIGTERM the stale owners, wait up to `grace`, SIGKILL survivors, then
 /// wait (bounded) until nothing listens on the port.
 pub fn reap(
-    owners: &[Owner],
+    owners: &[PortHolder],
     port: u16,
     bind: Option<IpAddr>,
     grace: Duration,
@@ -368,7 +368,7 @@ pub fn reap(
             .map(|r| {
                 r.owners
                     .into_iter()
-                    .map(|id| Owner {
+                    .map(|id| PortHolder {
                         id,
                         verdict: Err("still listening".into()),
                     })

@@ -3,7 +3,7 @@
 //! before the first write.
 
 use super::error::{io, ReconcileError};
-use super::fsops::{self, Owner};
+use super::fsops::{self, UidGid};
 use super::lock::ScandirLock;
 use super::plan::{plan, Action, SlotPlan};
 use super::{DELETE_PREFIX, TEMP_PREFIX};
@@ -134,11 +134,11 @@ fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
 /// the whole apply, not half of it. Ownership only applies when root.
 fn resolve_owners<'a>(
     desired: &[&'a RenderedSlot],
-) -> Result<BTreeMap<&'a str, Option<Owner>>, ReconcileError> {
+) -> Result<BTreeMap<&'a str, Option<UidGid>>, ReconcileError> {
     let root = nix::unistd::geteuid().is_root();
     let mut out = BTreeMap::new();
     // Many slots share a user: one passwd lookup each.
-    let mut known: BTreeMap<&str, Owner> = BTreeMap::new();
+    let mut known: BTreeMap<&str, UidGid> = BTreeMap::new();
     for d in desired {
         let owner = match (&d.user, root) {
             (Some(user), true) => match known.get(user.as_str()) {
@@ -157,7 +157,7 @@ fn resolve_owners<'a>(
 }
 
 /// A user name (or `uid:gid`) to ids, via the passwd database.
-pub fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
+pub fn lookup_user(user: &str) -> Result<UidGid, ReconcileError> {
     if let Some((u, g)) = user.split_once(':') {
         if let (Ok(u), Ok(g)) = (u.parse(), g.parse()) {
             return Ok((u, g));
@@ -176,7 +176,7 @@ pub fn lookup_user(user: &str) -> Result<Owner, ReconcileError> {
 fn build(
     scandir: &Path,
     slot: &RenderedSlot,
-    owner: Option<Owner>,
+    owner: Option<UidGid>,
 ) -> Result<PathBuf, ReconcileError> {
     let tmp = scandir.join(format!("{TEMP_PREFIX}{}-{}", slot.name, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
@@ -199,7 +199,7 @@ fn build(
 fn update(
     scandir: &Path,
     slot: &RenderedSlot,
-    owner: Option<Owner>,
+    owner: Option<UidGid>,
     changed: &[PathBuf],
     removed: &[PathBuf],
     restart: bool,

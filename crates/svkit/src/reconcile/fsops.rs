@@ -12,7 +12,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// uid, gid.
-pub type Owner = (u32, u32);
+pub type UidGid = (u32, u32);
 
 /// Writes `file` under `slot` by temp file + rename, so s6-supervise never
 /// sees a half-written `run`. Parent dirs inside the slot are created; the
@@ -79,7 +79,7 @@ fn refuse_symlinked_dirs(slot: &Path, dir: &Path) -> Result<(), ReconcileError> 
 /// Existing ones are handed to `owner` too, so a slot whose `user` changed
 /// is controlled by its new user. The slot dir is root's (in the scandir),
 /// so these paths are not the user's to redirect.
-pub fn prepare_supervise(slot: &Path, sub: &str, owner: Owner) -> Result<(), ReconcileError> {
+pub fn prepare_supervise(slot: &Path, sub: &str, owner: UidGid) -> Result<(), ReconcileError> {
     let base = slot.join(sub);
     let (uid, gid) = owner;
     let own = |p: &Path, u: u32| std::os::unix::fs::lchown(p, Some(u), Some(gid)).map_err(io(p));
@@ -168,7 +168,7 @@ pub fn check_log_dirs<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<()
 /// a path: a symlink anywhere is refused, and one swapped in during the
 /// walk (the user owns some of these dirs) cannot redirect the chown.
 /// `log/run` applies the same rule when it starts.
-pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileError> {
+pub fn ensure_log_dir(dir: &Path, owner: Option<UidGid>) -> Result<(), ReconcileError> {
     use nix::errno::Errno;
     use rustix::fs::OFlags;
     use std::os::fd::{AsRawFd, OwnedFd};
@@ -222,7 +222,11 @@ pub fn ensure_log_dir(dir: &Path, owner: Option<Owner>) -> Result<(), ReconcileE
     Ok(())
 }
 
-fn fchown(fd: &std::os::fd::OwnedFd, (uid, gid): Owner, path: &Path) -> Result<(), ReconcileError> {
+fn fchown(
+    fd: &std::os::fd::OwnedFd,
+    (uid, gid): UidGid,
+    path: &Path,
+) -> Result<(), ReconcileError> {
     use std::os::fd::AsRawFd;
     let (u, g) = (
         nix::unistd::Uid::from_raw(uid),

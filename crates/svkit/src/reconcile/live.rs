@@ -3,14 +3,12 @@
 //! and `event/` dirs).
 
 use super::error::{io, ReconcileError};
+use crate::render::MARKER;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-
-/// The marker that says svkit made a slot.
-pub const MARKER: &str = ".svkit";
 
 /// A live file as reconcile compares it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub use apply::{apply, lookup_user, ApplyOptions, Outcome};
 pub use desired::{desired, prepare, Prepared};
 pub use error::ReconcileError;
 pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
-pub use live::{is_ours, MARKER};
+pub use live::is_ours;
 pub use lock::ScandirLock;
 pub use plan::{plan, Action, SlotPlan};
 
