@@ -9,6 +9,7 @@ pub mod dirent;
 pub mod fsutil;
 pub mod lifeline;
 pub mod logs;
+pub mod msg;
 pub mod par;
 pub mod reconcile;
 pub mod redirect;

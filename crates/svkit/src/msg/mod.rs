@@ -1,0 +1,223 @@
+//! Messages and exit codes of every svkit binary, in one place.
+//!
+//! Like s6's `strerr`: a binary names itself once ([`init`]), and every line
+//! it writes to stderr reads `PROG: fatal: what: why` ([`fatal`], [`Fatal`]),
+//! `PROG: warning: ...` ([`warn`]) or `PROG: info: ...` ([`info`]); the
+//! `why` of a system error is strerror's text ([`strerror`]). Bad usage
+//! exits 100, a system error 111 ([`exit`] names every code).
+//!
+//! Like ripgrep's messages: stdout goes through [`out`] (or [`out_error`]
+//! for a writer streaming to it), for which a reader that went away (EPIPE,
+//! `svctl plan | head -1`) is a quiet end: the rest of the output is
+//! dropped, nothing is printed, the exit code is the command's own. A
+//! message that cannot reach stderr is dropped too: never a panic.
+
+pub mod exit;
+
+use std::fmt;
+use std::io::{self, Write as _};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use crate::config::Diagnostic;
+
+static PROG: OnceLock<&'static str> = OnceLock::new();
+
+/// Stdout's reader went away: later output is dropped.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Names the program in every message (first call wins): once, first
+/// thing in `main`.
+pub fn init(prog: &'static str) {
+    let _ = PROG.set(prog);
+}
+
+/// The name given to [`init`] (`svkit` before it).
+pub fn prog() -> &'static str {
+    PROG.get().copied().unwrap_or("svkit")
+}
+
+/// strerror's text of an OS error, as s6 prints it: `No such file or
+/// directory`, without std's ` (os error 2)`. Other errors: their text.
+pub fn strerror(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_owned(),
+        None => e.to_string(),
+    }
+}
+
+fn line(level: &str, msg: &dyn fmt::Display) {
+    let _ = writeln!(io::stderr().lock(), "{}: {level}: {msg}", prog());
+}
+
+/// `PROG: fatal: MSG` on stderr (the caller then exits).
+pub fn fatal(msg: impl fmt::Display) {
+    line("fatal", &msg);
+}
+
+/// `PROG: warning: MSG` on stderr.
+pub fn warn(msg: impl fmt::Display) {
+    line("warning", &msg);
+}
+
+/// `PROG: info: MSG` on stderr.
+pub fn info(msg: impl fmt::Display) {
+    line("info", &msg);
+}
+
+/// `PROG: fatal: invalid config in DIR[: tail]`, then each diagnostic on
+/// its own line (`FILE:LINE:COL: FIELD: message`).
+pub fn invalid_config(dir: &Path, tail: &str, diags: &[Diagnostic]) {
+    let mut what = format!("invalid config in {}", dir.display());
+    if !tail.is_empty() {
+        what = format!("{what}: {tail}");
+    }
+    fatal(what);
+    let mut err = io::stderr().lock();
+    for d in diags {
+        let _ = writeln!(err, "{d}");
+    }
+}
+
+/// Prints `PROG: fatal: MSG` and exits with `code`, for code that cannot
+/// return to `main` (svkit-wrap on its way to an exec).
+pub fn die(code: u8, msg: impl fmt::Display) -> ! {
+    fatal(msg);
+    std::process::exit(i32::from(code))
+}
+
+/// A failure to report: `PROG: fatal: what: why`, exit `code`.
+#[derive(Debug)]
+pub struct Fatal {
+    pub code: u8,
+    pub what: String,
+    /// Empty when `what` says it all (e.g. a library error's own text).
+    pub why: String,
+}
+
+impl Fatal {
+    pub fn new(code: u8, what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Fatal {
+            code,
+            what: what.into(),
+            why: why.to_string(),
+        }
+    }
+
+    /// Bad usage: exit 100.
+    pub fn usage(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Fatal::new(exit::USAGE, what, why)
+    }
+
+    /// A system error: exit 111.
+    pub fn system(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Fatal::new(exit::SYSTEM, what, why)
+    }
+
+    /// A failed system call: exit 111, `why` is strerror's text.
+    pub fn io(what: impl Into<String>, e: &io::Error) -> Self {
+        Fatal::system(what, strerror(e))
+    }
+
+    /// Prints the message; the exit code for `main` to return.
+    pub fn report(&self) -> ExitCode {
+        fatal(self);
+        ExitCode::from(self.code)
+    }
+}
+
+impl fmt::Display for Fatal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.why.is_empty() {
+            return f.write_str(&self.what);
+        }
+        write!(f, "{}: {}", self.what, self.why)
+    }
+}
+
+/// Writes `bytes` to stdout and flushes. A closed stdout (EPIPE) is not an
+/// error: this and later output is dropped.
+pub fn out(bytes: impl AsRef<[u8]>) -> Result<(), Fatal> {
+    if stdout_closed() {
+        return Ok(());
+    }
+    let mut stdout = io::stdout().lock();
+    let written = stdout
+        .write_all(bytes.as_ref())
+        .and_then(|()| stdout.flush());
+    written.or_else(out_error)
+}
+
+/// Stdout's reader went away: what is left to print is dropped (a command
+/// that would only go on printing, like `svctl logs -f`, stops).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// What an error writing to stdout means: `Ok` for EPIPE (the reader went
+/// away: a quiet end, later output dropped), else a system error.
+pub fn out_error(e: io::Error) -> Result<(), Fatal> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        Ok(())
+    } else {
+        Err(Fatal::io("unable to write to stdout", &e))
+    }
+}
+
+/// Parses argv with `P`. `--help` and `--version` print to stdout and exit
+/// 0; bad usage prints `PROG: fatal: usage: WHAT; see --help` and
+/// exits 100.
+#[cfg(feature = "clap")]
+pub fn parse<P: clap::Parser>() -> P {
+    match P::try_parse() {
+        Ok(p) => p,
+        Err(e) => std::process::exit(i32::from(clap_error(&e))),
+    }
+}
+
+/// Prints what a clap error asks for; its exit code.
+#[cfg(feature = "clap")]
+pub fn clap_error(e: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => match e.print().or_else(out_error) {
+            Ok(()) => exit::OK,
+            Err(f) => {
+                fatal(&f);
+                f.code
+            }
+        },
+        _ => {
+            fatal(format_args!("usage: {}", usage_line(e)));
+            exit::USAGE
+        }
+    }
+}
+
+/// `WHAT; see --help`, one line: clap's first paragraph without its
+/// `error: ` (a list it announces with `:` joined in), or, for a missing
+/// command, the usage line (`svctl <COMMAND>`).
+#[cfg(feature = "clap")]
+pub fn usage_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let what = if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        text.lines()
+            .find_map(|l| l.strip_prefix("Usage: "))
+            .unwrap_or("a command is missing")
+            .to_owned()
+    } else {
+        let first: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        first.join(" ").trim_start_matches("error: ").to_owned()
+    };
+    format!("{what}; see --help")
+}
+
+#[cfg(test)]
+mod tests;

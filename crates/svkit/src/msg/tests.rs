@@ -1,0 +1,86 @@
+use super::*;
+
+#[test]
+fn strerror_drops_the_os_error_suffix() {
+    let e = io::Error::from_raw_os_error(nix::libc::ENOENT);
+    assert_eq!(strerror(&e), "No such file or directory");
+    let e = io::Error::other("not an OS error");
+    assert_eq!(strerror(&e), "not an OS error");
+}
+
+#[test]
+fn fatal_reads_what_colon_why() {
+    let f = Fatal::io(
+        "unable to read scandir /x",
+        &io::Error::from_raw_os_error(nix::libc::EACCES),
+    );
+    assert_eq!(f.code, exit::SYSTEM);
+    assert_eq!(
+        f.to_string(),
+        "unable to read scandir /x: Permission denied"
+    );
+    let f = Fatal::new(4, "unknown slot x", "not in the scandir");
+    assert_eq!(f.to_string(), "unknown slot x: not in the scandir");
+    // A `why` already inside `what`.
+    let f = Fatal::usage("unable to control x: supervisor not running", "");
+    assert_eq!(f.code, exit::USAGE);
+    assert_eq!(f.to_string(), "unable to control x: supervisor not running");
+}
+
+#[test]
+fn only_a_broken_pipe_is_quiet() {
+    assert!(out_error(io::Error::from(io::ErrorKind::BrokenPipe)).is_ok());
+    let f = out_error(io::Error::from_raw_os_error(nix::libc::ENOSPC));
+    assert_eq!(
+        f.map_err(|f| f.to_string()),
+        Err("unable to write to stdout: No space left on device".to_owned())
+    );
+}
+
+#[cfg(feature = "clap")]
+#[test]
+fn a_usage_error_is_one_line() {
+    use clap::Parser;
+    #[derive(Parser, Debug)]
+    #[command(name = "t")]
+    struct Cli {
+        #[arg(long)]
+        n: u32,
+        #[arg(long, value_enum)]
+        to: Option<To>,
+    }
+    #[derive(clap::ValueEnum, Clone, Debug)]
+    enum To {
+        Up,
+        Down,
+    }
+    #[derive(Parser, Debug)]
+    #[command(name = "t")]
+    enum Verbs {
+        Go,
+    }
+    let e = Cli::try_parse_from(["t", "--n", "x"]).expect_err("bad value");
+    assert_eq!(
+        usage_line(&e),
+        "invalid value 'x' for '--n <N>': invalid digit found in string; see --help"
+    );
+    let e = Cli::try_parse_from(["t", "--bogus"]).expect_err("bad flag");
+    assert_eq!(
+        usage_line(&e),
+        "unexpected argument '--bogus' found; see --help"
+    );
+    // Lists clap prints on lines of their own are joined in.
+    let e = Cli::try_parse_from(["t"]).expect_err("missing --n");
+    assert_eq!(
+        usage_line(&e),
+        "the following required arguments were not provided: --n <N>; see --help"
+    );
+    let e = Cli::try_parse_from(["t", "--n", "1", "--to", "x"]).expect_err("bad value");
+    assert_eq!(
+        usage_line(&e),
+        "invalid value 'x' for '--to <TO>' [possible values: up, down]; see --help"
+    );
+    // No command at all: clap would print the whole help; the usage line.
+    let e = Verbs::try_parse_from(["t"]).expect_err("no command");
+    assert_eq!(usage_line(&e), "t <COMMAND>; see --help");
+}
