@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::json_pos::Pos;
+use crate::msg::strerror;
 
 /// One problem found in the config, located as precisely as we can:
 /// always the file, usually a line and column, and a field path for
@@ -76,7 +77,7 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Io { path, source } => {
-                write!(f, "unable to read {}: {source}", path.display())
+                write!(f, "unable to read {}: {}", path.display(), strerror(source))
             }
             LoadError::Invalid(d) => {
                 let n = d.len();

@@ -67,7 +67,7 @@ pub enum Event {
 pub fn exit_code(status: ExitStatus) -> i32 {
     match (status.code(), status.signal()) {
         (Some(code), _) => code,
-        (None, Some(sig)) => 128 + sig,
+        (None, Some(sig)) => crate::msg::exit::signaled(sig),
         (None, None) => 128,
     }
 }

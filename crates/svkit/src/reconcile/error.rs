@@ -1,6 +1,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::msg::strerror;
 use crate::s6::control::ControlError;
 
 #[derive(Debug)]
@@ -32,7 +33,9 @@ pub enum ReconcileError {
 impl fmt::Display for ReconcileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReconcileError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ReconcileError::Io { path, source } => {
+                write!(f, "{}: {}", path.display(), strerror(source))
+            }
             ReconcileError::Foreign { slot } => write!(
                 f,
                 "slot {slot}: a service dir of that name exists and was not made by svkit; refusing to touch it"

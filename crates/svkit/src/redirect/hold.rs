@@ -4,6 +4,8 @@
 
 use nix::sys::signal::{SigSet, Signal};
 
+use crate::msg::exit;
+
 fn stop_signals() -> SigSet {
     let mut set = SigSet::empty();
     for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
@@ -17,11 +19,11 @@ fn stop_signals() -> SigSet {
 pub fn keep_alive() -> i32 {
     let set = stop_signals();
     if set.thread_block().is_err() {
-        return 111;
+        return i32::from(exit::SYSTEM);
     }
     loop {
         if let Ok(sig) = set.wait() {
-            return 128 + sig as i32;
+            return exit::signaled(sig as i32);
         }
     }
 }

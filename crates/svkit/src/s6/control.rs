@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::msg::strerror;
+
 #[derive(Debug)]
 pub enum ControlError {
     /// No s6-supervise reads the control FIFO (not started yet, or gone).
@@ -40,7 +42,7 @@ impl fmt::Display for ControlError {
                 )
             }
             ControlError::Io { slot, source } => {
-                write!(f, "unable to control {}: {source}", name(slot))
+                write!(f, "unable to control {}: {}", name(slot), strerror(source))
             }
             ControlError::Tool { tool, detail } => write!(f, "{tool}: {detail}"),
             ControlError::Timeout { slot, what } => {

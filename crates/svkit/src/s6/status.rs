@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::tai64::{Tai64N, TAI64N_LEN};
+use crate::msg::strerror;
 
 mod read;
 mod svstat;
@@ -159,12 +160,7 @@ impl fmt::Display for StatusError {
                 )
             }
             StatusError::Io { path, source } => {
-                // strerror text without std's " (os error N)", as s6 prints it.
-                let why = match source.raw_os_error() {
-                    Some(e) => nix::errno::Errno::from_raw(e).desc().to_owned(),
-                    None => source.to_string(),
-                };
-                write!(f, "unable to read {}: {why}", path.display())
+                write!(f, "unable to read {}: {}", path.display(), strerror(source))
             }
             StatusError::BadLength { path, len } => {
                 write!(f, "invalid {}: length {len}, expected 35 or 43", name(path))

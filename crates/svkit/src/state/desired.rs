@@ -8,6 +8,8 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::msg::strerror;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Desired {
     Up,
@@ -46,7 +48,9 @@ impl fmt::Display for StateError {
                 "ignoring state file {}: expected \"up\" or \"down\"",
                 path.display()
             ),
-            StateError::Io { path, source } => write!(f, "state file {}: {source}", path.display()),
+            StateError::Io { path, source } => {
+                write!(f, "state file {}: {}", path.display(), strerror(source))
+            }
         }
     }
 }
