@@ -1,10 +1,11 @@
 //! `svctl`: the operator's command. A thin shell over the svkit library:
-//! argument parsing, exit codes and messages live here, behaviour there.
+//! argument parsing and verbs live here; behaviour, messages and exit codes
+//! (`svkit::msg`) there.
 //!
 //! Exit codes follow s6: 0 ok, 1 the checked thing is not ok (invalid
-//! config), 100 bad usage, 111 system error.
+//! config), 100 bad usage, 111 system error; verbs add their own
+//! (`svkit::msg::exit::svctl`).
 
-mod exit;
 mod verbs;
 
 // The command line lives in the library (`src/lib.rs`) so that
@@ -13,27 +14,12 @@ use svctl::{args, cli};
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use svkit::msg;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            let code = match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
-                _ => exit::USAGE,
-            };
-            // clap's own rendering is the clearest usage message.
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
-    };
-    match verbs::run(cli) {
+    msg::init("svctl");
+    match verbs::run(msg::parse::<cli::Cli>()) {
         Ok(code) => ExitCode::from(code),
-        Err(f) => {
-            eprintln!("svctl: fatal: {f}");
-            ExitCode::from(f.code)
-        }
+        Err(f) => f.report(),
     }
 }

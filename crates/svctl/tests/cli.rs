@@ -179,3 +179,104 @@ fn render_into_existing_empty_dir() {
     );
     assert!(tmp.path().join("dashboard/run").is_file());
 }
+
+/// `svctl VERB | head -0`: a reader that went away ends svctl quietly, with
+/// the verb's own exit code (the answer of `plan` and `status` is the code).
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use svkit_testkit::{assert_quiet_on_closed_stdout, output_with_closed_stdout};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let scandir = tmp.path().join("scandir");
+    std::fs::create_dir(&scandir).expect("mkdir");
+    std::fs::create_dir(scandir.join("foreign")).expect("mkdir");
+    let (good, sd) = (good(), scandir.display().to_string());
+    let to = tmp.path().join("rendered").display().to_string();
+    let good = good.to_str().expect("utf-8 path");
+    let cases: &[(&[&str], i32)] = &[
+        (&["--help"], 0),
+        (&["--version"], 0),
+        (&["plan", "--help"], 0),
+        // Both slots of the good config would be created: exit 2.
+        (&["plan", "--config-dir", good, "--scandir", &sd], 2),
+        (
+            &["plan", "--json", "--config-dir", good, "--scandir", &sd],
+            2,
+        ),
+        (&["check", "--config-dir", good], 0),
+        (&["render", "--to", &to, "--config-dir", good], 0),
+        // A slot without a supervisor: exit 3, the table still written.
+        (
+            &["status", "--all", "--config-dir", good, "--scandir", &sd],
+            3,
+        ),
+        (
+            &[
+                "status",
+                "--all",
+                "--json",
+                "--config-dir",
+                good,
+                "--scandir",
+                &sd,
+            ],
+            3,
+        ),
+    ];
+    for (argv, code) in cases {
+        let o = output_with_closed_stdout(svctl().args(*argv).env_remove("APP_DASHBOARD"));
+        assert_quiet_on_closed_stdout(&format!("{argv:?}"), &o, *code);
+    }
+    // render wrote every slot although nobody read its lines.
+    assert!(tmp.path().join("rendered/dashboard/run").is_file());
+}
+
+#[test]
+fn bad_usage_is_one_line() {
+    let o = svctl().args(["check", "--bogus"]).output().expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(100), "{err}");
+    assert_eq!(
+        err,
+        "svctl: fatal: usage: unexpected argument '--bogus' found; see --help\n"
+    );
+    let o = svctl().output().expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(100), "{err}");
+    assert!(
+        err.starts_with("svctl: fatal: usage: ") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+/// `svctl logs -f SLOT | true`: the reader is gone before the first lines
+/// are written, so there is nothing to follow for.
+#[test]
+fn logs_follow_stops_when_stdout_is_closed() {
+    use svkit_testkit::{assert_quiet_on_closed_stdout, output_with_closed_stdout};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (cfg, logs, sd) = (
+        tmp.path().join("cfg"),
+        tmp.path().join("logs"),
+        tmp.path().join("scandir"),
+    );
+    for d in [&cfg, &logs, &sd] {
+        std::fs::create_dir(d).expect("mkdir");
+    }
+    let config = format!(
+        r#"{{"slots": [{{"name": "a", "command": ["sleep", "1"], "log": {{"dir": "{}"}}}}]}}"#,
+        logs.display()
+    );
+    std::fs::write(cfg.join("10.json"), config).expect("write");
+    std::fs::write(logs.join("current"), "one\ntwo\n").expect("write");
+    // `timeout` ends a follower that never looks at its stdout again (124).
+    let o = output_with_closed_stdout(
+        Command::new("timeout")
+            .arg("10")
+            .arg(env!("CARGO_BIN_EXE_svctl"))
+            .args(["logs", "-f", "a", "--config-dir"])
+            .arg(&cfg)
+            .arg("--scandir")
+            .arg(&sd),
+    );
+    assert_quiet_on_closed_stdout("logs -f", &o, 0);
+}

@@ -80,6 +80,14 @@ fn missing_scandir_and_unknown_slots() {
         e.starts_with("svctl: fatal: unable to read scandir /nonexistent/scandir: "),
         "{e}"
     );
+    // plan names the scandir once, with strerror's text only.
+    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/configs/good");
+    let o = svctl(&["plan", "--config-dir", good]);
+    assert_eq!(o.status.code(), Some(111));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "svctl: fatal: unable to read scandir /nonexistent/scandir: No such file or directory\n"
+    );
     let o = svctl(&["status", "x"]);
     assert_eq!(o.status.code(), Some(4));
     let o = svctl(&["stop", "x"]);

@@ -299,6 +299,30 @@ pub fn stdout_ok(o: &Output) -> String {
     stdout(o)
 }
 
+/// Runs `cmd` with its stdout a pipe whose read end is already closed (what
+/// `cmd | head -0` gives once `head` is gone), stdin `/dev/null` and stderr
+/// captured: every write to stdout fails with EPIPE.
+pub fn output_with_closed_stdout(cmd: &mut Command) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap_or_else(|e| panic!("pipe: {e}"));
+    drop(reader);
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| panic!("run {cmd:?}: {e}"))
+}
+
+/// Asserts that `o` (from [`output_with_closed_stdout`]) ended quietly
+/// with `code`: a reader that went away is neither a panic nor an error.
+pub fn assert_quiet_on_closed_stdout(what: &str, o: &Output, code: i32) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{what}: stderr after EPIPE on stdout:\n{err}"
+    );
+    assert_eq!(o.status.code(), Some(code), "{what}: {err}");
+}
+
 /// A rootfs layer for `svkit-sandbox run --rootfs`, built file by file.
 pub struct Rootfs {
     pub dir: tempfile::TempDir,

@@ -1,7 +1,8 @@
 //! `svctl check`: validate and report.
 
+use svkit::msg::{self, exit::OK, Fatal};
+
 use crate::cli::ConfigArgs;
-use crate::exit::{Fatal, OK};
 
 pub fn run(args: &ConfigArgs) -> Result<u8, Fatal> {
     let dir = args.dir();
@@ -10,8 +11,9 @@ pub fn run(args: &ConfigArgs) -> Result<u8, Fatal> {
         Err(code) => return Ok(code),
     };
     let m = &v.model;
-    println!(
-        "svctl: config ok: {} slot{}, {} redirect{}, {} file{} in {}",
+    msg::out(format!(
+        "{}: config ok: {} slot{}, {} redirect{}, {} file{} in {}\n",
+        msg::prog(),
         m.slots.len(),
         if m.slots.len() == 1 { "" } else { "s" },
         m.redirects.len(),
@@ -19,6 +21,6 @@ pub fn run(args: &ConfigArgs) -> Result<u8, Fatal> {
         m.files.len(),
         if m.files.len() == 1 { "" } else { "s" },
         dir.display()
-    );
+    ))?;
     Ok(OK)
 }

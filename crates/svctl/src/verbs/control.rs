@@ -5,17 +5,16 @@
 use std::path::Path;
 use std::time::Duration;
 
+use svkit::msg::exit::svctl::GONE_OR_FAILED;
+use svkit::msg::exit::{NOT_OK, OK};
+use svkit::msg::{self, strerror, Fatal};
 use svkit::s6::control::{send, Command6};
 use svkit::s6::status::read_slot;
 use svkit::s6::wait::{self, Outcome, Target, Watched};
 use svkit::state::{write_desired, Desired};
 
-use super::ctx::{errno_text, Ctx};
+use super::ctx::Ctx;
 use crate::args::{CtlArgs, SignalArgs};
-use crate::exit::{Fatal, NOT_OK, OK};
-
-/// Exit code of a wait that ended because a slot failed or vanished.
-pub const GONE_OR_FAILED: u8 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -79,7 +78,7 @@ fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
         let d = if up { Desired::Up } else { Desired::Down };
         write_desired(sd, n, d, owner).map_err(|e| {
             let why = match &e {
-                svkit::state::StateError::Io { source, .. } => errno_text(source),
+                svkit::state::StateError::Io { source, .. } => strerror(source),
                 other => other.to_string(),
             };
             Fatal::system(
@@ -127,24 +126,24 @@ pub fn wait_for(
         Outcome::Met => Ok(OK),
         Outcome::Timeout { pending } => {
             let names: Vec<String> = pending.iter().map(|p| name_of(p)).collect();
-            eprintln!(
-                "svctl: fatal: timed out waiting for {} to be {what}",
+            msg::fatal(format_args!(
+                "timed out waiting for {} to be {what}",
                 names.join(", ")
-            );
+            ));
             Ok(NOT_OK)
         }
         Outcome::Gone(dir) => {
-            eprintln!(
-                "svctl: fatal: unable to wait for {}: no such slot or supervisor not running",
+            msg::fatal(format_args!(
+                "unable to wait for {}: no such slot or supervisor not running",
                 name_of(&dir)
-            );
+            ));
             Ok(GONE_OR_FAILED)
         }
         Outcome::Failed(dir) => {
-            eprintln!(
-                "svctl: fatal: {} failed permanently: see svctl status and svctl logs",
+            msg::fatal(format_args!(
+                "{} failed permanently: see svctl status and svctl logs",
                 name_of(&dir)
-            );
+            ));
             Ok(GONE_OR_FAILED)
         }
     }

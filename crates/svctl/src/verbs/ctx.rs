@@ -5,14 +5,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use svkit::config::{Autostart, Model, Slot};
+use svkit::msg::{self, exit::svctl::UNKNOWN_SLOT, Fatal};
 use svkit::s6::health::Judge;
 use svkit::state;
 
 use crate::args::WhereArgs;
-use crate::exit::Fatal;
-
-/// Exit code for a slot name that is not in the scandir.
-pub const UNKNOWN: u8 = 4;
 
 pub struct Ctx {
     pub scandir: PathBuf,
@@ -33,7 +30,7 @@ impl Ctx {
             Err(e) => {
                 let why = e.to_string();
                 let first = why.lines().next().unwrap_or_default();
-                eprintln!("svctl: warning: config {} not used: {first}", dir.display());
+                msg::warn(format_args!("config {} not used: {first}", dir.display()));
                 None
             }
         };
@@ -62,12 +59,7 @@ impl Ctx {
 
     /// Slots in the scandir, sorted: svkit's (with the marker) or all.
     pub fn list(&self, all: bool) -> Result<Vec<String>, Fatal> {
-        let rd = fs::read_dir(&self.scandir).map_err(|e| {
-            Fatal::system(
-                format!("unable to read scandir {}", self.scandir.display()),
-                errno_text(&e),
-            )
-        })?;
+        let rd = fs::read_dir(&self.scandir).map_err(|e| unreadable_scandir(&self.scandir, &e))?;
         let mut out = Vec::new();
         for e in rd.flatten() {
             let Ok(name) = e.file_name().into_string() else {
@@ -130,19 +122,16 @@ impl Ctx {
 }
 
 pub fn unknown(name: &str) -> Fatal {
-    Fatal {
-        code: UNKNOWN,
-        what: format!("unknown slot {name}"),
-        why: "not in the scandir".into(),
-    }
+    Fatal::new(
+        UNKNOWN_SLOT,
+        format!("unknown slot {name}"),
+        "not in the scandir",
+    )
 }
 
-/// strerror text, as s6 prints it (without std's "(os error N)").
-pub fn errno_text(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(n) => nix::errno::Errno::from_raw(n).desc().to_owned(),
-        None => e.to_string(),
-    }
+/// The scandir itself cannot be read (e.g. it does not exist).
+pub fn unreadable_scandir(scandir: &Path, e: &std::io::Error) -> Fatal {
+    Fatal::io(format!("unable to read scandir {}", scandir.display()), e)
 }
 
 /// Verbs that change the scandir or the registry need root.

@@ -2,13 +2,14 @@
 //! the config), last lines across archives and `current`, optionally
 //! followed across rotations. The reading is `svkit::logs`.
 
-use std::io::{self, Write};
+use std::io;
 
 use svkit::logs::{tail, Follower};
+use svkit::msg::exit::{NOT_OK, OK};
+use svkit::msg::{self, Fatal};
 
-use super::ctx::{errno_text, unknown, Ctx};
+use super::ctx::{unknown, Ctx};
 use crate::args::LogsArgs;
-use crate::exit::{Fatal, NOT_OK, OK};
 
 pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at);
@@ -22,52 +23,29 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
         } else {
             "the config could not be loaded"
         };
-        eprintln!("svctl: fatal: unable to show the log of {name}: {why}");
+        msg::fatal(format_args!("unable to show the log of {name}: {why}"));
         return Ok(NOT_OK);
     };
     let dir = std::path::PathBuf::from(dir);
-    let sys = |e: io::Error| {
-        Fatal::system(
-            format!("unable to read log dir {}", dir.display()),
-            errno_text(&e),
-        )
-    };
+    let sys = |e: io::Error| Fatal::io(format!("unable to read log dir {}", dir.display()), &e);
     let (head, cur) = match tail(&dir, args.lines) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            eprintln!(
-                "svctl: warning: log dir {} does not exist yet",
-                dir.display()
-            );
+            msg::warn(format_args!("log dir {} does not exist yet", dir.display()));
             (Vec::new(), None)
         }
         Err(e) => return Err(sys(e)),
     };
-    let mut out = io::stdout().lock();
-    let written = out.write_all(&head).and_then(|()| out.flush());
-    if let Err(e) = written {
-        return closed(e);
-    }
-    if !args.follow {
+    msg::out(&head)?;
+    if !args.follow || msg::stdout_closed() {
         return Ok(OK);
     }
+    // Follows until the reader goes away (`svctl logs -f | head`): EPIPE
+    // is the only error of the writer, a quiet end.
     let mut f = Follower::new(&dir, cur);
-    match f.run(&mut out, None) {
+    match f.run(&mut io::stdout().lock(), None) {
         Ok(()) => Ok(OK),
-        Err(e) if is_stdout_error(&e) => closed(e),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => msg::out_error(e).map(|()| OK),
         Err(e) => Err(sys(e)),
-    }
-}
-
-fn is_stdout_error(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
-}
-
-/// A reader that went away (`svctl logs -f | head`) is not an error.
-fn closed(e: io::Error) -> Result<u8, Fatal> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(OK)
-    } else {
-        Err(Fatal::system("unable to write to stdout", errno_text(&e)))
     }
 }

@@ -11,8 +11,9 @@ mod status;
 pub(crate) mod status_fmt;
 mod wait;
 
+use svkit::msg::{self, exit, Fatal};
+
 use crate::cli::{Cli, Verb};
-use crate::exit::Fatal;
 
 pub fn run(cli: Cli) -> Result<u8, Fatal> {
     match cli.verb {
@@ -40,25 +41,19 @@ pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Valida
     match svkit::config::load(dir, &svkit::state::LiveInstances) {
         Ok(v) => {
             for w in &v.warnings {
-                eprintln!("svctl: warning: {w}");
+                msg::warn(w);
             }
             Ok(Ok(v))
         }
         Err(LoadError::Invalid(diags)) => {
             let n = diags.len();
-            eprintln!(
-                "svctl: fatal: invalid config in {}: {n} error{}",
-                dir.display(),
-                if n == 1 { "" } else { "s" }
-            );
-            for d in &diags {
-                eprintln!("{d}");
-            }
-            Ok(Err(crate::exit::NOT_OK))
+            let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
+            msg::invalid_config(dir, &tail, &diags);
+            Ok(Err(exit::NOT_OK))
         }
-        Err(LoadError::Io { path, source }) => Err(Fatal::system(
+        Err(LoadError::Io { path, source }) => Err(Fatal::io(
             format!("unable to read config {}", path.display()),
-            source,
+            &source,
         )),
     }
 }

@@ -6,14 +6,13 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use svkit::config::LoadError;
-use svkit::reconcile::{self, Action, ApplyOptions, Outcome, Prepared, SlotPlan};
+use svkit::msg::exit::svctl::CHANGES;
+use svkit::msg::exit::{NOT_OK, OK};
+use svkit::msg::{self, Fatal};
+use svkit::reconcile::{self, Action, ApplyOptions, Outcome, Prepared, ReconcileError, SlotPlan};
 
-use super::ctx::require_root;
+use super::ctx::{require_root, unreadable_scandir};
 use crate::args::{ApplyArgs, PlanArgs};
-use crate::exit::{Fatal, NOT_OK, OK};
-
-/// `plan` exit code when applying would change something.
-pub const CHANGES: u8 = 2;
 
 /// Loads and renders; an invalid config prints every error and yields the
 /// exit code.
@@ -21,18 +20,12 @@ pub fn prepare(config_dir: &Path) -> Result<Result<Prepared, u8>, Fatal> {
     match reconcile::prepare(config_dir) {
         Ok(p) => {
             for w in &p.warnings {
-                eprintln!("svctl: warning: {w}");
+                msg::warn(w);
             }
             Ok(Ok(p))
         }
         Err(LoadError::Invalid(diags)) => {
-            eprintln!(
-                "svctl: fatal: invalid config in {}: nothing changed",
-                config_dir.display()
-            );
-            for d in diags {
-                eprintln!("{d}");
-            }
+            msg::invalid_config(config_dir, "nothing changed", &diags);
             Ok(Err(NOT_OK))
         }
         Err(e) => Err(Fatal::system("unable to load the config", e)),
@@ -65,14 +58,20 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
         Ok(p) => p,
         Err(code) => return Ok(code),
     };
-    let plans = reconcile::plan(&scandir, &prepared.desired)
-        .map_err(|e| Fatal::system(format!("unable to plan {}", scandir.display()), e))?;
-    if args.json {
-        print!("{}", plan_json(&plans));
-    } else {
-        for p in &plans {
-            println!("{}", p.audit_line());
+    let plans = reconcile::plan(&scandir, &prepared.desired).map_err(|e| match e {
+        ReconcileError::Io { path, source } if path == scandir => {
+            unreadable_scandir(&scandir, &source)
         }
+        e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
+    })?;
+    if args.json {
+        msg::out(plan_json(&plans))?;
+    } else {
+        let lines: String = plans
+            .iter()
+            .map(|p| format!("{}\n", p.audit_line()))
+            .collect();
+        msg::out(lines)?;
     }
     Ok(if plans.iter().all(|p| p.action == Action::Unchanged) {
         OK
@@ -94,9 +93,11 @@ pub fn apply_now(
     };
     let outcome = reconcile::apply(scandir, &prepared.desired, opts).map_err(fatal)?;
     for name in &outcome.swept {
-        eprintln!("svctl: info: swept {name} left by an interrupted reconcile");
+        msg::info(format_args!(
+            "swept {name} left by an interrupted reconcile"
+        ));
     }
-    print!("{}", outcome.audit());
+    msg::out(outcome.audit())?;
     Ok(Ok(outcome))
 }
 

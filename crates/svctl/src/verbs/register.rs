@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use svkit::config::names::{check_instance_name, check_slot_name, INSTANCE_VAR};
 use svkit::config::{self, Template};
+use svkit::msg::exit::{NOT_OK, OK};
+use svkit::msg::{self, Fatal};
 use svkit::reconcile::ApplyOptions;
 use svkit::s6::control::wait_supervised;
 use svkit::state;
@@ -16,7 +18,6 @@ use svkit::state;
 use super::ctx::require_root;
 use super::reconcile::apply_now;
 use crate::args::RegisterArgs;
-use crate::exit::{Fatal, NOT_OK, OK};
 
 /// How long a new slot may take to get its supervisor.
 const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,7 +64,7 @@ fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, Strin
         .map_err(|e| format!("instance `{}`: {e}", args.name))
         .and_then(|()| check_slot_name(&slot).map_err(|e| format!("slot `{slot}`: {e}")));
     if let Err(why) = bad {
-        eprintln!("svctl: fatal: unable to register {}: {why}", args.name);
+        msg::fatal(format_args!("unable to register {}: {why}", args.name));
         return Ok(Err(NOT_OK));
     }
     Ok(Ok((model, t, slot)))
@@ -78,10 +79,10 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
     let sd = Path::new(&model.state_dir);
     let registered = state::is_registered(sd, &t.name, &args.name);
     if !registered && model.slot(&slot).is_some() {
-        eprintln!(
-            "svctl: fatal: unable to register {}: slot {slot} is already declared by the config",
+        msg::fatal(format_args!(
+            "unable to register {}: slot {slot} is already declared by the config",
             args.name
-        );
+        ));
         return Ok(NOT_OK);
     }
     let owner = match t.user.as_deref().filter(|u| *u != "root") {
@@ -104,7 +105,10 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
         Ok(Ok(o)) if o.plans.iter().any(|p| p.name == slot) => {}
         Ok(Ok(_)) => {
             undo();
-            eprintln!("svctl: fatal: unable to register {}: reconcile ignored it (see the warnings above)", args.name);
+            msg::fatal(format_args!(
+                "unable to register {}: reconcile ignored it (see the warnings above)",
+                args.name
+            ));
             return Ok(NOT_OK);
         }
         Ok(Err(code)) => {
@@ -136,7 +140,7 @@ pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
         } else {
             format!("not a registered instance of {}", t.name)
         };
-        eprintln!("svctl: fatal: unable to unregister {}: {why}", args.name);
+        msg::fatal(format_args!("unable to unregister {}: {why}", args.name));
         return Ok(NOT_OK);
     }
     let applied = apply_now(

@@ -7,11 +7,11 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 
+use svkit::msg::{self, exit::OK, Fatal};
 use svkit::render::{render_all, RenderEnv, RenderedSlot};
 use svkit::s6::health::StartFacts;
 
 use crate::cli::RenderArgs;
-use crate::exit::{Fatal, OK};
 
 pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
     let to = &args.to;
@@ -29,16 +29,16 @@ pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
     let slots = render_all(&v.model, &RenderEnv::detect(), &facts);
     if create {
         fs::create_dir(to)
-            .map_err(|e| Fatal::system(format!("unable to create {}", to.display()), e))?;
+            .map_err(|e| Fatal::io(format!("unable to create {}", to.display()), &e))?;
     }
     for s in &slots {
         write_slot(to, s)?;
-        println!(
-            "render: slot={} files={} state={}",
+        msg::out(format!(
+            "render: slot={} files={} state={}\n",
             s.name,
             s.files.len(),
             if s.up { "up" } else { "down" }
-        );
+        ))?;
     }
     Ok(OK)
 }
@@ -49,7 +49,7 @@ fn check_target(to: &Path) -> Result<bool, Fatal> {
     let meta = match fs::symlink_metadata(to) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
-        Err(e) => return Err(Fatal::system(what(), e)),
+        Err(e) => return Err(Fatal::io(what(), &e)),
     };
     if !meta.is_dir() {
         return Err(Fatal::usage(what(), "not a directory"));
@@ -60,9 +60,9 @@ fn check_target(to: &Path) -> Result<bool, Fatal> {
             "it is a live scandir (it has .s6-svscan); use svctl apply",
         ));
     }
-    let mut entries = fs::read_dir(to).map_err(|e| Fatal::system(what(), e))?;
+    let mut entries = fs::read_dir(to).map_err(|e| Fatal::io(what(), &e))?;
     if let Some(entry) = entries.next() {
-        let entry = entry.map_err(|e| Fatal::system(what(), e))?;
+        let entry = entry.map_err(|e| Fatal::io(what(), &e))?;
         let why = if entry.path().join("supervise").exists() {
             "it holds supervised slots; use svctl apply"
         } else {
@@ -79,7 +79,7 @@ fn write_slot(to: &Path, s: &RenderedSlot) -> Result<(), Fatal> {
         fs::DirBuilder::new()
             .mode(0o755)
             .create(p)
-            .map_err(|e| Fatal::system(format!("unable to create {}", p.display()), e))
+            .map_err(|e| Fatal::io(format!("unable to create {}", p.display()), &e))
     };
     mk(&dir)?;
     for d in s.dirs() {
@@ -87,7 +87,7 @@ fn write_slot(to: &Path, s: &RenderedSlot) -> Result<(), Fatal> {
     }
     for f in &s.files {
         let p = dir.join(&f.path);
-        let err = |e: std::io::Error| Fatal::system(format!("unable to write {}", p.display()), e);
+        let err = |e: std::io::Error| Fatal::io(format!("unable to write {}", p.display()), &e);
         let mut file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -1,19 +1,17 @@
 //! `svctl status`: the state of slots, read natively (a few syscalls per
 //! slot, no process per slot: this is also a container health check).
 
-use std::io::Write as _;
 use std::time::SystemTime;
 
+use svkit::msg::exit::svctl::{NOT_IN_STATE, UNKNOWN_SLOT};
+use svkit::msg::exit::OK;
+use svkit::msg::{self, Fatal};
 use svkit::reconcile::is_ours;
 use svkit::s6::status::{read_slot, supervisor_running, StatusError};
 
-use super::ctx::{errno_text, Ctx, UNKNOWN};
+use super::ctx::Ctx;
 use super::status_fmt::{json_doc, table, want_colour, Row};
 use crate::args::StatusArgs;
-use crate::exit::{Fatal, OK};
-
-/// Exit code: some slot is not in its wanted state (LSB "not running").
-pub const NOT_IN_STATE: u8 = 3;
 
 pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at);
@@ -41,17 +39,12 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     } else {
         table(&rows, now, want_colour())
     };
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(Fatal::system("unable to write to stdout", errno_text(&e)));
-        }
-    }
+    msg::out(text)?;
     for n in &unknown {
-        eprintln!("svctl: warning: unknown slot {n}: not in the scandir");
+        msg::warn(format_args!("unknown slot {n}: not in the scandir"));
     }
     Ok(if !unknown.is_empty() {
-        UNKNOWN
+        UNKNOWN_SLOT
     } else if rows.iter().all(Row::in_wanted_state) {
         OK
     } else {

@@ -1,12 +1,12 @@
 //! `svctl wait up|ready|down SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
 //! or permanently failed. The waiting itself is `svkit::s6::wait`.
 
+use svkit::msg::Fatal;
 use svkit::s6::wait::{Target, Watched};
 
 use super::control::wait_for;
 use super::ctx::Ctx;
 use crate::args::{WaitArgs, WaitFor};
-use crate::exit::Fatal;
 
 pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at);
