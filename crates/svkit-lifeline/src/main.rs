@@ -1,54 +1,36 @@
 //! `svkit-lifeline`: a thin main over `svkit::lifeline`.
 
-use std::io::Write;
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use clap::Parser;
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use svkit::lifeline::{self, exit, reap, spawn::Event, Error, Launched, Probe, Spec, StopSources};
+use svkit::lifeline::{self, reap, spawn::Event, Error, Launched, Probe, Spec, StopSources};
+use svkit::msg::{self, exit, exit::lifeline::PORT_FREE};
 use svkit_lifeline::cli::Cli;
 
 fn fatal(e: &Error) -> ExitCode {
-    eprintln!("svkit-lifeline: fatal: {e}");
-    code(e.exit_code())
+    msg::fatal(e);
+    ExitCode::from(e.exit_code())
 }
 
+/// The child's code (128+N for signal N), as an exit code.
 fn code(c: i32) -> ExitCode {
     ExitCode::from(c.clamp(0, 255) as u8)
 }
 
-fn usage(msg: &str) -> ExitCode {
-    eprintln!("svkit-lifeline: fatal: usage: {msg}");
-    code(exit::USAGE)
+fn usage(what: &str) -> ExitCode {
+    msg::fatal(format_args!("usage: {what}"));
+    ExitCode::from(exit::USAGE)
 }
 
 fn main() -> ExitCode {
     // Read first: the longer we wait, the likelier a dead parent has already
     // been replaced by a reaper as our parent.
     let parent = nix::unistd::getppid();
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    ExitCode::SUCCESS
-                }
-                _ => {
-                    let text = e.render().to_string();
-                    let first = text.lines().next().unwrap_or("bad arguments");
-                    usage(&format!(
-                        "{}; see --help",
-                        first.trim_start_matches("error: ")
-                    ))
-                }
-            };
-        }
-    };
+    msg::init("svkit-lifeline");
+    let cli: Cli = msg::parse();
     if let Some(port) = cli.which_port {
         if !cli.cmd.is_empty() {
             return usage("--which-port takes no command");
@@ -63,11 +45,10 @@ fn which_port(port: u16, bind: Option<IpAddr>) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fatal(&e),
     };
-    let mut out = std::io::stdout().lock();
+    let mut text = String::new();
     for id in &report.owners {
-        let _ = writeln!(
-            out,
-            "{}\t{}\t{}\t{}",
+        text += &format!(
+            "{}\t{}\t{}\t{}\n",
             id.pid,
             id.euid,
             id.start_time,
@@ -75,14 +56,16 @@ fn which_port(port: u16, bind: Option<IpAddr>) -> ExitCode {
         );
     }
     for s in &report.unowned {
-        let _ = writeln!(
-            out,
-            "-\t{}\t-\tno visible process holds {} (socket inode {})",
+        text += &format!(
+            "-\t{}\t-\tno visible process holds {} (socket inode {})\n",
             s.uid, s.local, s.inode
         );
     }
+    if let Err(f) = msg::out(text) {
+        return f.report();
+    }
     if report.is_free() {
-        ExitCode::from(1)
+        ExitCode::from(PORT_FREE)
     } else {
         ExitCode::SUCCESS
     }
@@ -137,9 +120,9 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
     // nothing to bind to.
     let outside = parent.as_raw() == 0;
     if outside && !cli.no_parent_deathsig {
-        eprintln!(
-            "svkit-lifeline: info: parent is outside this PID namespace (docker exec?): \
-             not bound to it; stop lifeline with SIGTERM"
+        msg::info(
+            "parent is outside this PID namespace (docker exec?): \
+             not bound to it; stop lifeline with SIGTERM",
         );
     }
     if !cli.no_parent_deathsig && !outside {
@@ -152,10 +135,8 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
             });
         }
         if nix::unistd::getppid() != parent {
-            eprintln!(
-                "svkit-lifeline: fatal: parent exited before lifeline started: nothing spawned"
-            );
-            return code(exit::SYSTEM);
+            msg::fatal("parent exited before lifeline started: nothing spawned");
+            return ExitCode::from(exit::SYSTEM);
         }
     }
     let mut stop = StopSources::new(signals, cli.watch_stdin);
@@ -166,8 +147,12 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
     };
     if let Some(r) = reaped {
         if !r.terminated.is_empty() {
-            eprintln!("svkit-lifeline: info: reaped stale instance(s) on port {}: pids {:?} (SIGKILL needed for {:?})",
-                spec.port.unwrap_or(0), r.terminated, r.killed);
+            msg::info(format_args!(
+                "reaped stale instance(s) on port {}: pids {:?} (SIGKILL needed for {:?})",
+                spec.port.unwrap_or(0),
+                r.terminated,
+                r.killed
+            ));
         }
     }
     let (mut running, mut stopping) = match launched {
@@ -183,7 +168,7 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
             Ok(Event::Exited(_)) => break,
             Ok(Event::Fd(i)) => stopping = stop.drain(i),
             Err(e) => {
-                eprintln!("svkit-lifeline: warning: {e}: stopping the child");
+                msg::warn(format_args!("{e}: stopping the child"));
                 stopping = true;
             }
         }

@@ -183,6 +183,22 @@ fn which_port_reports_free_and_held() {
 }
 
 #[test]
+fn a_closed_stdout_ends_quietly() {
+    use svkit_testkit::{assert_quiet_on_closed_stdout, output_with_closed_stdout};
+    for argv in [&["--help"][..], &["-h"][..], &["--version"][..]] {
+        let o = output_with_closed_stdout(Command::new(BIN).args(argv));
+        assert_quiet_on_closed_stdout(&format!("{argv:?}"), &o, 0);
+    }
+    // --which-port on a held port: the holders go to a closed stdout, the
+    // answer is still the exit code.
+    let port = free_port("127.0.0.1");
+    let l = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let o = output_with_closed_stdout(Command::new(BIN).args(["--which-port", &port.to_string()]));
+    assert_quiet_on_closed_stdout("--which-port", &o, 0);
+    drop(l);
+}
+
+#[test]
 fn sigterm_during_readiness_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());

@@ -168,7 +168,10 @@ fn clear_port_is_a_noop_when_free_and_refuses_ourselves() {
                 .owners
                 .iter()
                 .any(|o| o.id.pid == std::process::id() as i32 && o.verdict.is_err()));
-            assert_eq!(Error::PortHeld(r).exit_code(), lifeline::exit::PORT_HELD);
+            assert_eq!(
+                Error::PortHeld(r).exit_code(),
+                svkit::msg::exit::lifeline::PORT_HELD
+            );
         }
         other => panic!("want PortHeld, got {other:?}"),
     }

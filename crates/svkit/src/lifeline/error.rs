@@ -9,32 +9,8 @@ use std::io;
 use std::path::PathBuf;
 
 use super::reap::{PortHolder, StrangerReport};
-
-/// Exit codes of `svkit-lifeline` for failures of lifeline itself.
-///
-/// A child that ran to completion gives its own code (128+N for signal N).
-pub mod exit {
-    /// Bad option or argument.
-    pub const USAGE: i32 = 100;
-    /// The port is held by a process that is not provably a stale instance
-    /// (or by a socket no visible process owns); nothing was killed.
-    pub const PORT_HELD: i32 = 101;
-    /// A stale instance was signalled but the port did not become free.
-    pub const PORT_STILL_BUSY: i32 = 102;
-    /// The child did not become ready before `--ready-timeout`; it was stopped.
-    pub const READY_TIMEOUT: i32 = 103;
-    /// The child exited before it became ready.
-    pub const EXITED_BEFORE_READY: i32 = 104;
-    /// The state file was refused (symlink, foreign owner, not a regular
-    /// file, malformed JSON).
-    pub const STATE_REFUSED: i32 = 105;
-    /// System error (reading /proc, creating pipes, signals, I/O).
-    pub const SYSTEM: i32 = 111;
-    /// The command was found but could not be executed (like a shell).
-    pub const CANNOT_EXECUTE: i32 = 126;
-    /// The command was not found (like a shell).
-    pub const NOT_FOUND: i32 = 127;
-}
+use crate::msg::exit::{self, lifeline::*};
+use crate::msg::strerror;
 
 #[derive(Debug)]
 pub enum Error {
@@ -75,21 +51,22 @@ impl Error {
         }
     }
 
-    /// The documented exit code of `svkit-lifeline` for this failure.
-    pub fn exit_code(&self) -> i32 {
+    /// The documented exit code of `svkit-lifeline` for this failure
+    /// (named in [`crate::msg::exit`]).
+    pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::Io { .. } => exit::SYSTEM,
-            Error::PortHeld(_) => exit::PORT_HELD,
-            Error::PortStillBusy { .. } => exit::PORT_STILL_BUSY,
+            Error::PortHeld(_) => PORT_HELD,
+            Error::PortStillBusy { .. } => PORT_STILL_BUSY,
             Error::Spawn { source, .. } => match source.kind() {
                 io::ErrorKind::NotFound => exit::NOT_FOUND,
                 io::ErrorKind::PermissionDenied => exit::CANNOT_EXECUTE,
                 _ => exit::SYSTEM,
             },
-            Error::ReadyTimeout { .. } => exit::READY_TIMEOUT,
-            Error::ExitedBeforeReady { .. } => exit::EXITED_BEFORE_READY,
-            Error::StateRefused { .. } => exit::STATE_REFUSED,
+            Error::ReadyTimeout { .. } => READY_TIMEOUT,
+            Error::ExitedBeforeReady { .. } => EXITED_BEFORE_READY,
+            Error::StateRefused { .. } => STATE_REFUSED,
         }
     }
 }
@@ -98,7 +75,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Usage(msg) => write!(f, "usage: {msg}"),
-            Error::Io { what, source } => write!(f, "{what}: {source}"),
+            Error::Io { what, source } => write!(f, "{what}: {}", strerror(source)),
             Error::PortHeld(report) => write!(f, "{report}"),
             Error::PortStillBusy { port, owners } => {
                 write!(f, "port {port} still in use after reaping the stale instance (")?;
@@ -110,7 +87,9 @@ impl fmt::Display for Error {
                 }
                 write!(f, ")")
             }
-            Error::Spawn { program, source } => write!(f, "unable to spawn {program}: {source}"),
+            Error::Spawn { program, source } => {
+                write!(f, "unable to spawn {program}: {}", strerror(source))
+            }
             Error::ReadyTimeout { target, waited_ms, last } => write!(
                 f,
                 "not ready: {target} did not answer within {waited_ms} ms (last attempt: {last}); child stopped"

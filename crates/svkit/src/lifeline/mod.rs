@@ -31,7 +31,7 @@ pub use background::{
     clear_port_in_background, inspect_in_background, probe_in_background, start_in_background,
     Pending, Sidecar,
 };
-pub use error::{exit, Error, Result};
+pub use error::{Error, Result};
 pub use ready::Probe;
 pub use reap::{inspect_port, MatchArgs, PortReport};
 pub use run::{Launched, Spec};
