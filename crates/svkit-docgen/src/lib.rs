@@ -97,7 +97,13 @@ fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
-    fs::write(path, bytes).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    fs::write(path, bytes).map_err(|e| {
+        let why = svkit::msg::strerror(&e);
+        io::Error::new(
+            e.kind(),
+            format!("unable to write {}: {why}", path.display()),
+        )
+    })
 }
 
 /// Writes every completion script and man page under `out`; returns the

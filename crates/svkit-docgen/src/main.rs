@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use svkit::msg::{self, Fatal};
+
 const USAGE: &str = "Usage: svkit-docgen OUTDIR
 
 Writes OUTDIR/{bash,zsh,fish}/ completions for svctl, svkit-reconcile and
@@ -11,30 +13,30 @@ svkit-lifeline, and OUTDIR/man/*.1 man pages for them, each svctl verb and
 svkit-wrap. See docs/svctl.md, \"Shell completions and man pages\".";
 
 fn main() -> ExitCode {
+    msg::init("svkit-docgen");
     let args: Vec<String> = std::env::args().skip(1).collect();
     let out = match args.as_slice() {
         [h] if h == "-h" || h == "--help" => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
+            return match msg::out(format!("{USAGE}\n")) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(f) => f.report(),
+            };
         }
         [dir] if !dir.starts_with('-') => PathBuf::from(dir),
-        _ => {
-            eprintln!("svkit-docgen: fatal: usage: svkit-docgen OUTDIR");
-            return ExitCode::from(100);
-        }
+        _ => return Fatal::usage("usage", "svkit-docgen OUTDIR; see --help").report(),
     };
     match svkit_docgen::generate(&out) {
         Ok(files) => {
-            println!(
-                "svkit-docgen: wrote {} files under {}",
+            let done = format!(
+                "svkit-docgen: wrote {} files under {}\n",
                 files.len(),
                 out.display()
             );
-            ExitCode::SUCCESS
+            match msg::out(done) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(f) => f.report(),
+            }
         }
-        Err(e) => {
-            eprintln!("svkit-docgen: fatal: {e}");
-            ExitCode::from(111)
-        }
+        Err(e) => Fatal::system(e.to_string(), "").report(),
     }
 }

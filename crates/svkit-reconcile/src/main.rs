@@ -2,25 +2,16 @@
 //! the slots into the scandir, prunes stale ones, starts what should start.
 //! The same algorithm as `svctl apply`.
 
-use clap::Parser;
 use std::process::ExitCode;
 use std::time::Duration;
 use svkit::config::LoadError;
+use svkit::msg::{self, exit, Fatal};
 use svkit::reconcile::{self, ApplyOptions};
 use svkit_reconcile::cli::Cli;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) if e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::from(100);
-        }
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-    };
+    msg::init("svkit-reconcile");
+    let cli: Cli = msg::parse();
     let config_dir = cli
         .config_dir
         .unwrap_or_else(svkit::config::config_dir_from_env);
@@ -32,37 +23,26 @@ fn main() -> ExitCode {
     let prepared = match reconcile::prepare(&config_dir) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
-            eprintln!(
-                "svkit-reconcile: fatal: invalid config in {}: nothing changed",
-                config_dir.display()
-            );
-            for d in diags {
-                eprintln!("{d}");
-            }
-            return ExitCode::from(1);
+            msg::invalid_config(&config_dir, "nothing changed", &diags);
+            return ExitCode::from(exit::NOT_OK);
         }
-        Err(e) => {
-            eprintln!("svkit-reconcile: fatal: {e}");
-            return ExitCode::from(111);
-        }
+        Err(e) => return Fatal::system(e.to_string(), "").report(),
     };
     for w in &prepared.warnings {
-        eprintln!("svkit-reconcile: warning: {w}");
+        msg::warn(w);
     }
     match reconcile::apply(&scandir, &prepared.desired, &opts) {
         Ok(outcome) => {
             for name in &outcome.swept {
-                eprintln!("svkit-reconcile: info: swept {name} left by an interrupted reconcile");
+                msg::info(format_args!(
+                    "swept {name} left by an interrupted reconcile"
+                ));
             }
-            print!("{}", outcome.audit());
-            ExitCode::SUCCESS
+            match msg::out(outcome.audit()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(f) => f.report(),
+            }
         }
-        Err(e) => {
-            eprintln!(
-                "svkit-reconcile: fatal: unable to reconcile {}: {e}",
-                scandir.display()
-            );
-            ExitCode::from(111)
-        }
+        Err(e) => Fatal::system(format!("unable to reconcile {}", scandir.display()), e).report(),
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use svkit::msg::{self, exit, strerror};
 
 pub fn on_path(name: &str) -> bool {
     std::env::var_os("PATH")
@@ -23,7 +24,7 @@ fn is_exec(p: &std::path::Path) -> bool {
 /// container's variables come back (ours win), as `with-contenv` does.
 pub fn exec(argv: &[String], user: Option<&str>, container_env: &BTreeMap<String, String>) -> ! {
     let Some((prog, rest)) = argv.split_first() else {
-        super::fatal(100, "nothing to run");
+        msg::die(exit::USAGE, "nothing to run");
     };
     let mut cmd = Command::new(prog);
     cmd.args(rest);
@@ -37,11 +38,14 @@ pub fn exec(argv: &[String], user: Option<&str>, container_env: &BTreeMap<String
     }
     let err = cmd.exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound {
-        127
+        exit::NOT_FOUND
     } else {
-        126
+        exit::CANNOT_EXECUTE
     };
-    super::fatal(code, format_args!("unable to exec {prog}: {err}"))
+    msg::die(
+        code,
+        format_args!("unable to exec {prog}: {}", strerror(&err)),
+    )
 }
 
 /// Drops privileges in this process, right before the exec: the wrapper
@@ -49,14 +53,14 @@ pub fn exec(argv: &[String], user: Option<&str>, container_env: &BTreeMap<String
 fn drop_to(cmd: &mut Command, user: &str) {
     let pw = match User::from_name(user) {
         Ok(Some(pw)) => pw,
-        _ => super::fatal(
-            111,
+        _ => msg::die(
+            exit::SYSTEM,
             format_args!("unable to drop privileges: unknown user {user}"),
         ),
     };
     let Ok(name) = CString::new(user) else {
-        super::fatal(
-            111,
+        msg::die(
+            exit::SYSTEM,
             format_args!("unable to drop privileges: bad user name {user:?}"),
         );
     };
@@ -65,9 +69,12 @@ fn drop_to(cmd: &mut Command, user: &str) {
         .and_then(|()| nix::unistd::setgid(gid))
         .and_then(|()| nix::unistd::setuid(uid));
     if let Err(e) = dropped {
-        super::fatal(
-            111,
-            format_args!("unable to drop privileges to {user}: {e}"),
+        msg::die(
+            exit::SYSTEM,
+            format_args!(
+                "unable to drop privileges to {user}: {}",
+                strerror(&e.into())
+            ),
         );
     }
     cmd.env("HOME", &pw.dir)

@@ -10,12 +10,16 @@ mod foreground;
 use std::path::Path;
 use svkit::config::{self, LoadError, Model};
 use svkit::container;
+use svkit::msg::{self, exit, strerror};
 use svkit::redirect::{self, Decision, Facts};
 use svkit_wrap::{HELP, VERSION};
 
-fn fatal(code: i32, msg: impl std::fmt::Display) -> ! {
-    eprintln!("svkit-wrap: fatal: {msg}");
-    std::process::exit(code)
+/// Prints to stdout (`--help`, `--version`) and exits.
+fn print_and_exit(text: String) -> ! {
+    match msg::out(text) {
+        Ok(()) => std::process::exit(i32::from(exit::OK)),
+        Err(f) => msg::die(f.code, f),
+    }
 }
 
 fn load_model(dir: &Path) -> Option<Model> {
@@ -23,7 +27,7 @@ fn load_model(dir: &Path) -> Option<Model> {
     match config::load(dir, &svkit::state::LiveInstances) {
         Ok(v) => {
             for w in &v.warnings {
-                eprintln!("svkit-wrap: warning: {w}");
+                msg::warn(w);
             }
             Some(v.model)
         }
@@ -33,32 +37,24 @@ fn load_model(dir: &Path) -> Option<Model> {
             ref source,
         }) if path == dir && source.kind() == std::io::ErrorKind::NotFound => None,
         Err(LoadError::Invalid(diags)) => {
-            eprintln!("svkit-wrap: fatal: invalid config in {}", dir.display());
-            for d in diags {
-                eprintln!("{d}");
-            }
-            std::process::exit(1)
+            msg::invalid_config(dir, "", &diags);
+            std::process::exit(i32::from(exit::NOT_OK))
         }
-        Err(e) => fatal(111, e),
+        Err(e) => msg::die(exit::SYSTEM, e),
     }
 }
 
 fn main() {
+    msg::init("svkit-wrap");
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--") => {
             args.remove(0);
         }
-        Some("--help") | Some("-h") => {
-            println!("{HELP}");
-            return;
-        }
+        Some("--help") | Some("-h") => print_and_exit(format!("{HELP}\n")),
         // Internal: the keep-alive after a redirect (see exec_hold).
         Some("--hold") => std::process::exit(redirect::keep_alive()),
-        Some("--version") | Some("-V") => {
-            println!("svkit-wrap {VERSION}");
-            return;
-        }
+        Some("--version") | Some("-V") => print_and_exit(format!("svkit-wrap {VERSION}\n")),
         _ => {}
     }
     let config_dir = config::config_dir_from_env();
@@ -66,7 +62,7 @@ fn main() {
     let default_program = model.as_ref().and_then(|m| m.default_program.as_deref());
     let routed = match redirect::route(&args, default_program, foreground::on_path) {
         Ok(r) => r,
-        Err(e) => fatal(100, e),
+        Err(e) => msg::die(exit::USAGE, e),
     };
     let facts = Facts {
         process_env: std::env::vars().collect(),
@@ -80,23 +76,24 @@ fn main() {
     match redirect::decide(&model, &routed, &facts) {
         Decision::Foreground { argv, warning } => {
             if let Some(w) = warning {
-                eprintln!("svkit-wrap: warning: {w}");
+                msg::warn(w);
             }
             foreground::exec(&argv, model.user.as_deref(), &facts.container_env)
         }
         Decision::Redirect { rule } => {
             let scandir = container::scandir();
             match redirect::execute(&model, &rule, &scandir) {
-                Ok(started) => eprintln!("{}", redirect::breadcrumb(&routed, &rule, &started)),
-                Err(e) => fatal(
-                    111,
+                Ok(started) => msg::info(redirect::breadcrumb(&routed, &rule, &started)),
+                Err(e) => msg::die(
+                    exit::SYSTEM,
                     format_args!("unable to redirect to slot {}: {e}", rule.slot),
                 ),
             }
             let err = redirect::exec_hold(&rule.slot);
-            eprintln!(
-                "svkit-wrap: warning: unable to re-exec the keep-alive ({err}); holding in-process"
-            );
+            msg::warn(format_args!(
+                "unable to re-exec the keep-alive ({}); holding in-process",
+                strerror(&err)
+            ));
             std::process::exit(redirect::keep_alive())
         }
     }

@@ -321,3 +321,14 @@ fn bad_config_or_missing_program_fails_clearly_without_looping() {
     assert_eq!(out.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unable to exec /nonexistent/prog"));
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use svkit_testkit::{assert_quiet_on_closed_stdout, output_with_closed_stdout};
+    for argv in [&["--help"][..], &["-h"][..], &["--version"][..]] {
+        let o = output_with_closed_stdout(
+            std::process::Command::new(env!("CARGO_BIN_EXE_svkit-wrap")).args(argv),
+        );
+        assert_quiet_on_closed_stdout(&format!("{argv:?}"), &o, 0);
+    }
+}

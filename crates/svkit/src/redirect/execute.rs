@@ -92,8 +92,8 @@ fn want_up(model: &Model, name: &str, scandir: &Path) -> Result<(), RedirectErro
     Ok(())
 }
 
-/// The line on stderr that tells a user where their process went and how
-/// to get the old behaviour back.
+/// The line on stderr (an info message) that tells a user where their
+/// process went and how to get the old behaviour back.
 pub fn breadcrumb(routed: &[String], rule: &Redirect, started: &[String]) -> String {
     let mut opt_outs = Vec::new();
     if let Some(flag) = &rule.opt_out_flag {
@@ -108,7 +108,7 @@ pub fn breadcrumb(routed: &[String], rule: &Redirect, started: &[String]) -> Str
         String::new()
     };
     let mut line = format!(
-        "svkit-wrap: `{}` now runs under s6 supervision in slot {}{also}: restarted on crash, logs in docker logs; see `svctl status`.",
+        "`{}` now runs under s6 supervision in slot {}{also}: restarted on crash, logs in docker logs; see `svctl status`.",
         routed.join(" "),
         rule.slot
     );
