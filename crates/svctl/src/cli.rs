@@ -17,7 +17,8 @@ pub use crate::args::*;
   svctl logs -f gateway-default            follow a slot's log
   svctl plan && svctl apply                see, then make, what the config asks
 
-Exit codes: 0 ok; 1 not ok (invalid config, timeout); 2 see `wait`/`plan`;
+Exit codes: 0 ok; 1 not ok (invalid config, timeout, ...); 2 a slot gone or
+failed while waiting, or changes to apply (plan);
 3 a slot not in its wanted state; 4 unknown slot; 100 bad usage; 111 system error.
 Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
 /run/service), SVKIT_S6_BIN, NO_COLOR."

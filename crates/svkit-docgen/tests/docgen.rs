@@ -438,3 +438,96 @@ fn svctl_verbs_print_their_library_help() {
         );
     }
 }
+
+// --- Exit codes: every code a binary can return (named once, in
+// `svkit::msg::exit`) is listed by its `--help` and its docs.
+
+/// The numbers in `text` (0-255), as words: `128+N` gives 128.
+fn numbers(text: &str) -> BTreeSet<u8> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// The repository's `rel` file.
+fn repo_doc(rel: &str) -> String {
+    read(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel),
+    )
+}
+
+/// From the `heading` line to the next heading of the same level.
+fn section(doc: &str, heading: &str) -> String {
+    let start = doc
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no {heading:?}"));
+    let level = heading.split(' ').next().unwrap_or("##");
+    let body = &doc[start + 1..];
+    let end = body[heading.len()..]
+        .find(&format!("\n{level} "))
+        .map_or(body.len(), |e| e + heading.len());
+    body[..end].to_owned()
+}
+
+#[test]
+fn every_exit_code_is_in_help_and_docs() {
+    use svkit::msg::exit;
+    let readme = section(&repo_doc("README.md"), "## Exit codes");
+    // The convention (0, 100, 111) is the first paragraph; then one list
+    // item per binary.
+    let convention = readme.split("\n\n").nth(1).unwrap_or_default();
+    let item = |bin: &str| {
+        let item = readme
+            .split("\n- ")
+            .find(|i| i.starts_with(&format!("`{bin}`")))
+            .unwrap_or_else(|| panic!("README's Exit codes has no item for {bin}"));
+        format!(
+            "{convention}\n{}",
+            item.split("\n\n").next().unwrap_or(item)
+        )
+    };
+    for (bin, codes, doc, doc_name) in [
+        (
+            "svctl",
+            exit::svctl::CODES,
+            section(&repo_doc("docs/svctl.md"), "## Verbs and exit codes"),
+            "docs/svctl.md",
+        ),
+        (
+            "svkit-lifeline",
+            exit::lifeline::CODES,
+            section(&repo_doc("docs/lifeline.md"), "## Exit codes"),
+            "docs/lifeline.md",
+        ),
+        (
+            "svkit-reconcile",
+            exit::reconcile::CODES,
+            item("svkit-reconcile"),
+            "README.md",
+        ),
+        (
+            "svkit-wrap",
+            exit::wrap::CODES,
+            item("svkit-wrap"),
+            "README.md",
+        ),
+    ] {
+        let help = lib_output(bin, &["--help"]);
+        let at = help
+            .find("Exit codes")
+            .unwrap_or_else(|| panic!("{bin} --help has no exit codes"));
+        let (in_help, in_doc) = (numbers(&help[at..]), numbers(&doc));
+        for code in codes {
+            assert!(
+                in_help.contains(code),
+                "{bin} --help does not list exit code {code}"
+            );
+            assert!(
+                in_doc.contains(code),
+                "{doc_name} does not list {bin}'s exit code {code}"
+            );
+        }
+    }
+}

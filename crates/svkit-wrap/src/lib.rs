@@ -19,8 +19,9 @@ the slot's sentinel variable is set (a supervised child never redirects),
 or s6-overlay is not running (with one warning).
 
 Exit codes: the foreground command's own; 128+N after signal N while
-holding a redirect; 1 invalid config; 111 system error; 126 command not
-executable; 127 command not found.
+holding a redirect; 1 invalid config; 100 nothing to run (no ARGV and no
+default_program); 111 system error; 126 command not executable; 127
+command not found.
 
 Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR
 (default /run/service), SVKIT_S6_BIN.";
