@@ -22,13 +22,33 @@ pub struct Row {
     pub log_dir: Option<String>,
 }
 
+/// The STATE column: failed wins over up and down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Unsupervised,
+    Failed,
+    Up,
+    Down,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Unsupervised => "unsupervised",
+            State::Failed => "failed",
+            State::Up => "up",
+            State::Down => "down",
+        }
+    }
+}
+
 impl Row {
-    pub fn state(&self) -> &'static str {
+    pub fn state(&self) -> State {
         match &self.st {
-            None => "unsupervised",
-            Some(_) if self.failed => "failed",
-            Some(s) if s.up => "up",
-            Some(_) => "down",
+            None => State::Unsupervised,
+            Some(_) if self.failed => State::Failed,
+            Some(s) if s.up => State::Up,
+            Some(_) => State::Down,
         }
     }
 
@@ -61,7 +81,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "name": r.name,
         "svkit": r.ours,
         "supervised": r.st.is_some(),
-        "state": r.state(),
+        "state": r.state().as_str(),
         "desired": updown(r.desired_up),
         "failed": r.failed,
         "log_dir": r.log_dir,
@@ -151,10 +171,10 @@ const RESET: &str = "\x1b[0m";
 
 fn colour_of(r: &Row) -> &'static str {
     match r.state() {
-        "up" if r.in_wanted_state() => GREEN,
-        "down" if r.in_wanted_state() => DIM,
-        "failed" | "unsupervised" => RED,
-        _ => YELLOW,
+        State::Up if r.in_wanted_state() => GREEN,
+        State::Down if r.in_wanted_state() => DIM,
+        State::Failed | State::Unsupervised => RED,
+        State::Up | State::Down => YELLOW,
     }
 }
 
@@ -179,7 +199,7 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
             let s = r.st.as_ref();
             let mut c = vec![
                 r.name.clone(),
-                r.state().to_string(),
+                r.state().as_str().to_string(),
                 s.map_or("-", |s| updown(s.want_up)).to_string(),
                 s.and_then(|s| s.pid)
                     .map_or_else(|| "-".into(), |p| p.to_string()),
