@@ -19,7 +19,7 @@ SVKIT_S6_OVERLAY=$(tests/s6-overlay/build.sh) || exit 1
 export SVKIT_S6_OVERLAY
 if [ "$(id -u)" = 0 ]; then export SVKIT_NO_SKIP=1; fi
 
-{ "$CARGO" test --workspace 2>&1; echo "$?" > "$work/cargo.rc"; } | tee "$work/cargo.log"
+{ "$CARGO" test --workspace --no-fail-fast 2>&1; echo "$?" > "$work/cargo.rc"; } | tee "$work/cargo.log"
 
 {
   if tests/docker/engine.sh up; then

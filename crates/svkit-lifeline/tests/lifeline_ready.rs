@@ -191,8 +191,8 @@ fn a_closed_stdout_ends_quietly() {
     }
     // --which-port on a held port: the holders go to a closed stdout, the
     // answer is still the exit code.
-    let port = free_port("127.0.0.1");
-    let l = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
     let o = output_with_closed_stdout(Command::new(BIN).args(["--which-port", &port.to_string()]));
     assert_quiet_on_closed_stdout("--which-port", &o, 0);
     drop(l);

@@ -66,12 +66,25 @@ pub fn server_argv(dir: &Path) -> Vec<String> {
 }
 
 /// A port that was free a moment ago on `host`.
+/// A port free on `host` that no other test of this process is handed:
+/// drawn from one counter, below the kernel's ephemeral range (where
+/// `bind(0)` and outgoing connections take theirs), so a port picked here
+/// and bound later by a child cannot be given to a test running beside.
 pub fn free_port(host: &str) -> u16 {
-    TcpListener::bind((host, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    const LOW: u16 = 20000;
+    const SPAN: u16 = 10000;
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    // Another test binary running at the same time starts elsewhere.
+    let start = (std::process::id() % u32::from(SPAN)) as u16;
+    for _ in 0..SPAN {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed) % SPAN;
+        let port = LOW + (start + n) % SPAN;
+        if TcpListener::bind((host, port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port on {host} in {LOW}..{}", LOW + SPAN);
 }
 
 pub fn ipv6_available() -> bool {
