@@ -280,3 +280,26 @@ fn logs_follow_stops_when_stdout_is_closed() {
     );
     assert_quiet_on_closed_stdout("logs -f", &o, 0);
 }
+
+/// An environment variable whose name or value is not UTF-8 is no reason
+/// to panic: it plays no part in a render, which goes on.
+#[test]
+fn render_with_an_env_that_is_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = svctl()
+        .arg("render")
+        .arg("--to")
+        .arg(tmp.path().join("out"))
+        .arg("--config-dir")
+        .arg(good())
+        .env("SVKIT_BAD_VALUE", OsStr::from_bytes(b"\xff\xfe"))
+        .env(OsStr::from_bytes(b"SVKIT_BAD_\xff"), "x")
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(tmp.path().join("out/gateway-default/run").is_file());
+}

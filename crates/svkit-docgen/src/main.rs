@@ -14,7 +14,8 @@ svkit-wrap. See docs/svctl.md, \"Shell completions and man pages\".";
 
 fn main() -> ExitCode {
     msg::init("svkit-docgen");
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // An OUTDIR is bytes: a path that is not UTF-8 is still a path.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let out = match args.as_slice() {
         [h] if h == "-h" || h == "--help" => {
             return match msg::out(format!("{USAGE}\n")) {
@@ -22,7 +23,7 @@ fn main() -> ExitCode {
                 Err(f) => f.report(),
             };
         }
-        [dir] if !dir.starts_with('-') => PathBuf::from(dir),
+        [dir] if !dir.as_encoded_bytes().starts_with(b"-") => PathBuf::from(dir),
         _ => return Fatal::usage("usage", "svkit-docgen OUTDIR; see --help").report(),
     };
     match svkit_docgen::generate(&out) {

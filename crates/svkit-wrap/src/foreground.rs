@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use svkit::msg::{self, exit, strerror};
 
-pub fn on_path(name: &str) -> bool {
+pub fn on_path(name: &std::ffi::OsStr) -> bool {
     std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| is_exec(&d.join(name))))
         .unwrap_or(false)
@@ -22,7 +22,11 @@ fn is_exec(p: &std::path::Path) -> bool {
 
 /// Execs `argv`. Under s6-overlay the CMD gets a stripped env: the
 /// container's variables come back (ours win), as `with-contenv` does.
-pub fn exec(argv: &[String], user: Option<&str>, container_env: &BTreeMap<String, String>) -> ! {
+pub fn exec(
+    argv: &[std::ffi::OsString],
+    user: Option<&str>,
+    container_env: &BTreeMap<String, String>,
+) -> ! {
     let Some((prog, rest)) = argv.split_first() else {
         msg::die(exit::USAGE, "nothing to run");
     };
@@ -44,7 +48,11 @@ pub fn exec(argv: &[String], user: Option<&str>, container_env: &BTreeMap<String
     };
     msg::die(
         code,
-        format_args!("unable to exec {prog}: {}", strerror(&err)),
+        format_args!(
+            "unable to exec {}: {}",
+            prog.to_string_lossy(),
+            strerror(&err)
+        ),
     )
 }
 

@@ -46,8 +46,9 @@ fn load_model(dir: &Path) -> Option<Model> {
 
 fn main() {
     msg::init("svkit-wrap");
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
+    // Bytes, not strings: an argument that is not UTF-8 is passed through.
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    match args.first().and_then(|a| a.to_str()) {
         Some("--") => {
             args.remove(0);
         }
@@ -65,7 +66,7 @@ fn main() {
         Err(e) => msg::die(exit::USAGE, e),
     };
     let facts = Facts {
-        process_env: std::env::vars().collect(),
+        process_env: container::utf8_env(),
         container_env: container::read_env_dir(Path::new(container::CONTAINER_ENV_DIR))
             .unwrap_or_default(),
         s6_missing: container::s6_overlay_missing(),

@@ -332,3 +332,39 @@ fn a_closed_stdout_ends_quietly() {
         assert_quiet_on_closed_stdout(&format!("{argv:?}"), &o, 0);
     }
 }
+
+/// The ENTRYPOINT must not die on bytes that are not UTF-8, in argv or in
+/// the environment: they reach the command unchanged.
+#[test]
+fn bytes_that_are_not_utf8_pass_through() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(
+        dir.path().join("10.json"),
+        r#"{ "slots": [ { "name": "job", "command": ["sh", "-c", "exit 0"] } ],
+             "redirects": [ { "match": ["sh", "-c"], "slot": "job", "opt_out_flag": "--no-supervise" } ] }"#,
+    )
+    .expect("write");
+    let arg = OsStr::from_bytes(b"caf\xe9 \xff");
+    let out = std::process::Command::new(svkit_testkit::bin("svkit-wrap"))
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "printf '%s|%s' \"$1\" \"$SVKIT_TEST_BYTES\"",
+            "sh",
+        ])
+        .arg(arg)
+        .arg("--no-supervise")
+        .env("SVKIT_CONFIG_DIR", dir.path())
+        .env("SVKIT_SCANDIR", dir.path().join("scandir"))
+        .env("SVKIT_TEST_BYTES", OsStr::from_bytes(b"\xfe\xfd"))
+        .env(OsStr::from_bytes(b"SVKIT_TEST_\xff"), "x")
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.stdout, b"caf\xe9 \xff|\xfe\xfd");
+}

@@ -52,7 +52,16 @@ pub fn s6_overlay_missing() -> Option<String> {
 /// The container environment: s6-overlay's dump when it exists (scripts
 /// under `/init` get a stripped env), else our own.
 pub fn container_env() -> BTreeMap<String, String> {
-    read_env_dir(Path::new(CONTAINER_ENV_DIR)).unwrap_or_else(|| std::env::vars().collect())
+    read_env_dir(Path::new(CONTAINER_ENV_DIR)).unwrap_or_else(utf8_env)
+}
+
+/// Our own environment, less the variables whose name or value is not
+/// UTF-8 (`std::env::vars` would panic on them): no decision of svkit's
+/// rests on such a variable, and a command we exec still inherits them.
+pub fn utf8_env() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
 }
 
 /// One file per variable, read as `with-contenv` reads s6-overlay's dump

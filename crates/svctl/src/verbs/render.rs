@@ -21,7 +21,7 @@ pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
         Err(code) => return Ok(code),
     };
     let facts = StartFacts {
-        env: std::env::vars().collect(),
+        env: svkit::container::utf8_env(),
         // Desired states persisted by `svctl start/stop` are not read here:
         // a `remember` slot renders down, its default.
         remembered: Default::default(),

@@ -3,7 +3,9 @@
 use crate::config::names::is_truthy;
 use crate::config::{Model, Redirect};
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
+use std::os::unix::ffi::OsStrExt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteError {
@@ -25,26 +27,35 @@ impl std::error::Error for RouteError {}
 
 /// No argv → `default_program`; `argv[0]` a program on `PATH` (or a path) →
 /// as is; otherwise `default_program` is prepended, so `docker run IMAGE
-/// gateway run` means `app gateway run`.
+/// gateway run` means `app gateway run`. Arguments are bytes, as the
+/// kernel gives them: whatever is not UTF-8 passes through unchanged.
 pub fn route(
-    argv: &[String],
+    argv: &[OsString],
     default_program: Option<&str>,
-    on_path: impl Fn(&str) -> bool,
-) -> Result<Vec<String>, RouteError> {
+    on_path: impl Fn(&OsStr) -> bool,
+) -> Result<Vec<OsString>, RouteError> {
     let Some(first) = argv.first() else {
         return default_program
-            .map(|p| vec![p.to_string()])
+            .map(|p| vec![OsString::from(p)])
             .ok_or(RouteError::NothingToRun);
     };
-    if first.contains('/') || on_path(first) {
+    if first.as_bytes().contains(&b'/') || on_path(first) {
         return Ok(argv.to_vec());
     }
     match default_program {
-        Some(p) => Ok(std::iter::once(p.to_string())
+        Some(p) => Ok(std::iter::once(OsString::from(p))
             .chain(argv.iter().cloned())
             .collect()),
         None => Ok(argv.to_vec()),
     }
+}
+
+/// argv as one line for messages (bytes that are not UTF-8 shown as U+FFFD).
+pub fn shown(argv: &[OsString]) -> String {
+    argv.iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What the wrapper's environment says.
@@ -73,7 +84,7 @@ pub enum Decision {
     /// Run `argv` in the foreground; `warning` says why supervision was
     /// not used when the user should know.
     Foreground {
-        argv: Vec<String>,
+        argv: Vec<OsString>,
         warning: Option<String>,
     },
     Redirect {
@@ -81,7 +92,7 @@ pub enum Decision {
     },
 }
 
-pub fn decide(model: &Model, routed: &[String], facts: &Facts) -> Decision {
+pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
     let Some((rule, stripped, flagged)) = matching_rule(model, routed) else {
         return Decision::Foreground {
             argv: routed.to_vec(),
@@ -114,7 +125,7 @@ pub fn decide(model: &Model, routed: &[String], facts: &Facts) -> Decision {
     if let Some(why) = &facts.s6_missing {
         return foreground(Some(format!(
             "s6 supervision unavailable ({why}): running {} in the foreground",
-            stripped.join(" ")
+            shown(&stripped)
         )));
     }
     Decision::Redirect { rule: rule.clone() }
@@ -124,19 +135,22 @@ pub fn decide(model: &Model, routed: &[String], facts: &Facts) -> Decision {
 /// flag is removed; the flag may appear anywhere.
 fn matching_rule<'m>(
     model: &'m Model,
-    argv: &[String],
-) -> Option<(&'m Redirect, Vec<String>, bool)> {
+    argv: &[OsString],
+) -> Option<(&'m Redirect, Vec<OsString>, bool)> {
     model.redirects.iter().find_map(|r| {
-        let flag = r.opt_out_flag.as_deref();
-        let stripped: Vec<String> = argv
+        let flag = r.opt_out_flag.as_deref().map(OsStr::new);
+        let stripped: Vec<OsString> = argv
             .iter()
-            .filter(|a| Some(a.as_str()) != flag)
+            .filter(|a| Some(a.as_os_str()) != flag)
             .cloned()
             .collect();
         let flagged = stripped.len() != argv.len();
-        stripped
-            .starts_with(&r.matches)
-            .then_some((r, stripped, flagged))
+        let matches = stripped.len() >= r.matches.len()
+            && stripped
+                .iter()
+                .zip(&r.matches)
+                .all(|(a, m)| a == m.as_str());
+        matches.then_some((r, stripped, flagged))
     })
 }
 

@@ -94,7 +94,7 @@ fn want_up(model: &Model, name: &str, scandir: &Path) -> Result<(), RedirectErro
 
 /// The line on stderr (an info message) that tells a user where their
 /// process went and how to get the old behaviour back.
-pub fn breadcrumb(routed: &[String], rule: &Redirect, started: &[String]) -> String {
+pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[String]) -> String {
     let mut opt_outs = Vec::new();
     if let Some(flag) = &rule.opt_out_flag {
         opt_outs.push(format!("add {flag}"));
@@ -109,7 +109,7 @@ pub fn breadcrumb(routed: &[String], rule: &Redirect, started: &[String]) -> Str
     };
     let mut line = format!(
         "`{}` now runs under s6 supervision in slot {}{also}: restarted on crash, logs in docker logs; see `svctl status`.",
-        routed.join(" "),
+        super::decide::shown(routed),
         rule.slot
     );
     if !opt_outs.is_empty() {

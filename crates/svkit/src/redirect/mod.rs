@@ -8,6 +8,6 @@ mod decide;
 mod execute;
 mod hold;
 
-pub use decide::{decide, route, Decision, Facts, RouteError};
+pub use decide::{decide, route, shown, Decision, Facts, RouteError};
 pub use execute::{breadcrumb, execute, RedirectError};
 pub use hold::{exec_hold, keep_alive};

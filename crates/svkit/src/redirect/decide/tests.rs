@@ -24,8 +24,8 @@ fn model() -> Model {
     }
 }
 
-fn argv(s: &str) -> Vec<String> {
-    s.split_whitespace().map(String::from).collect()
+fn argv(s: &str) -> Vec<OsString> {
+    s.split_whitespace().map(OsString::from).collect()
 }
 
 fn s6() -> Facts {
@@ -34,7 +34,7 @@ fn s6() -> Facts {
 
 #[test]
 fn routing() {
-    let on_path = |p: &str| p == "app" || p == "sh";
+    let on_path = |p: &OsStr| p == "app" || p == "sh";
     assert_eq!(route(&[], Some("app"), on_path), Ok(argv("app")));
     assert_eq!(route(&[], None, on_path), Err(RouteError::NothingToRun));
     assert_eq!(
