@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use svkit::config::names::MAX_ARG_STRLEN;
 use svkit::config::*;
 
 fn layers(files: &[(&str, &str)]) -> Vec<(PathBuf, Vec<u8>)> {
@@ -174,5 +175,81 @@ fn a_discovered_instance_never_makes_a_declared_slot_a_duplicate() {
     assert!(
         w.contains("skipping discovered slot `s-b` (instance `b`): already defined at /etc/svkit/10.json:3:14"),
         "{w}"
+    );
+}
+
+/// What execve would refuse is a config error, with its place: one string
+/// over MAX_ARG_STRLEN (argument or `NAME=value`), or argv and env together
+/// over ARG_MAX. At the limit less one byte, it passes.
+#[test]
+fn what_the_kernel_refuses_to_exec_is_an_error() {
+    let max = MAX_ARG_STRLEN - 1;
+    let slot = |args: &[String], env: &[(&str, String)]| {
+        let env: serde_json::Map<String, serde_json::Value> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::from(v.clone())))
+            .collect();
+        serde_json::json!({ "slots": [ { "name": "a", "command": args, "env": env } ] }).to_string()
+    };
+    let big = "x".repeat(200_000);
+    let d = load(
+        &[(
+            "10.json",
+            &slot(&["a".into(), big], &[("V", "y".repeat(max))]),
+        )],
+        &FixedInstances::default(),
+    )
+    .expect_err("a 200 KB argument and a NAME=value over the limit");
+    let text: Vec<String> = d.iter().map(ToString::to_string).collect();
+    let has = |s: &str| text.iter().any(|t| t.contains(s));
+    assert!(has("10.json:1:"), "{text:#?}");
+    assert!(
+        has("slots[0].command[1]: this argument is 200000 bytes: the kernel passes no argument or environment string over 131071 bytes"),
+        "{text:#?}"
+    );
+    assert!(
+        has("slots[0].env.V: `NAME=value` is 131073 bytes"),
+        "{text:#?}"
+    );
+
+    let v = load(
+        &[(
+            "10.json",
+            &slot(
+                &["a".into(), "x".repeat(max)],
+                &[("V", "y".repeat(max - 2))],
+            ),
+        )],
+        &FixedInstances::default(),
+    );
+    assert!(v.is_ok(), "at the limit: {:?}", v.err());
+
+    // Just over this machine's ARG_MAX, as long as that fits in a config
+    // file (4 MiB at most).
+    let arg_max = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX)
+        .ok()
+        .flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(2 * 1024 * 1024);
+    let n = arg_max / (max + 9) + 1;
+    if n * (max + 3) > 4 * 1024 * 1024 - 1024 {
+        svkit_testkit::skip(
+            "what_the_kernel_refuses_to_exec_is_an_error",
+            format!("ARG_MAX is {arg_max} here: more than a config file may hold"),
+        );
+        return;
+    }
+    let many: Vec<String> = (0..n).map(|_| "x".repeat(max)).collect();
+    let d = load(
+        &[("10.json", &slot(&many, &[]))],
+        &FixedInstances::default(),
+    )
+    .expect_err("over ARG_MAX");
+    let text: Vec<String> = d.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter().any(
+            |t| t.contains("slots[0].command: command and env take") && t.contains("(ARG_MAX)")
+        ),
+        "{text:#?}"
     );
 }

@@ -160,6 +160,24 @@ pub fn check_no_nul(s: &str) -> Result<(), String> {
     }
 }
 
+/// The longest string the kernel passes to a program, its NUL included
+/// (`MAX_ARG_STRLEN`, 32 pages of 4 KiB): execve refuses a longer argument
+/// or `NAME=value` with E2BIG, and the slot would loop on it.
+pub const MAX_ARG_STRLEN: usize = 32 * 4096;
+
+/// An argv or environment string the kernel will pass (`what` is how the
+/// message names it, e.g. `NAME=value`).
+pub fn check_arg_len(len: usize, what: &str) -> Result<(), String> {
+    if len < MAX_ARG_STRLEN {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} is {len} bytes: the kernel passes no argument or environment string over {} bytes",
+            MAX_ARG_STRLEN - 1
+        ))
+    }
+}
+
 /// Truthy values for `if_env` and opt-out variables: `1`, `true`, `yes`,
 /// in any case.
 pub fn is_truthy(v: &str) -> bool {

@@ -68,6 +68,9 @@ impl SlotCtx<'_> {
             if let Err(e) = check_no_nul(&a) {
                 self.err(&p, e);
             }
+            if let Err(e) = check_arg_len(a.len(), "this argument") {
+                self.err(&p, e);
+            }
             if i == 0 {
                 if a.is_empty() {
                     self.err(&p, "the program name must not be empty");
@@ -90,6 +93,15 @@ impl SlotCtx<'_> {
             }
         }
     }
+}
+
+/// The kernel's limit on argv and environment together, in bytes.
+fn arg_max() -> usize {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX)
+        .ok()
+        .flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(2 * 1024 * 1024)
 }
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
@@ -131,7 +143,25 @@ pub(crate) fn build_slot(
         if let Err(e) = check_no_nul(&v) {
             ctx.err(&p, e);
         }
+        if let Err(e) = check_arg_len(k.len() + 1 + v.len(), "`NAME=value`") {
+            ctx.err(&p, e);
+        }
         env.insert(k, v);
+    }
+
+    // Each string and its pointer count against the kernel's ARG_MAX; the
+    // container's own environment comes on top at run time.
+    let total: usize = command.iter().map(|a| a.len() + 1 + 8).sum::<usize>()
+        + env
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 2 + 8)
+            .sum::<usize>();
+    let limit = arg_max();
+    if total > limit {
+        ctx.err(
+            &b.key("command"),
+            format!("command and env take {total} bytes together: execve refuses over {limit} (ARG_MAX)"),
+        );
     }
 
     let autostart = autostart(ctx, &b.key("autostart"), raw.autostart.as_ref());
