@@ -16,7 +16,7 @@ pub enum Action {
         changed: Vec<PathBuf>,
         /// Managed files no longer rendered.
         removed: Vec<PathBuf>,
-        /// `run` (or the env it carries) changed: restart if up.
+        /// `run` changed (its command, user or env): restart if up.
         restart: bool,
     },
     Unchanged,
@@ -78,9 +78,10 @@ impl SlotPlan {
     }
 }
 
-/// Files whose change means the running process is stale.
+/// Files whose change means the running process is stale: `run`, which
+/// also carries the slot's env (exported in the script).
 fn restarts(rel: &Path) -> bool {
-    rel == Path::new("run") || rel.starts_with("env")
+    rel == Path::new("run")
 }
 
 /// Root owns every file svkit renders into a slot.
