@@ -551,3 +551,45 @@ fn log_dirs_root_owned_or_planted_symlink() {
     assert!(!sbx.root().join("run/service/gw-eve").exists());
     sbx.stop();
 }
+
+/// Processes inside whose whole command line is `line` (NULs as spaces).
+fn count_cmdline(sbx: &Sandbox, line: &str) -> usize {
+    let o = sbx.exec(&[
+        "sh",
+        "-c",
+        "n=0; for p in /proc/[0-9]*; do [ \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" = \"$1 \" ] && n=$((n+1)); done; echo $n",
+        "sh",
+        line,
+    ]);
+    stdout(&o).trim().parse().unwrap_or(usize::MAX)
+}
+
+/// A slot dir deleted by hand under its running supervisor, then made
+/// again by apply: one supervisor and one service remain. s6-svscan tells
+/// slots apart by inode, so without a prune the orphaned supervisor and
+/// its service would run on beside the new ones.
+#[test]
+fn a_slot_deleted_by_hand_comes_back_with_one_supervisor() {
+    if !sandbox_or_skip("a_slot_deleted_by_hand_comes_back_with_one_supervisor") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot(&["APP_DASHBOARD=1"]);
+    wait_up(&sbx, "dash");
+    assert_eq!(count_cmdline(&sbx, "s6-supervise dash"), 1);
+    assert_eq!(count_cmdline(&sbx, "sleep 1002"), 1);
+    let o = sbx.sh("rm -rf /run/service/dash && svctl apply");
+    let out = stdout_ok(&o);
+    assert!(out.contains("slot=dash action=create"), "{out}");
+    wait_up(&sbx, "dash");
+    poll(
+        "one supervisor and one service of dash",
+        Duration::from_secs(20),
+        || {
+            (count_cmdline(&sbx, "s6-supervise dash") == 1
+                && count_cmdline(&sbx, "sleep 1002") == 1)
+                .then_some(())
+        },
+    );
+    sbx.stop();
+}

@@ -100,8 +100,11 @@ pub fn apply(
         let dest = scandir.join(name);
         fs::rename(tmp, &dest).map_err(io(&dest))?;
     }
+    // Rescan and prune: s6-svscan knows a slot by its dir's inode, so a
+    // slot deleted by hand and made again here would otherwise keep its
+    // orphaned supervisor (and service) running beside the new one.
     if !built.is_empty() {
-        control::svscanctl(scandir, "-a")?;
+        control::svscanctl(scandir, "-an")?;
     }
     let deletes: Vec<&SlotPlan> = plans
         .iter()
