@@ -9,7 +9,7 @@
 # How: one sandbox (PID 1 s6-svscan, like every test). The bench does not
 # apply into /run/service: each run gets a fresh scandir under /run (tmpfs,
 # as in s6-overlay) watched by a second, private `s6-svscan`, so that
-# svkit-reconcile's final `s6-svscanctl -a` is answered as in production and
+# svkit-reconcile's final `s6-svscanctl -an` is answered as in production and
 # a run can be torn down completely (`s6-svscanctl -t`) before the next.
 # The warm apply runs once every supervisor (500 slots + 500 loggers) of the
 # cold one is up and every logger has started s6-log, i.e. against a live,
@@ -185,7 +185,7 @@ rendered. In the sandbox, on tmpfs, against a private \`s6-svscan\` on the
 scandir; wall time of one process (process start included), median and
 best of $runs runs, each pair timed side by side in the same run. Cold:
 empty scandir (creates $created_min slots, their \`supervise/\`/\`event/\`
-and log dirs, then \`s6-svscanctl -a\`). Warm: the same apply again once all
+and log dirs, then \`s6-svscanctl -an\`). Warm: the same apply again once all
 $((2 * slots)) supervisors are up and every logger has started s6-log:
 $unchanged_min slots reported unchanged, **$changed_max** of $entries
 scandir entries changed (inode, mtime, ctime, size, mode or owner).
