@@ -4,6 +4,9 @@
 //!
 //! The tests themselves are in `tests/`.
 
+// Test support only (never shipped): a broken fixture may fail a test loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The facts the demo image's `Dockerfile` must hold,
 //! read from the file itself, so a careless edit fails here before it
 //! reaches a registry.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,7 @@
 //! `rootfs/etc/cont-finish.d/50-svkit-stop`: stops every slot with
 //! `svctl stop --all --wait --timeout MS`, and never holds up a shutdown:
 //! bounded, exit 0 whatever svctl does. Run against a stand-in svctl.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! Dockerfile, shellcheck on every script under rootfs/ and on
 //! tests/docker/run.sh. A checker that is not installed is a printed SKIP,
 //! or a failure with SVKIT_NO_SKIP=1 (`make test` as root).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::path::{Path, PathBuf};

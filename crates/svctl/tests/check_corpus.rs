@@ -6,6 +6,7 @@
 //! which must appear in svctl's stderr. Every entry must make `check` exit
 //! 1 with every error line naming the file and a line:column, must not
 //! panic, and must make `render` write nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,4 +1,5 @@
 //! svctl's verbs: exit codes, usage errors, render target rules, good configs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

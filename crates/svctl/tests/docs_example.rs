@@ -14,6 +14,7 @@
 //!
 //! Anything else after `svkit:example`, or a marker that is not above a
 //! `json` block, fails the test, so a typo cannot skip an example.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::Path;
 use std::process::Command;

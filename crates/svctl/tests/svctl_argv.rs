@@ -1,5 +1,6 @@
 //! Bad argv is a usage error (exit 100) before anything is touched; every
 //! verb's help has examples.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::process::Command;
 

@@ -1,4 +1,5 @@
 //! start/stop/restart/wait/signal in the sandbox under real s6.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
 

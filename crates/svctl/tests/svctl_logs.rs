@@ -1,5 +1,6 @@
 //! `svctl logs` on a real s6-log dir in the sandbox: the last lines across a
 //! forced rotation, and following across rotations.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
 

@@ -1,4 +1,5 @@
 //! `svctl register` / `unregister` in the sandbox under real s6.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
 

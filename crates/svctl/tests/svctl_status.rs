@@ -1,6 +1,7 @@
 //! `svctl status` in the sandbox under real s6: every JSON field against
 //! `s6-svstat -o` on the same slots in several states, LSB exit codes, and
 //! what the slots' non-root user may do.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
 

@@ -1,5 +1,6 @@
 //! `svkit-docgen`: what it writes, that it parses, and that moving the CLI
 //! definitions into libraries left every binary's help as it was.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! End-to-end tests of `svkit-lifeline` (real processes, real loopback
 //! sockets, deadline polls only). Binding: the child dies with its parent, by pdeathsig or stdin EOF.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod cli_common;
 #[path = "../../svkit/tests/lifeline_common/mod.rs"]

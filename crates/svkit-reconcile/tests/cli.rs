@@ -1,5 +1,6 @@
 //! svkit-reconcile's command line, outside the sandbox: help, usage errors
 //! and a stdout nobody reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::process::Command;
 

@@ -1,5 +1,6 @@
 //! An image's `ENV SVKIT_CONFIG_DIR=...` reaches the boot hook although
 //! `/init` strips the hook's environment: svkit reads s6-overlay's dump.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::time::Duration;
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};

@@ -7,6 +7,7 @@
 //! itself: only svkit's own fallback can. That takes apply's 10 s stop bound.
 //! The process logs each TERM it shrugs off, which shows it outlived the
 //! down signal rather than dying of it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::time::Duration;
 

@@ -3,6 +3,7 @@
 //! and two containers sharing a volume, where the second one's logger finds
 //! the log dir locked by the first's s6-log: it must say so and keep
 //! running (stdout only), not crash-loop every second.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::time::Duration;

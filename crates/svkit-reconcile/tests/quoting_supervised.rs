@@ -1,5 +1,6 @@
 //! The nastiest argv and env values, rendered by svkit-reconcile and run by
 //! the real s6-supervise in the sandbox, reach the process byte for byte.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::time::Duration;

@@ -1,4 +1,5 @@
 //! Reconcile at boot and at runtime, in the sandbox under real s6.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::collections::BTreeMap;
 use std::fs;

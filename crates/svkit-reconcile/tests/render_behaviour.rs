@@ -19,6 +19,7 @@
 //! `crates/svkit/src/render/mod.rs` (e.g. `down-signal` always `SIGTERM`,
 //! no `timeout-kill`, a `data/check` that runs `true`, `max-death-tally`
 //! one lower) and run this file.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::path::PathBuf;

@@ -16,6 +16,7 @@
 //! backoff case takes) that fails as soon as a stopped slot's death tally or
 //! status file changes. s6-supervise respawns at most once a second, so a
 //! window of several seconds would see any restart.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::path::PathBuf;

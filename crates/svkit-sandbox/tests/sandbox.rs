@@ -1,4 +1,5 @@
 //! The sandbox behaves like an s6-overlay container and leaves nothing behind.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,4 +1,5 @@
 //! Config loading: layers, defaults, instances, warnings, error collection.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! The rules of `svkit::s6::health`: desired, failed, ready, in wanted
 //! state, autostart, each on hand-made inputs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::PathBuf;
 

@@ -1,5 +1,6 @@
 //! The lifeline library off the caller's thread: the caller keeps running
 //! while probes, reaping and spawning happen on workers.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod lifeline_common;
 

@@ -1,6 +1,7 @@
 //! `svkit::logs`: tail across archives and `current`, and following across
 //! a rotation done the way s6-log does it (rename `current` to an archive,
 //! start a new `current`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

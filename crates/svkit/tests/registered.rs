@@ -1,5 +1,6 @@
 //! Instances registered at runtime (`svctl register`) as an instance source:
 //! the config, loaded once, asks `state::LiveInstances` for them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::path::Path;

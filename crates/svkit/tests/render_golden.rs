@@ -8,6 +8,7 @@
 //! value (`1`, `all`, empty) fails and names the cases, and so does
 //! `SVKIT_BLESS` in CI (`CI` set and not `false`/`0`/`no`): goldens are
 //! never blessed there.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod render_common;
 

@@ -2,6 +2,7 @@
 //! backticks, newlines, backslashes, empty strings), the rendered `run`
 //! executed by /bin/sh hands the program exactly those bytes. The program
 //! is `/bin/sh -c DUMP`, which prints its argv and env NUL-separated.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! stdout, timestamped lines in `current`, rotation at `max_bytes` keeping
 //! `keep` archives, and a planted symlink refused. Every wait is a poll with
 //! a deadline; nothing sleeps to synchronize.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;

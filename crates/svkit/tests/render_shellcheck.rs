@@ -1,4 +1,5 @@
 //! Every rendered sh script of every golden case passes shellcheck.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod render_common;
 

@@ -1,6 +1,7 @@
 //! The nastiest argv/env values through a real `s6-supervise` (Debian's s6):
 //! the rendered `run` started by the supervisor hands them over exactly, and
 //! `finish` turns a permanent exit code into "stay down".
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,5 +1,6 @@
 //! Decoder robustness (property tests), typed errors on bad files, and a
 //! differential check of `read_slot` against a real s6-svstat.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Native status against `s6-svstat -o` on the same live services, in the
 //! sandbox under real s6-svscan, for every state s6 can produce.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
