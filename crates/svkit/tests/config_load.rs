@@ -254,3 +254,55 @@ fn what_the_kernel_refuses_to_exec_is_an_error() {
         "{text:#?}"
     );
 }
+
+/// Config-dir oddities get an error that names them: a byte order mark, a
+/// directory named like a layer, a file over the size limit (read no
+/// further than one byte past it).
+#[test]
+fn config_dir_oddities_are_named() {
+    let text = |r: Result<Vec<(PathBuf, Vec<u8>)>, LoadError>| -> Vec<String> {
+        match r.and_then(|files| load_layers(&files, &FixedInstances::default()).map(|_| ())) {
+            Ok(()) => panic!("accepted"),
+            Err(LoadError::Invalid(d)) => d.iter().map(ToString::to_string).collect(),
+            Err(e) => panic!("unexpected {e}"),
+        }
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bom = tmp.path().join("bom");
+    std::fs::create_dir(&bom).expect("mkdir");
+    std::fs::write(bom.join("10.json"), b"\xef\xbb\xbf{\"slots\": []}").expect("write");
+    let t = text(read_layers(&bom));
+    assert!(
+        t.iter()
+            .any(|l| l.contains("10.json:1:1:") && l.contains("byte order mark")),
+        "{t:#?}"
+    );
+
+    let dir = tmp.path().join("dir");
+    std::fs::create_dir_all(dir.join("20.json")).expect("mkdir");
+    std::fs::write(dir.join("10.json"), "{}").expect("write");
+    let t = text(read_layers(&dir));
+    assert!(
+        t.iter()
+            .any(|l| l.contains("20.json") && l.contains("a directory named like a config layer")),
+        "{t:#?}"
+    );
+
+    let big = tmp.path().join("big");
+    std::fs::create_dir(&big).expect("mkdir");
+    let mut body = b"{\"slots\": []".to_vec();
+    body.resize(5 << 20, b' ');
+    body.push(b'}');
+    std::fs::write(big.join("10.json"), &body).expect("write");
+    let files = read_layers(&big).expect("read");
+    assert_eq!(
+        files[0].1.len(),
+        (4 << 20) + 1,
+        "read no further than the limit"
+    );
+    let t = text(Ok(files));
+    assert!(
+        t.iter().any(|l| l.contains("over 4194304 bytes (4 MiB)")),
+        "{t:#?}"
+    );
+}

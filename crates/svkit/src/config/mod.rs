@@ -23,6 +23,7 @@ mod redirect;
 mod slot;
 pub mod validate;
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 pub use discover::{FixedInstances, FsInstances, InstanceSource};
@@ -59,14 +60,34 @@ pub fn read_layers(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, LoadError> {
         let path = entry.path();
         // Follows symlinks: config files are often linked into place.
         let meta = std::fs::metadata(&path).map_err(io(&path))?;
-        if meta.is_file() {
-            names.push(path);
+        if !meta.is_file() {
+            // Named like a layer but not one: never skipped in silence.
+            let what = if meta.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file"
+            };
+            return Err(LoadError::Invalid(vec![Diagnostic::new(
+                &path,
+                None,
+                None,
+                format!("{what} named like a config layer (*.json): rename or remove it"),
+            )]));
         }
+        names.push(path);
     }
     names.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     let mut out = Vec::with_capacity(names.len());
     for path in names {
-        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        // Never more than one byte past the limit: parse_layer refuses
+        // the file without the rest being read.
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .and_then(|f| {
+                f.take(parse::MAX_FILE_BYTES as u64 + 1)
+                    .read_to_end(&mut bytes)
+            })
+            .map_err(io(&path))?;
         out.push((path, bytes));
     }
     Ok(out)

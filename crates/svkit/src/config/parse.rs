@@ -51,10 +51,16 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             file,
             None,
             None,
-            format!(
-                "file is {} bytes; the limit is {MAX_FILE_BYTES}",
-                bytes.len()
-            ),
+            format!("file is over {MAX_FILE_BYTES} bytes (4 MiB), the limit for a config file"),
+        ));
+        return (None, diags);
+    }
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        diags.push(Diagnostic::new(
+            file,
+            Some(Pos { line: 1, col: 1 }),
+            None,
+            "starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow: save the file without it",
         ));
         return (None, diags);
     }
