@@ -304,3 +304,21 @@ fn render_with_an_env_that_is_not_utf8() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(tmp.path().join("out/gateway-default/run").is_file());
 }
+
+/// `svctl status` of a slot that does not exist: a warning naming it and
+/// exit 4, without an empty table.
+#[test]
+fn status_of_an_unknown_slot_prints_no_empty_table() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = svctl()
+        .args(["status", "--scandir"])
+        .arg(tmp.path())
+        .arg("nosuch")
+        .env("SVKIT_CONFIG_DIR", tmp.path())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "no empty table");
+    assert!(err.contains("unknown slot nosuch"), "{err}");
+}

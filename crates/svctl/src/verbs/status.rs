@@ -36,6 +36,9 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     let now = SystemTime::now();
     let text = if args.json {
         json_doc(&rows, &unknown, now)
+    } else if rows.is_empty() && !unknown.is_empty() {
+        // Nothing asked for exists: the warnings below say it all.
+        String::new()
     } else {
         table(&rows, now, want_colour())
     };
