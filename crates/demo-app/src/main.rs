@@ -27,7 +27,11 @@ fn opt(args: &[String], names: &[&str]) -> Option<String> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // An argument that is not UTF-8 is a usage error, never a panic.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string().unwrap_or_else(|_| usage()))
+        .collect();
     // Options may come anywhere (`app -p alice gateway run`); words are the rest.
     let mut words: Vec<&str> = Vec::new();
     let mut it = args.iter().map(String::as_str);
