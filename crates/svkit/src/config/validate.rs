@@ -36,14 +36,32 @@ impl std::fmt::Display for Seen<'_> {
     }
 }
 
-/// One expansion of a raw slot: see [`instances_of`].
-type Found = (
-    String,
-    Option<String>,
-    FieldPath,
-    Option<&'static str>,
-    bool,
-);
+/// One expansion of a raw slot (see [`instances_of`]).
+struct Found {
+    name: String,
+    instance: Option<String>,
+    /// The place to blame for a duplicate.
+    at: FieldPath,
+    /// How it was found: None when declared, else "registered" or
+    /// "discovered" (such a duplicate is skipped with a warning).
+    how: Option<&'static str>,
+    /// Built only to report the errors of the slot's other fields (a bad
+    /// name, or a template with no instance yet), never registered.
+    register: bool,
+}
+
+impl Found {
+    /// A declared name, or a stand-in built only for its errors.
+    fn declared(name: String, instance: Option<String>, at: FieldPath, register: bool) -> Found {
+        Found {
+            name,
+            instance,
+            at,
+            how: None,
+            register,
+        }
+    }
+}
 
 /// Below this many instances a second thread costs more than it saves.
 const BUILDS_PER_WORKER: usize = 64;
@@ -106,10 +124,10 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
     let mut declared: BTreeMap<String, Seen> = BTreeMap::new();
-    for (l, _, _, _, (name, _, at, how, register)) in &todo {
-        if how.is_none() && *register && !declared.contains_key(name) {
-            let at = at.clone();
-            declared.insert(name.clone(), Seen { layer: l, at });
+    for (l, _, _, _, f) in &todo {
+        if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
+            let at = f.at.clone();
+            declared.insert(f.name.clone(), Seen { layer: l, at });
         }
     }
     // Instances build independently: hundreds of them are worth the CPUs.
@@ -117,7 +135,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         let mut ctx = SlotCtx {
             layer: l,
             base: base.clone(),
-            instance: found.1.as_deref(),
+            instance: found.instance.as_deref(),
             sentinel_env: &sentinel_env,
             diags: Vec::new(),
         };
@@ -126,11 +144,17 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             index: *idx,
             template: raw.name.clone(),
         };
-        let slot = build_slot(&mut ctx, raw, found.0.clone(), origin, user.as_deref());
+        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_deref());
         (slot, ctx.diags)
     });
     for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
-        let (name, instance, at, how, register) = found;
+        let Found {
+            name,
+            instance,
+            at,
+            how,
+            register,
+        } = found;
         let ok = slot_diags.is_empty();
         diags.extend(slot_diags);
         if !register {
@@ -197,12 +221,9 @@ fn dedup(d: &mut Vec<Diagnostic>) {
     d.retain(|x| seen.insert(x.to_string()));
 }
 
-/// What a raw slot expands to: (name, instance, path to blame for a
-/// duplicate, how it was found (None: declared), register?). Discovered
+/// What a raw slot expands to. Discovered
 /// (`from_dir`) and registered (`svctl register`) instances that make an
-/// invalid name are skipped with a warning; declared ones are errors. An
-/// entry with register = false is only built to report the errors of the
-/// slot's other fields (bad name, or a template with no instance yet).
+/// invalid name are skipped with a warning; declared ones are errors.
 fn instances_of(
     l: &Layer,
     base: &FieldPath,
@@ -220,20 +241,25 @@ fn instances_of(
                 &pname,
                 "uses {instance} but the slot declares no `instances`",
             ));
-            return vec![(raw.name.clone(), None, pname, None, false)];
+            return vec![Found::declared(raw.name.clone(), None, pname, false)];
         }
         if let Err(e) = check_slot_name(&raw.name) {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![(raw.name.clone(), None, pname, None, false)];
+            return vec![Found::declared(raw.name.clone(), None, pname, false)];
         }
-        return vec![(raw.name.clone(), None, pname, None, true)];
+        return vec![Found::declared(raw.name.clone(), None, pname, true)];
     };
     if !has_var {
         diags.push(l.diag(
             &pname,
             "the slot declares `instances` but its name has no {instance}: every instance would get the same name",
         ));
-        return vec![(raw.name.clone(), Some("x".into()), pname, None, false)];
+        return vec![Found::declared(
+            raw.name.clone(),
+            Some("x".into()),
+            pname,
+            false,
+        )];
     }
     // Check the template with a neutral instance, so that a bad template is
     // reported once and even when no instance exists yet.
@@ -241,7 +267,7 @@ fn instances_of(
     if let Err(e) = check_slot_name(&probe) {
         if probe.len() <= MAX_NAME_BYTES {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![(probe, Some("x".into()), pname, None, false)];
+            return vec![Found::declared(probe, Some("x".into()), pname, false)];
         }
     }
 
@@ -261,7 +287,7 @@ fn instances_of(
             Err(e) => diags.push(l.diag(&p, e)),
             Ok(()) => {
                 if names.insert(i.clone()) {
-                    out.push((name, Some(i.clone()), p, None, true));
+                    out.push(Found::declared(name, Some(i.clone()), p, true));
                 }
             }
         }
@@ -318,13 +344,19 @@ fn instances_of(
                 }),
                 Ok(()) => {
                     names.insert(i.clone());
-                    out.push((name, Some(i), at.clone(), Some(how), true));
+                    out.push(Found {
+                        name,
+                        instance: Some(i),
+                        at: at.clone(),
+                        how: Some(how),
+                        register: true,
+                    });
                 }
             }
         }
     }
     if out.is_empty() {
-        out.push((probe, Some("x".into()), pname, None, false));
+        out.push(Found::declared(probe, Some("x".into()), pname, false));
     }
     out
 }
