@@ -258,6 +258,23 @@ fn banner_reaches_docker_logs_and_the_timestamped_log_file() {
     c.sbx.stop();
 }
 
+/// svkit-wrap on this host (not under s6), with a config redirecting
+/// `sh -c` into a slot `job` (opt-out flag `--no-supervise`); the config
+/// dir and the scandir live in the returned temp dir.
+fn wrap_with_sh_redirect() -> (tempfile::TempDir, std::process::Command) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(
+        dir.path().join("10.json"),
+        r#"{ "slots": [ { "name": "job", "command": ["sh", "-c", "exit 42"] } ],
+             "redirects": [ { "match": ["sh", "-c"], "slot": "job", "opt_out_flag": "--no-supervise" } ] }"#,
+    )
+    .expect("write");
+    let mut wrap = std::process::Command::new(svkit_testkit::bin("svkit-wrap"));
+    wrap.env("SVKIT_CONFIG_DIR", dir.path())
+        .env("SVKIT_SCANDIR", dir.path().join("scandir"));
+    (dir, wrap)
+}
+
 #[test]
 fn outside_s6_runs_in_the_foreground_with_one_warning() {
     if std::fs::read_to_string("/proc/1/comm").is_ok_and(|c| c.trim() == "s6-svscan") {
@@ -267,17 +284,9 @@ fn outside_s6_runs_in_the_foreground_with_one_warning() {
         );
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::write(
-        dir.path().join("10.json"),
-        r#"{ "slots": [ { "name": "job", "command": ["sh", "-c", "exit 42"] } ],
-             "redirects": [ { "match": ["sh", "-c"], "slot": "job", "opt_out_flag": "--no-supervise" } ] }"#,
-    )
-    .expect("write");
-    let out = std::process::Command::new(svkit_testkit::bin("svkit-wrap"))
+    let (dir, mut wrap) = wrap_with_sh_redirect();
+    let out = wrap
         .args(["--", "sh", "-c", "exit 42"])
-        .env("SVKIT_CONFIG_DIR", dir.path())
-        .env("SVKIT_SCANDIR", dir.path().join("scandir"))
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(42));
@@ -340,15 +349,9 @@ fn a_closed_stdout_ends_quietly() {
 fn bytes_that_are_not_utf8_pass_through() {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::write(
-        dir.path().join("10.json"),
-        r#"{ "slots": [ { "name": "job", "command": ["sh", "-c", "exit 0"] } ],
-             "redirects": [ { "match": ["sh", "-c"], "slot": "job", "opt_out_flag": "--no-supervise" } ] }"#,
-    )
-    .expect("write");
+    let (_dir, mut wrap) = wrap_with_sh_redirect();
     let arg = OsStr::from_bytes(b"caf\xe9 \xff");
-    let out = std::process::Command::new(svkit_testkit::bin("svkit-wrap"))
+    let out = wrap
         .args([
             "--",
             "sh",
@@ -358,8 +361,6 @@ fn bytes_that_are_not_utf8_pass_through() {
         ])
         .arg(arg)
         .arg("--no-supervise")
-        .env("SVKIT_CONFIG_DIR", dir.path())
-        .env("SVKIT_SCANDIR", dir.path().join("scandir"))
         .env("SVKIT_TEST_BYTES", OsStr::from_bytes(b"\xfe\xfd"))
         .env(OsStr::from_bytes(b"SVKIT_TEST_\xff"), "x")
         .output()
