@@ -63,6 +63,11 @@ pub struct StatusArgs {
     pub at: WhereArgs,
 }
 
+/// How long a wait lasts unless `--timeout` says otherwise: every wait is
+/// bounded, so a health check or a script never hangs on a slot that will
+/// not get there.
+pub const DEFAULT_WAIT_MS: &str = "60000";
+
 /// A timeout in milliseconds.
 pub fn parse_ms(s: &str) -> Result<Duration, String> {
     s.parse::<u64>()
@@ -82,8 +87,8 @@ pub struct CtlArgs {
     #[arg(long)]
     pub wait: bool,
     /// With --wait: give up after MS milliseconds (exit 1)
-    #[arg(long, value_name = "MS", value_parser = parse_ms, requires = "wait")]
-    pub timeout: Option<Duration>,
+    #[arg(long, value_name = "MS", value_parser = parse_ms, requires = "wait", default_value = DEFAULT_WAIT_MS)]
+    pub timeout: Duration,
     #[command(flatten)]
     pub at: WhereArgs,
 }
@@ -103,9 +108,9 @@ pub struct WaitArgs {
     /// Slots to wait for
     #[arg(value_name = "SLOT", required = true)]
     pub slots: Vec<String>,
-    /// Give up after MS milliseconds (exit 1); default: wait forever
-    #[arg(long, value_name = "MS", value_parser = parse_ms)]
-    pub timeout: Option<Duration>,
+    /// Give up after MS milliseconds (exit 1)
+    #[arg(long, value_name = "MS", value_parser = parse_ms, default_value = DEFAULT_WAIT_MS)]
+    pub timeout: Duration,
     /// Return when any one slot is there (default: all of them)
     #[arg(long)]
     pub any: bool,

@@ -75,9 +75,25 @@ fn main() {
         foreground::exec(&routed, None, &facts.container_env)
     };
     match redirect::decide(&model, &routed, &facts) {
-        Decision::Foreground { argv, warning } => {
+        Decision::Foreground {
+            argv,
+            warning,
+            displaces,
+        } => {
             if let Some(w) = warning {
                 msg::warn(w);
+            }
+            if let Some(slot) = displaces {
+                match redirect::displace(&model, &slot, &container::scandir()) {
+                    Ok(true) => msg::info(format_args!(
+                        "slot {slot} runs the same program: stopped it (not remembered) so that only this foreground run does; `svctl start {slot}` brings it back"
+                    )),
+                    Ok(false) => {}
+                    Err(e) => msg::die(
+                        exit::SYSTEM,
+                        format_args!("unable to stop slot {slot} before running in the foreground: {e}"),
+                    ),
+                }
             }
             foreground::exec(&argv, model.user.as_deref(), &facts.container_env)
         }

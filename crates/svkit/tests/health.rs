@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
-use svkit::config::{
-    load_layers, Autostart, FixedInstances, MaxDeaths, Model, OnCleanExit, Restart,
-};
+use std::time::{Duration, SystemTime};
+
+use svkit::config::{load_layers, Autostart, FixedInstances, Model};
+use svkit::s6::end::{self, End};
 use svkit::s6::health::*;
 use svkit::s6::status::{RawStatus, Status};
 use svkit::s6::tai64::{Tai64N, TAI64_BASE, TAI_UTC_1970};
@@ -42,10 +43,6 @@ fn raw(pid: u32, wstat: u16, want_up: bool) -> RawStatus {
 
 fn exited(code: u8, deaths: u64) -> Status {
     Status::from_parts(raw(0, u16::from(code) << 8, false), true, deaths)
-}
-
-fn no_tally(_: u32) -> Option<u64> {
-    panic!("the death tally is only read for max_deaths")
 }
 
 #[test]
@@ -92,88 +89,83 @@ fn desired_is_the_remembered_state_else_the_down_file() {
 }
 
 #[test]
-fn given_up_needs_a_death_and_no_want() {
-    assert!(given_up(&raw(0, 78 << 8, false), true));
-    assert!(!given_up(&raw(0, 78 << 8, false), false), "not desired up");
-    assert!(!given_up(&raw(0, 1 << 8, true), true), "s6 will restart it");
-    assert!(!given_up(&raw(42, 0, false), true), "up");
+fn kept_down_needs_no_process_and_no_want() {
+    assert!(kept_down(&raw(0, 78 << 8, false)));
+    assert!(!kept_down(&raw(0, 1 << 8, true)), "s6 will restart it");
+    assert!(!kept_down(&raw(42, 0, false)), "up");
     let mut finishing = raw(42, 0, false);
     finishing.finishing = true;
-    assert!(!given_up(&finishing, true));
-    let mut never = raw(0, 0, false);
-    never.ready = true;
-    never.ready_stamp = never.stamp;
-    assert!(never.never_started() && !given_up(&never, true));
+    assert!(!kept_down(&finishing));
 }
 
 #[test]
-fn failed_follows_what_finish_does() {
-    // svkit's default policy: exit 78 is permanent, a stop is not.
-    assert!(failed(&exited(78, 1), true, None, no_tally));
-    assert!(!failed(&exited(78, 1), false, None, no_tally));
-    assert!(!failed(&exited(1, 1), true, None, no_tally));
-    let stopped = Status::from_parts(raw(0, 15, false), true, 1);
-    assert!(!failed(&stopped, true, None, no_tally));
+fn failed_and_done_are_what_finish_recorded() {
+    let fail = End::Failed("exited 78".into());
+    let down = exited(78, 1);
+    assert!(failed(&down, Some(&fail)));
+    assert!(!done(&down, Some(&fail)));
+    // No record: a stop, whatever the exit code (s6 says the same).
+    assert!(!failed(&down, None));
+    assert!(!failed(&exited(0, 1), None));
+    assert!(done(&exited(0, 1), Some(&End::Done)));
+    assert!(!failed(&exited(0, 1), Some(&End::Done)));
+    // A record only counts while the slot stays down.
     let running = Status::from_parts(raw(42, 0, true), true, 0);
-    assert!(!failed(&running, true, None, no_tally));
+    assert!(!failed(&running, Some(&fail)));
+    assert!(!done(&running, Some(&End::Done)));
+    let restarting = Status::from_parts(raw(0, 1 << 8, true), true, 1);
+    assert!(!failed(&restarting, Some(&fail)));
+}
 
-    let codes = Restart {
-        permanent_exit_codes: vec![1],
-        ..Restart::default()
-    };
-    assert!(failed(&exited(1, 1), true, Some(&codes), no_tally));
-    assert!(!failed(&exited(78, 1), true, Some(&codes), no_tally));
-    let stop = Restart {
-        on_clean_exit: OnCleanExit::Stop,
-        ..Restart::default()
-    };
-    assert!(failed(&exited(0, 1), true, Some(&stop), no_tally));
-    assert!(!failed(&exited(0, 1), true, None, no_tally));
+fn verdict(desired_up: bool, failed: bool) -> Verdict {
+    Verdict {
+        desired_up,
+        failed,
+        ..Verdict::default()
+    }
 }
 
 #[test]
-fn max_deaths_counts_within_the_window() {
-    let r = Restart {
-        max_deaths: Some(MaxDeaths {
-            deaths: 3,
-            within_s: 60,
-        }),
-        ..Restart::default()
-    };
-    let within = |n: Option<u64>| {
-        move |secs: u32| {
-            assert_eq!(secs, 60);
-            n
-        }
-    };
-    // Fewer deaths in the whole tally: the tally is not read.
-    assert!(!failed(&exited(1, 2), true, Some(&r), no_tally));
-    assert!(failed(&exited(1, 3), true, Some(&r), within(Some(3))));
-    assert!(!failed(&exited(1, 5), true, Some(&r), within(Some(2))));
-    assert!(!failed(&exited(1, 5), true, Some(&r), within(None)));
-}
-
-#[test]
-fn ready_and_in_wanted_state() {
+fn ready_overdue_and_in_wanted_state() {
     let mut up = raw(42, 0, true);
     let st = |r: RawStatus| Status::from_parts(r, true, 0);
     assert!(!ready(&st(up), true), "notifies, not yet ready");
     assert!(ready(&st(up), false), "up is ready without notification");
+    let since = st(up).since;
+    let at = |s: u64| since + Duration::from_secs(s);
+    let t = Some(Duration::from_secs(30));
+    assert!(!ready_overdue(&st(up), true, t, at(29)));
+    assert!(ready_overdue(&st(up), true, t, at(30)));
+    assert!(!ready_overdue(&st(up), true, None, at(3000)), "no timeout");
+    assert!(!ready_overdue(&st(up), false, t, at(3000)), "ready once up");
     up.ready = true;
     assert!(ready(&st(up), true));
+    assert!(!ready_overdue(&st(up), true, t, at(3000)));
     let mut down = raw(0, 0, false);
     down.ready = true;
     assert!(!ready(&st(down), false));
+    assert!(!ready_overdue(&st(down), true, t, at(3000)));
 
-    assert!(in_wanted_state(Some(&st(up)), false));
-    assert!(!in_wanted_state(Some(&st(up)), true), "failed");
+    assert!(in_wanted_state(Some(&st(up)), &verdict(true, false)));
     assert!(
-        in_wanted_state(Some(&exited(1, 1)), false),
+        !in_wanted_state(Some(&st(up)), &verdict(true, true)),
+        "failed"
+    );
+    let overdue = Verdict {
+        ready_overdue: true,
+        ..verdict(true, false)
+    };
+    assert!(!in_wanted_state(Some(&st(up)), &overdue));
+    assert!(
+        in_wanted_state(Some(&exited(1, 1)), &verdict(true, false)),
         "down as wanted"
     );
     let crashing = Status::from_parts(raw(0, 1 << 8, true), true, 1);
-    assert!(!in_wanted_state(Some(&crashing), false));
-    assert!(!in_wanted_state(None, false), "unsupervised");
+    assert!(!in_wanted_state(Some(&crashing), &verdict(true, false)));
+    assert!(
+        !in_wanted_state(None, &verdict(true, false)),
+        "unsupervised"
+    );
 }
 
 #[test]
@@ -182,11 +174,12 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     let (scandir, state) = (t.path().join("scan"), t.path().join("state"));
     std::fs::create_dir_all(scandir.join("r")).expect("mkdir");
     std::fs::write(scandir.join("r/down"), "").expect("down");
+    std::fs::write(scandir.join("r/notification-fd"), "3\n").expect("fd");
     std::fs::create_dir_all(scandir.join("p")).expect("mkdir");
     let m = model(&format!(
         r#"{{"state_dir": "{}", "slots": [
         {{"name": "r", "command": ["a"], "autostart": "remember",
-          "restart": {{"permanent_exit_codes": [3]}}}}]}}"#,
+          "readiness": {{"check": {{"command": ["true"], "timeout_ms": 5000}}}}}}]}}"#,
         state.display()
     ));
     let with = Judge {
@@ -197,17 +190,32 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
         model: None,
         ..with
     };
-    let verdict = |desired_up, failed| Verdict { desired_up, failed };
-    // Without a supervisor: the down file, never failed.
-    assert_eq!(with.verdict("r", None), verdict(false, false));
-    assert_eq!(without.verdict("p", None), verdict(true, false));
+    let now = SystemTime::now();
+    // Without a supervisor: the down file, nothing else.
+    assert_eq!(with.verdict("r", None, now), verdict(false, false));
+    assert_eq!(without.verdict("p", None, now), verdict(true, false));
 
     let dead = Status::from_parts(raw(0, 3 << 8, false), false, 1);
-    assert_eq!(with.verdict("r", Some(&dead)), verdict(false, false));
+    assert_eq!(with.verdict("r", Some(&dead), now), verdict(false, false));
     write_desired(&state, "r", Desired::Up, None).expect("write");
-    assert_eq!(with.verdict("r", Some(&dead)), verdict(true, true));
-    // Without the config: the down file, and exit 3 is not permanent.
-    assert_eq!(without.verdict("r", Some(&dead)), verdict(false, false));
-    assert!(!without.failed("r", &dead, true));
-    assert!(with.failed("r", &dead, true));
+    assert_eq!(with.verdict("r", Some(&dead), now), verdict(true, false));
+    // Failed is what finish recorded, with or without the config.
+    let why = "exited 3, a permanent exit code";
+    std::fs::write(
+        scandir.join("r").join(end::END_FILE),
+        format!("failed: {why}\n"),
+    )
+    .expect("end");
+    let v = with.verdict("r", Some(&dead), now);
+    assert!(
+        v.failed && !v.done && v.why.as_deref() == Some(why),
+        "{v:?}"
+    );
+    assert!(without.failed("r", &dead));
+    // Readiness overdue needs the config's timeout.
+    let up = Status::from_parts(raw(42, 0, true), false, 1);
+    let later = up.since + Duration::from_secs(6);
+    assert!(with.verdict("r", Some(&up), later).ready_overdue);
+    assert!(!without.verdict("r", Some(&up), later).ready_overdue);
+    assert!(!with.verdict("r", Some(&up), up.since).ready_overdue);
 }

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use svkit::s6::health::given_up;
+use svkit::s6::health::kept_down;
 use svkit::s6::status::{
     decode, read_slot, supervisor_running, svstat_fields, LastExit, Status, StatusError,
     SvstatFlavor, SVSTAT_FIELDS,
@@ -400,12 +400,12 @@ fn matches_real_s6_svstat() {
             .filter(|s| s.last_exit == LastExit::Exited(3) && !s.finishing)
     });
     let st = compare(&exited);
-    assert!(!st.up && !given_up(&st.raw, st.normally_up) && st.deaths == 1);
+    assert!(!st.up && !kept_down(&st.raw) && st.deaths == 1);
 
     poll("failed", || {
         read_slot(&failed)
             .ok()
-            .filter(|s| given_up(&s.raw, s.normally_up))
+            .filter(|s| kept_down(&s.raw) && !s.never_started)
     });
     let st = compare(&failed);
     assert_eq!(st.last_exit, LastExit::Exited(1));

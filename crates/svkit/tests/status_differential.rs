@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
-use svkit::s6::health::given_up;
+use svkit::s6::health::kept_down;
 use svkit::s6::status::{self, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
 
@@ -231,7 +231,7 @@ fn check_typed(name: &str, st: &status::Status) {
         "killed" => !st.up && st.last_exit == LastExit::Signaled(9),
         "paused" => st.up && st.paused,
         "ready" => st.up && st.ready,
-        "permafail" => !st.up && !st.want_up && given_up(&st.raw, st.normally_up),
+        "permafail" => !st.up && !st.want_up && st.normally_up && kept_down(&st.raw),
         "flapping" => st.want_up && st.deaths >= 1,
         _ => false,
     };

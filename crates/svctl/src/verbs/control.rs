@@ -3,7 +3,7 @@
 //! persisted for `remember` slots, optional waits.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
@@ -27,9 +27,10 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at);
     let names = ctx.resolve(&args.slots, args.all)?;
     // `--all` is a bulk action (the shutdown hook's `stop --all`): it must
-    // not rewrite what operators chose for each slot.
-    if !args.all && op != Op::Restart {
-        persist(&ctx, &names, op == Op::Start)?;
+    // not rewrite what operators chose for each slot. A restart wants the
+    // slot up, as a start does.
+    if !args.all {
+        persist(&ctx, &names, op != Op::Stop)?;
     }
     let mut watched = Vec::new();
     for n in &names {
@@ -58,7 +59,7 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
         Op::Stop => Target::Down,
         _ => Target::Ready,
     };
-    wait_for(&ctx, &watched, target, false, args.timeout, true)
+    wait_for(&ctx, &watched, target, false, args.timeout)
 }
 
 /// Records the desired state of the `remember` slots among `names`, all
@@ -99,35 +100,38 @@ fn name_of(dir: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Waits and maps the outcome to an exit code, with a message for anything
-/// but success. `wanted_up`: judge failure as if the slot is wanted up
-/// (after start/restart); else with its desired state.
+/// Waits (at most `timeout`) and maps the outcome to an exit code, with a
+/// message for anything but success. A slot that failed for good, or whose
+/// readiness check gave up when waiting for ready, ends the wait.
 pub fn wait_for(
     ctx: &Ctx,
     slots: &[Watched],
     target: Target,
     any: bool,
-    timeout: Option<Duration>,
-    wanted_up: bool,
+    timeout: Duration,
 ) -> Result<u8, Fatal> {
     let judge = ctx.judge();
+    let overdue = |n: &str, st: &svkit::s6::status::Status| {
+        target == Target::Ready && judge.ready_overdue(n, st, SystemTime::now())
+    };
     let failed = |dir: &Path, st: &svkit::s6::status::Status| {
         let n = name_of(dir);
-        judge.failed(&n, st, wanted_up || judge.desired_up(&n, st))
+        judge.failed(&n, st) || overdue(&n, st)
     };
     let what = match target {
         Target::Up => "up",
         Target::Ready => "ready",
         Target::Down => "down",
     };
-    let outcome = wait::wait(slots, target, any, timeout, &failed)
+    let outcome = wait::wait(slots, target, any, Some(timeout), &failed)
         .map_err(|e| Fatal::system("unable to wait", e))?;
     match outcome {
         Outcome::Met => Ok(OK),
         Outcome::Timeout { pending } => {
             let names: Vec<String> = pending.iter().map(|p| name_of(p)).collect();
             msg::fatal(format_args!(
-                "timed out waiting for {} to be {what}",
+                "timed out after {} ms waiting for {} to be {what}",
+                timeout.as_millis(),
                 names.join(", ")
             ));
             Ok(NOT_OK)
@@ -140,10 +144,22 @@ pub fn wait_for(
             Ok(GONE_OR_FAILED)
         }
         Outcome::Failed(dir) => {
-            msg::fatal(format_args!(
-                "{} failed permanently: see svctl status and svctl logs",
-                name_of(&dir)
-            ));
+            let n = name_of(&dir);
+            let st = read_slot(&dir).ok();
+            if st.as_ref().is_some_and(|st| overdue(&n, st)) {
+                msg::fatal(format_args!(
+                    "{n} will not be ready: its readiness check gave up (readiness.check.timeout_ms); svctl restart {n} tries again"
+                ));
+            } else {
+                let why = st
+                    .map(|st| judge.verdict(&n, Some(&st), SystemTime::now()))
+                    .and_then(|v| v.why)
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default();
+                msg::fatal(format_args!(
+                    "{n} failed permanently{why}: see svctl status and svctl logs"
+                ));
+            }
             Ok(GONE_OR_FAILED)
         }
     }

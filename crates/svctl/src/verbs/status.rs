@@ -65,13 +65,12 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         Ok(_) | Err(StatusError::NotSupervised { .. }) => None,
         Err(e) => return Err(sys(e)),
     };
-    let v = ctx.judge().verdict(name, st.as_ref());
+    let v = ctx.judge().verdict(name, st.as_ref(), SystemTime::now());
     Ok(Row {
         name: name.to_string(),
         ours: is_ours(&dir),
         st,
-        desired_up: v.desired_up,
-        failed: v.failed,
+        v,
         log_dir: ctx.log_dir(name).map(str::to_string),
     })
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use serde_json::{json, Value};
-use svkit::s6::health;
+use svkit::s6::health::{self, Verdict};
 use svkit::s6::status::{sig_name, LastExit, Status};
 
 /// One slot as status shows it.
@@ -16,17 +16,17 @@ pub struct Row {
     pub ours: bool,
     /// None: no supervisor runs on the slot.
     pub st: Option<Status>,
-    /// What svkit wants (remembered state, else no `down` file).
-    pub desired_up: bool,
-    pub failed: bool,
+    /// What svkit decides about it (desired, failed, done, ready).
+    pub v: Verdict,
     pub log_dir: Option<String>,
 }
 
-/// The STATE column: failed wins over up and down.
+/// The STATE column: failed and done win over up and down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     Unsupervised,
     Failed,
+    Done,
     Up,
     Down,
 }
@@ -36,6 +36,7 @@ impl State {
         match self {
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
+            State::Done => "done",
             State::Up => "up",
             State::Down => "down",
         }
@@ -46,7 +47,8 @@ impl Row {
     pub fn state(&self) -> State {
         match &self.st {
             None => State::Unsupervised,
-            Some(_) if self.failed => State::Failed,
+            Some(_) if self.v.failed => State::Failed,
+            Some(_) if self.v.done => State::Done,
             Some(s) if s.up => State::Up,
             Some(_) => State::Down,
         }
@@ -54,7 +56,7 @@ impl Row {
 
     /// The LSB "running as it should": see `health::in_wanted_state`.
     pub fn in_wanted_state(&self) -> bool {
-        health::in_wanted_state(self.st.as_ref(), self.failed)
+        health::in_wanted_state(self.st.as_ref(), &self.v)
     }
 }
 
@@ -82,8 +84,12 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "svkit": r.ours,
         "supervised": r.st.is_some(),
         "state": r.state().as_str(),
-        "desired": updown(r.desired_up),
-        "failed": r.failed,
+        "desired": updown(r.v.desired_up),
+        "failed": r.v.failed,
+        "why": r.v.why,
+        "done": r.v.done,
+        "ready": r.v.ready,
+        "ready_overdue": r.v.ready_overdue,
         "log_dir": r.log_dir,
     });
     let Value::Object(mut o) = base else {
@@ -94,7 +100,6 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "up": s.up,
             "want": updown(s.want_up),
             "normally": updown(s.normally_up),
-            "ready": s.ready,
             "paused": s.paused,
             "finishing": s.finishing,
             "never_started": s.never_started,
@@ -107,7 +112,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "deaths": s.deaths,
         }),
         None => json!({
-            "up": false, "want": null, "normally": null, "ready": false,
+            "up": false, "want": null, "normally": null,
             "paused": false, "finishing": false, "never_started": null,
             "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
             "ready_since_tai64n": null, "last_exit": null, "deaths": null,
@@ -163,6 +168,17 @@ fn info(r: &Row, now: SystemTime) -> String {
     }
 }
 
+/// The READY column: the one rule of `health::ready`, and `timeout` once
+/// the readiness check gave up.
+fn ready_cell(r: &Row) -> &'static str {
+    match &r.st {
+        Some(s) if s.up && r.v.ready => "yes",
+        Some(s) if s.up && r.v.ready_overdue => "timeout",
+        Some(s) if s.up => "no",
+        _ => "-",
+    }
+}
+
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
 const YELLOW: &str = "\x1b[33m";
@@ -172,9 +188,9 @@ const RESET: &str = "\x1b[0m";
 fn colour_of(r: &Row) -> &'static str {
     match r.state() {
         State::Up if r.in_wanted_state() => GREEN,
-        State::Down if r.in_wanted_state() => DIM,
+        State::Down | State::Done if r.in_wanted_state() => DIM,
         State::Failed | State::Unsupervised => RED,
-        State::Up | State::Down => YELLOW,
+        State::Up | State::Down | State::Done => YELLOW,
     }
 }
 
@@ -204,10 +220,7 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
                 s.and_then(|s| s.pid)
                     .map_or_else(|| "-".into(), |p| p.to_string()),
                 info(r, now),
-                match s {
-                    Some(s) if s.up => if s.ready { "yes" } else { "no" }.to_string(),
-                    _ => "-".into(),
-                },
+                ready_cell(r).into(),
                 s.map_or_else(|| "-".into(), |s| s.deaths.to_string()),
             ];
             if with_log {

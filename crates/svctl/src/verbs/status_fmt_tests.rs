@@ -26,15 +26,27 @@ fn raw(pid: u32, wstat: u16, want_up: bool, ready: bool, ago: u64) -> RawStatus 
     }
 }
 
-fn row(name: &str, r: RawStatus, failed: bool, log: Option<&str>) -> Row {
+/// A row as `Judge::verdict` would make it: `v` says failed/done/overdue;
+/// ready follows the one rule (`health::ready`), here without notification
+/// unless the row is overdue.
+fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
+    let st = Status::from_parts(r, true, 2);
+    let ready = health::ready(&st, v.ready_overdue);
     Row {
         name: name.into(),
         ours: true,
-        st: Some(Status::from_parts(r, true, 2)),
-        desired_up: true,
-        failed,
+        st: Some(st),
+        v: Verdict {
+            desired_up: true,
+            ready,
+            ..v
+        },
         log_dir: log.map(str::to_string),
     }
+}
+
+fn plain() -> Verdict {
+    Verdict::default()
 }
 
 fn rows() -> Vec<Row> {
@@ -42,21 +54,51 @@ fn rows() -> Vec<Row> {
         row(
             "gateway-default",
             raw(4242, 0, true, true, 3723),
-            false,
+            plain(),
             Some("/data/logs/gw"),
         ),
         // exit 1, waiting to be restarted
-        row("dash", raw(0, 1 << 8, true, false, 5), false, None),
+        row("dash", raw(0, 1 << 8, true, false, 5), plain(), None),
         // killed by SIGTERM after `s6-svc -d`
-        row("worker", raw(0, 15, false, true, 61), false, None),
+        row("worker", raw(0, 15, false, true, 61), plain(), None),
         // exit 78: permanent failure
-        row("broken", raw(0, 78 << 8, false, true, 10), true, None),
+        row(
+            "broken",
+            raw(0, 78 << 8, false, true, 10),
+            Verdict {
+                failed: true,
+                why: Some("exited 78, a permanent exit code".into()),
+                ..plain()
+            },
+            None,
+        ),
+        // a clean exit kept down by on_clean_exit: stop
+        row(
+            "job",
+            raw(0, 0, false, false, 20),
+            Verdict {
+                done: true,
+                ..plain()
+            },
+            None,
+        ),
+        // up, no readiness notification: ready although s6's flag is not set
+        row("plainup", raw(77, 0, true, false, 30), plain(), None),
+        // up, its readiness check gave up
+        row(
+            "slow",
+            raw(88, 0, true, false, 90),
+            Verdict {
+                ready_overdue: true,
+                ..plain()
+            },
+            None,
+        ),
         Row {
             name: "orphan".into(),
             ours: false,
             st: None,
-            desired_up: false,
-            failed: false,
+            v: plain(),
             log_dir: None,
         },
     ]
@@ -66,12 +108,15 @@ fn rows() -> Vec<Row> {
 fn table_is_aligned_without_colour() {
     let t = table(&rows(), now(), false);
     let expected = "\
-NAME             STATE         WANT  PID   UPTIME/EXIT             READY  DEATHS  LOG
-gateway-default  up            up    4242  1h02m                   yes    2       /data/logs/gw
-dash             down          up    -     exit 1, 5s ago          -      2       -
-worker           down          down  -     SIGTERM, 1m01s ago      -      2       -
-broken           failed        down  -     exit 78, 10s ago        -      2       -
-orphan           unsupervised  -     -     supervisor not running  -      -       -
+NAME             STATE         WANT  PID   UPTIME/EXIT             READY    DEATHS  LOG
+gateway-default  up            up    4242  1h02m                   yes      2       /data/logs/gw
+dash             down          up    -     exit 1, 5s ago          -        2       -
+worker           down          down  -     SIGTERM, 1m01s ago      -        2       -
+broken           failed        down  -     exit 78, 10s ago        -        2       -
+job              done          down  -     exit 0, 20s ago         -        2       -
+plainup          up            up    77    30s                     yes      2       -
+slow             up            up    88    1m30s                   timeout  2       -
+orphan           unsupervised  -     -     supervisor not running  -        -       -
 ";
     assert_eq!(t, expected);
     assert!(!t.contains('\x1b'));
@@ -101,7 +146,7 @@ fn no_log_column_without_log_dirs() {
 fn wanted_state_rules() {
     let r = rows();
     let ok: Vec<bool> = r.iter().map(Row::in_wanted_state).collect();
-    assert_eq!(ok, [true, false, true, false, false]);
+    assert_eq!(ok, [true, false, true, false, true, true, false, false]);
 }
 
 #[test]
@@ -138,7 +183,14 @@ fn json_schema() {
     );
     assert_eq!(s[3]["state"], "failed");
     assert_eq!(s[3]["failed"], true);
-    let orphan = &s[4];
+    assert_eq!(s[3]["why"], "exited 78, a permanent exit code");
+    assert_eq!(s[4]["state"], "done");
+    assert_eq!(s[4]["done"], true);
+    assert_eq!(s[4]["failed"], false);
+    assert_eq!(s[5]["ready"], true);
+    assert_eq!(s[6]["ready"], false);
+    assert_eq!(s[6]["ready_overdue"], true);
+    let orphan = &s[7];
     assert_eq!(orphan["supervised"], false);
     assert_eq!(orphan["state"], "unsupervised");
     assert_eq!(orphan["want"], Value::Null);
@@ -149,7 +201,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 21);
+    assert_eq!(keys(gw).len(), 24);
 }
 
 #[test]

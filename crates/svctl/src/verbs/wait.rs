@@ -28,5 +28,5 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             Watched::new(ctx.dir(n))
         })
         .collect();
-    wait_for(&ctx, &slots, target, args.any, args.timeout, false)
+    wait_for(&ctx, &slots, target, args.any, args.timeout)
 }

@@ -1,9 +1,10 @@
 //! What is on disk now: the slots in the scandir and the files svkit
 //! manages inside each (everything but the supervisor's own `supervise/`
-//! and `event/` dirs).
+//! and `event/` dirs, and the end record its `finish` writes at run time).
 
 use super::error::{io, ReconcileError};
 use crate::render::MARKER;
+use crate::s6::end::END_FILE;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
@@ -89,7 +90,7 @@ fn walk(
     for entry in fs::read_dir(&dir).map_err(io(&dir))? {
         let entry = entry.map_err(io(&dir))?;
         let child = rel.join(entry.file_name());
-        if supervisor_owned(&child) {
+        if supervisor_owned(&child) || child == Path::new(END_FILE) {
             continue;
         }
         let path = entry.path();

@@ -82,10 +82,13 @@ impl Facts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Run `argv` in the foreground; `warning` says why supervision was
-    /// not used when the user should know.
+    /// not used when the user should know. `displaces`: the slot that
+    /// runs the same program, which must not run beside it (an opt-out
+    /// while s6 runs).
     Foreground {
         argv: Vec<OsString>,
         warning: Option<String>,
+        displaces: Option<String>,
     },
     Redirect {
         rule: Redirect,
@@ -97,38 +100,41 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
         return Decision::Foreground {
             argv: routed.to_vec(),
             warning: None,
+            displaces: None,
         };
     };
-    let foreground = |warning: Option<String>| Decision::Foreground {
+    let foreground = |warning: Option<String>, displaces: Option<String>| Decision::Foreground {
         argv: stripped.clone(),
         warning,
+        displaces,
     };
-    if flagged {
-        return foreground(None);
-    }
-    if rule
-        .opt_out_env
-        .as_deref()
-        .and_then(|v| facts.var(v))
-        .is_some_and(is_truthy)
-    {
-        return foreground(None);
-    }
-    // A supervised child never redirects: that is the recursion guard.
+    // A supervised child never redirects: that is the recursion guard. It
+    // is the slot's own program, so it displaces nothing.
     if facts
         .process_env
         .get(&model.sentinel_env)
         .is_some_and(|v| !v.is_empty())
     {
-        return foreground(None);
+        return foreground(None, None);
     }
-    if let Some(why) = &facts.s6_missing {
-        return foreground(Some(format!(
-            "s6 supervision unavailable ({why}): running {} in the foreground",
-            shown(&stripped)
-        )));
+    let opted_out = flagged
+        || rule
+            .opt_out_env
+            .as_deref()
+            .and_then(|v| facts.var(v))
+            .is_some_and(is_truthy);
+    match &facts.s6_missing {
+        None if opted_out => foreground(None, Some(rule.slot.clone())),
+        Some(_) if opted_out => foreground(None, None),
+        Some(why) => foreground(
+            Some(format!(
+                "s6 supervision unavailable ({why}): running {} in the foreground",
+                shown(&stripped)
+            )),
+            None,
+        ),
+        None => Decision::Redirect { rule: rule.clone() },
     }
-    Decision::Redirect { rule: rule.clone() }
 }
 
 /// The first rule whose `match` prefixes argv once that rule's opt-out

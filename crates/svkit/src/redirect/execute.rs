@@ -1,10 +1,10 @@
 //! Carry out a redirect: ensure the slot, want it up, start companions.
 
-use crate::config::{Autostart, Model, Redirect};
+use crate::config::{Model, Redirect};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::{self, Command6, ControlError};
-use crate::s6::health;
-use crate::state::{self, Desired, StateError};
+use crate::s6::status::StatusError;
+use crate::s6::{health, wait};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use std::time::Duration;
 pub enum RedirectError {
     Reconcile(ReconcileError),
     Control(ControlError),
-    State(StateError),
+    Status(StatusError),
     /// The rule names a slot the config does not declare (validation
     /// prevents it; a racing config edit could not).
     NoSlot(String),
@@ -24,7 +24,7 @@ impl fmt::Display for RedirectError {
         match self {
             RedirectError::Reconcile(e) => write!(f, "unable to render the slot: {e}"),
             RedirectError::Control(e) => write!(f, "{e}"),
-            RedirectError::State(e) => write!(f, "{e}"),
+            RedirectError::Status(e) => write!(f, "{e}"),
             RedirectError::NoSlot(s) => write!(f, "slot {s} is not declared in the config"),
         }
     }
@@ -71,25 +71,53 @@ pub fn execute(
 }
 
 fn want_up(model: &Model, name: &str, scandir: &Path) -> Result<(), RedirectError> {
-    let Some(slot) = model.slot(name) else {
+    if model.slot(name).is_none() {
         return Err(RedirectError::NoSlot(name.to_string()));
-    };
+    }
     let dir = scandir.join(name);
     control::wait_supervised(&dir, SUPERVISE_TIMEOUT).map_err(RedirectError::Control)?;
-    control::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)?;
-    // The desired state is for the next boot: recorded after the slot is
-    // told to come up (the user waits on that, not on an fsync), and not
-    // rewritten when it already says up.
-    if slot.autostart == Autostart::Remember {
-        let state_dir = Path::new(&model.state_dir);
-        if !matches!(state::read_desired(state_dir, name), Ok(Some(Desired::Up))) {
-            let owner = slot.run_as().and_then(|u| reconcile::lookup_user(u).ok());
-            let owner = owner.filter(|_| nix::unistd::geteuid().is_root());
-            state::write_desired(state_dir, name, Desired::Up, owner)
-                .map_err(RedirectError::State)?;
-        }
+    // Not persisted: `remember` keeps what operators chose. The container's
+    // command asks for the slot again at every boot.
+    control::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)
+}
+
+/// Bound on a displaced slot's stop: its `stop_timeout_ms` when longer.
+const DISPLACE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Stops `name` (not persisted) and waits until it is down, so that a
+/// foreground run of its program never runs beside it. True when it was
+/// up or wanted up; a slot that is not there or not supervised needs
+/// nothing.
+pub fn displace(model: &Model, name: &str, scandir: &Path) -> Result<bool, RedirectError> {
+    let dir = scandir.join(name);
+    let Ok(st) = crate::s6::status::read_slot(&dir) else {
+        return Ok(false);
+    };
+    if !(st.up || st.want_up) || !control::supervised(&dir) {
+        return Ok(false);
     }
-    Ok(())
+    control::send(&dir, &[Command6::Down]).map_err(RedirectError::Control)?;
+    let kill_after = model
+        .slot(name)
+        .and_then(|s| s.stop_timeout_ms)
+        .map(|ms| Duration::from_millis(u64::from(ms)) + Duration::from_secs(1));
+    let timeout = kill_after.map_or(DISPLACE_TIMEOUT, |k| k.max(DISPLACE_TIMEOUT));
+    let watched = [wait::Watched::new(dir.clone())];
+    let never_failed = |_: &Path, _: &crate::s6::status::Status| false;
+    match wait::wait(
+        &watched,
+        wait::Target::Down,
+        false,
+        Some(timeout),
+        &never_failed,
+    ) {
+        Ok(wait::Outcome::Met | wait::Outcome::Gone(_)) => Ok(true),
+        Ok(_) => Err(RedirectError::Control(ControlError::Timeout {
+            slot: dir,
+            what: "down",
+        })),
+        Err(e) => Err(RedirectError::Status(e)),
+    }
 }
 
 /// The line on stderr (an info message) that tells a user where their

@@ -9,5 +9,5 @@ mod execute;
 mod hold;
 
 pub use decide::{decide, route, shown, Decision, Facts, RouteError};
-pub use execute::{breadcrumb, execute, RedirectError};
+pub use execute::{breadcrumb, displace, execute, RedirectError};
 pub use hold::{exec_hold, keep_alive};

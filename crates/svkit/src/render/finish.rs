@@ -1,9 +1,12 @@
 //! `finish`: the restart policy.
 //!
 //! s6-supervise runs `finish` after every death with `$1` = exit code (256
-//! when killed by a signal) and `$2` = signal number, having first appended
-//! the death to `supervise/death_tally`. Exiting 125 tells it to stop the
-//! slot for good (until an operator starts it again).
+//! when killed by a signal), `$2` = signal number and `$4` = the pid (s6
+//! 2.13+), having first appended the death to `supervise/death_tally`.
+//! Exiting 125 tells it to stop the slot for good (until an operator
+//! starts it again); before that, `finish` records why (see `s6::end`),
+//! and it never does so for a death that was asked for: a stop (s6 no
+//! longer wants the slot up) or a restart or signal sent by svctl.
 //!
 //! Backoff is stateless: it is derived from the death tally through
 //! `s6-permafailon` (which counts deaths within a window). After the k-th
@@ -19,6 +22,7 @@ use std::fmt::Write as _;
 use super::quote::sh_quote;
 use super::{script, RenderEnv};
 use crate::config::{Backoff, OnCleanExit, Slot};
+use crate::s6::end::{self, End, END_FILE, REQUEST_PREFIX};
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
 /// a finish script that is merely waiting out its delay.
@@ -61,27 +65,56 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         "# svkit restart policy of slot {}. Generated: edit the config, not this file.",
         slot.name
     );
-    o.push_str("# $1 = exit code (256 if killed by a signal), $2 = signal number.\n");
-    o.push_str("# Exiting 125 makes s6-supervise stop the slot for good.\n");
-    if !r.permanent_exit_codes.is_empty() || r.on_clean_exit == OnCleanExit::Stop {
+    o.push_str("# $1 = exit code (256 if killed by a signal), $2 = signal number, $4 = pid.\n");
+    let _ = writeln!(
+        o,
+        "# Exiting 125 makes s6-supervise stop the slot for good; {END_FILE} says why\n# (svctl status reads it). A death svctl asked for is marked supervise/{REQUEST_PREFIX}PID."
+    );
+    let _ = writeln!(o, "rm -f {END_FILE}");
+    // Whether this death was asked for matters to the clean-exit rule, the
+    // crash-loop count and the backoff; the records go after every death.
+    let asks =
+        r.on_clean_exit == OnCleanExit::Stop || r.max_deaths.is_some() || r.backoff.is_some();
+    if asks {
+        let _ = writeln!(
+            o,
+            "requested=\n[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1"
+        );
+    }
+    let _ = writeln!(o, "rm -f supervise/{REQUEST_PREFIX}*");
+    let keeps_down = !r.permanent_exit_codes.is_empty()
+        || r.on_clean_exit == OnCleanExit::Stop
+        || r.max_deaths.is_some();
+    if keeps_down {
         o.push_str("code=${1:-0}\n");
+        let svstat_path = env.tool("s6-svstat");
+        let svstat = sh_quote(&svstat_path);
+        o.push_str(
+            "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n",
+        );
+        let _ = writeln!(
+            o,
+            "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  echo \"svkit: slot {name} $2\" >&2\n  printf '%s\\n' \"$1\" > {END_FILE}\n  exit 125\n}}"
+        );
     }
     if !r.permanent_exit_codes.is_empty() {
         let codes: Vec<String> = r.permanent_exit_codes.iter().map(u8::to_string).collect();
         let _ = writeln!(o, "case $code in\n  {})", codes.join("|"));
-        let _ = writeln!(
-            o,
-            "    echo \"svkit: slot {name} exited $code, a permanent failure: not restarting\" >&2"
-        );
-        o.push_str("    exit 125 ;;\nesac\n");
+        o.push_str("    keep_down \"failed: exited $code, a permanent exit code\" \"exited $code, a permanent failure: not restarting\" ;;\nesac\n");
     }
     if r.on_clean_exit == OnCleanExit::Stop {
-        o.push_str("if [ \"$code\" = 0 ]; then\n");
+        o.push_str(
+            "# A clean exit of the program's own accord, not one asked for, ends the slot.\n",
+        );
+        let done = end::line(&End::Done);
         let _ = writeln!(
             o,
-            "  echo \"svkit: slot {name} exited cleanly: not restarting (on_clean_exit: stop)\" >&2"
+            "if [ \"$code\" = 0 ] && [ -z \"$requested\" ]; then\n  keep_down \"{}\" \"exited cleanly: not restarting (on_clean_exit: stop)\"\nfi",
+            done.trim_end()
         );
-        o.push_str("  exit 125\nfi\n");
+    }
+    if r.max_deaths.is_some() || r.backoff.is_some() {
+        o.push_str("# An asked-for restart is neither a crash nor a reason to wait.\n[ -n \"$requested\" ] && exit 0\n");
     }
     let permafailon_path = env.tool("s6-permafailon");
     let permafailon = sh_quote(&permafailon_path);
@@ -94,13 +127,12 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
             "rc=0\n{permafailon} {} {} 0-255 true || rc=$?",
             m.within_s, m.deaths
         );
-        o.push_str("if [ \"$rc\" -eq 125 ]; then\n");
         let _ = writeln!(
             o,
-            "  echo \"svkit: slot {name} died {} times within {} s: not restarting\" >&2",
-            m.deaths, m.within_s
+            "if [ \"$rc\" -eq 125 ]; then\n  keep_down \"failed: died {d} times within {w} s\" \"died {d} times within {w} s: not restarting\"\nfi",
+            d = m.deaths,
+            w = m.within_s
         );
-        o.push_str("  exit 125\nfi\n");
     }
     if let Some(b) = r.backoff {
         let _ = writeln!(

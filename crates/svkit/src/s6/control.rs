@@ -100,6 +100,16 @@ impl Command6 {
         }
     }
 
+    /// Ends the running process: a restart, or a signal that asks a
+    /// program to end. Such a death is asked for, never the program's own
+    /// clean exit (see `s6::end`).
+    pub fn ends_run(self) -> bool {
+        matches!(
+            self,
+            Command6::Restart | Command6::Term | Command6::Kill | Command6::Int | Command6::Quit
+        )
+    }
+
     /// The signals `s6-svc -s` accepts, by name (with or without SIG) or number.
     pub fn from_signal(name: &str) -> Option<Command6> {
         let upper = name.to_ascii_uppercase();
@@ -121,8 +131,20 @@ impl Command6 {
     }
 }
 
-/// Writes `cmds` to the slot's supervisor, in order, in one write.
+/// Writes `cmds` to the slot's supervisor, in order, in one write. When
+/// one of them ends the running process, that death is first recorded as
+/// asked for (`s6::end`); if it cannot be, nothing is sent.
 pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
+    if cmds.iter().any(|c| c.ends_run()) {
+        if let Ok(st) = super::status::read_slot(slot) {
+            if let Some(pid) = st.pid {
+                super::end::record_request(slot, pid).map_err(|source| ControlError::Io {
+                    slot: slot.to_path_buf(),
+                    source,
+                })?;
+            }
+        }
+    }
     let fifo = slot.join("supervise/control");
     // Non-blocking open of a FIFO for writing fails with ENXIO when nobody
     // reads it: that is exactly "no supervisor", without a stat race.

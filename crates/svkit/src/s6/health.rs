@@ -1,18 +1,22 @@
 //! What a slot's state means to svkit, decided here and nowhere else:
 //! whether svkit wants it up (*desired*: at render time from its autostart,
 //! later from the remembered state or the `down` file), whether it is
-//! *ready*, whether it *failed* for good, and whether it is in the state it
-//! is wanted in (the health check, `svctl status` exit 0).
+//! *ready* (or overdue for it), whether it *failed* for good or is *done*,
+//! and whether it is in the state it is wanted in (the health check,
+//! `svctl status` exit 0).
 //!
 //! The rules are functions of their inputs; [`start_facts`] and [`Judge`]
-//! gather those inputs (container env, remembered states, death tally).
+//! gather those inputs (container env, remembered states, end records).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::status::{deaths_within, LastExit, RawStatus, Status};
+use std::time::{Duration, SystemTime};
+
+use super::end::{self, End};
+use super::status::{RawStatus, Status};
 use crate::config::names::is_truthy;
-use crate::config::{Autostart, Model, OnCleanExit, Restart, Slot};
+use crate::config::{Autostart, Model, Readiness, Slot};
 use crate::state::{self, Desired, StateError};
 
 /// Inputs of the autostart decision at render time.
@@ -75,43 +79,30 @@ pub fn desired_up(
     }
 }
 
-/// s6 gave up on the slot: down, not finishing, ran at least once, not
-/// wanted up by s6 although `desired_up`. s6 records no "permanent
-/// failure", only the event `O` when `./finish` exits 125, which also
-/// clears want-up; so do `s6-svc -d`/`-D`/`-o`/`-O`, an s6-svscan teardown
-/// and a `down` file at supervisor start, which look the same here.
-pub fn given_up(raw: &RawStatus, desired_up: bool) -> bool {
-    desired_up && !raw.want_up && raw.pid == 0 && !raw.finishing && !raw.never_started()
+/// Down, not finishing, and not wanted up by s6: the slot stays down until
+/// someone starts it. Whether that is a failure, a finished job or an
+/// operator's stop, only the slot's [`End`] record says (see
+/// [`super::end`]): s6's status is the same for all three.
+pub fn kept_down(raw: &RawStatus) -> bool {
+    !raw.want_up && raw.pid == 0 && !raw.finishing
 }
 
-/// Stopped for good by its finish script (exit 125) although desired up:
-/// s6 gave up on it and its last exit is one `finish` turns into 125 under
-/// `restart` (svkit's default policy for a slot not in the config). A
-/// plain `s6-svc -d` is never a failure. `deaths_within(secs)`: deaths in
-/// the tally within `secs` of the last one, as `s6-permafailon` counts.
-pub fn failed(
-    st: &Status,
-    desired_up: bool,
-    restart: Option<&Restart>,
-    deaths_within: impl FnOnce(u32) -> Option<u64>,
-) -> bool {
-    if !given_up(&st.raw, desired_up) {
-        return false;
-    }
-    let default = Restart::default();
-    let r = restart.unwrap_or(&default);
-    match st.last_exit {
-        LastExit::Exited(c) if r.permanent_exit_codes.contains(&c) => return true,
-        LastExit::Exited(0) if r.on_clean_exit == OnCleanExit::Stop => return true,
-        _ => {}
-    }
-    r.max_deaths.is_some_and(|m| {
-        let n = u64::from(m.deaths);
-        st.deaths >= n && deaths_within(m.within_s).is_some_and(|d| d >= n)
-    })
+/// Stopped for good by its `finish`, which recorded why: a permanent exit
+/// code, a crash loop, or a clean exit of the program's own accord under
+/// `on_clean_exit: "stop"` that is not a finished job. A stop or restart
+/// asked for (svctl, s6-svc, a shutdown) is never a failure.
+pub fn failed(st: &Status, end: Option<&End>) -> bool {
+    kept_down(&st.raw) && matches!(end, Some(End::Failed(_)))
 }
 
-/// Up and ready. A slot that does not notify readiness is ready once up.
+/// Finished: a clean exit the restart policy keeps down
+/// (`on_clean_exit: "stop"`). Healthy, as a stop is.
+pub fn done(st: &Status, end: Option<&End>) -> bool {
+    kept_down(&st.raw) && end == Some(&End::Done)
+}
+
+/// Up and ready. A slot that does not notify readiness is ready once up:
+/// one rule for `svctl status`, `svctl wait ready` and the docs.
 pub fn ready(st: &Status, notifies: bool) -> bool {
     st.up && (st.ready || !notifies)
 }
@@ -121,10 +112,35 @@ pub fn notifies(dir: &Path) -> bool {
     dir.join("notification-fd").is_file()
 }
 
-/// The health check: supervised, not failed, and up exactly when s6 wants
-/// it up (a slot an operator stopped is down as wanted).
-pub fn in_wanted_state(st: Option<&Status>, failed: bool) -> bool {
-    st.is_some_and(|s| !failed && s.up == s.want_up)
+/// Up, not ready, and its readiness check gave up (`timeout` after it came
+/// up; s6-notifyoncheck stops checking then): it will not become ready
+/// unless restarted.
+pub fn ready_overdue(
+    st: &Status,
+    notifies: bool,
+    timeout: Option<Duration>,
+    now: SystemTime,
+) -> bool {
+    st.up
+        && !ready(st, notifies)
+        && timeout.is_some_and(|t| now.duration_since(st.since).is_ok_and(|d| d >= t))
+}
+
+/// The readiness check's timeout of `slot`, when it has one.
+pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
+    match &slot.readiness {
+        Some(Readiness::Check(c)) if c.timeout_ms > 0 => {
+            Some(Duration::from_millis(u64::from(c.timeout_ms)))
+        }
+        _ => None,
+    }
+}
+
+/// The health check: supervised, not failed, not overdue for readiness,
+/// and up exactly when s6 wants it up (a slot an operator stopped, or a
+/// finished job, is down as wanted).
+pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
+    st.is_some_and(|s| !v.failed && !v.ready_overdue && s.up == s.want_up)
 }
 
 /// The rules applied to the slots of one scandir, with the config when it
@@ -148,34 +164,52 @@ impl Judge<'_> {
         desired_up(autostart, remembered, st.normally_up)
     }
 
-    /// [`failed`] of the slot `name`, wanted up or not as `desired_up` says.
-    pub fn failed(&self, name: &str, st: &Status, desired_up: bool) -> bool {
-        let dir = self.scandir.join(name);
-        let within = |secs: u32| deaths_within(&dir, u64::from(secs)).ok();
-        failed(st, desired_up, self.slot(name).map(|s| &s.restart), within)
+    /// [`failed`] of the slot `name`.
+    pub fn failed(&self, name: &str, st: &Status) -> bool {
+        failed(st, end::read(&self.scandir.join(name)).as_ref())
     }
 
-    /// Desired and failed of the slot `name` at once; without a supervisor
-    /// (`st` None): what its `down` file says, and never failed.
-    pub fn verdict(&self, name: &str, st: Option<&Status>) -> Verdict {
+    /// [`ready_overdue`] of the slot `name` (its timeout from the config).
+    pub fn ready_overdue(&self, name: &str, st: &Status, now: SystemTime) -> bool {
+        let timeout = self.slot(name).and_then(ready_timeout);
+        ready_overdue(st, notifies(&self.scandir.join(name)), timeout, now)
+    }
+
+    /// Everything svkit decides about the slot `name` at `now`; without a
+    /// supervisor (`st` None): what its `down` file says, nothing else.
+    pub fn verdict(&self, name: &str, st: Option<&Status>, now: SystemTime) -> Verdict {
+        let dir = self.scandir.join(name);
         let Some(st) = st else {
-            let desired_up = !self.scandir.join(name).join("down").exists();
             return Verdict {
-                desired_up,
-                failed: false,
+                desired_up: !dir.join("down").exists(),
+                ..Verdict::default()
             };
         };
-        let desired_up = self.desired_up(name, st);
+        let end = end::read(&dir);
+        let notifies = notifies(&dir);
+        let timeout = self.slot(name).and_then(ready_timeout);
         Verdict {
-            desired_up,
-            failed: self.failed(name, st, desired_up),
+            desired_up: self.desired_up(name, st),
+            failed: failed(st, end.as_ref()),
+            done: done(st, end.as_ref()),
+            why: match end {
+                Some(End::Failed(why)) if kept_down(&st.raw) => Some(why),
+                _ => None,
+            },
+            ready: ready(st, notifies),
+            ready_overdue: ready_overdue(st, notifies, timeout, now),
         }
     }
 }
 
 /// One slot judged: see [`Judge::verdict`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
     pub desired_up: bool,
     pub failed: bool,
+    /// Why it failed, as its `finish` recorded it.
+    pub why: Option<String>,
+    pub done: bool,
+    pub ready: bool,
+    pub ready_overdue: bool,
 }

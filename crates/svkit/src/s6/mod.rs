@@ -2,6 +2,7 @@
 //! that state means to svkit ([`health`]).
 
 pub mod control;
+pub mod end;
 pub mod health;
 pub mod status;
 pub mod tai64;

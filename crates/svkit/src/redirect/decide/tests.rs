@@ -64,7 +64,8 @@ fn redirects_when_nothing_opts_out() {
         d,
         Decision::Foreground {
             argv: argv("app dashboard"),
-            warning: None
+            warning: None,
+            displaces: None,
         }
     );
     // A prefix of the match is not a match.
@@ -75,9 +76,12 @@ fn redirects_when_nothing_opts_out() {
 #[test]
 fn opt_outs() {
     let m = model();
+    // An opt-out runs in the foreground instead of the slot: the slot must
+    // not run beside it.
     let want = Decision::Foreground {
         argv: argv("app gateway run"),
         warning: None,
+        displaces: Some("gateway-default".into()),
     };
     assert_eq!(
         decide(&m, &argv("app gateway run --no-supervise"), &s6()),
@@ -107,10 +111,18 @@ fn opt_outs() {
             "{place}={val}: {d:?}"
         );
     }
+    // The slot's own program (the sentinel) displaces nothing, even with
+    // the opt-out flag in its command.
     let mut f = s6();
     f.process_env
         .insert("APP_SUPERVISED_CHILD".into(), "gateway-default".into());
-    assert_eq!(decide(&m, &argv("app gateway run"), &f), want);
+    let own = Decision::Foreground {
+        argv: argv("app gateway run"),
+        warning: None,
+        displaces: None,
+    };
+    assert_eq!(decide(&m, &argv("app gateway run"), &f), own);
+    assert_eq!(decide(&m, &argv("app gateway run --no-supervise"), &f), own);
     // The sentinel in the container env (a leaked docker -e) is not ours.
     let mut f = s6();
     f.container_env
@@ -128,13 +140,18 @@ fn no_s6_means_foreground_with_one_warning() {
         ..Facts::default()
     };
     match decide(&model(), &argv("app gateway run --no-supervise"), &f) {
-        Decision::Foreground { warning: None, .. } => {}
-        d => panic!("opt-out needs no warning: {d:?}"),
+        Decision::Foreground {
+            warning: None,
+            displaces: None,
+            ..
+        } => {}
+        d => panic!("opt-out needs no warning and has no slot to displace: {d:?}"),
     }
     match decide(&model(), &argv("app gateway run"), &f) {
         Decision::Foreground {
             argv: a,
             warning: Some(w),
+            displaces: None,
         } => {
             assert_eq!(a, argv("app gateway run"));
             assert!(

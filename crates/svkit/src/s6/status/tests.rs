@@ -1,7 +1,12 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
-use crate::s6::health::given_up;
+use crate::s6::health::kept_down;
+
+/// What a `finish` exit 125 leaves: kept down though normally up, after a run.
+fn given_up(raw: &RawStatus, normally_up: bool) -> bool {
+    normally_up && kept_down(raw) && !raw.never_started()
+}
 
 const T0: u64 = 1_796_016_145;
 

@@ -1,0 +1,198 @@
+//! What a slot's end means, on the real /init: a stop or restart asked for
+//! is never the program's own clean exit, a clean exit kept down is done
+//! (healthy), a permanent failure says why, readiness that gives up is
+//! reported, and READY follows one rule.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
+
+mod svctl_common;
+
+use std::time::Duration;
+
+use svctl_common::*;
+
+/// `clean` exits 0 on SIGTERM (as the demo app does) and on SIGUSR1 (its
+/// own decision), 78 on SIGUSR2; `on_clean_exit: stop` keeps it down
+/// after a clean exit of its own.
+const CONFIG: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "clean", "autostart": "always",
+      "command": ["sh", "-c", "trap 'exit 0' TERM USR1; trap 'exit 78' USR2; sleep 1000 & wait; wait"],
+      "restart": { "on_clean_exit": "stop" } },
+    { "name": "rem", "command": ["sleep", "1001"], "autostart": "remember" },
+    { "name": "plain", "command": ["sleep", "1002"], "autostart": "always" },
+    { "name": "slow", "command": ["sleep", "1003"], "autostart": "always",
+      "readiness": { "check": { "command": ["false"], "interval_ms": 100, "timeout_ms": 1000 } } }
+  ]
+}"#;
+
+const ALL: &[&str] = &["clean", "rem", "plain", "slow"];
+
+fn pid(sbx: &Sandbox, slot: &str) -> String {
+    svstat(sbx, slot, "pid")
+}
+
+/// Polls until the slot runs a process other than `old`.
+fn wait_new_pid(sbx: &Sandbox, slot: &str, old: &str) -> String {
+    poll(
+        &format!("{slot} restarted (was pid {old})"),
+        Duration::from_secs(10),
+        || {
+            let now = svstat(sbx, slot, "up,pid");
+            let p = now.strip_prefix("true ")?;
+            (p != old && p != "-1").then(|| p.to_string())
+        },
+    )
+}
+
+fn slot_json<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["slots"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("{name} not in {doc}"))
+}
+
+#[test]
+fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
+    if !sandbox_or_skip("asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, ALL);
+    wait_field(&sbx, "clean", "up", "true");
+
+    // A restart: the program exits 0 on SIGTERM, yet it is restarted.
+    let old = pid(&sbx, "clean");
+    let o = sbx.exec(&["svctl", "restart", "--wait", "--timeout", "10000", "clean"]);
+    expect_code(&o, 0);
+    let old = wait_new_pid(&sbx, "clean", &old);
+    // An operator's SIGTERM: the same.
+    expect_code(&sbx.exec(&["svctl", "signal", "TERM", "clean"]), 0);
+    let old = wait_new_pid(&sbx, "clean", &old);
+    let (rc, doc) = status_json(&sbx, &["clean"]);
+    assert_eq!(rc, Some(0), "{doc}");
+    assert_eq!(slot_json(&doc, "clean")["state"], "up");
+
+    // A plain stop: down as wanted, never failed.
+    expect_code(
+        &sbx.exec(&["svctl", "stop", "--wait", "--timeout", "10000", "clean"]),
+        0,
+    );
+    let (rc, doc) = status_json(&sbx, &["clean"]);
+    let c = slot_json(&doc, "clean");
+    assert_eq!(
+        (rc, &c["state"], &c["failed"]),
+        (Some(0), &"down".into(), &false.into()),
+        "{doc}"
+    );
+    assert!(!sbx.root().join("run/service/clean/.svkit-end").exists());
+
+    // Its own clean exit: done, healthy, kept down.
+    expect_code(
+        &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "clean"]),
+        0,
+    );
+    let old = wait_new_pid(&sbx, "clean", &old);
+    sbx.sh(&format!("kill -USR1 {old}"));
+    wait_field(&sbx, "clean", "wantedup", "false");
+    let (rc, doc) = poll("clean done", Duration::from_secs(10), || {
+        let (rc, doc) = status_json(&sbx, &["clean"]);
+        (slot_json(&doc, "clean")["state"] == "done").then_some((rc, doc))
+    });
+    let c = slot_json(&doc, "clean");
+    assert_eq!(
+        (rc, &c["failed"], &c["done"]),
+        (Some(0), &false.into(), &true.into()),
+        "{doc}"
+    );
+    let table = stdout(&sbx.exec(&["svctl", "status", "clean"]));
+    assert!(table.contains("done"), "{table}");
+
+    // A permanent exit code: failed, and status says why.
+    expect_code(
+        &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "clean"]),
+        0,
+    );
+    let old = wait_new_pid(&sbx, "clean", &old);
+    sbx.sh(&format!("kill -USR2 {old}"));
+    let (rc, doc) = poll("clean failed", Duration::from_secs(10), || {
+        let (rc, doc) = status_json(&sbx, &["clean"]);
+        (slot_json(&doc, "clean")["state"] == "failed").then_some((rc, doc))
+    });
+    assert_eq!(rc, Some(3), "{doc}");
+    let why = slot_json(&doc, "clean")["why"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(why.contains("exited 78"), "{doc}");
+    let o = sbx.exec(&["svctl", "wait", "up", "--timeout", "10000", "clean"]);
+    expect_code(&o, 2);
+    assert!(
+        err(&o).contains("failed permanently (exited 78"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn a_restart_remembers_up_and_ready_has_one_rule() {
+    if !sandbox_or_skip("a_restart_remembers_up_and_ready_has_one_rule") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, ALL);
+
+    // A restart of a stopped `remember` slot starts it, and remembers up.
+    let desired = fx.data.path().join(".svkit/desired/rem");
+    assert!(!desired.exists());
+    expect_code(
+        &sbx.exec(&["svctl", "restart", "--wait", "--timeout", "10000", "rem"]),
+        0,
+    );
+    let text = std::fs::read_to_string(&desired).expect("desired state of rem");
+    assert_eq!(text.trim(), "up");
+
+    // No readiness: ready once up, in the table, the JSON and `wait ready`.
+    wait_field(&sbx, "plain", "up", "true");
+    expect_code(
+        &sbx.exec(&["svctl", "wait", "ready", "--timeout", "5000", "plain"]),
+        0,
+    );
+    let (_, doc) = status_json(&sbx, &["plain"]);
+    assert_eq!(slot_json(&doc, "plain")["ready"], true, "{doc}");
+    let table = stdout(&sbx.exec(&["svctl", "status", "plain"]));
+    let row = table.lines().find(|l| l.starts_with("plain")).unwrap_or("");
+    assert!(row.contains(" yes "), "{table}");
+
+    // A readiness check that gives up: reported, unhealthy, and `wait ready`
+    // ends at once instead of running out its time.
+    let (rc, doc) = poll("slow overdue", Duration::from_secs(10), || {
+        let (rc, doc) = status_json(&sbx, &["slow"]);
+        (slot_json(&doc, "slow")["ready_overdue"] == true).then_some((rc, doc))
+    });
+    assert_eq!(rc, Some(3), "{doc}");
+    assert_eq!(slot_json(&doc, "slow")["ready"], false);
+    let table = stdout(&sbx.exec(&["svctl", "status", "slow"]));
+    assert!(table.contains("timeout"), "{table}");
+    let o = sbx.exec(&["svctl", "wait", "ready", "--timeout", "60000", "slow"]);
+    expect_code(&o, 2);
+    assert!(err(&o).contains("readiness check gave up"), "{}", err(&o));
+}
+
+#[test]
+fn every_wait_is_bounded_by_default() {
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .args(["wait", "--help"])
+        .output()
+        .expect("svctl");
+    let help = stdout(&o);
+    assert!(help.contains("[default: 60000]"), "{help}");
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .args(["start", "--help"])
+        .output()
+        .expect("svctl");
+    assert!(stdout(&o).contains("[default: 60000]"));
+}

@@ -1,0 +1,125 @@
+//! How a slot's run ended for good, and which ends were asked for: the
+//! contract between a slot's rendered `finish` and everything that reads
+//! or steers slots.
+//!
+//! s6 keeps no record of why a slot stopped: a `finish` exiting 125, an
+//! `s6-svc -d` and a shutdown all leave the same status (down, not wanted
+//! up). So svkit's `finish` says it itself: when it keeps a slot down it
+//! writes [`END_FILE`] in the slot dir (`done` after a clean exit that the
+//! policy keeps down, `failed: WHY` otherwise), and removes it after every
+//! other death. Only root writes there (the slot dir is root's).
+//!
+//! And s6 keeps no record of who ended a process: a restart (`s6-svc -r`)
+//! or an operator's SIGTERM looks like the program exiting on its own. So
+//! before `svctl restart` or `svctl signal` sends anything, it leaves
+//! [`REQUEST_PREFIX`]`PID` in `supervise/` (the slot user's dir); `finish`
+//! then knows that death of PID was asked for, never treats it as the
+//! program's own clean exit, and removes every request. Only the name
+//! matters: `finish` never opens one, so a planted file leads nowhere.
+
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Written by `finish` in the slot dir when it keeps the slot down.
+pub const END_FILE: &str = ".svkit-end";
+/// `supervise/svkit-request.PID`: the death of PID was asked for.
+pub const REQUEST_PREFIX: &str = "svkit-request.";
+
+/// What [`END_FILE`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// A clean exit that the restart policy keeps down: finished, healthy.
+    Done,
+    /// Kept down for good; why, in `finish`'s words.
+    Failed(String),
+}
+
+/// What `finish` writes for `end`: one line.
+pub fn line(end: &End) -> String {
+    match end {
+        End::Done => "done\n".to_string(),
+        End::Failed(why) => format!("failed: {why}\n"),
+    }
+}
+
+/// The end `finish` recorded in `slot`, if any. Unreadable or unknown
+/// content reads as a failure whose reason says so: a slot kept down by
+/// its finish must never look healthy by accident.
+pub fn read(slot: &Path) -> Option<End> {
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(slot.join(END_FILE));
+    let mut text = String::new();
+    match f {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+        Err(_) => return Some(End::Failed("unreadable end record".into())),
+        Ok(f) => {
+            if f.take(1024).read_to_string(&mut text).is_err() {
+                return Some(End::Failed("unreadable end record".into()));
+            }
+        }
+    }
+    let first = text.lines().next().unwrap_or("");
+    Some(if first == "done" {
+        End::Done
+    } else if let Some(why) = first.strip_prefix("failed: ") {
+        End::Failed(why.to_string())
+    } else {
+        End::Failed(format!("unknown end record `{first}`"))
+    })
+}
+
+/// Records that the death of `pid` in `slot` is asked for (see the module
+/// doc). An existing record is fine.
+pub fn record_request(slot: &Path, pid: u32) -> io::Result<()> {
+    let path = slot
+        .join("supervise")
+        .join(format!("{REQUEST_PREFIX}{pid}"));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&path)
+    {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        other => other.map(drop),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ends_read_back_and_anything_else_is_a_failure() {
+        let t = tempfile::tempdir().expect("tempdir");
+        assert_eq!(read(t.path()), None);
+        let put = |s: &str| fs::write(t.path().join(END_FILE), s).expect("write");
+        put(&line(&End::Done));
+        assert_eq!(read(t.path()), Some(End::Done));
+        put(&line(&End::Failed("exited 78".into())));
+        assert_eq!(read(t.path()), Some(End::Failed("exited 78".into())));
+        put("dune\n");
+        assert!(matches!(read(t.path()), Some(End::Failed(w)) if w.contains("dune")));
+        put(&"x".repeat(1 << 20));
+        assert!(matches!(read(t.path()), Some(End::Failed(_))));
+        fs::remove_file(t.path().join(END_FILE)).expect("rm");
+        std::os::unix::fs::symlink("/etc/passwd", t.path().join(END_FILE)).expect("ln");
+        assert!(matches!(read(t.path()), Some(End::Failed(w)) if w.contains("unreadable")));
+    }
+
+    #[test]
+    fn a_request_is_a_named_empty_file_and_may_repeat() {
+        let t = tempfile::tempdir().expect("tempdir");
+        fs::create_dir(t.path().join("supervise")).expect("mkdir");
+        record_request(t.path(), 42).expect("record");
+        record_request(t.path(), 42).expect("again");
+        let p = t.path().join("supervise/svkit-request.42");
+        assert_eq!(fs::read(p).expect("read"), b"");
+        assert!(record_request(&t.path().join("nope"), 1).is_err());
+    }
+}
