@@ -19,6 +19,14 @@ struct Container {
 /// `docker run [-e ...] IMAGE CMD...` with the demo image's rootfs.
 fn start(env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Container {
     let data = tempfile::tempdir().expect("tempdir");
+    Container {
+        sbx: start_on(data.path(), env, cmd, extra_rootfs),
+        _data: data,
+    }
+}
+
+/// [`start`] with a data volume that outlives the container.
+fn start_on(data: &Path, env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Sandbox {
     let ws = workspace();
     let mut args: Vec<String> = vec![
         "--rootfs".into(),
@@ -26,7 +34,7 @@ fn start(env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Container {
         "--rootfs".into(),
         ws.join("tests/fixtures/sandbox-user").display().to_string(),
         "--volume".into(),
-        format!("{}:/data", data.path().display()),
+        format!("{}:/data", data.display()),
         "--env".into(),
         "APP_HEARTBEAT_MS=500".into(),
     ];
@@ -41,10 +49,7 @@ fn start(env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Container {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut full = vec!["svkit-wrap", "--"];
     full.extend_from_slice(cmd);
-    Container {
-        sbx: Sandbox::start(&args, &full),
-        _data: data,
-    }
+    Sandbox::start(&args, &full)
 }
 
 fn wants_up(sbx: &Sandbox, slot: &str) -> bool {
@@ -117,6 +122,47 @@ fn test_gateway_run_redirects_to_supervised() {
     // The container keeps running: stop is the only way out, and a clean
     // one: 0, s6-overlay's default for a stopped container.
     assert_eq!(c.sbx.stop(), 0);
+}
+
+/// `remember` keeps what operators chose: a redirect persists nothing, and
+/// a later opt-out run on the same volume never runs beside the slot an
+/// operator started (it stops it for its own life, not remembered).
+#[test]
+fn a_redirect_remembers_nothing_and_an_opt_out_displaces_its_slot() {
+    if !sandbox_or_skip("a_redirect_remembers_nothing_and_an_opt_out_displaces_its_slot") {
+        return;
+    }
+    let data = tempfile::tempdir().expect("tempdir");
+    let desired = data.path().join(".svkit/desired/gateway-default");
+    let sbx = start_on(data.path(), &[], &["gateway", "run"], None);
+    sbx.wait_for_log("s6 supervision", Duration::from_secs(30));
+    assert!(wants_up(&sbx, "gateway-default"));
+    assert!(!desired.exists(), "a redirect persisted a desired state");
+    // An operator's start is remembered.
+    let o = sbx.exec(&["svctl", "start", "gateway-default"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(fs::read_to_string(&desired).expect("desired").trim(), "up");
+    assert_eq!(sbx.stop(), 0);
+
+    let sbx = start_on(
+        data.path(),
+        &[],
+        &["gateway", "run", "--no-supervise"],
+        None,
+    );
+    let (_, comm, _) = poll("app is the CMD process", Duration::from_secs(30), || {
+        let p = cmd_process(&sbx);
+        (p.1 == "app").then_some(p)
+    });
+    assert_eq!(comm, "app");
+    let logs = sbx.wait_for_log("runs the same program", Duration::from_secs(10));
+    assert!(!logs.contains("s6 supervision"), "{logs}");
+    assert!(!wants_up(&sbx, "gateway-default"));
+    poll("one gateway", Duration::from_secs(10), || {
+        (app_gateway_processes(&sbx) == 1).then_some(())
+    });
+    // The operator's choice stands for the next boot.
+    assert_eq!(fs::read_to_string(&desired).expect("desired").trim(), "up");
 }
 
 /// With `S6_CMD_RECEIVE_SIGNALS=1`, s6-overlay hands docker stop's SIGTERM
