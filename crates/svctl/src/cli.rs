@@ -39,8 +39,9 @@ pub enum Verb {
   HEALTHCHECK CMD [\"svctl\", \"status\"]
 
 Exit codes (LSB): 0 every listed slot is in its wanted state; 3 some slot is not
-(down but wanted up, up but wanted down, permanently failed, no supervisor);
-4 unknown slot; 100 bad usage; 111 system error.")]
+(down but wanted up, up but wanted down, permanently failed, readiness check
+gave up, no supervisor); 4 unknown slot; 100 bad usage; 111 system error.
+A finished job (`done`: a clean exit kept down by on_clean_exit) is healthy.")]
     Status(StatusArgs),
     /// Start slots (and persist `up` for `remember` slots)
     #[command(after_help = "Examples:
@@ -61,13 +62,14 @@ With --wait, returns when every slot is down.
 Exit codes: 0 done; 1 --timeout ran out; 2 a slot vanished; 4 unknown slot;
 100 bad usage; 111 system error.")]
     Stop(CtlArgs),
-    /// Restart slots that are up (start those that are down)
+    /// Restart slots that are up, start those that are down (and persist `up` for `remember` slots)
     #[command(after_help = "Examples:
   svctl restart gateway-default
   svctl restart --wait --timeout 15000 --all
 
 With --wait, returns when every slot is up again with a new process (ready, for
-slots with readiness).
+slots with readiness). The old process's exit is never taken for a clean exit
+of its own (on_clean_exit: stop does not apply).
 Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
 4 unknown slot; 100 bad usage; 111 system error.")]
     Restart(CtlArgs),
@@ -78,8 +80,10 @@ Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished
   svctl wait down --any gateway-a gateway-b
 
 Waits on inotify events of supervise/ (with a slow fallback poll), never busily.
-Exit codes: 0 met; 1 --timeout ran out; 2 a slot is gone (or not supervised) or
-failed permanently; 100 bad usage; 111 system error.")]
+A slot without readiness is ready once up.
+Exit codes: 0 met; 1 --timeout ran out; 2 a slot is gone (or not supervised),
+failed permanently, or its readiness check gave up (waiting for ready); 100 bad
+usage; 111 system error.")]
     Wait(WaitArgs),
     /// Show a slot's log (current plus archives, in order)
     #[command(after_help = "Examples:
@@ -135,6 +139,8 @@ Exit codes: 0 done; 1 not a registered instance; 100 bad usage; 111 system error
   svctl signal 15 dashboard
 
 Signals: TERM KILL HUP INT QUIT ALRM USR1 USR2 STOP CONT WINCH (name, SIGNAME or number).
+An exit after TERM, INT, QUIT or KILL counts as asked for: the slot is
+restarted, never kept down as a clean exit of its own.
 Exit codes: 0 sent; 4 unknown slot; 100 bad usage; 111 system error.")]
     Signal(SignalArgs),
     /// Validate the config and print every error found

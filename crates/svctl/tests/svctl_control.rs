@@ -148,7 +148,7 @@ fn wait_ready_returns_when_the_app_notifies_and_timeouts_exit_1() {
     let o = sbx.exec(&["svctl", "start", "--wait", "--timeout", "300", "rdy"]);
     expect_code(&o, 1);
     assert!(
-        err(&o).contains("timed out waiting for rdy to be ready"),
+        err(&o).contains("timed out after 300 ms waiting for rdy to be ready"),
         "{}",
         err(&o)
     );

@@ -100,6 +100,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "up": s.up,
             "want": updown(s.want_up),
             "normally": updown(s.normally_up),
+            "notified": s.ready,
             "paused": s.paused,
             "finishing": s.finishing,
             "never_started": s.never_started,
@@ -112,7 +113,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "deaths": s.deaths,
         }),
         None => json!({
-            "up": false, "want": null, "normally": null,
+            "up": false, "want": null, "normally": null, "notified": false,
             "paused": false, "finishing": false, "never_started": null,
             "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
             "ready_since_tai64n": null, "last_exit": null, "deaths": null,

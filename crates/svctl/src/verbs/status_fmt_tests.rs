@@ -187,7 +187,10 @@ fn json_schema() {
     assert_eq!(s[4]["state"], "done");
     assert_eq!(s[4]["done"], true);
     assert_eq!(s[4]["failed"], false);
-    assert_eq!(s[5]["ready"], true);
+    assert_eq!(
+        (&s[5]["ready"], &s[5]["notified"]),
+        (&json!(true), &json!(false))
+    );
     assert_eq!(s[6]["ready"], false);
     assert_eq!(s[6]["ready_overdue"], true);
     let orphan = &s[7];
@@ -201,7 +204,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 24);
+    assert_eq!(keys(gw).len(), 25);
 }
 
 #[test]
