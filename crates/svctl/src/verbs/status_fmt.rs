@@ -20,11 +20,15 @@ pub struct Row {
     pub desired_up: bool,
     pub failed: bool,
     pub log_dir: Option<String>,
+    /// Why this user cannot read the slot's status (another user's
+    /// `supervise/`); its status fields are then unknown.
+    pub unreadable: Option<String>,
 }
 
 /// The STATE column: failed wins over up and down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
+    Unreadable,
     Unsupervised,
     Failed,
     Up,
@@ -34,6 +38,7 @@ pub enum State {
 impl State {
     pub fn as_str(self) -> &'static str {
         match self {
+            State::Unreadable => "unreadable",
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
             State::Up => "up",
@@ -45,6 +50,7 @@ impl State {
 impl Row {
     pub fn state(&self) -> State {
         match &self.st {
+            None if self.unreadable.is_some() => State::Unreadable,
             None => State::Unsupervised,
             Some(_) if self.failed => State::Failed,
             Some(s) if s.up => State::Up,
@@ -85,6 +91,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "desired": updown(r.desired_up),
         "failed": r.failed,
         "log_dir": r.log_dir,
+        "unreadable": r.unreadable,
     });
     let Value::Object(mut o) = base else {
         return Value::Null;
@@ -105,6 +112,14 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "ready_since_tai64n": s.raw.ready_stamp.to_string(),
             "last_exit": last_exit_json(s.last_exit),
             "deaths": s.deaths,
+        }),
+        // Unknown, not false: this user may not read it.
+        None if r.unreadable.is_some() => json!({
+            "supervised": null, "failed": null,
+            "up": null, "want": null, "normally": null, "ready": null,
+            "paused": null, "finishing": null, "never_started": null,
+            "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
+            "ready_since_tai64n": null, "last_exit": null, "deaths": null,
         }),
         None => json!({
             "up": false, "want": null, "normally": null, "ready": false,
@@ -145,6 +160,9 @@ pub fn human_secs(s: u64) -> String {
 
 /// The UPTIME/EXIT column.
 fn info(r: &Row, now: SystemTime) -> String {
+    if let (None, Some(_)) = (&r.st, &r.unreadable) {
+        return "permission denied".into();
+    }
     let Some(s) = &r.st else {
         return "supervisor not running".into();
     };
@@ -174,6 +192,7 @@ fn colour_of(r: &Row) -> &'static str {
         State::Up if r.in_wanted_state() => GREEN,
         State::Down if r.in_wanted_state() => DIM,
         State::Failed | State::Unsupervised => RED,
+        State::Unreadable => YELLOW,
         State::Up | State::Down => YELLOW,
     }
 }
@@ -197,18 +216,20 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
         .iter()
         .map(|r| {
             let s = r.st.as_ref();
+            // Unknown to this user: `?`, not `-` (which means "none").
+            let none = if r.unreadable.is_some() { "?" } else { "-" };
             let mut c = vec![
                 r.name.clone(),
                 r.state().as_str().to_string(),
-                s.map_or("-", |s| updown(s.want_up)).to_string(),
+                s.map_or(none, |s| updown(s.want_up)).to_string(),
                 s.and_then(|s| s.pid)
-                    .map_or_else(|| "-".into(), |p| p.to_string()),
+                    .map_or_else(|| none.into(), |p| p.to_string()),
                 info(r, now),
                 match s {
                     Some(s) if s.up => if s.ready { "yes" } else { "no" }.to_string(),
-                    _ => "-".into(),
+                    _ => none.into(),
                 },
-                s.map_or_else(|| "-".into(), |s| s.deaths.to_string()),
+                s.map_or_else(|| none.into(), |s| s.deaths.to_string()),
             ];
             if with_log {
                 c.push(r.log_dir.clone().unwrap_or_else(|| "-".into()));
