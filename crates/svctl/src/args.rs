@@ -39,10 +39,29 @@ impl WhereArgs {
     }
 }
 
+/// Where users are looked up, for the verbs that work without a live tree.
+#[derive(Debug, Args)]
+pub struct RootArgs {
+    /// Look slots' users up in DIR/etc/passwd (an image's root): an unknown
+    /// user is then an error, not a warning
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    #[command(flatten)]
+    pub users: RootArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
+    #[command(flatten)]
+    pub users: RootArgs,
     /// Target directory: must be empty or not exist yet
     #[arg(long, value_name = "DIR")]
     pub to: PathBuf,

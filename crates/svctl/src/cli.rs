@@ -147,15 +147,20 @@ Exit codes: 0 sent; 4 unknown slot; 100 bad usage; 111 system error.")]
     #[command(after_help = "Examples:
   svctl check
   svctl check --config-dir /etc/svkit
+  svctl check --root /mnt/image            users looked up in the image's /etc/passwd
 
 Prints one line per error, FILE:LINE:COL: FIELD: message.
+A slot's user missing from the passwd database is an error with --root, or
+inside the running container; elsewhere (a build host) a warning.
 Exit codes: 0 valid, 1 invalid, 100 bad usage, 111 unreadable config dir.")]
-    Check(ConfigArgs),
+    Check(CheckArgs),
     /// Render every declared slot into an empty directory (never a live scandir)
     #[command(after_help = "Examples:
   svctl render --to /tmp/slots
   svctl render --to ./out --config-dir ./svkit.d && cat ./out/*/run
 
+Renders what the container's root-run /init supervises (s6-setuidgid for
+slots with a user), whoever runs it. Users are checked as `svctl check` does.
 Nothing is written when the config is invalid.
 Exit codes: 0 rendered, 1 invalid config, 100 bad usage (e.g. DIR not empty), 111 system error.")]
     Render(RenderArgs),

@@ -190,7 +190,17 @@ fn a_closed_stdout_ends_quietly() {
     let scandir = tmp.path().join("scandir");
     std::fs::create_dir(&scandir).expect("mkdir");
     std::fs::create_dir(scandir.join("foreign")).expect("mkdir");
-    let (good, sd) = (good(), scandir.display().to_string());
+    // plan resolves the slots' user here: the good config's, with one
+    // this host has.
+    let cfg = tmp.path().join("cfg");
+    std::fs::create_dir(&cfg).expect("mkdir");
+    let text = std::fs::read_to_string(good().join("spec-example.json")).expect("read");
+    std::fs::write(
+        cfg.join("spec-example.json"),
+        text.replace(r#""user": "app""#, r#""user": "nobody""#),
+    )
+    .expect("write");
+    let (good, sd) = (cfg, scandir.display().to_string());
     let to = tmp.path().join("rendered").display().to_string();
     let good = good.to_str().expect("utf-8 path");
     let cases: &[(&[&str], i32)] = &[
@@ -321,4 +331,233 @@ fn status_of_an_unknown_slot_prints_no_empty_table() {
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "", "no empty table");
     assert!(err.contains("unknown slot nosuch"), "{err}");
+}
+
+/// A config dir holding `json` as `10.json`.
+fn config_dir(json: &[u8]) -> tempfile::TempDir {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(t.path().join("10.json"), json).expect("write");
+    t
+}
+
+/// An image root whose /etc/passwd knows `users`.
+fn image_root(users: &[&str]) -> tempfile::TempDir {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(t.path().join("etc")).expect("mkdir");
+    let mut text = String::from("root:x:0:0:root:/root:/bin/sh\n");
+    for (i, u) in users.iter().enumerate() {
+        text.push_str(&format!(
+            "{u}:x:{}:{}::/home/{u}:/bin/sh\n",
+            1000 + i,
+            1000 + i
+        ));
+    }
+    std::fs::write(t.path().join("etc/passwd"), text).expect("write");
+    t
+}
+
+/// The good config's user `app` does not exist on this build host: check
+/// and render warn, naming the `user` key's place; against an image root
+/// that lacks it, both fail and render writes nothing; against one that
+/// has it, not a word.
+#[test]
+fn unknown_user_warns_on_a_build_host_and_fails_against_an_image_root() {
+    assert!(
+        std::process::Command::new("getent")
+            .args(["passwd", "app"])
+            .output()
+            .is_ok_and(|o| !o.status.success()),
+        "this test needs a host without a user `app`"
+    );
+    let located = "spec-example.json:2:3: user: unknown user `app` (slots ";
+    let o = svctl()
+        .args(["check", "--config-dir"])
+        .arg(good())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("svctl: warning: ") && err.contains(located),
+        "{err}"
+    );
+    assert!(err.contains("--root DIR"), "{err}");
+
+    let without = image_root(&["other"]);
+    let with = image_root(&["app"]);
+    let out = tempfile::tempdir().expect("tempdir");
+    let to = out.path().join("slots");
+    let o = svctl()
+        .args(["check", "--config-dir"])
+        .arg(good())
+        .arg("--root")
+        .arg(without.path())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("svctl: fatal: invalid config in "), "{err}");
+    assert!(err.contains(located), "{err}");
+    assert!(
+        err.contains(&format!("not in {}/etc/passwd", without.path().display())),
+        "{err}"
+    );
+    let o = svctl()
+        .args(["render", "--config-dir"])
+        .arg(good())
+        .arg("--root")
+        .arg(without.path())
+        .arg("--to")
+        .arg(&to)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!to.exists(), "nothing written");
+    for verb in ["check", "render"] {
+        let mut c = svctl();
+        c.args([verb, "--config-dir"])
+            .arg(good())
+            .arg("--root")
+            .arg(with.path());
+        if verb == "render" {
+            c.arg("--to").arg(&to);
+        }
+        let o = c.output().expect("run");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{verb}: {err}");
+        assert!(!err.contains("unknown user"), "{verb}: {err}");
+    }
+    // Whoever runs it, render shows what the root-run tree supervises.
+    let run = std::fs::read_to_string(to.join("gateway-default/run")).expect("run");
+    assert!(run.contains("s6-setuidgid app "), "{run}");
+}
+
+/// Users that are not what s6-setuidgid takes: each an error at its `user`
+/// key. An empty one would be worst: s6-setuidgid runs the program as root.
+/// A numeric `uid:gid` needs no passwd entry (s6-setuidgid uses the ids).
+#[test]
+fn hostile_users_are_located_errors() {
+    let root = image_root(&[]);
+    let cases: &[(&[u8], &str)] = &[
+        (b"\"\"", "``: a user name must match"),
+        (br#""app\nroot""#, "a user name must match"),
+        (
+            br#""ap:p""#,
+            "a user is a login name or a numeric `uid:gid`",
+        ),
+        (
+            br#""app:""#,
+            "a user is a login name or a numeric `uid:gid`",
+        ),
+        (br#""4242""#, "a user name must match"),
+        (br#""\u00ffapp""#, "a user name must match"),
+        (b"\"app\xff\"", "invalid UTF-8"),
+    ];
+    for (user, why) in cases {
+        let mut json =
+            b"{\"slots\": [{\"name\": \"a\", \"command\": [\"x\"],\n  \"user\": ".to_vec();
+        json.extend_from_slice(user);
+        json.extend_from_slice(b"}]}");
+        let cfg = config_dir(&json);
+        let o = svctl()
+            .args(["check", "--config-dir"])
+            .arg(cfg.path())
+            .arg("--root")
+            .arg(root.path())
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let shown = String::from_utf8_lossy(user);
+        assert_eq!(o.status.code(), Some(1), "{shown}: {err}");
+        let at = format!("{}:2:", cfg.path().join("10.json").display());
+        assert!(err.contains(&at), "{shown}: not located: {err}");
+        assert!(err.contains(why), "{shown}: {err}");
+    }
+    let cfg = config_dir(br#"{"slots": [{"name": "a", "command": ["x"], "user": "4242:4242"}]}"#);
+    let o = svctl()
+        .args(["check", "--config-dir"])
+        .arg(cfg.path())
+        .arg("--root")
+        .arg(root.path())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// `svctl logs` needs the config for the log dir: an invalid one is
+/// reported with every error located, exit 1 as docs/svctl.md says, not
+/// as a slot without a log dir.
+#[test]
+fn logs_with_an_invalid_config() {
+    let cfg = config_dir(br#"{"slots": [{"name": "a", "command": [], "log": {"dir": "/tmp/x"}}]}"#);
+    let sd = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(sd.path().join("a")).expect("mkdir");
+    let o = svctl()
+        .args(["logs", "a", "--config-dir"])
+        .arg(cfg.path())
+        .arg("--scandir")
+        .arg(sd.path())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("svctl: fatal: invalid config in "), "{err}");
+    assert!(
+        err.contains(&format!("{}:1:", cfg.path().join("10.json").display()))
+            && err.contains("slots[0].command"),
+        "{err}"
+    );
+    assert!(!err.contains("no log dir"), "{err}");
+}
+
+/// docs/svctl.md says which verbs take `--scandir`: exactly those whose
+/// --help offers it; the others refuse it as bad usage.
+#[test]
+fn scandir_option_is_where_the_docs_say() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/svctl.md"))
+            .expect("docs/svctl.md");
+    assert!(
+        doc.contains("every verb but `check` and `render` takes `--scandir DIR`"),
+        "docs/svctl.md no longer says which verbs take --scandir"
+    );
+    let verbs = [
+        "status",
+        "start",
+        "stop",
+        "restart",
+        "wait",
+        "logs",
+        "plan",
+        "apply",
+        "register",
+        "unregister",
+        "signal",
+        "check",
+        "render",
+    ];
+    let help =
+        String::from_utf8(svctl().arg("--help").output().expect("run").stdout).expect("utf-8");
+    for v in verbs {
+        assert!(
+            help.contains(&format!("  {v} ")),
+            "{v} not in --help: {help}"
+        );
+        let h = svctl().args([v, "--help"]).output().expect("run");
+        let takes = String::from_utf8_lossy(&h.stdout).contains("--scandir");
+        assert_eq!(takes, !matches!(v, "check" | "render"), "{v}");
+        assert!(
+            String::from_utf8_lossy(&h.stdout).contains("--config-dir"),
+            "{v}"
+        );
+    }
+    for v in ["check", "render"] {
+        let o = svctl()
+            .args([v, "--scandir", "/run/service"])
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(100), "{v}");
+    }
 }

@@ -81,9 +81,17 @@ fn missing_scandir_and_unknown_slots() {
         e.starts_with("svctl: fatal: unable to read scandir /nonexistent/scandir: "),
         "{e}"
     );
-    // plan names the scandir once, with strerror's text only.
-    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/configs/good");
-    let o = svctl(&["plan", "--config-dir", good]);
+    // plan names the scandir once, with strerror's text only. (Its config
+    // has no user: plan looks users up first, and `app` of the good config
+    // is not on this host.)
+    let cfg = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        cfg.path().join("10.json"),
+        r#"{"slots": [{"name": "a", "command": ["x"]}]}"#,
+    )
+    .expect("write");
+    let cfg = cfg.path().to_str().expect("utf-8 path");
+    let o = svctl(&["plan", "--config-dir", cfg]);
     assert_eq!(o.status.code(), Some(111));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),

@@ -143,3 +143,36 @@ fn several_templates_need_slot() {
     assert!(!sbx.root().join("run/service/gw-x").exists());
     sbx.stop();
 }
+
+/// A `from_dir` holding a directory that cannot be an instance: each
+/// verb says so once (register and unregister load the config twice).
+#[test]
+fn from_dir_warnings_are_printed_once() {
+    if !sandbox_or_skip("from_dir_warnings_are_printed_once") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "gw-{instance}", "instances": { "names": ["default"], "from_dir": { "path": "/data/profiles" } },
+      "command": ["sleep", "1000"], "autostart": "always" }
+  ]
+}"#,
+    );
+    std::fs::create_dir_all(fx.data.path().join("profiles/Not A Name")).expect("mkdir");
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["gw-default"]);
+    let warning = "skipping discovered instance \"Not A Name\"";
+    for argv in [
+        &["svctl", "register", "eve"][..],
+        &["svctl", "unregister", "eve"][..],
+        &["svctl", "plan"][..],
+        &["svctl", "check"][..],
+    ] {
+        let o = sbx.exec(argv);
+        assert_eq!(err(&o).matches(warning).count(), 1, "{argv:?}: {}", err(&o));
+    }
+    sbx.stop();
+}

@@ -225,3 +225,103 @@ fn slot_user_controls_its_slots_but_cannot_apply() {
     assert!(err(&o).contains("needs root"), "{}", err(&o));
     sbx.stop();
 }
+
+const MIXED: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "mine", "command": ["sleep", "1000"], "autostart": "always",
+      "log": { "dir": "/data/logs/mine", "stdout": false } },
+    { "name": "theirs", "command": ["sleep", "1001"], "autostart": "always", "user": "root" }
+  ]
+}"#;
+
+/// As the slots' user, with a root slot beside them: status shows what it
+/// can read and marks the rest unreadable (exit 4: status unknown), where
+/// it used to fail with `Permission denied` (111). `plan` and `render` say
+/// what root's apply does, where they used to plan every slot as an
+/// update without `s6-setuidgid`.
+#[test]
+fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
+    if !sandbox_or_skip("slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would") {
+        return;
+    }
+    let fx = Fixture::new(MIXED);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["mine", "theirs"]);
+    wait_field(&sbx, "mine", "up", "true");
+    wait_field(&sbx, "theirs", "up", "true");
+
+    let o = sbx.exec_as("nobody", &["svctl", "status"]);
+    expect_code(&o, 4);
+    let t = stdout(&o);
+    let row = |name: &str| {
+        t.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_else(|| panic!("no {name} row: {t}"))
+    };
+    assert_eq!(row("mine")[1], "up", "{t}");
+    assert_eq!(
+        row("theirs")[..7],
+        [
+            "theirs",
+            "unreadable",
+            "?",
+            "?",
+            "permission",
+            "denied",
+            "?"
+        ],
+        "{t}"
+    );
+    assert!(
+        err(&o).contains("svctl: warning: status of theirs unreadable as uid 65534"),
+        "{}",
+        err(&o)
+    );
+    let o = sbx.exec_as("nobody", &["svctl", "status", "--json"]);
+    expect_code(&o, 4);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let theirs = slot(&doc, "theirs");
+    assert_eq!(theirs["state"], "unreadable", "{doc}");
+    assert!(
+        theirs["unreadable"]
+            .as_str()
+            .is_some_and(|s| s.contains("Permission denied")),
+        "{doc}"
+    );
+    assert!(theirs["up"].is_null() && theirs["supervised"].is_null());
+    let mine = slot(&doc, "mine");
+    assert_eq!(
+        (mine["state"].as_str(), mine["up"].as_bool()),
+        (Some("up"), Some(true))
+    );
+    assert!(mine["unreadable"].is_null(), "{doc}");
+    // Naming only one's own slots: the usual answer.
+    expect_code(&sbx.exec_as("nobody", &["svctl", "status", "mine"]), 0);
+    expect_code(&sbx.exec_as("nobody", &["svctl", "status", "theirs"]), 4);
+    // Root still sees everything.
+    let (rc, doc) = status_json(&sbx, &[]);
+    assert_eq!(rc, Some(0), "{doc}");
+
+    // plan as the user: what root's apply would do, i.e. nothing.
+    let o = sbx.exec_as("nobody", &["svctl", "plan"]);
+    expect_code(&o, 0);
+    let plan = stdout(&o);
+    assert_eq!(plan.lines().count(), 2, "{plan}");
+    assert!(
+        plan.lines().all(|l| l.contains("action=unchanged")),
+        "{plan}"
+    );
+    // render as the user and as root: the same files, dropping to nobody.
+    expect_code(
+        &sbx.exec_as("nobody", &["svctl", "render", "--to", "/tmp/as-nobody"]),
+        0,
+    );
+    expect_code(&sbx.exec(&["svctl", "render", "--to", "/tmp/as-root"]), 0);
+    let o = sbx.sh("diff -r /tmp/as-root /tmp/as-nobody && grep -c 's6-setuidgid nobody' /tmp/as-nobody/mine/run");
+    expect_code(&o, 0);
+    assert_eq!(stdout(&o).trim(), "1");
+    sbx.stop();
+}

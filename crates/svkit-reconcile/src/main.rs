@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         lock_timeout: Duration::from_millis(cli.lock_timeout),
         ..Default::default()
     };
-    let prepared = match reconcile::prepare(&config_dir) {
+    let prepared = match reconcile::prepare(&config_dir, &scandir) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
             msg::invalid_config(&config_dir, "nothing changed", &diags);

@@ -168,3 +168,47 @@ fn planted_symlink_is_refused() {
         "nothing created through the symlink"
     );
 }
+
+/// What docs/config.md says of `max_bytes` under a burst: s6-log writes
+/// all it has read (up to 8 KB of input, each line then timestamped)
+/// before it checks the size, so archives end above `max_bytes`, by less
+/// than one such write.
+#[test]
+fn a_burst_overshoots_max_bytes_by_less_than_one_read() {
+    if !have_s6_log("a_burst_overshoots_max_bytes_by_less_than_one_read") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("slot");
+    let (keep, max_bytes) = (50u32, 4096u32);
+    let script = tmp.path().join("log-run");
+    std::fs::write(&script, log_run(&dir, keep, max_bytes)).expect("write log/run");
+    let body: String = (0..2000)
+        .map(|i| format!("line {i:05} {}\n", "x".repeat(90)))
+        .collect();
+    let input = tmp.path().join("burst");
+    std::fs::write(&input, &body).expect("write burst");
+    let out = Command::new("/bin/sh")
+        .arg(&script)
+        .stdin(std::fs::File::open(&input).expect("open burst"))
+        .stdout(Stdio::null())
+        .output()
+        .expect("run log/run");
+    assert!(out.status.success(), "{out:?}");
+    let sizes: Vec<u64> = std::fs::read_dir(&dir)
+        .expect("log dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('@'))
+        .map(|e| e.metadata().expect("meta").len())
+        .collect();
+    assert!(!sizes.is_empty());
+    // One read of s6-log's 8 KB input buffer, each 101-byte line grown by
+    // its 31-byte timestamp.
+    let one_write = 8192 * (101 + 31) / 101;
+    for s in &sizes {
+        assert!(
+            *s > u64::from(max_bytes) && *s < u64::from(max_bytes) + one_write,
+            "archive of {s} bytes for max_bytes {max_bytes}: {sizes:?}"
+        );
+    }
+}

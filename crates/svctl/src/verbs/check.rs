@@ -2,14 +2,17 @@
 
 use svkit::msg::{self, exit::OK, Fatal};
 
-use crate::cli::ConfigArgs;
+use crate::cli::CheckArgs;
 
-pub fn run(args: &ConfigArgs) -> Result<u8, Fatal> {
-    let dir = args.dir();
+pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
+    let dir = args.config.dir();
     let v = match super::load(&dir)? {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
+    if let Err(code) = super::check_users(&dir, &v.model, args.users.root.as_deref())? {
+        return Ok(code);
+    }
     let m = &v.model;
     msg::out(format!(
         "{}: config ok: {} slot{}, {} redirect{}, {} file{} in {}\n",

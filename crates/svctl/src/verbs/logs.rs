@@ -12,18 +12,25 @@ use super::ctx::{unknown, Ctx};
 use crate::args::LogsArgs;
 
 pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
-    let ctx = Ctx::load(&args.at);
+    // The log dir is the config's: an invalid config is reported as every
+    // other verb that needs it does (every error, exit 1), not as a slot
+    // without a log dir.
+    let model = match super::load(&args.at.config.dir())? {
+        Ok(v) => v.model,
+        Err(code) => return Ok(code),
+    };
+    let ctx = Ctx {
+        scandir: args.at.scandir(),
+        model: Some(model),
+    };
     let name = &args.slot;
     if !ctx.known(name) && ctx.slot(name).is_none() {
         return Err(unknown(name));
     }
     let Some(dir) = ctx.log_dir(name) else {
-        let why = if ctx.model.is_some() {
-            "the slot has no log dir in the config (its output goes to docker logs)"
-        } else {
-            "the config could not be loaded"
-        };
-        msg::fatal(format_args!("unable to show the log of {name}: {why}"));
+        msg::fatal(format_args!(
+            "unable to show the log of {name}: the slot has no log dir in the config (its output goes to docker logs)"
+        ));
         return Ok(NOT_OK);
     };
     let dir = std::path::PathBuf::from(dir);

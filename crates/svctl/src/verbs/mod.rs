@@ -37,14 +37,23 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
 /// plan and status see it), printing warnings; an invalid config prints
 /// every error and yields `Err(exit code)` so callers stop before any write.
 pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
+    let v = load_quietly(dir)?;
+    if let Ok(v) = &v {
+        for w in &v.warnings {
+            msg::warn(w);
+        }
+    }
+    Ok(v)
+}
+
+/// [`load`] without printing the warnings: for a verb that loads again
+/// before it acts (`register` applies), whose second load prints them.
+pub(crate) fn load_quietly(
+    dir: &std::path::Path,
+) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
     use svkit::config::LoadError;
     match svkit::config::load(dir, &svkit::state::LiveInstances) {
-        Ok(v) => {
-            for w in &v.warnings {
-                msg::warn(w);
-            }
-            Ok(Ok(v))
-        }
+        Ok(v) => Ok(Ok(v)),
         Err(LoadError::Invalid(diags)) => {
             let n = diags.len();
             let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
@@ -56,4 +65,48 @@ pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Valida
             &source,
         )),
     }
+}
+
+/// The users check of the verbs that need no live tree (`check`,
+/// `render`): with `--root DIR`, against DIR/etc/passwd; else against this
+/// system's database, where an unknown user is an error only inside the
+/// running container (this system is then the image) and a warning
+/// elsewhere (a build host need not have the image's users). Errors are
+/// printed and yield `Err(exit code)`.
+pub(crate) fn check_users(
+    dir: &std::path::Path,
+    model: &svkit::config::Model,
+    root: Option<&std::path::Path>,
+) -> Result<Result<(), u8>, Fatal> {
+    use svkit::config::users::{unknown_users, PasswdFile, SystemUsers};
+    let (diags, strict) = match root {
+        Some(r) => {
+            let db = PasswdFile::under_root(r).map_err(|e| {
+                Fatal::io(
+                    format!("unable to read {}", r.join("etc/passwd").display()),
+                    &e,
+                )
+            })?;
+            (unknown_users(model, &db), true)
+        }
+        None => (
+            unknown_users(model, &SystemUsers),
+            svkit::container::s6_overlay_missing().is_none(),
+        ),
+    };
+    if diags.is_empty() {
+        return Ok(Ok(()));
+    }
+    if strict {
+        let n = diags.len();
+        let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
+        msg::invalid_config(dir, &tail, &diags);
+        return Ok(Err(exit::NOT_OK));
+    }
+    for d in &diags {
+        msg::warn(format_args!(
+            "{d} (it must exist in the image; --root DIR checks an image's root)"
+        ));
+    }
+    Ok(Ok(()))
 }

@@ -16,8 +16,8 @@ use crate::args::{ApplyArgs, PlanArgs};
 
 /// Loads and renders; an invalid config prints every error and yields the
 /// exit code.
-pub fn prepare(config_dir: &Path) -> Result<Result<Prepared, u8>, Fatal> {
-    match reconcile::prepare(config_dir) {
+pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Result<Prepared, u8>, Fatal> {
+    match reconcile::prepare(config_dir, scandir) {
         Ok(p) => {
             for w in &p.warnings {
                 msg::warn(w);
@@ -54,7 +54,7 @@ fn plan_json(plans: &[SlotPlan]) -> String {
 
 pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     let scandir = args.at.scandir();
-    let prepared = match prepare(&args.at.config.dir())? {
+    let prepared = match prepare(&args.at.config.dir(), &scandir)? {
         Ok(p) => p,
         Err(code) => return Ok(code),
     };
@@ -87,7 +87,7 @@ pub fn apply_now(
     opts: &ApplyOptions,
 ) -> Result<Result<Outcome, u8>, Fatal> {
     let fatal = |e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e);
-    let prepared = match prepare(config_dir)? {
+    let prepared = match prepare(config_dir, scandir)? {
         Ok(p) => p,
         Err(code) => return Ok(Err(code)),
     };

@@ -54,7 +54,9 @@ fn pick(args: &RegisterArgs, all: Vec<Template>) -> Result<Template, Fatal> {
 /// The config, template and expanded slot name, after every check.
 fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, String), u8>, Fatal> {
     let dir = args.at.config.dir();
-    let model = match super::load(&dir)? {
+    // The apply that follows loads the config again and prints its
+    // warnings: once is enough.
+    let model = match super::load_quietly(&dir)? {
         Ok(v) => v.model,
         Err(code) => return Ok(Err(code)),
     };

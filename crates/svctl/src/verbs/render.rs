@@ -16,17 +16,22 @@ use crate::cli::RenderArgs;
 pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
     let to = &args.to;
     let create = check_target(to)?;
-    let v = match super::load(&args.config.dir())? {
+    let dir = args.config.dir();
+    let v = match super::load(&dir)? {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
+    if let Err(code) = super::check_users(&dir, &v.model, args.users.root.as_deref())? {
+        return Ok(code);
+    }
     let facts = StartFacts {
         env: svkit::container::utf8_env(),
         // Desired states persisted by `svctl start/stop` are not read here:
         // a `remember` slot renders down, its default.
         remembered: Default::default(),
     };
-    let slots = render_all(&v.model, &RenderEnv::detect(), &facts);
+    // No live tree: what root's /init would supervise, whoever asks.
+    let slots = render_all(&v.model, &RenderEnv::detect(None), &facts);
     if create {
         fs::create_dir(to)
             .map_err(|e| Fatal::io(format!("unable to create {}", to.display()), &e))?;

@@ -46,7 +46,19 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     for n in &unknown {
         msg::warn(format_args!("unknown slot {n}: not in the scandir"));
     }
-    Ok(if !unknown.is_empty() {
+    let hidden: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.unreadable.is_some())
+        .map(|r| r.name.as_str())
+        .collect();
+    if !hidden.is_empty() {
+        msg::warn(format_args!(
+            "status of {} unreadable as uid {}: its supervise/ belongs to another user (root sees every slot)",
+            hidden.join(", "),
+            nix::unistd::geteuid()
+        ));
+    }
+    Ok(if !unknown.is_empty() || !hidden.is_empty() {
         UNKNOWN_SLOT
     } else if rows.iter().all(Row::in_wanted_state) {
         OK
@@ -56,13 +68,17 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
 }
 
 /// One slot's row. A slot whose supervisor is gone (or not there yet) is a
-/// row without status; only unreadable or corrupt status files are errors.
+/// row without status; so is one whose `supervise/` this user may not read
+/// (another user's slot), marked unreadable. Only other I/O errors and
+/// corrupt status files are errors.
 pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
     let dir = ctx.dir(name);
     let sys = |e: StatusError| Fatal::system(format!("unable to read status of {name}"), e);
-    let st = match read_slot(&dir) {
-        Ok(s) if supervisor_running(&dir).map_err(sys)? => Some(s),
-        Ok(_) | Err(StatusError::NotSupervised { .. }) => None,
+    let read = read_slot(&dir).and_then(|s| Ok((s, supervisor_running(&dir)?)));
+    let (st, unreadable) = match read {
+        Ok((s, true)) => (Some(s), None),
+        Ok((_, false)) | Err(StatusError::NotSupervised { .. }) => (None, None),
+        Err(e) if denied(&e) => (None, Some(e.to_string())),
         Err(e) => return Err(sys(e)),
     };
     let v = ctx.judge().verdict(name, st.as_ref(), SystemTime::now());
@@ -72,5 +88,12 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         st,
         v,
         log_dir: ctx.log_dir(name).map(str::to_string),
+        unreadable,
     })
+}
+
+/// Another user's `supervise/` (s6-supervise makes it 0700): shown as
+/// unreadable, not a reason to show nothing.
+fn denied(e: &StatusError) -> bool {
+    matches!(e, StatusError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
 }

@@ -19,11 +19,15 @@ pub struct Row {
     /// What svkit decides about it (desired, failed, done, ready).
     pub v: Verdict,
     pub log_dir: Option<String>,
+    /// Why this user cannot read the slot's status (another user's
+    /// `supervise/`); its status fields are then unknown.
+    pub unreadable: Option<String>,
 }
 
 /// The STATE column: failed and done win over up and down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
+    Unreadable,
     Unsupervised,
     Failed,
     Done,
@@ -34,6 +38,7 @@ pub enum State {
 impl State {
     pub fn as_str(self) -> &'static str {
         match self {
+            State::Unreadable => "unreadable",
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
             State::Done => "done",
@@ -46,6 +51,7 @@ impl State {
 impl Row {
     pub fn state(&self) -> State {
         match &self.st {
+            None if self.unreadable.is_some() => State::Unreadable,
             None => State::Unsupervised,
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
@@ -91,6 +97,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "ready": r.v.ready,
         "ready_overdue": r.v.ready_overdue,
         "log_dir": r.log_dir,
+        "unreadable": r.unreadable,
     });
     let Value::Object(mut o) = base else {
         return Value::Null;
@@ -111,6 +118,15 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "ready_since_tai64n": s.raw.ready_stamp.to_string(),
             "last_exit": last_exit_json(s.last_exit),
             "deaths": s.deaths,
+        }),
+        // Unknown, not false: this user may not read it.
+        None if r.unreadable.is_some() => json!({
+            "supervised": null, "failed": null, "why": null, "done": null,
+            "ready_overdue": null, "notified": null,
+            "up": null, "want": null, "normally": null, "ready": null,
+            "paused": null, "finishing": null, "never_started": null,
+            "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
+            "ready_since_tai64n": null, "last_exit": null, "deaths": null,
         }),
         None => json!({
             "up": false, "want": null, "normally": null, "notified": false,
@@ -151,6 +167,9 @@ pub fn human_secs(s: u64) -> String {
 
 /// The UPTIME/EXIT column.
 fn info(r: &Row, now: SystemTime) -> String {
+    if let (None, Some(_)) = (&r.st, &r.unreadable) {
+        return "permission denied".into();
+    }
     let Some(s) = &r.st else {
         return "supervisor not running".into();
     };
@@ -171,12 +190,12 @@ fn info(r: &Row, now: SystemTime) -> String {
 
 /// The READY column: the one rule of `health::ready`, and `timeout` once
 /// the readiness check gave up.
-fn ready_cell(r: &Row) -> &'static str {
+fn ready_cell(r: &Row, none: &'static str) -> &'static str {
     match &r.st {
         Some(s) if s.up && r.v.ready => "yes",
         Some(s) if s.up && r.v.ready_overdue => "timeout",
         Some(s) if s.up => "no",
-        _ => "-",
+        _ => none,
     }
 }
 
@@ -191,7 +210,7 @@ fn colour_of(r: &Row) -> &'static str {
         State::Up if r.in_wanted_state() => GREEN,
         State::Down | State::Done if r.in_wanted_state() => DIM,
         State::Failed | State::Unsupervised => RED,
-        State::Up | State::Down | State::Done => YELLOW,
+        State::Up | State::Down | State::Done | State::Unreadable => YELLOW,
     }
 }
 
@@ -214,15 +233,17 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
         .iter()
         .map(|r| {
             let s = r.st.as_ref();
+            // Unknown to this user: `?`, not `-` (which means "none").
+            let none = if r.unreadable.is_some() { "?" } else { "-" };
             let mut c = vec![
                 r.name.clone(),
                 r.state().as_str().to_string(),
-                s.map_or("-", |s| updown(s.want_up)).to_string(),
+                s.map_or(none, |s| updown(s.want_up)).to_string(),
                 s.and_then(|s| s.pid)
-                    .map_or_else(|| "-".into(), |p| p.to_string()),
+                    .map_or_else(|| none.into(), |p| p.to_string()),
                 info(r, now),
-                ready_cell(r).into(),
-                s.map_or_else(|| "-".into(), |s| s.deaths.to_string()),
+                ready_cell(r, none).into(),
+                s.map_or_else(|| none.into(), |s| s.deaths.to_string()),
             ];
             if with_log {
                 c.push(r.log_dir.clone().unwrap_or_else(|| "-".into()));

@@ -42,6 +42,7 @@ fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
             ..v
         },
         log_dir: log.map(str::to_string),
+        unreadable: None,
     }
 }
 
@@ -100,6 +101,7 @@ fn rows() -> Vec<Row> {
             st: None,
             v: plain(),
             log_dir: None,
+            unreadable: None,
         },
     ]
 }
@@ -204,7 +206,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 25);
+    assert_eq!(keys(gw).len(), 26);
 }
 
 #[test]
@@ -214,4 +216,66 @@ fn durations() {
     assert_eq!(human_secs(60), "1m00s");
     assert_eq!(human_secs(3600), "1h00m");
     assert_eq!(human_secs(86400 * 2 + 3600 * 5), "2d05h");
+}
+
+/// Another user's slot: a row that says so, `?` where a value is unknown
+/// (not `-`, which means none), null in JSON.
+#[test]
+fn unreadable_slot() {
+    let r = Row {
+        name: "other".into(),
+        ours: true,
+        st: None,
+        v: Verdict {
+            desired_up: true,
+            ..plain()
+        },
+        log_dir: Some("/data/logs/other".into()),
+        unreadable: Some(
+            "unable to read /run/service/other/supervise/status: Permission denied".into(),
+        ),
+    };
+    assert!(!r.in_wanted_state());
+    let t = table(std::slice::from_ref(&r), now(), false);
+    let line = t.lines().nth(1).expect("row");
+    let cells: Vec<&str> = line.split("  ").filter(|c| !c.is_empty()).collect();
+    assert_eq!(
+        cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
+        [
+            "other",
+            "unreadable",
+            "?",
+            "?",
+            "permission denied",
+            "?",
+            "?",
+            "/data/logs/other"
+        ],
+        "{t}"
+    );
+    let j = row_json(&r, now());
+    assert_eq!(j["state"], "unreadable");
+    assert!(j["unreadable"]
+        .as_str()
+        .is_some_and(|s| s.ends_with("Permission denied")));
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().expect("obj").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&j), keys(&row_json(&rows()[0], now())));
+    for k in [
+        "supervised",
+        "failed",
+        "up",
+        "ready",
+        "pid",
+        "deaths",
+        "last_exit",
+    ] {
+        assert!(j[k].is_null(), "{k}: {j}");
+    }
+    assert_eq!(j["desired"], "up");
+    let j = row_json(&rows()[0], now());
+    assert!(j["unreadable"].is_null(), "{j}");
 }

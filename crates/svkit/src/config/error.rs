@@ -47,6 +47,22 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// Where a value was written (file, line and column, field path): kept in
+/// the model for checks that can only be made later, such as whether a
+/// `user` exists on the machine the slots run on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    pub file: PathBuf,
+    pub pos: Option<Pos>,
+    pub path: String,
+}
+
+impl Site {
+    pub fn diag(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.file, self.pos, Some(self.path.clone()), message)
+    }
+}
+
 /// Something odd that does not make the config invalid (e.g. a discovered
 /// instance directory whose name cannot be a slot name: skipped).
 #[derive(Debug, Clone, PartialEq, Eq)]

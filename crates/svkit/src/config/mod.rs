@@ -21,13 +21,14 @@ pub mod parse;
 pub mod raw;
 mod redirect;
 mod slot;
+pub mod users;
 pub mod validate;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 pub use discover::{FixedInstances, FsInstances, InstanceSource};
-pub use error::{Diagnostic, LoadError, Warning};
+pub use error::{Diagnostic, LoadError, Site, Warning};
 pub use model::*;
 pub use validate::{validate, Validated};
 

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::error::Site;
+
 /// Default `sentinel_env`.
 pub const DEFAULT_SENTINEL_ENV: &str = "SVKIT_SLOT";
 /// Default `state_dir`.
@@ -27,6 +29,8 @@ pub struct Model {
     pub files: Vec<PathBuf>,
     /// Default user of every slot (a slot may override it).
     pub user: Option<String>,
+    /// Where that user was set (the last layer that sets it).
+    pub user_site: Option<Site>,
     pub state_dir: String,
     pub sentinel_env: String,
     pub default_program: Option<String>,
@@ -74,6 +78,9 @@ pub struct Slot {
     /// Effective user: the slot's own, else the top-level one. `None` (or
     /// `root`) means no privilege drop.
     pub user: Option<String>,
+    /// Where that user was set: the slot's own `user` key, else the
+    /// top-level one.
+    pub user_site: Option<Site>,
     pub cwd: Option<String>,
     pub env: BTreeMap<String, String>,
     pub autostart: Autostart,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::Diagnostic;
+use super::error::{Diagnostic, Site};
 use super::json_pos::{FieldPath, Pos, Spans};
 use super::raw::{RawRedirect, RawSlot, RawTop, TOP_KEYS};
 
@@ -35,6 +35,14 @@ pub struct Layer {
 impl Layer {
     pub fn pos(&self, path: &FieldPath) -> Option<Pos> {
         self.spans.pos_of(path)
+    }
+
+    pub fn site(&self, path: &FieldPath) -> Site {
+        Site {
+            file: self.file.clone(),
+            pos: self.pos(path),
+            path: path.to_string(),
+        }
     }
 
     pub fn diag(&self, path: &FieldPath, message: impl Into<String>) -> Diagnostic {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::error::Diagnostic;
+use super::error::{Diagnostic, Site};
 use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
@@ -111,21 +111,24 @@ pub(crate) fn build_slot(
     raw: &RawSlot,
     name: String,
     origin: Origin,
-    top_user: Option<&str>,
+    top_user: Option<&(String, Site)>,
 ) -> Slot {
     let b = ctx.base.clone();
     let command = ctx.argv(&b.key("command"), &raw.command, "command");
 
-    let user = match &raw.user {
+    let (user, user_site) = match &raw.user {
         Some(u) => {
             let p = b.key("user");
             let u = ctx.expand(&p, u);
             if let Err(e) = check_user(&u) {
                 ctx.err(&p, format!("`{u}`: {e}"));
             }
-            Some(u)
+            (Some(u), Some(ctx.layer.site(&p)))
         }
-        None => top_user.map(str::to_string),
+        None => match top_user {
+            Some((u, site)) => (Some(u.clone()), Some(site.clone())),
+            None => (None, None),
+        },
     };
     let cwd = raw.cwd.as_ref().map(|c| ctx.abs_path(&b.key("cwd"), c));
 
@@ -196,6 +199,7 @@ pub(crate) fn build_slot(
         origin,
         command,
         user,
+        user_site,
         cwd,
         env,
         autostart,

@@ -81,7 +81,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     for l in layers {
         if let Some(u) = &l.top.user {
             match check_user(u) {
-                Ok(()) => user = Some(u.clone()),
+                Ok(()) => user = Some((u.clone(), l.site(&root.key("user")))),
                 Err(e) => diags.push(l.diag(&root.key("user"), format!("`{u}`: {e}"))),
             }
         }
@@ -144,7 +144,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             index: *idx,
             template: raw.name.clone(),
         };
-        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_deref());
+        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
         (slot, ctx.diags)
     });
     for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
@@ -191,7 +191,10 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))
         .map(|(_, r)| Template {
             name: r.name.clone(),
-            user: r.user.clone().or_else(|| user.clone()),
+            user: r
+                .user
+                .clone()
+                .or_else(|| user.as_ref().map(|(u, _)| u.clone())),
         })
         .collect();
 
@@ -199,7 +202,8 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         Ok(Validated {
             model: Model {
                 files: layers.iter().map(|l| l.file.clone()).collect(),
-                user,
+                user_site: user.as_ref().map(|(_, s)| s.clone()),
+                user: user.map(|(u, _)| u),
                 state_dir,
                 sentinel_env,
                 default_program,

@@ -15,11 +15,21 @@ pub struct Prepared {
     pub warnings: Vec<String>,
 }
 
-pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
+/// Load, check and render for the tree of `scandir`. When that tree runs as
+/// root, every slot's user must exist here (slots drop to it with
+/// `s6-setuidgid`): an unknown one is a config error at its `user` key,
+/// found before anything is written.
+pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Prepared, LoadError> {
     // Includes instances registered at runtime (`svctl register`).
     let validated = config::load(config_dir, &state::LiveInstances)?;
+    if RenderEnv::detect(Some(scandir)).as_root {
+        let unknown = config::users::unknown_users(&validated.model, &config::users::SystemUsers);
+        if !unknown.is_empty() {
+            return Err(LoadError::Invalid(unknown));
+        }
+    }
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
-    let desired = desired(&validated.model, &mut warnings);
+    let desired = desired(&validated.model, scandir, &mut warnings);
     Ok(Prepared {
         model: validated.model,
         desired,
@@ -27,8 +37,9 @@ pub fn prepare(config_dir: &Path) -> Result<Prepared, LoadError> {
     })
 }
 
-/// The slots reconcile should make of a loaded model.
-pub fn desired(model: &Model, warnings: &mut Vec<String>) -> Vec<RenderedSlot> {
+/// The slots reconcile should make of a loaded model, for the tree of
+/// `scandir`.
+pub fn desired(model: &Model, scandir: &Path, warnings: &mut Vec<String>) -> Vec<RenderedSlot> {
     let facts = health::start_facts(model, warnings);
-    render_all(model, &RenderEnv::detect(), &facts)
+    render_all(model, &RenderEnv::detect(Some(scandir)), &facts)
 }

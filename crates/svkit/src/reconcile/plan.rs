@@ -89,7 +89,9 @@ const OWNER_UID: u32 = 0;
 
 pub fn plan(scandir: &Path, desired: &[RenderedSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
     let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
-    let uid_matters = nix::unistd::geteuid().is_root();
+    // Root's apply makes root own every file: a plan, whoever runs it,
+    // says what that apply would change.
+    let uid_matters = crate::render::tree_is_root(scandir);
     let mut plans = Vec::new();
     for slot in desired {
         let dir = scandir.join(&slot.name);

@@ -51,7 +51,7 @@ pub fn execute(
         .any(|s| !scandir.join(s).is_dir());
     let mut warnings = Vec::new();
     if missing {
-        let desired = reconcile::desired(model, &mut warnings);
+        let desired = reconcile::desired(model, scandir, &mut warnings);
         reconcile::apply(scandir, &desired, &ApplyOptions::default())
             .map_err(RedirectError::Reconcile)?;
     }

@@ -33,8 +33,11 @@ impl RenderEnv {
     }
 
     /// Look at this machine: `/command/with-contenv`, `SVKIT_S6_BIN` (else
-    /// `/command` when present, else `PATH`), the effective uid.
-    pub fn detect() -> RenderEnv {
+    /// `/command` when present, else `PATH`), and who runs the supervision
+    /// tree of `scandir` ([`tree_is_root`]; `None`, no live tree: root, as
+    /// an image's `/init` runs it). Never the caller's uid: what an operator
+    /// plans as the slots' user is what root would apply.
+    pub fn detect(scandir: Option<&Path>) -> RenderEnv {
         let s6_bin = match crate::container::setting(S6_BIN_ENV) {
             Some(d) => Some(d),
             None if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
@@ -45,7 +48,16 @@ impl RenderEnv {
                 .is_file()
                 .then(|| WITH_CONTENV.to_string()),
             s6_bin,
-            as_root: nix::unistd::geteuid().is_root(),
+            as_root: scandir.is_none_or(tree_is_root),
         }
     }
+}
+
+/// Whether the supervision tree of `scandir` runs as root: the scandir is
+/// made by whoever boots the tree (s6-overlay's preinit as root, or a
+/// non-root tree's own user), so its owner tells. A scandir that does not
+/// exist yet is a root tree's, as in every image that boots `/init` as root.
+pub fn tree_is_root(scandir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(scandir).map_or(true, |m| m.uid() == 0)
 }

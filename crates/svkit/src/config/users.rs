@@ -1,0 +1,217 @@
+//! Whether the users slots drop to exist where the slots run. Validation
+//! checks how a `user` is spelled; whether a passwd database knows it is a
+//! fact of a machine, checked here against the one the caller names: this
+//! system's (the boot, `plan`, `apply`) or an image's root (`svctl check
+//! --root`). `s6-setuidgid NAME` looks the name up when the slot starts;
+//! `uid:gid` needs no entry.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::error::{Diagnostic, Site};
+use super::model::Model;
+
+/// A passwd database.
+pub trait UserDb {
+    /// Whether `name` has an entry; `Err` says why the database could not
+    /// answer.
+    fn exists(&self, name: &str) -> Result<bool, String>;
+    /// How messages name it: "this system's passwd database".
+    fn describe(&self) -> String;
+}
+
+/// This system's database, through the C library (what `s6-setuidgid`
+/// run here would see).
+pub struct SystemUsers;
+
+impl UserDb for SystemUsers {
+    fn exists(&self, name: &str) -> Result<bool, String> {
+        match nix::unistd::User::from_name(name) {
+            Ok(u) => Ok(u.is_some()),
+            Err(e) => Err(e.desc().to_string()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        "this system's passwd database".into()
+    }
+}
+
+/// The `etc/passwd` file of an image's root directory: the file a static
+/// `s6-setuidgid` in that image reads.
+pub struct PasswdFile {
+    path: PathBuf,
+    names: BTreeSet<String>,
+}
+
+impl PasswdFile {
+    pub fn under_root(root: &Path) -> std::io::Result<PasswdFile> {
+        let path = root.join("etc/passwd");
+        let bytes = std::fs::read(&path)?;
+        Ok(PasswdFile::parse(path, &bytes))
+    }
+
+    /// `name:passwd:uid:gid:gecos:home:shell` lines; anything else is not
+    /// an entry.
+    pub fn parse(path: PathBuf, bytes: &[u8]) -> PasswdFile {
+        let names = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| l.iter().filter(|&&b| b == b':').count() >= 3)
+            .filter_map(|l| l.split(|&b| b == b':').next())
+            .filter_map(|n| std::str::from_utf8(n).ok())
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect();
+        PasswdFile { path, names }
+    }
+}
+
+impl UserDb for PasswdFile {
+    fn exists(&self, name: &str) -> Result<bool, String> {
+        Ok(self.names.contains(name))
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// How many slot names a message lists before "and N more".
+const NAMED_SLOTS: usize = 3;
+
+/// One diagnostic per `user` value (where it was written) that `db` does
+/// not know, naming the slots that would drop to it. Slots that do not
+/// drop (`root`) and numeric `uid:gid` users are not looked up.
+pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
+    let mut answers: BTreeMap<&str, Result<bool, String>> = BTreeMap::new();
+    // (file, field path, user) -> (where, slots), in declaration order.
+    let mut missing: BTreeMap<(PathBuf, String, &str), (&Site, Vec<&str>)> = BTreeMap::new();
+    let mut order = Vec::new();
+    for slot in &model.slots {
+        let (Some(user), Some(site)) = (slot.run_as(), slot.user_site.as_ref()) else {
+            continue;
+        };
+        if user.contains(':') {
+            continue;
+        }
+        let known = answers.entry(user).or_insert_with(|| db.exists(user));
+        if matches!(known, Ok(true)) {
+            continue;
+        }
+        let key = (site.file.clone(), site.path.clone(), user);
+        let entry = missing.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            (site, Vec::new())
+        });
+        entry.1.push(&slot.name);
+    }
+    order
+        .into_iter()
+        .filter_map(|key| {
+            let (site, slots) = missing.get(&key)?;
+            let user = key.2;
+            let why = match answers.get(user) {
+                Some(Err(e)) => format!("{} could not be read: {e}", db.describe()),
+                _ => format!("not in {}", db.describe()),
+            };
+            Some(site.diag(format!(
+                "unknown user `{user}` ({}): {why}; s6-setuidgid could not start the slot as it",
+                slot_list(slots)
+            )))
+        })
+        .collect()
+}
+
+fn slot_list(slots: &[&str]) -> String {
+    let word = if slots.len() == 1 { "slot" } else { "slots" };
+    let mut s = format!(
+        "{word} {}",
+        slots[..slots.len().min(NAMED_SLOTS)].join(", ")
+    );
+    if slots.len() > NAMED_SLOTS {
+        s.push_str(&format!(" and {} more", slots.len() - NAMED_SLOTS));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{load_layers, FixedInstances};
+
+    fn model(json: &str) -> Model {
+        let files = vec![(
+            PathBuf::from("/etc/svkit/10.json"),
+            json.as_bytes().to_vec(),
+        )];
+        load_layers(&files, &FixedInstances::default())
+            .expect("valid")
+            .model
+    }
+
+    fn db(text: &str) -> PasswdFile {
+        PasswdFile::parse(PathBuf::from("/img/etc/passwd"), text.as_bytes())
+    }
+
+    #[test]
+    fn passwd_lines() {
+        let d = db(
+            "root:x:0:0:root:/root:/bin/sh\n\napp:x:1000:1000::/data:/bin/sh\n# note\nbroken:x\n",
+        );
+        assert_eq!(d.exists("app"), Ok(true));
+        assert_eq!(d.exists("root"), Ok(true));
+        assert_eq!(d.exists("broken"), Ok(false));
+        assert_eq!(d.exists("# note"), Ok(false));
+    }
+
+    #[test]
+    fn one_diagnostic_per_place_naming_its_slots() {
+        let m = model(
+            r#"{
+  "user": "app",
+  "slots": [
+    { "name": "a", "command": ["x"] },
+    { "name": "b", "command": ["x"] },
+    { "name": "w-{instance}", "instances": {"names": ["1", "2"]}, "command": ["x"], "user": "w{instance}" },
+    { "name": "r", "command": ["x"], "user": "root" },
+    { "name": "n", "command": ["x"], "user": "4242:4242" },
+    { "name": "k", "command": ["x"], "user": "known" }
+  ]
+}"#,
+        );
+        let d: Vec<String> = unknown_users(&m, &db("known:x:1:1::/:/bin/sh\n"))
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        assert_eq!(
+            d,
+            [
+                "/etc/svkit/10.json:2:3: user: unknown user `app` (slots a, b): not in /img/etc/passwd; s6-setuidgid could not start the slot as it",
+                "/etc/svkit/10.json:6:85: slots[2].user: unknown user `w1` (slot w-1): not in /img/etc/passwd; s6-setuidgid could not start the slot as it",
+                "/etc/svkit/10.json:6:85: slots[2].user: unknown user `w2` (slot w-2): not in /img/etc/passwd; s6-setuidgid could not start the slot as it",
+            ]
+        );
+        assert!(unknown_users(
+            &m,
+            &db("app:x:1:1::/:\nw1:x:2:2::/:\nw2:x:3:3::/:\nknown:x:4:4::/:\n")
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn many_slots_are_counted() {
+        let m = model(
+            r#"{"user": "app", "slots": [
+  {"name": "a", "command": ["x"]}, {"name": "b", "command": ["x"]},
+  {"name": "c", "command": ["x"]}, {"name": "d", "command": ["x"]},
+  {"name": "e", "command": ["x"]}]}"#,
+        );
+        let d = unknown_users(&m, &db(""));
+        assert_eq!(d.len(), 1);
+        assert!(
+            d[0].message.contains("(slots a, b, c and 2 more)"),
+            "{}",
+            d[0]
+        );
+    }
+}
