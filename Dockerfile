@@ -16,8 +16,8 @@
 # registry for the frontend itself.
 #
 # Offline / air-gapped (docs/image.md, "Building offline"): put the
-# s6-overlay tarballs and their SHA256SUMS in dist/s6-overlay/, the five
-# prebuilt binaries in dist/bin/, then
+# s6-overlay tarballs and their SHA256SUMS in dist/s6-overlay/, the two
+# prebuilt binaries (`svkit` and the demo's `app`) in dist/bin/, then
 #
 #   docker build --target prebuilt --build-arg S6_OVERLAY_SOURCE=local -t svkit-demo .
 #
@@ -232,17 +232,19 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 
 ############################################################################
 # Stage `prebuilt` (offline path, `--target prebuilt`): base + the binaries
-# from the build context's dist/bin/, built beforehand on a glibc-compatible
-# host (Debian bookworm) with
-#   cargo build --release --locked -p svkit-reconcile -p svkit-wrap -p svctl \
-#     -p svkit-lifeline -p svkit-demo-app
+# from the build context's dist/bin/, built beforehand (static: any Linux
+# host of the image's architecture will do) with
+#   cargo build --release --locked -p svkit-multicall -p svkit-demo-app
 # It sits BEFORE the builder stage on purpose: the legacy builder builds every
 # stage up to the target, and must not need the rust image for this one.
 ############################################################################
 FROM base AS prebuilt
-# svkit and the demo app. /usr/local/bin is on the PATH that /init hands to
-# cont-init hooks, the CMD and the slots' run scripts.
-COPY dist/bin/svkit-reconcile dist/bin/svkit-wrap dist/bin/svctl dist/bin/svkit-lifeline dist/bin/app /usr/local/bin/
+# svkit (one static multi-call binary) and the demo app. /usr/local/bin is
+# on the PATH that /init hands to cont-init hooks, the CMD and the slots'
+# run scripts. `svkit --list` names the programs; a symlink of that name
+# runs each (svkit-wrap, svctl, ...), as in the release tarball.
+COPY dist/bin/svkit dist/bin/app /usr/local/bin/
+RUN for p in $(svkit --list); do ln -s svkit "/usr/local/bin/${p}"; done
 
 ############################################################################
 # Stage `builder`: build only the release binaries the image ships.
@@ -258,10 +260,13 @@ WORKDIR /src
 # .dockerignore keeps target/, .git and the docs out of the context.
 COPY Cargo.toml Cargo.lock ./
 COPY crates/ crates/
+# Static binaries (crt-static), built for the host tuple named explicitly.
+COPY .cargo/ .cargo/
 
 # --locked: build exactly the versions in Cargo.lock, fail if it is stale.
-# -p ...: only what the image needs (the four svkit binaries and the demo app
-# `app`); the dev-only crates are never built.
+# -p ...: only what the image needs (`svkit`, the multi-call binary of the
+# four svkit programs, and the demo app `app`); the dev-only crates are
+# never built. .cargo/config.toml puts them in target/HOST-TUPLE/release/.
 # The cache mounts keep the crates.io download cache and target/ between
 # builds. target/ is a cache mount, so the binaries are copied out to /out in
 # the same step (the mount is not part of the image layer); it is keyed by
@@ -269,21 +274,16 @@ COPY crates/ crates/
 # another platform's binary.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target,id=svkit-target-${TARGETARCH},sharing=locked \
-    cargo build --release --locked \
-        -p svkit-reconcile -p svkit-wrap -p svctl -p svkit-lifeline -p svkit-demo-app \
+    cargo build --release --locked -p svkit-multicall -p svkit-demo-app \
+ && rel="target/$(rustc --print host-tuple)/release" \
  && mkdir -p /out \
- && install -m 0755 \
-        target/release/svkit-reconcile \
-        target/release/svkit-wrap \
-        target/release/svctl \
-        target/release/svkit-lifeline \
-        target/release/app \
-        /out/
+ && install -m 0755 "${rel}/svkit" "${rel}/app" /out/ \
+ && for p in $(/out/svkit --list); do ln -s svkit "/out/${p}"; done
 
 ############################################################################
 # The default target: base + the binaries of the builder stage.
 ############################################################################
 FROM base
-# svkit and the demo app. /usr/local/bin is on the PATH that /init hands to
-# cont-init hooks, the CMD and the slots' run scripts.
+# svkit, its symlinks and the demo app. /usr/local/bin is on the PATH that
+# /init hands to cont-init hooks, the CMD and the slots' run scripts.
 COPY --from=builder /out/ /usr/local/bin/

@@ -10,7 +10,7 @@ export SVKIT_CACHE
 # the dir of (built once from ../shared/third_party, then cached).
 S6_OVERLAY = SVKIT_S6_OVERLAY="$$(tests/s6-overlay/build.sh)"
 
-.PHONY: all build release deps s6-overlay test lint bench demo bless clean test-docker completions
+.PHONY: all build release dist deps s6-overlay test lint bench demo bless clean test-docker completions
 
 all: build
 
@@ -18,10 +18,13 @@ all: build
 # namespaces, musl-tools to build s6-overlay, docker.io and mmdebstrap for
 # the real engine and its local base image, Debian's s6 for the host-side
 # tests of the renderer, shellcheck for every script, zsh, fish and groff
-# to check the generated completions and man pages.
+# to check the generated completions and man pages, file to check that the
+# shipped binaries are static (the scratch scenario downloads Debian's
+# busybox-static itself, with apt-get download).
 DEB_TOOLS = unshare:util-linux ip:iproute2 xz:xz-utils musl-gcc:musl-tools git:git \
 	s6-svscan:s6 execlineb:execline shellcheck:shellcheck dockerd:docker.io \
-	mmdebstrap:mmdebstrap sha256sum:coreutils zsh:zsh fish:fish groff:groff-base
+	mmdebstrap:mmdebstrap sha256sum:coreutils zsh:zsh fish:fish groff:groff-base \
+	file:file
 deps:
 	@missing=""; \
 	for t in $(DEB_TOOLS); do \
@@ -47,6 +50,11 @@ build:
 
 release:
 	$(CARGO) build --workspace --release
+
+# The release tarball: dist/svkit-VERSION-ARCH.tar.xz (static binaries and
+# the s6-overlay hooks, extracted at /; docs/image.md) and dist/SHA256SUMS.
+dist:
+	CARGO=$(CARGO) dist/build.sh
 
 lint:
 	$(CARGO) fmt --all -- --check

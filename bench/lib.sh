@@ -39,7 +39,8 @@ host_ready() {
   local heading=$1 built=1 why=
   shift
   cd "$(dirname "$0")/.." || exit 111
-  REL=target/release
+  # .cargo/config.toml builds for the host tuple, named: target/TUPLE/.
+  REL=target/$(rustc --print host-tuple)/release
   while [ "$1" != -- ]; do
     [ -x "$REL/$1" ] || built=0
     shift

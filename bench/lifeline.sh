@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-BIN=${SVKIT_LIFELINE:-target/release/svkit-lifeline}
+BIN=${SVKIT_LIFELINE:-target/$(rustc --print host-tuple)/release/svkit-lifeline}
 N=${LIFELINE_BENCH_PROCS:-2000}
 RUNS=${LIFELINE_BENCH_RUNS:-7}
 PY=$(command -v python3)

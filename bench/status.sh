@@ -4,7 +4,7 @@
 # floor, `cat */supervise/status`. Side by side, one run, same machine.
 set -eu
 cd "$(dirname "$0")/.."
-sbx=./target/release/svkit-sandbox
+sbx=./target/$(rustc --print host-tuple)/release/svkit-sandbox
 n=200
 
 conf=$(mktemp -d)

@@ -8,6 +8,10 @@
 #   tests/docker/engine.sh down       stop dockerd, only if `up` started it
 #   tests/docker/engine.sh image TAG  build the Dockerfile's offline path
 #                                     (--target prebuilt, S6_OVERLAY_SOURCE=local)
+#   tests/docker/engine.sh scratch-image TAG
+#                                     build tests/docker/scratch.Dockerfile:
+#                                     FROM scratch, busybox-static, s6-overlay,
+#                                     `make dist`'s tarball; no libc
 #
 # `up`, when no engine answers and run as root: installs what is missing of
 # Debian's docker.io and mmdebstrap, starts `dockerd --iptables=false
@@ -20,13 +24,18 @@
 # alone.
 #
 # `image TAG`: the s6-overlay tarballs from tests/s6-overlay/build.sh (built
-# from source, cached) go to dist/s6-overlay/ with their SHA256SUMS, the five
-# release binaries (cargo build --release on this host, Debian bookworm) go to
-# dist/bin/, then
+# from source, cached) go to dist/s6-overlay/ with their SHA256SUMS, the two
+# static release binaries (`svkit`, the multi-call binary, and the demo's
+# `app`; cargo build --release on this host) go to dist/bin/, then
 #   docker build --force-rm --network host --target prebuilt \
 #     --build-arg S6_OVERLAY_SOURCE=local -t TAG .
 # With the legacy builder (a client without buildx) that builds the stages
 # base and prebuilt only; the rust image is never needed.
+#
+# `scratch-image TAG`: Debian's busybox-static (`apt-get download`, cached
+# as $SVKIT_CACHE/busybox-static_VERSION.deb, VERSION apt's candidate; a
+# cached one is used when apt knows no candidate), the s6-overlay tarballs,
+# dist/build.sh's tarball and the demo app, built FROM scratch.
 #
 # Environment:
 #   SVKIT_CACHE    cache root (default /var/cache/svkit)
@@ -51,7 +60,7 @@ CARGO=${CARGO:-cargo}
 PIDFILE=/run/svkit-test-dockerd.pid
 BASE_IMAGE=debian:bookworm-slim
 BASE_TAR=$CACHE/debian-bookworm-minbase.tar
-BINARIES="svkit-reconcile svkit-wrap svctl svkit-lifeline app"
+BINARIES="svkit app"
 
 engine_answers() { "$DOCKER" info >/dev/null 2>&1; }
 
@@ -188,9 +197,11 @@ cmd_image() {
   # so what make built is reused instead of built again for a subset.
   say "binaries: $CARGO build --release --workspace"
   (cd "$ROOT" && "$CARGO" build --release --workspace) >&2 || fail "cargo build failed"
+  rel=$ROOT/target/$(rustc --print host-tuple)/release
   mkdir -p "$ROOT/dist/bin"
+  rm -f "$ROOT/dist/bin/svkit-reconcile" "$ROOT/dist/bin/svkit-wrap" "$ROOT/dist/bin/svctl" "$ROOT/dist/bin/svkit-lifeline"
   for b in $BINARIES; do
-    install -m 0755 "$ROOT/target/release/$b" "$ROOT/dist/bin/$b" || fail "cannot copy target/release/$b to dist/bin/"
+    install -m 0755 "$rel/$b" "$ROOT/dist/bin/$b" || fail "cannot copy $rel/$b to dist/bin/"
   done
 
   say "$DOCKER build --force-rm --network host --target prebuilt --build-arg S6_OVERLAY_SOURCE=local -t $tag $ROOT"
@@ -200,6 +211,61 @@ cmd_image() {
   say "built $tag in $(($(date +%s) - t0)) s"
 }
 
+# busybox_static DIR: Debian's static busybox binary, copied to DIR/busybox.
+busybox_static() {
+  ver=$(apt-cache policy busybox-static 2>/dev/null | sed -n 's/^ *Candidate: //p')
+  case $ver in '' | '(none)') ver= ;; esac
+  if [ -n "$ver" ]; then
+    # A version may carry an epoch (1:1.35.0-...): not in a file name.
+    deb=$CACHE/busybox-static_$(printf '%s' "$ver" | tr ':' '_').deb
+    if [ ! -s "$deb" ]; then
+      mkdir -p "$CACHE" || fail "cannot create $CACHE (set SVKIT_CACHE)"
+      say "apt-get download busybox-static=$ver"
+      tmp=$(mktemp -d)
+      (cd "$tmp" && apt-get download -q "busybox-static=$ver" >&2) ||
+        { rm -rf "$tmp"; fail "apt-get download busybox-static failed (apt-get update first?)"; }
+      mv "$tmp"/busybox-static_*.deb "$deb" || { rm -rf "$tmp"; fail "apt-get download left no .deb"; }
+      rm -rf "$tmp"
+    fi
+  else
+    deb=$(find "$CACHE" -maxdepth 1 -name "busybox-static_*.deb" 2>/dev/null | sort | tail -n 1)
+    [ -n "$deb" ] || fail "apt knows no busybox-static and none is cached in $CACHE (apt-get update?)"
+  fi
+  x=$(mktemp -d)
+  dpkg-deb -x "$deb" "$x" || { rm -rf "$x"; fail "dpkg-deb -x $deb failed"; }
+  install -m 0755 "$x/bin/busybox" "$1/busybox" || { rm -rf "$x"; fail "no bin/busybox in $deb"; }
+  rm -rf "$x"
+}
+
+cmd_scratch_image() {
+  tag=$1
+  engine_answers || fail "no Docker engine answers ('$prog up' first)"
+  s6dir=$("$ROOT/tests/s6-overlay/build.sh") || fail "tests/s6-overlay/build.sh failed"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' EXIT
+  mkdir -p "$ctx/s6" "$ctx/svkit" "$ctx/etc/svkit"
+  busybox_static "$ctx"
+  for t in noarch x86_64 symlinks-noarch; do
+    cp "$s6dir/s6-overlay-$t.tar.xz" "$ctx/s6/" || fail "no s6-overlay-$t.tar.xz in $s6dir"
+  done
+  cp "$s6dir/SHA256SUMS" "$ctx/s6/"
+  # Only the lines of the tarballs copied: sha256sum -c checks each listed.
+  grep -E ' [ *]?s6-overlay-(noarch|x86_64|symlinks-noarch)[.]tar[.]xz$' "$s6dir/SHA256SUMS" > "$ctx/s6/SHA256SUMS"
+  say "svkit: dist/build.sh"
+  tarball=$(CARGO=$CARGO "$ROOT/dist/build.sh") || fail "dist/build.sh failed"
+  cp "$ROOT/$tarball" "$ROOT/dist/SHA256SUMS" "$ctx/svkit/"
+  (cd "$ROOT" && "$CARGO" build --release -p svkit-demo-app) >&2 || fail "cargo build -p svkit-demo-app failed"
+  install -m 0755 "$ROOT/target/$(rustc --print host-tuple)/release/app" "$ctx/app"
+  printf 'root:x:0:0:root:/root:/bin/sh\napp:x:10001:10001::/data:/bin/false\n' > "$ctx/etc/passwd"
+  printf 'root:x:0:\napp:x:10001:\n' > "$ctx/etc/group"
+  cp "$ROOT/rootfs/etc/svkit/"*.json "$ctx/etc/svkit/"
+  cp "$ROOT/tests/docker/scratch.Dockerfile" "$ctx/Dockerfile"
+  say "$DOCKER build --force-rm --network host -t $tag (FROM scratch)"
+  "$DOCKER" build --force-rm --network host -t "$tag" "$ctx" >&2 || fail "docker build of $tag failed"
+  rm -rf "$ctx"
+  trap - EXIT
+}
+
 case ${1:-} in
   up) [ "$#" = 1 ] || fail "usage: $prog up"; cmd_up ;;
   down) [ "$#" = 1 ] || fail "usage: $prog down"; stop_dockerd ;;
@@ -207,6 +273,10 @@ case ${1:-} in
     if [ "$#" != 2 ] || [ -z "$2" ]; then fail "usage: $prog image TAG"; fi
     cmd_image "$2"
     ;;
+  scratch-image)
+    if [ "$#" != 2 ] || [ -z "$2" ]; then fail "usage: $prog scratch-image TAG"; fi
+    cmd_scratch_image "$2"
+    ;;
   -h | --help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0" ;;
-  *) fail "usage: $prog up | down | image TAG" ;;
+  *) fail "usage: $prog up | down | image TAG | scratch-image TAG" ;;
 esac

@@ -19,7 +19,8 @@
 # `--network none` (the engine has no bridge network).
 #
 # Environment:
-#   SVKIT_TEST_IMAGE      image tag to build and test (default svkit-demo:test)
+#   SVKIT_TEST_IMAGE      image tag to build and test (default svkit-demo:test);
+#                         the scratch scenario builds NAME-scratch:test beside it
 #   SVKIT_TEST_NO_BUILD   set to 1 to test an image built beforehand
 #   SVKIT_TEST_KEEP_IMAGE set to 1 to keep the image this run built (it is
 #                         removed at the end otherwise; an image given with
@@ -64,7 +65,9 @@ if ! info=$(docker info 2>&1 >/dev/null); then
   exit 0
 fi
 
+SCRATCH_IMAGE=${IMAGE%%:*}-scratch:test
 BUILT=0
+SCRATCH_BUILT=0
 cleanup() {
   ids=$(docker ps -aq --filter "name=^/${PREFIX}-" 2>/dev/null)
   if [ -n "$ids" ]; then
@@ -74,6 +77,9 @@ cleanup() {
   fi
   if [ "$BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
     docker rmi "$IMAGE" >/dev/null 2>&1 || say "note: could not remove the image $IMAGE"
+  fi
+  if [ "$SCRATCH_BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
+    docker rmi "$SCRATCH_IMAGE" >/dev/null 2>&1 || say "note: could not remove the image $SCRATCH_IMAGE"
   fi
 }
 trap cleanup EXIT
@@ -491,9 +497,49 @@ s_sidecar() {
   if gone "$c" "$foreign"; then err "the foreign holder was killed"; return 1; fi
 }
 
+# Portable: `make dist`'s tarball (static binaries) boots FROM scratch,
+# with busybox-static as the only other binary and no libc
+# (tests/docker/scratch.Dockerfile), redirects `gateway run` into its slot
+# as the user `app` (resolved from /etc/passwd with no NSS config), and
+# answers `svctl status`. The same tarball, its sum checked, extracts over
+# the Debian image and runs there.
+s_scratch() {
+  say "    building $SCRATCH_IMAGE (tests/docker/engine.sh scratch-image)"
+  "$ROOT/tests/docker/engine.sh" scratch-image "$SCRATCH_IMAGE" >/dev/null 2>"$ROOT/dist/.scratch-build.log" ||
+    { err "tests/docker/engine.sh scratch-image failed:"; tail -n 20 "$ROOT/dist/.scratch-build.log" >&2; return 1; }
+  rm -f "$ROOT/dist/.scratch-build.log"
+  SCRATCH_BUILT=1
+  tarball=$(cd "$ROOT/dist" && ls svkit-*-x86_64.tar.xz) || { err "no dist/svkit-*-x86_64.tar.xz"; return 1; }
+  # Static, every binary the tarball ships (file(1) on the host).
+  x=$(mktemp -d)
+  tar -C "$x" -xJf "$ROOT/dist/$tarball" || { rm -rf "$x"; err "cannot extract $tarball"; return 1; }
+  for b in "$x"/usr/local/bin/*; do
+    f=$(file -L "$b")
+    case $f in *"statically linked"*) ;; *) rm -rf "$x"; err "not static: $f"; return 1 ;; esac
+  done
+  rm -rf "$x"
+  debian=$IMAGE
+  IMAGE=$SCRATCH_IMAGE
+  c=$(start scratch -- gateway run)
+  IMAGE=$debian
+  [ -n "$c" ] || return 1
+  as_root "$c" test ! -e /lib/x86_64-linux-gnu/libc.so.6 || { err "the scratch image has a libc"; return 1; }
+  wait_logs "$c" "s6 supervision" || return 1
+  until_true 30 wants_up "$c" gateway-default || { err "gateway-default is not wanted up"; tail_logs "$c"; return 1; }
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  [ "$(uid_of "$c" "$gw")" = 10001 ] || { err "the gateway does not run as app (uid 10001)"; return 1; }
+  until_true 30 as_app "$c" svctl status >/dev/null || { err "svctl status did not exit 0:"; as_app "$c" svctl status >&2; return 1; }
+  # The Debian image: sums checked, then extracted over it, at /.
+  out=$(docker run --rm --network none -v "$ROOT/dist:/dist:ro" --entrypoint sh "$IMAGE" -c \
+    'set -e; cd /dist; sha256sum -c --strict SHA256SUMS; tar -C / -xJf "$1"; svctl --version; svkit-wrap --version' sh "$tarball" 2>&1) ||
+    { err "the tarball did not check, extract or run on $IMAGE: $out"; return 1; }
+  case $out in *"svctl "*"svkit-wrap "*) ;; *) err "unexpected output on $IMAGE: $out"; return 1 ;; esac
+}
+
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck restart_remembers clean_stop sidecar"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck restart_remembers clean_stop sidecar scratch"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac

@@ -369,12 +369,20 @@ fn builder_builds_only_the_image_packages() {
         assert!(!b.is_empty(), "package {p} has no binary");
         bins.extend(b.iter().cloned());
     }
+    // .cargo/config.toml names the host tuple: target/TUPLE/release/.
+    assert!(
+        a.contains(r#"rel="target/$(rustc --print host-tuple)/release""#),
+        "the binaries are copied out of target/HOST-TUPLE/release: {a}"
+    );
     let copied: BTreeSet<String> = a
         .split_whitespace()
-        .filter_map(|w| w.strip_prefix("target/release/"))
+        .filter_map(|w| w.strip_prefix(r#""${rel}/"#)?.strip_suffix('"'))
         .map(String::from)
         .collect();
-    assert_eq!(copied, bins, "the binaries copied out of target/release");
+    assert_eq!(
+        copied, bins,
+        "the binaries copied out of target/TUPLE/release"
+    );
     let to_bin = d
         .final_stage()
         .all("COPY")
@@ -456,7 +464,13 @@ fn dockerignore_keeps_the_build_inputs() {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
     if lines.contains(&"*") {
-        for keep in ["!Cargo.toml", "!Cargo.lock", "!crates/", "!rootfs/"] {
+        for keep in [
+            "!Cargo.toml",
+            "!Cargo.lock",
+            "!.cargo/",
+            "!crates/",
+            "!rootfs/",
+        ] {
             assert!(
                 lines.contains(&keep),
                 ".dockerignore must re-include {keep}"

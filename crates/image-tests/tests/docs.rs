@@ -93,13 +93,13 @@ fn snippet_names_what_a_user_must_add() {
             "{rel} does not exist in this repository"
         );
     }
-    // The binaries: built by -p, installed on PATH.
-    for bin in ["svkit-reconcile", "svkit-wrap", "svctl", "svkit-lifeline"] {
-        assert!(
-            text.contains(&format!("-p {bin}")) && text.contains(&format!("target/release/{bin}")),
-            "the snippet builds and ships {bin}"
-        );
-    }
+    // The binary: built by -p, installed on PATH with its program links.
+    assert!(
+        text.contains("-p svkit-multicall")
+            && text.contains(r#""target/$(rustc --print host-tuple)/release/svkit""#)
+            && text.contains("$(/out/svkit --list)"),
+        "the snippet builds and ships svkit and links its programs"
+    );
     assert!(
         stage.all("COPY").any(|c| c.flag("from").is_some()
             && c.rest().last().map(String::as_str) == Some("/usr/local/bin/")),

@@ -1,25 +1,6 @@
-//! `svctl`: the operator's command. A thin shell over the svkit library:
-//! argument parsing and verbs live here; behaviour, messages and exit codes
-//! (`svkit::msg`) there.
-//!
-//! Exit codes follow s6: 0 ok, 1 the checked thing is not ok (invalid
-//! config), 100 bad usage, 111 system error; verbs add their own
-//! (`svkit::msg::exit::svctl`).
+//! The `svctl` binary: the program is the library's [`svctl::main`], which
+//! the multi-call `svkit` binary runs too.
 
-mod verbs;
-
-// The command line lives in the library (`src/lib.rs`) so that
-// `svkit-docgen` can render completions and man pages from it.
-use svctl::{args, cli};
-
-use std::process::ExitCode;
-
-use svkit::msg;
-
-fn main() -> ExitCode {
-    msg::init("svctl");
-    match verbs::run(msg::parse::<cli::Cli>()) {
-        Ok(code) => ExitCode::from(code),
-        Err(f) => f.report(),
-    }
+fn main() -> std::process::ExitCode {
+    svctl::main()
 }

@@ -1,9 +1,8 @@
 //! The foreground path: the wrapped command replaces us, with the
 //! container environment restored and privileges dropped to the image's user.
 
-use nix::unistd::{Gid, Uid, User};
+use nix::unistd::{Gid, Uid};
 use std::collections::BTreeMap;
-use std::ffi::CString;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use svkit::msg::{self, exit, strerror};
@@ -59,21 +58,27 @@ pub fn exec(
 /// Drops privileges in this process, right before the exec: the wrapper
 /// is single-threaded, so there is nothing to race.
 fn drop_to(cmd: &mut Command, user: &str) {
-    let pw = match User::from_name(user) {
+    let pw = match svkit::passwd::user(user) {
         Ok(Some(pw)) => pw,
         _ => msg::die(
             exit::SYSTEM,
             format_args!("unable to drop privileges: unknown user {user}"),
         ),
     };
-    let Ok(name) = CString::new(user) else {
-        msg::die(
+    let (uid, gid) = (Uid::from_raw(pw.uid), Gid::from_raw(pw.gid));
+    // From /etc/group, not initgroups(3): see svkit::passwd.
+    let groups: Vec<Gid> = match svkit::passwd::groups(user, pw.gid) {
+        Ok(g) => g.into_iter().map(Gid::from_raw).collect(),
+        Err(e) => msg::die(
             exit::SYSTEM,
-            format_args!("unable to drop privileges: bad user name {user:?}"),
-        );
+            format_args!(
+                "unable to drop privileges: unable to read {}: {}",
+                svkit::passwd::GROUP,
+                strerror(&e)
+            ),
+        ),
     };
-    let (uid, gid): (Uid, Gid) = (pw.uid, pw.gid);
-    let dropped = nix::unistd::initgroups(&name, gid)
+    let dropped = nix::unistd::setgroups(&groups)
         .and_then(|()| nix::unistd::setgid(gid))
         .and_then(|()| nix::unistd::setuid(uid));
     if let Err(e) = dropped {
@@ -85,7 +90,7 @@ fn drop_to(cmd: &mut Command, user: &str) {
             ),
         );
     }
-    cmd.env("HOME", &pw.dir)
+    cmd.env("HOME", &pw.home)
         .env("USER", user)
         .env("LOGNAME", user);
 }

@@ -1,7 +1,13 @@
-//! svkit-wrap's `--help` text, as a library: the binary prints it, and
-//! `svkit-docgen` builds the man page from it. svkit-wrap parses its argv by
-//! hand (everything after `--` belongs to the wrapped command), so there is
-//! no clap definition to share.
+//! svkit-wrap as a library: [`main`] is the whole program (the `svkit-wrap`
+//! binary and the multi-call `svkit` binary both run it), and
+//! `svkit-docgen` builds the man page from [`HELP`]. svkit-wrap parses its
+//! argv by hand (everything after `--` belongs to the wrapped command), so
+//! there is no clap definition to share.
+
+mod entry;
+mod foreground;
+
+pub use entry::main;
 
 /// What `svkit-wrap --help` prints (followed by a newline).
 pub const HELP: &str = "svkit-wrap: run the container's command, supervised when the config says so

@@ -11,6 +11,7 @@ pub mod lifeline;
 pub mod logs;
 pub mod msg;
 pub mod par;
+pub mod passwd;
 pub mod reconcile;
 pub mod redirect;
 pub mod render;

@@ -159,15 +159,15 @@ fn resolve_owners<'a>(
     Ok(out)
 }
 
-/// A user name (or `uid:gid`) to ids, via the passwd database.
+/// A user name (or `uid:gid`) to ids, from /etc/passwd (`svkit::passwd`).
 pub fn lookup_user(user: &str) -> Result<UidGid, ReconcileError> {
     if let Some((u, g)) = user.split_once(':') {
         if let (Ok(u), Ok(g)) = (u.parse(), g.parse()) {
             return Ok((u, g));
         }
     }
-    match nix::unistd::User::from_name(user) {
-        Ok(Some(u)) => Ok((u.uid.as_raw(), u.gid.as_raw())),
+    match crate::passwd::user(user) {
+        Ok(Some(u)) => Ok((u.uid, u.gid)),
         _ => Err(ReconcileError::UnknownUser {
             user: user.to_string(),
         }),

@@ -35,7 +35,11 @@ pub fn keep_alive() -> i32 {
 pub fn exec_hold(slot: &str) -> std::io::Error {
     use std::os::unix::process::CommandExt;
     // The real path, not /proc/self/exe: the name is what ps and comm show.
+    // Run as a link to the multi-call `svkit`, the real path is svkit's:
+    // the `svkit-wrap` link beside it keeps the name.
     let exe = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    let link = exe.with_file_name("svkit-wrap");
+    let exe = if link.exists() { link } else { exe };
     // Blocked across the exec (the mask survives it): a stop arriving
     // before the new image waits is queued, and still ends in 128+N.
     let _ = stop_signals().thread_block();

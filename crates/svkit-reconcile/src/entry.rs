@@ -1,0 +1,49 @@
+//! svkit-reconcile: the `/etc/cont-init.d/` hook. Reads the config, renders
+//! the slots into the scandir, prunes stale ones, starts what should start.
+//! The same algorithm as `svctl apply`.
+
+use crate::cli::Cli;
+use std::process::ExitCode;
+use std::time::Duration;
+use svkit::config::LoadError;
+use svkit::msg::{self, exit, Fatal};
+use svkit::reconcile::{self, ApplyOptions};
+
+/// The whole program: reconciles, returns the exit code.
+pub fn main() -> ExitCode {
+    msg::init("svkit-reconcile");
+    let cli: Cli = msg::parse();
+    let config_dir = cli
+        .config_dir
+        .unwrap_or_else(svkit::config::config_dir_from_env);
+    let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
+    let opts = ApplyOptions {
+        lock_timeout: Duration::from_millis(cli.lock_timeout),
+        ..Default::default()
+    };
+    let prepared = match reconcile::prepare(&config_dir, &scandir) {
+        Ok(p) => p,
+        Err(LoadError::Invalid(diags)) => {
+            msg::invalid_config(&config_dir, "nothing changed", &diags);
+            return ExitCode::from(exit::NOT_OK);
+        }
+        Err(e) => return Fatal::system(e.to_string(), "").report(),
+    };
+    for w in &prepared.warnings {
+        msg::warn(w);
+    }
+    match reconcile::apply(&scandir, &prepared.desired, &opts) {
+        Ok(outcome) => {
+            for name in &outcome.swept {
+                msg::info(format_args!(
+                    "swept {name} left by an interrupted reconcile"
+                ));
+            }
+            match msg::out(outcome.audit()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(f) => f.report(),
+            }
+        }
+        Err(e) => Fatal::system(format!("unable to reconcile {}", scandir.display()), e).report(),
+    }
+}
