@@ -5,7 +5,7 @@
 //! --root`). `s6-setuidgid NAME` looks the name up when the slot starts;
 //! `uid:gid` needs no entry.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::error::{Diagnostic, Site};
@@ -20,16 +20,15 @@ pub trait UserDb {
     fn describe(&self) -> String;
 }
 
-/// This system's database, through the C library (what `s6-setuidgid`
-/// run here would see).
+/// This system's database: `/etc/passwd`, read as `s6-setuidgid` (and
+/// svkit's static binaries) read it, never through NSS modules.
 pub struct SystemUsers;
 
 impl UserDb for SystemUsers {
     fn exists(&self, name: &str) -> Result<bool, String> {
-        match nix::unistd::User::from_name(name) {
-            Ok(u) => Ok(u.is_some()),
-            Err(e) => Err(e.desc().to_string()),
-        }
+        crate::passwd::user(name)
+            .map(|u| u.is_some())
+            .map_err(|e| crate::msg::strerror(&e))
     }
 
     fn describe(&self) -> String {
@@ -41,7 +40,7 @@ impl UserDb for SystemUsers {
 /// `s6-setuidgid` in that image reads.
 pub struct PasswdFile {
     path: PathBuf,
-    names: BTreeSet<String>,
+    text: String,
 }
 
 impl PasswdFile {
@@ -51,24 +50,17 @@ impl PasswdFile {
         Ok(PasswdFile::parse(path, &bytes))
     }
 
-    /// `name:passwd:uid:gid:gecos:home:shell` lines; anything else is not
-    /// an entry.
     pub fn parse(path: PathBuf, bytes: &[u8]) -> PasswdFile {
-        let names = bytes
-            .split(|&b| b == b'\n')
-            .filter(|l| l.iter().filter(|&&b| b == b':').count() >= 3)
-            .filter_map(|l| l.split(|&b| b == b':').next())
-            .filter_map(|n| std::str::from_utf8(n).ok())
-            .filter(|n| !n.is_empty())
-            .map(str::to_string)
-            .collect();
-        PasswdFile { path, names }
+        PasswdFile {
+            path,
+            text: String::from_utf8_lossy(bytes).into_owned(),
+        }
     }
 }
 
 impl UserDb for PasswdFile {
     fn exists(&self, name: &str) -> Result<bool, String> {
-        Ok(self.names.contains(name))
+        Ok(crate::passwd::find_user(&self.text, name).is_some())
     }
 
     fn describe(&self) -> String {
