@@ -117,6 +117,8 @@ pub enum WaitFor {
     Up,
     Ready,
     Down,
+    /// Finished: a oneshot (or on_clean_exit: stop) that exited 0
+    Done,
 }
 
 #[derive(Debug, Args)]

@@ -196,3 +196,81 @@ fn every_wait_is_bounded_by_default() {
         .expect("svctl");
     assert!(stdout(&o).contains("[default: 60000]"));
 }
+
+/// A oneshot runs to completion at boot: done, healthy; `start --wait` and
+/// `restart --wait` run it again and return when it is done; a failing one
+/// follows its restart policy, then is failed.
+#[test]
+fn a_oneshot_runs_to_completion_and_is_done() {
+    if !sandbox_or_skip("a_oneshot_runs_to_completion_and_is_done") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "migrate", "type": "oneshot",
+        "command": ["sh", "-c", "echo run >> /data/migrations"] },
+      { "name": "broken", "type": "oneshot", "command": ["sh", "-c", "exit 3"],
+        "restart": { "max_deaths": 2, "within_s": 60 } }
+    ] }"#,
+    );
+    std::fs::write(fx.data.path().join("migrations"), "").expect("write");
+    std::os::unix::fs::chown(fx.data.path().join("migrations"), Some(NOBODY), None).expect("chown");
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["migrate", "broken"]);
+    expect_code(
+        &sbx.exec(&["svctl", "wait", "done", "--timeout", "10000", "migrate"]),
+        0,
+    );
+    let (_, doc) = status_json(&sbx, &["migrate"]);
+    assert_eq!(slot_json(&doc, "migrate")["state"], "done", "{doc}");
+    let runs = || {
+        std::fs::read_to_string(fx.data.path().join("migrations"))
+            .expect("read")
+            .lines()
+            .count()
+    };
+    assert_eq!(runs(), 1, "once per boot");
+    expect_code(
+        &sbx.exec(&[
+            "svctl",
+            "restart",
+            "--wait",
+            "--timeout",
+            "10000",
+            "migrate",
+        ]),
+        0,
+    );
+    assert_eq!(runs(), 2, "again on restart, done when --wait returns");
+    let o = sbx.exec(&["svctl", "wait", "done", "--timeout", "10000", "broken"]);
+    expect_code(&o, 2);
+    let (rc, doc) = status_json(&sbx, &["migrate", "broken"]);
+    let b = slot_json(&doc, "broken");
+    assert_eq!((rc, &b["state"]), (Some(3), &"failed".into()), "{doc}");
+    assert!(
+        b["why"].as_str().unwrap_or("").contains("died 2 times"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_oneshot_that_asks_to_restart_is_a_config_error() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("10.json"),
+        "{\"slots\": [{\"name\": \"m\", \"type\": \"oneshot\", \"command\": [\"true\"],\n  \"restart\": {\"on_clean_exit\": \"restart\"}},\n {\"name\": \"x\", \"type\": \"daemon\", \"command\": [\"true\"]}]}",
+    )
+    .expect("write");
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .arg("check")
+        .env("SVKIT_CONFIG_DIR", t.path())
+        .output()
+        .expect("svctl");
+    expect_code(&o, 1);
+    let e = err(&o);
+    assert!(
+        e.contains("restart.on_clean_exit") && e.contains("oneshot"),
+        "{e}"
+    );
+    assert!(e.contains("type") && e.contains("`daemon`"), "{e}");
+}

@@ -3,7 +3,9 @@
 //! persisted for `remember` slots, optional waits.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
+
+use svkit::config::Kind;
 
 use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
@@ -55,11 +57,23 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     if !args.wait {
         return Ok(OK);
     }
-    let target = match op {
-        Op::Stop => Target::Down,
-        _ => Target::Ready,
-    };
-    wait_for(&ctx, &watched, target, false, args.timeout)
+    // A oneshot is waited for until it completes; the others until ready.
+    let oneshot = |n: &String| ctx.slot(n).is_some_and(|s| s.kind == Kind::Oneshot);
+    let (jobs, services): (Vec<_>, Vec<_>) =
+        names.iter().zip(watched).partition(|(n, _)| oneshot(n));
+    let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();
+    let (jobs, services) = (unzip(jobs), unzip(services));
+    if op == Op::Stop {
+        let all: Vec<Watched> = jobs.into_iter().chain(services).collect();
+        return wait_for(&ctx, &all, Target::Down, false, args.timeout);
+    }
+    let started = Instant::now();
+    let rc = wait_for(&ctx, &services, Target::Ready, false, args.timeout)?;
+    if rc != OK || jobs.is_empty() {
+        return Ok(rc);
+    }
+    let left = args.timeout.saturating_sub(started.elapsed());
+    wait_for(&ctx, &jobs, Target::Done, false, left)
 }
 
 /// Records the desired state of the `remember` slots among `names`, all
@@ -122,6 +136,7 @@ pub fn wait_for(
         Target::Up => "up",
         Target::Ready => "ready",
         Target::Down => "down",
+        Target::Done => "done",
     };
     let outcome = wait::wait(slots, target, any, Some(timeout), &failed)
         .map_err(|e| Fatal::system("unable to wait", e))?;

@@ -1,4 +1,4 @@
-//! `svctl wait up|ready|down SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
+//! `svctl wait up|ready|down|done SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
 //! or permanently failed. The waiting itself is `svkit::s6::wait`.
 
 use svkit::msg::Fatal;
@@ -14,6 +14,7 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         WaitFor::Up => Target::Up,
         WaitFor::Ready => Target::Ready,
         WaitFor::Down => Target::Down,
+        WaitFor::Done => Target::Done,
     };
     // A name that cannot be a slot dir is simply "gone" (exit 2).
     let slots: Vec<Watched> = args

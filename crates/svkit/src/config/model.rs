@@ -90,6 +90,20 @@ pub struct Slot {
     /// Canonical `SIGxxx` spelling.
     pub down_signal: Option<String>,
     pub stop_timeout_ms: Option<u32>,
+    pub kind: Kind,
+    /// `essential` as written; `None` lets a redirect make its slot
+    /// essential for the container it runs in.
+    pub essential: Option<bool>,
+}
+
+/// `type`: a long-running service, or a job run to completion.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kind {
+    #[default]
+    Longrun,
+    /// Runs once per boot (and per `svctl start`/`restart`); exit 0 is
+    /// `done`. Its clean exit is never restarted.
+    Oneshot,
 }
 
 impl Slot {

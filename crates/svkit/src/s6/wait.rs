@@ -98,6 +98,8 @@ pub enum Target {
     /// Up and ready; for a slot without readiness notification, up.
     Ready,
     Down,
+    /// Finished: a clean exit kept down (a oneshot's completion).
+    Done,
 }
 
 /// One slot to wait for.
@@ -166,6 +168,7 @@ fn eval(
         Target::Down => !st.up,
         Target::Up => st.up && fresh,
         Target::Ready => fresh && health::ready(&st, w.notifies),
+        Target::Done => fresh && health::done(&st, super::end::read(&w.dir).as_ref()),
     };
     Ok(if met {
         Eval::Met
