@@ -48,6 +48,7 @@ pub struct RawSlot {
     #[serde(rename = "type")]
     pub kind: Option<String>,
     pub essential: Option<bool>,
+    pub depends_on: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -211,6 +211,7 @@ pub(crate) fn build_slot(
         stop_timeout_ms,
         kind,
         essential: raw.essential,
+        depends_on: Vec::new(),
     }
 }
 
