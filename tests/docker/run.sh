@@ -435,16 +435,33 @@ s_clean_stop() {
 
 # The image's HEALTHCHECK (`svctl status`), with its timing shortened:
 # healthy while every slot is in its wanted state, unhealthy when a wanted
-# slot failed for good (exit 78 = permanent failure).
+# slot failed for good (exit 78 = permanent failure) in a container that
+# keeps running (the slot started by an operator, not by a redirect).
 s_healthcheck() {
   fast="--health-interval=2s --health-start-period=0s --health-retries=1"
   # shellcheck disable=SC2086 # $fast is several options
   c=$(start healthy $fast -- gateway run) || return 1
   until_true "$DEADLINE" healthy "$c" || { err "not healthy: $(health "$c")"; docker inspect -f '{{json .State.Health}}' "$c" >&2; return 1; }
   # shellcheck disable=SC2086
-  c=$(start unhealthy $fast -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  c=$(start unhealthy $fast -e APP_CONFIG_BAD=1 -- sleep infinity) || return 1
+  until_true "$DEADLINE" running "$c" || { err "not running: $(state "$c")"; return 1; }
+  as_app "$c" svctl start gateway-default >/dev/null 2>&1
   until_true "$DEADLINE" unhealthy "$c" || { err "not unhealthy with a permanently failed slot: $(health "$c")"; return 1; }
-  running "$c" || { err "the redirect should keep the container up: $(state "$c")"; return 1; }
+  running "$c" || { err "a slot an operator started is not essential: $(state "$c")"; return 1; }
+}
+
+# issue: essential slots. The redirect's slot is essential: when it fails
+# for good (exit 78) the container ends with that code, and Docker's
+# restart policy takes over.
+s_essential() {
+  c=$(start essential -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "the container outlived its essential slot: $(state "$c")"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 78 ] || { err "exit code $code, want the slot's 78"; tail_logs "$c"; return 1; }
+  logs_have "$c" "is essential: stopping the container with exit code 78" || { err "no essential message:"; tail_logs "$c"; return 1; }
+  c=$(start restarting --restart on-failure:1 -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  restarted() { [ "$(docker inspect -f '{{.RestartCount}}' "$1" 2>/dev/null)" -ge 1 ]; }
+  until_true "$DEADLINE" restarted "$c" || { err "on-failure did not restart it: $(state "$c")"; return 1; }
 }
 
 # seed: reference-sidecar-lifecycle-tests: a stale sidecar squatting its
@@ -539,7 +556,7 @@ s_scratch() {
 
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck restart_remembers clean_stop sidecar scratch"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential restart_remembers clean_stop sidecar scratch"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac

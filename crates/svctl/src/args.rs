@@ -117,6 +117,8 @@ pub enum WaitFor {
     Up,
     Ready,
     Down,
+    /// Finished: a oneshot (or on_clean_exit: stop) that exited 0
+    Done,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +132,10 @@ pub struct WaitArgs {
     /// Give up after MS milliseconds (exit 1)
     #[arg(long, value_name = "MS", value_parser = parse_ms, default_value = DEFAULT_WAIT_MS)]
     pub timeout: Duration,
+    /// No time limit, and keep waiting through a slot that is gone, not
+    /// supervised yet or failed (a dependent's run script uses it)
+    #[arg(long, conflicts_with_all = ["timeout", "any"])]
+    pub forever: bool,
     /// Return when any one slot is there (default: all of them)
     #[arg(long)]
     pub any: bool,

@@ -73,11 +73,12 @@ of its own (on_clean_exit: stop does not apply).
 Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
 4 unknown slot; 100 bad usage; 111 system error.")]
     Restart(CtlArgs),
-    /// Wait until slots are up, ready or down
+    /// Wait until slots are up, ready, down or done
     #[command(after_help = "Examples:
   svctl wait up gateway-default
   svctl wait ready --timeout 30000 gateway-default dashboard
   svctl wait down --any gateway-a gateway-b
+  svctl wait done migrate                  a oneshot's completion (exit 0)
 
 Waits on inotify events of supervise/ (with a slow fallback poll), never busily.
 A slot without readiness is ready once up.

@@ -196,3 +196,188 @@ fn every_wait_is_bounded_by_default() {
         .expect("svctl");
     assert!(stdout(&o).contains("[default: 60000]"));
 }
+
+/// A oneshot runs to completion at boot: done, healthy; `start --wait` and
+/// `restart --wait` run it again and return when it is done; a failing one
+/// follows its restart policy, then is failed.
+#[test]
+fn a_oneshot_runs_to_completion_and_is_done() {
+    if !sandbox_or_skip("a_oneshot_runs_to_completion_and_is_done") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "migrate", "type": "oneshot",
+        "command": ["sh", "-c", "echo run >> /data/migrations"] },
+      { "name": "broken", "type": "oneshot", "command": ["sh", "-c", "exit 3"],
+        "restart": { "max_deaths": 2, "within_s": 60 } }
+    ] }"#,
+    );
+    std::fs::write(fx.data.path().join("migrations"), "").expect("write");
+    std::os::unix::fs::chown(fx.data.path().join("migrations"), Some(NOBODY), None).expect("chown");
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["migrate", "broken"]);
+    expect_code(
+        &sbx.exec(&["svctl", "wait", "done", "--timeout", "10000", "migrate"]),
+        0,
+    );
+    let (_, doc) = status_json(&sbx, &["migrate"]);
+    assert_eq!(slot_json(&doc, "migrate")["state"], "done", "{doc}");
+    let runs = || {
+        std::fs::read_to_string(fx.data.path().join("migrations"))
+            .expect("read")
+            .lines()
+            .count()
+    };
+    assert_eq!(runs(), 1, "once per boot");
+    expect_code(
+        &sbx.exec(&[
+            "svctl",
+            "restart",
+            "--wait",
+            "--timeout",
+            "10000",
+            "migrate",
+        ]),
+        0,
+    );
+    assert_eq!(runs(), 2, "again on restart, done when --wait returns");
+    let o = sbx.exec(&["svctl", "wait", "done", "--timeout", "10000", "broken"]);
+    expect_code(&o, 2);
+    let (rc, doc) = status_json(&sbx, &["migrate", "broken"]);
+    let b = slot_json(&doc, "broken");
+    assert_eq!((rc, &b["state"]), (Some(3), &"failed".into()), "{doc}");
+    assert!(
+        b["why"].as_str().unwrap_or("").contains("died 2 times"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_oneshot_that_asks_to_restart_is_a_config_error() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("10.json"),
+        "{\"slots\": [{\"name\": \"m\", \"type\": \"oneshot\", \"command\": [\"true\"],\n  \"restart\": {\"on_clean_exit\": \"restart\"}},\n {\"name\": \"x\", \"type\": \"daemon\", \"command\": [\"true\"]}]}",
+    )
+    .expect("write");
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .arg("check")
+        .env("SVKIT_CONFIG_DIR", t.path())
+        .output()
+        .expect("svctl");
+    expect_code(&o, 1);
+    let e = err(&o);
+    assert!(
+        e.contains("restart.on_clean_exit") && e.contains("oneshot"),
+        "{e}"
+    );
+    assert!(e.contains("type") && e.contains("`daemon`"), "{e}");
+}
+
+/// `depends_on`: `db` (ready when /tmp/dbready exists), a `migrate` oneshot
+/// after `db: ready`, `web` after `migrate: completed` start in that order,
+/// say what they wait for, and `stop --all --wait` stops them in reverse.
+#[test]
+fn dependencies_start_in_order_and_stop_in_reverse() {
+    if !sandbox_or_skip("dependencies_start_in_order_and_stop_in_reverse") {
+        return;
+    }
+    // Each program appends `start NAME` / `stop NAME` to /data/order.
+    let prog = |name: &str| {
+        format!(
+            "[\"sh\", \"-c\", \"echo start {name} >> /data/order; trap 'echo stop {name} >> /data/order; exit 0' TERM; sleep 1000 & wait\"]"
+        )
+    };
+    let fx = Fixture::new(&format!(
+        r#"{{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      {{ "name": "web", "command": {web}, "depends_on": {{ "migrate": "completed" }} }},
+      {{ "name": "migrate", "type": "oneshot", "depends_on": {{ "db": "ready" }},
+        "command": ["sh", "-c", "echo start migrate >> /data/order"] }},
+      {{ "name": "db", "command": {db},
+        "readiness": {{ "check": {{ "command": ["test", "-e", "/tmp/dbready"], "interval_ms": 50 }} }} }}
+    ] }}"#,
+        web = prog("web"),
+        db = prog("db"),
+    ));
+    let order = fx.data.path().join("order");
+    std::fs::write(&order, "").expect("write");
+    std::os::unix::fs::chown(&order, Some(NOBODY), None).expect("chown");
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["web", "migrate", "db"]);
+    // db runs but is not ready: migrate and web wait, and say so.
+    let (rc, doc) = poll("web waiting", Duration::from_secs(10), || {
+        let (rc, doc) = status_json(&sbx, &["web", "migrate"]);
+        (slot_json(&doc, "web")["state"] == "waiting"
+            && slot_json(&doc, "migrate")["state"] == "waiting")
+            .then_some((rc, doc))
+    });
+    assert_eq!(rc, Some(3), "waiting is not healthy: {doc}");
+    assert_eq!(
+        slot_json(&doc, "web")["waiting_for"],
+        "migrate (completed)",
+        "{doc}"
+    );
+    let table = stdout(&sbx.exec(&["svctl", "status", "migrate"]));
+    assert!(table.contains("waiting for db (ready)"), "{table}");
+    assert!(sbx
+        .logs()
+        .contains("svkit: slot web waits for migrate (completed)"));
+    let lines = || std::fs::read_to_string(&order).expect("read");
+    assert_eq!(lines(), "start db\n", "nothing started before db is ready");
+    expect_code(
+        &sbx.exec(&["svctl", "wait", "up", "--timeout", "300", "web"]),
+        1,
+    );
+
+    sbx.sh("touch /tmp/dbready");
+    expect_code(
+        &sbx.exec(&["svctl", "wait", "up", "--timeout", "10000", "web"]),
+        0,
+    );
+    poll("web started", Duration::from_secs(10), || {
+        lines().contains("start web").then_some(())
+    });
+    assert_eq!(lines(), "start db\nstart migrate\nstart web\n");
+    let (rc, doc) = status_json(&sbx, &[]);
+    assert_eq!(rc, Some(0), "{doc}");
+
+    expect_code(
+        &sbx.exec(&["svctl", "stop", "--all", "--wait", "--timeout", "10000"]),
+        0,
+    );
+    assert_eq!(
+        lines(),
+        "start db\nstart migrate\nstart web\nstop web\nstop db\n"
+    );
+}
+
+#[test]
+fn unknown_dependencies_and_cycles_are_config_errors_with_a_location() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("10.json"),
+        r#"{"slots": [
+  {"name": "a", "command": ["true"], "depends_on": {"b": "up"}},
+  {"name": "b", "command": ["true"], "depends_on": {"a": "ready"}},
+  {"name": "c", "command": ["true"], "depends_on": {"nope": "up", "a": "soon", "b": "completed"}}
+]}"#,
+    )
+    .expect("write");
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .arg("check")
+        .env("SVKIT_CONFIG_DIR", t.path())
+        .output()
+        .expect("svctl");
+    expect_code(&o, 1);
+    let e = err(&o);
+    for want in [
+        "10.json:2:",
+        "dependency cycle: a -> b -> a",
+        "undeclared slot `nope`",
+        "`soon`: expected",
+        "`b` never completes",
+    ] {
+        assert!(e.contains(want), "{want}: {e}");
+    }
+}

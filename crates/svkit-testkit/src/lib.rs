@@ -234,6 +234,16 @@ impl Sandbox {
         }
     }
 
+    /// Waits (bounded) until the container ends by itself, as `docker
+    /// wait` does, then forgets it: its exit code.
+    pub fn wait_exit(self, deadline: Duration) -> i32 {
+        let f = self.reg.dir.path().join(&self.id).join("exitcode");
+        poll("the sandbox to exit by itself", deadline, || {
+            f.exists().then_some(())
+        });
+        self.stop()
+    }
+
     /// `docker stop`: returns the container's exit code.
     pub fn stop(mut self) -> i32 {
         self.stopped = true;

@@ -124,6 +124,30 @@ fn test_gateway_run_redirects_to_supervised() {
     assert_eq!(c.sbx.stop(), 0);
 }
 
+/// The redirect's slot is essential: when it fails for good (the demo app
+/// exits 78 on a bad config), the container ends with that code. An
+/// operator's stop of it never ends the container.
+#[test]
+fn an_essential_slot_ends_the_container_with_its_code() {
+    if !sandbox_or_skip("an_essential_slot_ends_the_container_with_its_code") {
+        return;
+    }
+    let c = start(&[], &["gateway", "run"], None);
+    c.sbx
+        .wait_for_log("s6 supervision", Duration::from_secs(30));
+    assert!(wants_up(&c.sbx, "gateway-default"));
+    let o = c.sbx.exec(&["svctl", "stop", "--wait", "gateway-default"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(c.sbx.stop(), 0, "a stop asked for ends nothing");
+
+    let c = start(&["APP_CONFIG_BAD=1"], &["gateway", "run"], None);
+    let logs = c.sbx.wait_for_log(
+        "is essential: stopping the container with exit code 78",
+        Duration::from_secs(30),
+    );
+    assert_eq!(c.sbx.wait_exit(Duration::from_secs(30)), 78, "{logs}");
+}
+
 /// `remember` keeps what operators chose: a redirect persists nothing, and
 /// a later opt-out run on the same volume never runs beside the slot an
 /// operator started (it stops it for its own life, not remembered).

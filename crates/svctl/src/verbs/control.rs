@@ -3,7 +3,9 @@
 //! persisted for `remember` slots, optional waits.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
+
+use svkit::config::{depends, Kind};
 
 use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
@@ -32,6 +34,9 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     if !args.all {
         persist(&ctx, &names, op != Op::Stop)?;
     }
+    if op == Op::Stop && args.wait {
+        return stop_in_order(&ctx, &names, args.timeout);
+    }
     let mut watched = Vec::new();
     for n in &names {
         let dir = ctx.dir(n);
@@ -55,11 +60,55 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     if !args.wait {
         return Ok(OK);
     }
-    let target = match op {
-        Op::Stop => Target::Down,
-        _ => Target::Ready,
-    };
-    wait_for(&ctx, &watched, target, false, args.timeout)
+    // A oneshot is waited for until it completes; the others until ready.
+    let oneshot = |n: &String| ctx.slot(n).is_some_and(|s| s.kind == Kind::Oneshot);
+    let (jobs, services): (Vec<_>, Vec<_>) =
+        names.iter().zip(watched).partition(|(n, _)| oneshot(n));
+    let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();
+    let (jobs, services) = (unzip(jobs), unzip(services));
+    let started = Instant::now();
+    let rc = wait_for(&ctx, &services, Target::Ready, false, args.timeout)?;
+    if rc != OK || jobs.is_empty() {
+        return Ok(rc);
+    }
+    let left = args.timeout.saturating_sub(started.elapsed());
+    wait_for(&ctx, &jobs, Target::Done, false, left)
+}
+
+/// Stops `names` in reverse dependency order: the slots nothing depends on
+/// first, waiting until they are down before their dependencies, all
+/// within `timeout`.
+fn stop_in_order(ctx: &Ctx, names: &[String], timeout: Duration) -> Result<u8, Fatal> {
+    let depths = (ctx.model.as_ref())
+        .map(|m| depends::depths(&m.slots))
+        .unwrap_or_default();
+    let depth = |n: &String| depths.get(n).copied().unwrap_or(0);
+    let mut groups: Vec<Vec<&String>> = Vec::new();
+    let max = names.iter().map(depth).max().unwrap_or(0);
+    for d in (0..=max).rev() {
+        let g: Vec<&String> = names.iter().filter(|n| depth(n) == d).collect();
+        if !g.is_empty() {
+            groups.push(g);
+        }
+    }
+    let started = Instant::now();
+    for group in groups {
+        let mut watched = Vec::new();
+        for n in group {
+            let dir = ctx.dir(n);
+            let before = read_slot(&dir).ok();
+            send(&dir, &[Command6::Down]).map_err(|e| Fatal::system(e.to_string(), ""))?;
+            let mut w = Watched::new(dir);
+            w.after = before.map(|s| s.raw.stamp);
+            watched.push(w);
+        }
+        let left = timeout.saturating_sub(started.elapsed());
+        let rc = wait_for(ctx, &watched, Target::Down, false, left)?;
+        if rc != OK {
+            return Ok(rc);
+        }
+    }
+    Ok(OK)
 }
 
 /// Records the desired state of the `remember` slots among `names`, all
@@ -122,6 +171,7 @@ pub fn wait_for(
         Target::Up => "up",
         Target::Ready => "ready",
         Target::Down => "down",
+        Target::Done => "done",
     };
     let outcome = wait::wait(slots, target, any, Some(timeout), &failed)
         .map_err(|e| Fatal::system("unable to wait", e))?;

@@ -31,6 +31,8 @@ pub enum State {
     Unsupervised,
     Failed,
     Done,
+    /// Up, but its run script still waits for its dependencies.
+    Waiting,
     Up,
     Down,
 }
@@ -42,6 +44,7 @@ impl State {
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
             State::Done => "done",
+            State::Waiting => "waiting",
             State::Up => "up",
             State::Down => "down",
         }
@@ -55,6 +58,7 @@ impl Row {
             None => State::Unsupervised,
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
+            Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
             Some(s) if s.up => State::Up,
             Some(_) => State::Down,
         }
@@ -96,6 +100,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "done": r.v.done,
         "ready": r.v.ready,
         "ready_overdue": r.v.ready_overdue,
+        "waiting_for": r.v.waiting,
         "log_dir": r.log_dir,
         "unreadable": r.unreadable,
     });
@@ -121,7 +126,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         }),
         // Unknown, not false: this user may not read it.
         None if r.unreadable.is_some() => json!({
-            "supervised": null, "failed": null, "why": null, "done": null,
+            "supervised": null, "failed": null, "why": null, "done": null, "waiting_for": null,
             "ready_overdue": null, "notified": null,
             "up": null, "want": null, "normally": null, "ready": null,
             "paused": null, "finishing": null, "never_started": null,
@@ -174,6 +179,9 @@ fn info(r: &Row, now: SystemTime) -> String {
         return "supervisor not running".into();
     };
     let t = human_secs(s.secs_since(now));
+    if let (true, Some(w)) = (s.up, &r.v.waiting) {
+        return format!("waiting for {w}, {t}");
+    }
     if s.up {
         return if s.paused { format!("{t} (paused)") } else { t };
     }
@@ -210,7 +218,7 @@ fn colour_of(r: &Row) -> &'static str {
         State::Up if r.in_wanted_state() => GREEN,
         State::Down | State::Done if r.in_wanted_state() => DIM,
         State::Failed | State::Unsupervised => RED,
-        State::Up | State::Down | State::Done | State::Unreadable => YELLOW,
+        State::Up | State::Down | State::Done | State::Waiting | State::Unreadable => YELLOW,
     }
 }
 

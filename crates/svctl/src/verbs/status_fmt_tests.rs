@@ -206,7 +206,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 26);
+    assert_eq!(keys(gw).len(), 27);
 }
 
 #[test]

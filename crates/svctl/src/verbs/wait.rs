@@ -1,8 +1,8 @@
-//! `svctl wait up|ready|down SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
+//! `svctl wait up|ready|down|done SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
 //! or permanently failed. The waiting itself is `svkit::s6::wait`.
 
 use svkit::msg::Fatal;
-use svkit::s6::wait::{Target, Watched};
+use svkit::s6::wait::{self, Target, Watched};
 
 use super::control::wait_for;
 use super::ctx::Ctx;
@@ -14,6 +14,7 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         WaitFor::Up => Target::Up,
         WaitFor::Ready => Target::Ready,
         WaitFor::Down => Target::Down,
+        WaitFor::Done => Target::Done,
     };
     // A name that cannot be a slot dir is simply "gone" (exit 2).
     let slots: Vec<Watched> = args
@@ -28,5 +29,15 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             Watched::new(ctx.dir(n))
         })
         .collect();
+    if args.forever {
+        let slots: Vec<Watched> = slots
+            .into_iter()
+            .map(|w| Watched { patient: true, ..w })
+            .collect();
+        let never = |_: &std::path::Path, _: &svkit::s6::status::Status| false;
+        wait::wait(&slots, target, false, None, &never)
+            .map_err(|e| Fatal::system("unable to wait", e))?;
+        return Ok(svkit::msg::exit::OK);
+    }
     wait_for(&ctx, &slots, target, args.any, args.timeout)
 }

@@ -11,7 +11,8 @@
 //! redirects; a top-level scalar (`user`, `state_dir`, `sentinel_env`,
 //! `default_program`) set in several layers takes the last layer's value.
 
-pub mod discover;
+pub mod depends;
+mod discover;
 pub mod error;
 pub mod json_pos;
 mod members;

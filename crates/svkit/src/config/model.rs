@@ -90,6 +90,49 @@ pub struct Slot {
     /// Canonical `SIGxxx` spelling.
     pub down_signal: Option<String>,
     pub stop_timeout_ms: Option<u32>,
+    pub kind: Kind,
+    /// `essential` as written; `None` lets a redirect make its slot
+    /// essential for the container it runs in.
+    pub essential: Option<bool>,
+    /// What must hold before it starts (resolved: every instance of a
+    /// template named).
+    pub depends_on: Vec<Dependency>,
+}
+
+/// One `depends_on` entry, resolved to a slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    pub on: String,
+    pub condition: Condition,
+}
+
+/// What a dependency must be before its dependent starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    Up,
+    Ready,
+    /// Done: exited 0 and kept down (a oneshot).
+    Completed,
+}
+
+impl Condition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Condition::Up => "up",
+            Condition::Ready => "ready",
+            Condition::Completed => "completed",
+        }
+    }
+}
+
+/// `type`: a long-running service, or a job run to completion.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kind {
+    #[default]
+    Longrun,
+    /// Runs once per boot (and per `svctl start`/`restart`); exit 0 is
+    /// `done`. Its clean exit is never restarted.
+    Oneshot,
 }
 
 impl Slot {

@@ -45,6 +45,10 @@ pub struct RawSlot {
     pub readiness: Option<RawReadiness>,
     pub down_signal: Option<String>,
     pub stop_timeout_ms: Option<i64>,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub essential: Option<bool>,
+    pub depends_on: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

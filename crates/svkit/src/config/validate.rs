@@ -186,6 +186,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         }
     }
 
+    super::depends::resolve(layers, &mut slots, &mut diags);
     let redirects = super::redirect::redirects(layers, &seen.keys().cloned().collect(), &mut diags);
     let templates = (layers.iter().flat_map(|l| &l.slots))
         .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))

@@ -1,10 +1,10 @@
 //! What is on disk now: the slots in the scandir and the files svkit
 //! manages inside each (everything but the supervisor's own `supervise/`
-//! and `event/` dirs, and the end record its `finish` writes at run time).
+//! and `event/` dirs, and the records written at run time: see `s6::end`).
 
 use super::error::{io, ReconcileError};
 use crate::render::MARKER;
-use crate::s6::end::END_FILE;
+use crate::s6::end::RUNTIME_FILES;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
@@ -90,7 +90,7 @@ fn walk(
     for entry in fs::read_dir(&dir).map_err(io(&dir))? {
         let entry = entry.map_err(io(&dir))?;
         let child = rel.join(entry.file_name());
-        if supervisor_owned(&child) || child == Path::new(END_FILE) {
+        if supervisor_owned(&child) || RUNTIME_FILES.iter().any(|f| child == Path::new(f)) {
             continue;
         }
         let path = entry.path();

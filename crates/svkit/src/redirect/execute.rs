@@ -4,7 +4,7 @@ use crate::config::{Model, Redirect};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::{self, Command6, ControlError};
 use crate::s6::status::StatusError;
-use crate::s6::{health, wait};
+use crate::s6::{end, health, wait};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -14,6 +14,8 @@ pub enum RedirectError {
     Reconcile(ReconcileError),
     Control(ControlError),
     Status(StatusError),
+    /// The slot could not be made essential for this container.
+    Essential(std::io::Error),
     /// The rule names a slot the config does not declare (validation
     /// prevents it; a racing config edit could not).
     NoSlot(String),
@@ -25,6 +27,13 @@ impl fmt::Display for RedirectError {
             RedirectError::Reconcile(e) => write!(f, "unable to render the slot: {e}"),
             RedirectError::Control(e) => write!(f, "{e}"),
             RedirectError::Status(e) => write!(f, "{e}"),
+            RedirectError::Essential(e) => {
+                write!(
+                    f,
+                    "unable to make it essential: {}",
+                    crate::msg::strerror(e)
+                )
+            }
             RedirectError::NoSlot(s) => write!(f, "slot {s} is not declared in the config"),
         }
     }
@@ -57,6 +66,14 @@ pub fn execute(
     }
     let facts = health::start_facts(model, &mut warnings);
     let mut started = vec![rule.slot.clone()];
+    // The user ran this slot as the container's command: when it ends for
+    // good, so does the container (unless the config says otherwise).
+    if model
+        .slot(&rule.slot)
+        .is_some_and(|s| s.essential != Some(false))
+    {
+        end::mark_essential(&scandir.join(&rule.slot)).map_err(RedirectError::Essential)?;
+    }
     want_up(model, &rule.slot, scandir)?;
     for name in &rule.also_start {
         let Some(slot) = model.slot(name) else {

@@ -22,7 +22,9 @@ use std::fmt::Write as _;
 use super::quote::sh_quote;
 use super::{script, RenderEnv};
 use crate::config::{Backoff, OnCleanExit, Slot};
-use crate::s6::end::{self, End, END_FILE, REQUEST_PREFIX};
+use crate::s6::end::{
+    self, End, CONTAINER_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT, REQUEST_PREFIX,
+};
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
 /// a finish script that is merely waiting out its delay.
@@ -53,6 +55,33 @@ pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
         k += 1;
     }
     steps
+}
+
+/// `essential` and `end_container`: a slot that ends for good ends the
+/// container with its exit code, through s6-overlay's own exit code file
+/// and halt (only under s6-overlay).
+fn essential(slot: &Slot) -> String {
+    let mut o = String::new();
+    match slot.essential {
+        Some(true) => o.push_str("essential=1\n"),
+        Some(false) => o.push_str("essential=\n"),
+        None => {
+            let _ = writeln!(
+                o,
+                "essential=\n# A redirect made this slot essential for this container.\n[ -e {ESSENTIAL_FILE} ] && essential=1"
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "end_container() {{\n  [ -d {dir} ] || return 0\n  e=$code\n  [ \"$code\" = 256 ] && e=$((128 + sig))\n  echo \"svkit: slot {name} is essential: stopping the container with exit code $e\" >&2\n  echo \"$e\" > {CONTAINER_EXITCODE}\n  {HALT}\n}}",
+        dir = std::path::Path::new(CONTAINER_EXITCODE)
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        name = slot.name,
+    );
+    o
 }
 
 pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
@@ -86,15 +115,16 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         || r.on_clean_exit == OnCleanExit::Stop
         || r.max_deaths.is_some();
     if keeps_down {
-        o.push_str("code=${1:-0}\n");
+        o.push_str("code=${1:-0}\nsig=${2:-0}\n");
         let svstat_path = env.tool("s6-svstat");
         let svstat = sh_quote(&svstat_path);
+        o.push_str(&essential(slot));
         o.push_str(
             "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n",
         );
         let _ = writeln!(
             o,
-            "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  echo \"svkit: slot {name} $2\" >&2\n  printf '%s\\n' \"$1\" > {END_FILE}\n  exit 125\n}}"
+            "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  echo \"svkit: slot {name} $2\" >&2\n  printf '%s\\n' \"$1\" > {END_FILE}\n  [ -n \"$essential\" ] && end_container\n  exit 125\n}}"
         );
     }
     if !r.permanent_exit_codes.is_empty() {

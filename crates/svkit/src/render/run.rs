@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
-use crate::config::{Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
+use crate::config::{Condition, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
+use crate::s6::end::WAITING_FILE;
 
 /// Shebang and shellcheck directives. Values are single-quoted on purpose,
 /// so shellcheck's hints about `$` or `\` inside single quotes (SC2016,
@@ -100,8 +101,48 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     words.extend(drop_words(slot, env));
     words.extend(slot.command.iter().cloned());
+    o.push_str(&wait_for_deps(slot));
     let _ = writeln!(o, "exec {}", sh_words(&words));
     header(env.with_contenv.as_deref(), &o)
+}
+
+/// `depends_on`: wait (no time limit, without polling, through a
+/// dependency that is gone or failed) until each condition holds, saying
+/// so in the log and in `.svkit-waiting` (what `svctl status` shows).
+fn wait_for_deps(slot: &Slot) -> String {
+    if slot.depends_on.is_empty() {
+        return String::new();
+    }
+    let what: Vec<String> = slot
+        .depends_on
+        .iter()
+        .map(|d| format!("{} ({})", d.on, d.condition.as_str()))
+        .collect();
+    let what = what.join(", ");
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# depends_on: start only once {what}.\necho \"svkit: slot {} waits for {what}\" >&2\nprintf '%s\\n' \"{what}\" > {WAITING_FILE}",
+        slot.name
+    );
+    let mut waits = Vec::new();
+    for cond in [Condition::Up, Condition::Ready, Condition::Completed] {
+        let on: Vec<&str> = (slot.depends_on.iter())
+            .filter(|d| d.condition == cond)
+            .map(|d| d.on.as_str())
+            .collect();
+        if on.is_empty() {
+            continue;
+        }
+        let target = match cond {
+            Condition::Completed => "done",
+            other => other.as_str(),
+        };
+        waits.push(format!("svctl wait {target} --forever {}", on.join(" ")));
+    }
+    let _ = writeln!(o, "{} || exit 111", waits.join(" && "));
+    let _ = writeln!(o, "rm -f {WAITING_FILE}");
+    o
 }
 
 pub(super) fn check_script(slot: &Slot, env: &RenderEnv) -> Option<String> {

@@ -24,6 +24,35 @@ use std::path::Path;
 
 /// Written by `finish` in the slot dir when it keeps the slot down.
 pub const END_FILE: &str = ".svkit-end";
+/// Made by a redirect in its slot's dir: when `finish` keeps the slot down,
+/// the container ends with its exit code (unless the config says
+/// `"essential": false`).
+pub const ESSENTIAL_FILE: &str = ".svkit-essential";
+/// Written by `run` while it waits for the slot's `depends_on` (what it
+/// waits for, one line), removed before the program starts.
+pub const WAITING_FILE: &str = ".svkit-waiting";
+/// The files above: written at run time, never rendered, never a
+/// difference for reconcile to put right.
+pub const RUNTIME_FILES: &[&str] = &[END_FILE, ESSENTIAL_FILE, WAITING_FILE];
+
+/// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
+/// a file left by a run killed while waiting means nothing once down).
+pub fn waiting_for(slot: &Path, st_up: bool) -> Option<String> {
+    if !st_up {
+        return None;
+    }
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(slot.join(WAITING_FILE))
+        .ok()?;
+    let mut text = String::new();
+    f.take(1024).read_to_string(&mut text).ok()?;
+    Some(text.lines().next().unwrap_or("").to_string())
+}
+/// Where s6-overlay reads the container's exit code at halt, and the halt.
+pub const CONTAINER_EXITCODE: &str = "/run/s6-linux-init-container-results/exitcode";
+pub const HALT: &str = "/run/s6/basedir/bin/halt";
 /// `supervise/svkit-request.PID`: the death of PID was asked for.
 pub const REQUEST_PREFIX: &str = "svkit-request.";
 
@@ -70,6 +99,20 @@ pub fn read(slot: &Path) -> Option<End> {
     } else {
         End::Failed(format!("unknown end record `{first}`"))
     })
+}
+
+/// Makes `slot` essential for this container's life (see [`ESSENTIAL_FILE`]).
+pub fn mark_essential(slot: &Path) -> io::Result<()> {
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(slot.join(ESSENTIAL_FILE))
+    {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        other => other.map(drop),
+    }
 }
 
 /// Records that the death of `pid` in `slot` is asked for (see the module

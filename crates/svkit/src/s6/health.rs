@@ -137,10 +137,10 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 }
 
 /// The health check: supervised, not failed, not overdue for readiness,
-/// and up exactly when s6 wants it up (a slot an operator stopped, or a
-/// finished job, is down as wanted).
+/// not blocked on its dependencies, and up exactly when s6 wants it up (a
+/// slot an operator stopped, or a finished job, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
-    st.is_some_and(|s| !v.failed && !v.ready_overdue && s.up == s.want_up)
+    st.is_some_and(|s| !v.failed && !v.ready_overdue && v.waiting.is_none() && s.up == s.want_up)
 }
 
 /// The rules applied to the slots of one scandir, with the config when it
@@ -188,6 +188,7 @@ impl Judge<'_> {
         let end = end::read(&dir);
         let notifies = notifies(&dir);
         let timeout = self.slot(name).and_then(ready_timeout);
+        let waiting = end::waiting_for(&dir, st.up);
         Verdict {
             desired_up: self.desired_up(name, st),
             failed: failed(st, end.as_ref()),
@@ -196,8 +197,9 @@ impl Judge<'_> {
                 Some(End::Failed(why)) if kept_down(&st.raw) => Some(why),
                 _ => None,
             },
-            ready: ready(st, notifies),
+            ready: ready(st, notifies) && waiting.is_none(),
             ready_overdue: ready_overdue(st, notifies, timeout, now),
+            waiting,
         }
     }
 }
@@ -212,4 +214,6 @@ pub struct Verdict {
     pub done: bool,
     pub ready: bool,
     pub ready_overdue: bool,
+    /// Up, but its `run` still waits for these dependencies.
+    pub waiting: Option<String>,
 }

@@ -98,6 +98,8 @@ pub enum Target {
     /// Up and ready; for a slot without readiness notification, up.
     Ready,
     Down,
+    /// Finished: a clean exit kept down (a oneshot's completion).
+    Done,
 }
 
 /// One slot to wait for.
@@ -110,6 +112,9 @@ pub struct Watched {
     /// Only a state entered after this stamp counts (e.g. the up/down stamp
     /// read before sending a restart): the old process being up is not it.
     pub after: Option<Tai64N>,
+    /// A slot that is gone (or not supervised yet) is waited for too: a
+    /// dependent's `run` at boot, before every supervisor is there.
+    pub patient: bool,
 }
 
 impl Watched {
@@ -118,6 +123,7 @@ impl Watched {
             notifies: health::notifies(&dir),
             dir,
             after: None,
+            patient: false,
         }
     }
 }
@@ -147,25 +153,29 @@ fn eval(
     target: Target,
     failed: &dyn Fn(&Path, &Status) -> bool,
 ) -> Result<Eval, StatusError> {
+    let gone = if w.patient { Eval::Pending } else { Eval::Gone };
     let st = match read_slot(&w.dir) {
         Ok(s) => s,
-        Err(StatusError::NotSupervised { .. }) => return Ok(Eval::Gone),
+        Err(StatusError::NotSupervised { .. }) => return Ok(gone),
         Err(StatusError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
-            return Ok(Eval::Gone)
+            return Ok(gone)
         }
         Err(e) => return Err(e),
     };
     if !supervisor_running(&w.dir)? {
-        return Ok(Eval::Gone);
+        return Ok(gone);
     }
     let fresh = match w.after {
         Some(t) => st.raw.stamp > t,
         None => true,
     };
+    // Up while its `run` waits for dependencies is not up yet.
+    let started = || super::end::waiting_for(&w.dir, st.up).is_none();
     let met = match target {
         Target::Down => !st.up,
-        Target::Up => st.up && fresh,
-        Target::Ready => fresh && health::ready(&st, w.notifies),
+        Target::Up => st.up && fresh && started(),
+        Target::Ready => fresh && health::ready(&st, w.notifies) && started(),
+        Target::Done => fresh && health::done(&st, super::end::read(&w.dir).as_ref()),
     };
     Ok(if met {
         Eval::Met
