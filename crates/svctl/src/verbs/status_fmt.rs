@@ -20,11 +20,15 @@ pub struct Row {
     pub desired_up: bool,
     pub failed: bool,
     pub log_dir: Option<String>,
+    /// Declared in the config, no dir in the scandir
+    /// (`health::declared_missing`).
+    pub missing: bool,
 }
 
 /// The STATE column: failed wins over up and down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
+    Missing,
     Unsupervised,
     Failed,
     Up,
@@ -34,6 +38,7 @@ pub enum State {
 impl State {
     pub fn as_str(self) -> &'static str {
         match self {
+            State::Missing => "missing",
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
             State::Up => "up",
@@ -45,6 +50,7 @@ impl State {
 impl Row {
     pub fn state(&self) -> State {
         match &self.st {
+            None if self.missing => State::Missing,
             None => State::Unsupervised,
             Some(_) if self.failed => State::Failed,
             Some(s) if s.up => State::Up,
@@ -146,6 +152,9 @@ pub fn human_secs(s: u64) -> String {
 /// The UPTIME/EXIT column.
 fn info(r: &Row, now: SystemTime) -> String {
     let Some(s) = &r.st else {
+        if r.missing {
+            return "declared, not in the scandir".into();
+        }
         return "supervisor not running".into();
     };
     let t = human_secs(s.secs_since(now));
@@ -173,7 +182,7 @@ fn colour_of(r: &Row) -> &'static str {
     match r.state() {
         State::Up if r.in_wanted_state() => GREEN,
         State::Down if r.in_wanted_state() => DIM,
-        State::Failed | State::Unsupervised => RED,
+        State::Failed | State::Unsupervised | State::Missing => RED,
         State::Up | State::Down => YELLOW,
     }
 }

@@ -34,6 +34,7 @@ fn row(name: &str, r: RawStatus, failed: bool, log: Option<&str>) -> Row {
         desired_up: true,
         failed,
         log_dir: log.map(str::to_string),
+        missing: false,
     }
 }
 
@@ -58,6 +59,7 @@ fn rows() -> Vec<Row> {
             desired_up: false,
             failed: false,
             log_dir: None,
+            missing: false,
         },
     ]
 }
@@ -150,6 +152,31 @@ fn json_schema() {
     };
     assert_eq!(keys(gw), keys(orphan));
     assert_eq!(keys(gw).len(), 21);
+}
+
+/// A declared slot with no dir (a boot could not make it): a row that
+/// says so, never in its wanted state.
+#[test]
+fn missing_row() {
+    let gone = Row {
+        name: "gone".into(),
+        ours: false,
+        st: None,
+        desired_up: true,
+        failed: false,
+        log_dir: Some("/ro/logs/gone".into()),
+        missing: true,
+    };
+    assert!(!gone.in_wanted_state());
+    let t = table(std::slice::from_ref(&gone), now(), false);
+    let expected = "\
+NAME  STATE    WANT  PID  UPTIME/EXIT                   READY  DEATHS  LOG
+gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/gone
+";
+    assert_eq!(t, expected);
+    let doc: Value = serde_json::from_str(&json_doc(&[gone], &[], now())).expect("json");
+    assert_eq!(doc["slots"][0]["state"], "missing");
+    assert_eq!(doc["slots"][0]["supervised"], false);
 }
 
 #[test]
