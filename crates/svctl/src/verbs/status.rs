@@ -48,8 +48,11 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
         let facts = health::start_facts(model, &mut Vec::new());
         rows.extend(missing.iter().map(|n| missing_row(&ctx, &facts, n)));
     }
+    // In the order asked for, else by name, missing slots among the others.
     if args.slots.is_empty() {
         rows.sort_by(|a, b| a.name.cmp(&b.name));
+    } else {
+        rows.sort_by_key(|r| args.slots.iter().position(|s| *s == r.name));
     }
     let now = SystemTime::now();
     let text = if args.json {
