@@ -40,8 +40,10 @@ pub enum Verb {
 
 Exit codes (LSB): 0 every listed slot is in its wanted state; 3 some slot is not
 (down but wanted up, up but wanted down, permanently failed, readiness check
-gave up, no supervisor); 4 unknown slot; 100 bad usage; 111 system error.
-A finished job (`done`: a clean exit kept down by on_clean_exit) is healthy.")]
+gave up, waiting for its dependencies, no supervisor, declared in the config
+but missing from the scandir); 4 unknown slot; 100 bad usage; 111 system
+error. A finished job (`done`: a clean exit kept down by on_clean_exit) is
+healthy.")]
     Status(StatusArgs),
     /// Start slots (and persist `up` for `remember` slots)
     #[command(after_help = "Examples:
@@ -110,9 +112,12 @@ Exit codes: 0 nothing would change; 1 invalid config; 2 something would change;
   svctl apply
   svctl apply --config-dir /etc/svkit
 
-Prints one audit line per slot, like svkit-reconcile.
+Prints one audit line per slot, like svkit-reconcile. All or nothing: when a
+slot cannot be applied (its log dir cannot be made, its user is unknown, ...),
+no slot is changed or restarted, and the error names the slot, the path and why.
 Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
-111 system error (including: not root).")]
+111 system error (including: a slot that cannot be applied, nothing changed;
+not root).")]
     Apply(ApplyArgs),
     /// Add an instance of a templated slot at runtime (needs root)
     #[command(after_help = "Examples:

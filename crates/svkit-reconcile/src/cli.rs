@@ -6,8 +6,13 @@ use std::path::PathBuf;
 const AFTER: &str = "Prints one audit line per slot on stdout:
   reconcile: slot=gateway-default action=create state=up
 
+Slot by slot: a slot that cannot be applied (its log dir cannot be made,
+its user is unknown, ...) is left as it was and named on stderr with the
+path and why; the other slots are applied. `svctl apply` is all or nothing.
+
 Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
-111 system error (lock held too long, I/O, s6 not answering).
+111 system error (a slot not applied, lock held too long, I/O, s6 not
+answering).
 
 Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
 /run/service), SVKIT_S6_BIN (default /command, else PATH).";

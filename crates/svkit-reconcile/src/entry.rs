@@ -1,13 +1,15 @@
 //! svkit-reconcile: the `/etc/cont-init.d/` hook. Reads the config, renders
 //! the slots into the scandir, prunes stale ones, starts what should start.
-//! The same algorithm as `svctl apply`.
+//! The same algorithm as `svctl apply`, slot by slot: a slot that cannot
+//! be made is reported and the others are made (`svctl apply` is all or
+//! nothing).
 
 use crate::cli::Cli;
 use std::process::ExitCode;
 use std::time::Duration;
 use svkit::config::LoadError;
 use svkit::msg::{self, exit, Fatal};
-use svkit::reconcile::{self, ApplyOptions};
+use svkit::reconcile::{self, ApplyOptions, Scope};
 
 /// The whole program: reconciles, returns the exit code.
 pub fn main() -> ExitCode {
@@ -19,6 +21,7 @@ pub fn main() -> ExitCode {
     let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
     let opts = ApplyOptions {
         lock_timeout: Duration::from_millis(cli.lock_timeout),
+        scope: Scope::EachSlot,
         ..Default::default()
     };
     let prepared = match reconcile::prepare(&config_dir, &scandir) {
@@ -34,13 +37,9 @@ pub fn main() -> ExitCode {
     }
     match reconcile::apply(&scandir, &prepared.desired, &opts) {
         Ok(outcome) => {
-            for name in &outcome.swept {
-                msg::info(format_args!(
-                    "swept {name} left by an interrupted reconcile"
-                ));
-            }
+            let failed = outcome.report(&scandir);
             match msg::out(outcome.audit()) {
-                Ok(()) => ExitCode::SUCCESS,
+                Ok(()) => failed.map_or(ExitCode::SUCCESS, |f| f.report()),
                 Err(f) => f.report(),
             }
         }

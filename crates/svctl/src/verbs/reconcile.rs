@@ -92,13 +92,12 @@ pub fn apply_now(
         Err(code) => return Ok(Err(code)),
     };
     let outcome = reconcile::apply(scandir, &prepared.desired, opts).map_err(fatal)?;
-    for name in &outcome.swept {
-        msg::info(format_args!(
-            "swept {name} left by an interrupted reconcile"
-        ));
-    }
+    let failed = outcome.report(scandir);
     msg::out(outcome.audit())?;
-    Ok(Ok(outcome))
+    match failed {
+        Some(f) => Err(f),
+        None => Ok(Ok(outcome)),
+    }
 }
 
 pub fn apply(args: &ApplyArgs) -> Result<u8, Fatal> {

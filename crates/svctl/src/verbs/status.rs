@@ -7,6 +7,7 @@ use svkit::msg::exit::svctl::{NOT_IN_STATE, UNKNOWN_SLOT};
 use svkit::msg::exit::OK;
 use svkit::msg::{self, Fatal};
 use svkit::reconcile::is_ours;
+use svkit::s6::health;
 use svkit::s6::status::{read_slot, supervisor_running, StatusError};
 
 use super::ctx::Ctx;
@@ -15,24 +16,44 @@ use crate::args::StatusArgs;
 
 pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at);
+    let declared_missing = ctx
+        .model
+        .as_ref()
+        .map(|m| health::declared_missing(m, &ctx.scandir))
+        .unwrap_or_default();
     let mut unknown = Vec::new();
+    let mut missing = Vec::new();
     let names = if args.slots.is_empty() {
+        missing.clone_from(&declared_missing);
         ctx.list(args.all)?
     } else {
         let mut v = Vec::new();
         for n in &args.slots {
             if ctx.known(n) {
                 v.push(n.clone());
+            } else if declared_missing.contains(n) {
+                missing.push(n.clone());
             } else {
                 unknown.push(n.clone());
             }
         }
         v
     };
-    let rows = names
+    let mut rows = names
         .iter()
         .map(|n| row(&ctx, n))
         .collect::<Result<Vec<_>, _>>()?;
+    if let (Some(model), false) = (&ctx.model, missing.is_empty()) {
+        // Unusable state files were reported by the boot that read them.
+        let facts = health::start_facts(model, &mut Vec::new());
+        rows.extend(missing.iter().map(|n| missing_row(&ctx, &facts, n)));
+    }
+    // In the order asked for, else by name, missing slots among the others.
+    if args.slots.is_empty() {
+        rows.sort_by(|a, b| a.name.cmp(&b.name));
+    } else {
+        rows.sort_by_key(|r| args.slots.iter().position(|s| *s == r.name));
+    }
     let now = SystemTime::now();
     let text = if args.json {
         json_doc(&rows, &unknown, now)
@@ -67,6 +88,23 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     })
 }
 
+/// A slot the config declares that is not in the scandir: wanted up or
+/// not as its autostart says.
+fn missing_row(ctx: &Ctx, facts: &health::StartFacts, name: &str) -> Row {
+    Row {
+        name: name.to_string(),
+        ours: false,
+        st: None,
+        v: health::Verdict {
+            desired_up: ctx.slot(name).is_some_and(|s| health::autostarts(s, facts)),
+            ..Default::default()
+        },
+        log_dir: ctx.log_dir(name).map(str::to_string),
+        unreadable: None,
+        missing: true,
+    }
+}
+
 /// One slot's row. A slot whose supervisor is gone (or not there yet) is a
 /// row without status; so is one whose `supervise/` this user may not read
 /// (another user's slot), marked unreadable. Only other I/O errors and
@@ -89,6 +127,7 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         v,
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable,
+        missing: false,
     })
 }
 

@@ -22,12 +22,16 @@ pub struct Row {
     /// Why this user cannot read the slot's status (another user's
     /// `supervise/`); its status fields are then unknown.
     pub unreadable: Option<String>,
+    /// Declared in the config, no dir in the scandir
+    /// (`health::declared_missing`).
+    pub missing: bool,
 }
 
 /// The STATE column: failed and done win over up and down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     Unreadable,
+    Missing,
     Unsupervised,
     Failed,
     Done,
@@ -41,6 +45,7 @@ impl State {
     pub fn as_str(self) -> &'static str {
         match self {
             State::Unreadable => "unreadable",
+            State::Missing => "missing",
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
             State::Done => "done",
@@ -55,6 +60,7 @@ impl Row {
     pub fn state(&self) -> State {
         match &self.st {
             None if self.unreadable.is_some() => State::Unreadable,
+            None if self.missing => State::Missing,
             None => State::Unsupervised,
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
@@ -176,6 +182,9 @@ fn info(r: &Row, now: SystemTime) -> String {
         return "permission denied".into();
     }
     let Some(s) = &r.st else {
+        if r.missing {
+            return "declared, not in the scandir".into();
+        }
         return "supervisor not running".into();
     };
     let t = human_secs(s.secs_since(now));
@@ -217,7 +226,7 @@ fn colour_of(r: &Row) -> &'static str {
     match r.state() {
         State::Up if r.in_wanted_state() => GREEN,
         State::Down | State::Done if r.in_wanted_state() => DIM,
-        State::Failed | State::Unsupervised => RED,
+        State::Failed | State::Unsupervised | State::Missing => RED,
         State::Up | State::Down | State::Done | State::Waiting | State::Unreadable => YELLOW,
     }
 }

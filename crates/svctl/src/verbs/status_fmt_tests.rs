@@ -43,6 +43,7 @@ fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
         },
         log_dir: log.map(str::to_string),
         unreadable: None,
+        missing: false,
     }
 }
 
@@ -102,6 +103,7 @@ fn rows() -> Vec<Row> {
             v: plain(),
             log_dir: None,
             unreadable: None,
+            missing: false,
         },
     ]
 }
@@ -209,6 +211,34 @@ fn json_schema() {
     assert_eq!(keys(gw).len(), 27);
 }
 
+/// A declared slot with no dir (a boot could not make it): a row that
+/// says so, never in its wanted state.
+#[test]
+fn missing_row() {
+    let gone = Row {
+        name: "gone".into(),
+        ours: false,
+        st: None,
+        v: Verdict {
+            desired_up: true,
+            ..plain()
+        },
+        log_dir: Some("/ro/logs/gone".into()),
+        unreadable: None,
+        missing: true,
+    };
+    assert!(!gone.in_wanted_state());
+    let t = table(std::slice::from_ref(&gone), now(), false);
+    let expected = "\
+NAME  STATE    WANT  PID  UPTIME/EXIT                   READY  DEATHS  LOG
+gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/gone
+";
+    assert_eq!(t, expected);
+    let doc: Value = serde_json::from_str(&json_doc(&[gone], &[], now())).expect("json");
+    assert_eq!(doc["slots"][0]["state"], "missing");
+    assert_eq!(doc["slots"][0]["supervised"], false);
+}
+
 #[test]
 fn durations() {
     assert_eq!(human_secs(0), "0s");
@@ -234,6 +264,7 @@ fn unreadable_slot() {
         unreadable: Some(
             "unable to read /run/service/other/supervise/status: Permission denied".into(),
         ),
+        missing: false,
     };
     assert!(!r.in_wanted_state());
     let t = table(std::slice::from_ref(&r), now(), false);

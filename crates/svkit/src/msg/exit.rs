@@ -46,7 +46,8 @@ pub mod svctl {
     ];
 }
 
-/// `svkit-reconcile`: 1 is an invalid config (nothing written).
+/// `svkit-reconcile`: 1 is an invalid config (nothing written); 111 also
+/// a slot it could not make (the others are made).
 pub mod reconcile {
     pub const CODES: &[u8] = &[super::OK, super::NOT_OK, super::USAGE, super::SYSTEM];
 }

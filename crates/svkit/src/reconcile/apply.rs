@@ -1,19 +1,46 @@
 //! Carry out a plan: atomic creates, in-place updates, bounded deletes.
-//! Everything that can be refused (config, users, foreign slots) is refused
-//! before the first write.
+//!
+//! In three steps. Check: everything that can be known to fail (users,
+//! foreign slots, log dirs, dirs that take no writes) is found before the
+//! first write. Write: every file, dir and owner, each write recorded in
+//! a [`Journal`]; new slots are built in `.`-led temp dirs, then renamed
+//! into place, which s6-svscan does not see until told. Tell s6: rescan,
+//! restart what changed, delete what went. Only the last step cannot be
+//! undone, and it starts once every write has succeeded.
+//!
+//! [`Scope::All`] (`svctl apply`) undoes every write when any slot fails,
+//! so the scandir is as it was; [`Scope::EachSlot`] (the boot hook) undoes
+//! the failing slot's writes only, and makes the others.
 
-use super::error::{io, ReconcileError};
+use super::error::{io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
+use super::journal::{fault, Journal, Undo};
 use super::lock::ScandirLock;
-use super::plan::{plan, Action, SlotPlan};
+use super::logdir;
+use super::outcome::Outcome;
+use super::plan::{plan_each, Action, SlotPlan};
+use super::preflight::{self, Work};
 use super::{DELETE_PREFIX, TEMP_PREFIX};
 use crate::render::RenderedSlot;
-use crate::s6::control::{self, Command6};
+use crate::s6::control::{self, Command6, ControlError};
 use crate::s6::status;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// What one failing slot does to the rest of an apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// All or nothing: any slot that cannot be applied leaves every slot
+    /// as it was (`svctl apply`, `register`, a redirect).
+    #[default]
+    All,
+    /// Each slot on its own: one that cannot be applied is left as it
+    /// was and reported; the others are applied (the boot hook: a boot
+    /// that makes no slot because one is broken helps no one).
+    EachSlot,
+}
 
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
@@ -22,6 +49,7 @@ pub struct ApplyOptions {
     pub stop_timeout: Duration,
     /// Bound on waiting for s6-svscan to pick up a new slot.
     pub supervise_timeout: Duration,
+    pub scope: Scope,
 }
 
 impl Default for ApplyOptions {
@@ -30,33 +58,20 @@ impl Default for ApplyOptions {
             lock_timeout: Duration::from_secs(30),
             stop_timeout: Duration::from_secs(10),
             supervise_timeout: Duration::from_secs(5),
+            scope: Scope::All,
         }
     }
 }
 
-/// What apply did, slot by slot, for the audit lines.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub plans: Vec<SlotPlan>,
-    /// Temp dirs of an interrupted earlier apply that were swept.
-    pub swept: Vec<String>,
+/// One slot's writes, done and undoable.
+struct Staged<'a> {
+    work: Work<'a>,
+    journal: Journal,
+    /// A new slot's temp dir, until it is renamed into place.
+    tmp: Option<PathBuf>,
 }
 
-impl Outcome {
-    /// The audit lines, one per slot, as one text: printed with a single
-    /// write, not one per slot.
-    pub fn audit(&self) -> String {
-        let mut text = String::new();
-        for p in &self.plans {
-            text.push_str(&p.audit_line());
-            text.push('\n');
-        }
-        text
-    }
-}
-
-/// Under the lock: sweep, plan, refuse what must be refused, then write
-/// what differs and tell s6.
+/// Under the lock: sweep, plan, check, write, then tell s6.
 pub fn apply(
     scandir: &Path,
     desired: &[RenderedSlot],
@@ -64,47 +79,84 @@ pub fn apply(
 ) -> Result<Outcome, ReconcileError> {
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     let swept = sweep(scandir)?;
-    let plans = plan(scandir, desired)?;
+    let mut failed = Vec::new();
+    let mut plans = Vec::new();
+    for r in plan_each(scandir, desired)? {
+        match r {
+            Ok(p) => plans.push(p),
+            Err(e) => failed.push(e),
+        }
+    }
     let by_name: BTreeMap<&str, &RenderedSlot> =
         desired.iter().map(|d| (d.name.as_str(), d)).collect();
-    // Only slots this apply writes can be refused; an unchanged slot's
-    // logger checks its own dir when it starts.
-    let written: Vec<&RenderedSlot> = plans
-        .iter()
-        .filter(|p| matches!(p.action, Action::Create | Action::Update { .. }))
-        .filter_map(|p| by_name.get(p.name.as_str()).copied())
-        .collect();
-    let owners = resolve_owners(&written)?;
-    fsops::check_log_dirs(written.iter().filter_map(|d| d.log_dir.as_deref()))?;
+    let (work, refused) = preflight::check(scandir, &plans, &by_name);
+    failed.extend(refused);
+    let all = opts.scope == Scope::All;
+    if all && !failed.is_empty() {
+        return Err(ReconcileError::Slots {
+            failed,
+            undo_failed: Vec::new(),
+        });
+    }
 
-    let mut built = Vec::new();
-    for p in &plans {
-        let Some(slot) = by_name.get(p.name.as_str()) else {
-            continue;
-        };
-        let owner = owners.get(p.name.as_str()).copied().flatten();
-        match &p.action {
-            Action::Create => built.push((build(scandir, slot, owner)?, &slot.name)),
-            Action::Update {
-                changed,
-                removed,
-                restart,
-            } => {
-                update(scandir, slot, owner, changed, removed, *restart)?;
+    let mut undo_failed = Vec::new();
+    let mut staged: Vec<Staged> = Vec::new();
+    for w in work {
+        let mut journal = Journal::default();
+        match stage(scandir, &w, &mut journal) {
+            Ok(tmp) => staged.push(Staged {
+                work: w,
+                journal,
+                tmp,
+            }),
+            Err(e) => {
+                undo_failed.extend(journal.rollback());
+                failed.push(SlotError::new(&w.slot.name, e));
+                if all {
+                    return Err(abort(staged, failed, undo_failed));
+                }
             }
-            Action::Unchanged | Action::Delete => {}
         }
     }
     test_pause("SVKIT_TEST_PAUSE_BEFORE_RENAME_MS");
-    for (tmp, name) in &built {
-        let dest = scandir.join(name);
-        fs::rename(tmp, &dest).map_err(io(&dest))?;
+    // New slots into place: s6-svscan sees none of them until told, so a
+    // rename that fails can still be undone with the rest.
+    let mut i = 0;
+    while i < staged.len() {
+        if let Some(tmp) = staged[i].tmp.take() {
+            let dest = scandir.join(&staged[i].work.slot.name);
+            match fault::check("rename").and_then(|()| fs::rename(&tmp, &dest)) {
+                Ok(()) => staged[i].journal.push(Undo::Tree(dest)),
+                Err(e) => {
+                    let s = staged.remove(i);
+                    undo_failed.extend(s.journal.rollback());
+                    failed.push(SlotError::new(&s.work.slot.name, io(&dest)(e)));
+                    if all {
+                        return Err(abort(staged, failed, undo_failed));
+                    }
+                    continue;
+                }
+            }
+        }
+        i += 1;
     }
+
+    // Every write is in place. What follows tells s6, and cannot be undone.
+    let left: BTreeSet<&str> = failed.iter().map(|f| f.slot.as_str()).collect();
     // Rescan and prune: s6-svscan knows a slot by its dir's inode, so a
     // slot deleted by hand and made again here would otherwise keep its
     // orphaned supervisor (and service) running beside the new one.
-    if !built.is_empty() {
+    if staged.iter().any(|s| *s.work.action == Action::Create) {
         control::svscanctl(scandir, "-an")?;
+    }
+    let mut s6_failed = Vec::new();
+    for s in &staged {
+        if let Action::Update { restart: true, .. } = s.work.action {
+            let name = &s.work.slot.name;
+            if let Err(e) = restart_if_up(&scandir.join(name)) {
+                s6_failed.push(SlotError::new(name, e));
+            }
+        }
     }
     let deletes: Vec<&SlotPlan> = plans
         .iter()
@@ -112,12 +164,65 @@ pub fn apply(
         .collect();
     if !deletes.is_empty() {
         for p in &deletes {
-            delete(scandir, &p.name, opts)?;
+            if let Err(e) = delete(scandir, &p.name, opts) {
+                s6_failed.push(SlotError::new(&p.name, e));
+            }
         }
         control::svscanctl(scandir, "-an")?;
         sweep(scandir)?;
     }
-    Ok(Outcome { plans, swept })
+    let plans = plans
+        .iter()
+        .filter(|p| !left.contains(p.name.as_str()))
+        .cloned()
+        .collect();
+    Ok(Outcome {
+        plans,
+        swept,
+        failed,
+        undo_failed,
+        s6_failed,
+    })
+}
+
+/// All or nothing: every slot's writes undone, newest first.
+fn abort(
+    staged: Vec<Staged>,
+    failed: Vec<SlotError>,
+    mut undo_failed: Vec<ReconcileError>,
+) -> ReconcileError {
+    for s in staged.into_iter().rev() {
+        undo_failed.extend(s.journal.rollback());
+    }
+    ReconcileError::Slots {
+        failed,
+        undo_failed,
+    }
+}
+
+/// Writes one slot: its log dir, then a new slot's temp dir (returned) or
+/// a live slot's changed files. Each write goes to `journal`.
+fn stage(
+    scandir: &Path,
+    w: &Work,
+    journal: &mut Journal,
+) -> Result<Option<PathBuf>, ReconcileError> {
+    if let Some(dir) = &w.slot.log_dir {
+        logdir::ensure(dir, w.owner, journal).map_err(|e| ReconcileError::LogDir {
+            dir: dir.clone(),
+            source: Box::new(e),
+        })?;
+    }
+    match w.action {
+        Action::Create => build(scandir, w.slot, w.owner, journal).map(Some),
+        Action::Update {
+            changed, removed, ..
+        } => {
+            update(scandir, w.slot, w.owner, changed, removed, journal)?;
+            Ok(None)
+        }
+        Action::Unchanged | Action::Delete => Ok(None),
+    }
 }
 
 /// Leftovers of a crashed apply: `.`-led, so s6-svscan never saw them.
@@ -133,68 +238,29 @@ fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
     Ok(swept)
 }
 
-/// Users are looked up before anything is written: an unknown user fails
-/// the whole apply, not half of it. Ownership only applies when root.
-fn resolve_owners<'a>(
-    desired: &[&'a RenderedSlot],
-) -> Result<BTreeMap<&'a str, Option<UidGid>>, ReconcileError> {
-    let root = nix::unistd::geteuid().is_root();
-    let mut out = BTreeMap::new();
-    // Many slots share a user: one passwd lookup each.
-    let mut known: BTreeMap<&str, UidGid> = BTreeMap::new();
-    for d in desired {
-        let owner = match (&d.user, root) {
-            (Some(user), true) => match known.get(user.as_str()) {
-                Some(o) => Some(*o),
-                None => {
-                    let o = lookup_user(user)?;
-                    known.insert(user, o);
-                    Some(o)
-                }
-            },
-            _ => None,
-        };
-        out.insert(d.name.as_str(), owner);
-    }
-    Ok(out)
-}
-
-/// A user name (or `uid:gid`) to ids, from /etc/passwd (`svkit::passwd`).
-pub fn lookup_user(user: &str) -> Result<UidGid, ReconcileError> {
-    if let Some((u, g)) = user.split_once(':') {
-        if let (Ok(u), Ok(g)) = (u.parse(), g.parse()) {
-            return Ok((u, g));
-        }
-    }
-    match crate::passwd::user(user) {
-        Ok(Some(u)) => Ok((u.uid, u.gid)),
-        _ => Err(ReconcileError::UnknownUser {
-            user: user.to_string(),
-        }),
-    }
-}
-
 /// Builds a new slot in a `.`-led temp dir (s6-svscan ignores it); the
 /// caller renames it into place.
 fn build(
     scandir: &Path,
     slot: &RenderedSlot,
     owner: Option<UidGid>,
+    journal: &mut Journal,
 ) -> Result<PathBuf, ReconcileError> {
     let tmp = scandir.join(format!("{TEMP_PREFIX}{}-{}", slot.name, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
+    fault::check("temp-dir").map_err(io(&tmp))?;
     fs::create_dir(&tmp).map_err(io(&tmp))?;
+    journal.push(Undo::Tree(tmp.clone()));
     for f in &slot.files {
         fsops::write_new(&tmp, f)?;
     }
     if let Some(owner) = owner {
-        fsops::prepare_supervise(&tmp, "", owner)?;
+        // Inside the temp dir: undone with it.
+        let mut inside = Journal::default();
+        fsops::prepare_supervise(&tmp, "", owner, &mut inside)?;
         if tmp.join("log").is_dir() {
-            fsops::prepare_supervise(&tmp, "log", owner)?;
+            fsops::prepare_supervise(&tmp, "log", owner, &mut inside)?;
         }
-    }
-    if let Some(dir) = &slot.log_dir {
-        fsops::ensure_log_dir(dir, owner)?;
     }
     Ok(tmp)
 }
@@ -205,7 +271,7 @@ fn update(
     owner: Option<UidGid>,
     changed: &[PathBuf],
     removed: &[PathBuf],
-    restart: bool,
+    journal: &mut Journal,
 ) -> Result<(), ReconcileError> {
     let dir = scandir.join(&slot.name);
     for f in slot
@@ -213,26 +279,32 @@ fn update(
         .iter()
         .filter(|f| changed.iter().any(|c| *c == f.path))
     {
-        fsops::write_file(&dir, f)?;
+        fsops::write_file(&dir, f, journal)?;
     }
     for rel in removed {
-        fsops::remove_file(&dir, rel)?;
-    }
-    if let Some(log) = &slot.log_dir {
-        fsops::ensure_log_dir(log, owner)?;
+        fsops::remove_file(&dir, rel, journal)?;
     }
     // The user may be what changed: its supervisor dirs follow.
     if let Some(owner) = owner {
-        fsops::prepare_supervise(&dir, "", owner)?;
+        fsops::prepare_supervise(&dir, "", owner, journal)?;
         if dir.join("log").is_dir() {
-            fsops::prepare_supervise(&dir, "log", owner)?;
+            fsops::prepare_supervise(&dir, "log", owner, journal)?;
         }
     }
-    let up = status::read_slot(&dir).map(|s| s.up).unwrap_or(false);
-    if restart && up {
-        control::send(&dir, &[Command6::Restart])?;
-    }
     Ok(())
+}
+
+/// A slot whose `run` changed runs a stale process: restarted when up.
+/// One without a supervisor runs nothing to restart.
+fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
+    let up = status::read_slot(dir).map(|s| s.up).unwrap_or(false);
+    if !up {
+        return Ok(());
+    }
+    match control::send(dir, &[Command6::Restart]) {
+        Ok(()) | Err(ControlError::NotSupervised { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Down (bounded wait), then out of s6-svscan's sight; the caller prunes.

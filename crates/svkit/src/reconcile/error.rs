@@ -27,7 +27,40 @@ pub enum ReconcileError {
     UnknownUser {
         user: String,
     },
+    /// The slot's log dir cannot be made or handed to its user.
+    LogDir {
+        dir: PathBuf,
+        source: Box<ReconcileError>,
+    },
+    /// Slots an all-or-nothing apply cannot apply: it wrote nothing, or
+    /// undid what it wrote (`undo_failed`: what it could not undo).
+    Slots {
+        failed: Vec<SlotError>,
+        undo_failed: Vec<ReconcileError>,
+    },
     Control(ControlError),
+}
+
+/// One slot that cannot be applied, and why.
+#[derive(Debug)]
+pub struct SlotError {
+    pub slot: String,
+    pub error: ReconcileError,
+}
+
+impl SlotError {
+    pub fn new(slot: impl Into<String>, error: ReconcileError) -> SlotError {
+        SlotError {
+            slot: slot.into(),
+            error,
+        }
+    }
+}
+
+impl fmt::Display for SlotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "slot {}: {}", self.slot, self.error)
+    }
 }
 
 impl fmt::Display for ReconcileError {
@@ -38,7 +71,7 @@ impl fmt::Display for ReconcileError {
             }
             ReconcileError::Foreign { slot } => write!(
                 f,
-                "slot {slot}: a service dir of that name exists and was not made by svkit; refusing to touch it"
+                "a service dir named {slot} exists and was not made by svkit; refusing to touch it"
             ),
             ReconcileError::Symlink { path } => {
                 write!(f, "refusing {}: it is a symlink", path.display())
@@ -49,6 +82,21 @@ impl fmt::Display for ReconcileError {
                 path.display()
             ),
             ReconcileError::UnknownUser { user } => write!(f, "unknown user {user}"),
+            ReconcileError::LogDir { dir, source } => {
+                write!(f, "log dir {}: {source}", dir.display())
+            }
+            ReconcileError::Slots {
+                failed,
+                undo_failed,
+            } => {
+                let list: Vec<String> = failed.iter().map(ToString::to_string).collect();
+                f.write_str(&list.join("; "))?;
+                if undo_failed.is_empty() {
+                    return f.write_str("; nothing changed");
+                }
+                let undo: Vec<String> = undo_failed.iter().map(ToString::to_string).collect();
+                write!(f, "; undone, except: {}", undo.join("; "))
+            }
             ReconcileError::Control(e) => write!(f, "{e}"),
         }
     }

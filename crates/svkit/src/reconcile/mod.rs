@@ -5,25 +5,34 @@
 //! Data flows one way, one file a step: [`prepare`] (`desired.rs`: load,
 //! validate, render: one `RenderedSlot` per slot) → [`plan`] (`plan.rs`,
 //! reading the disk through `live.rs`: each managed file's bytes, mode and
-//! owner against the render) → [`apply`] (`apply.rs`, under `lock.rs`: write what differs through
-//! `fsops.rs`, then tell s6). Nothing is cached between runs. Slots svkit
-//! did not make (no `.svkit` marker) are never touched.
+//! owner against the render) → [`apply`] (`apply.rs`, under `lock.rs`:
+//! check what would fail (`preflight.rs`), write what differs through
+//! `fsops.rs` and `logdir.rs`, each write recorded in `journal.rs` to be
+//! undone if a later one fails, then tell s6). Nothing is cached between
+//! runs. Slots svkit did not make (no `.svkit` marker) are never touched.
 
 mod apply;
+#[cfg(test)]
+mod apply_tests;
 mod desired;
 mod error;
 mod fsops;
+mod journal;
 mod live;
 mod lock;
+mod logdir;
+mod outcome;
 mod plan;
+mod preflight;
 
-pub use apply::{apply, lookup_user, ApplyOptions, Outcome};
+pub use apply::{apply, ApplyOptions, Scope};
 pub use desired::{desired, prepare, Prepared};
-pub use error::ReconcileError;
-pub use fsops::{check_log_dir, check_log_dirs, ensure_log_dir};
+pub use error::{ReconcileError, SlotError};
 pub use live::is_ours;
 pub use lock::ScandirLock;
+pub use outcome::Outcome;
 pub use plan::{plan, Action, SlotPlan};
+pub use preflight::lookup_user;
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.
 pub const TEMP_PREFIX: &str = ".svkit-tmp-";

@@ -2,7 +2,7 @@
 //! Reads the scandir (every managed file of every declared slot, in full),
 //! writes nothing.
 
-use super::error::ReconcileError;
+use super::error::{ReconcileError, SlotError};
 use super::live::{self, LiveFile};
 use crate::render::RenderedSlot;
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,6 +88,19 @@ fn restarts(rel: &Path) -> bool {
 const OWNER_UID: u32 = 0;
 
 pub fn plan(scandir: &Path, desired: &[RenderedSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
+    plan_each(scandir, desired)?
+        .into_iter()
+        .map(|r| r.map_err(|e| e.error))
+        .collect()
+}
+
+/// [`plan`] slot by slot: a slot that cannot be planned (a foreign dir of
+/// its name, an unreadable file) is an error of its own beside the plans
+/// of the others. Only an unreadable scandir fails the whole.
+pub(super) fn plan_each(
+    scandir: &Path,
+    desired: &[RenderedSlot],
+) -> Result<Vec<Result<SlotPlan, SlotError>>, ReconcileError> {
     let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
     // Root's apply makes root own every file: a plan, whoever runs it,
     // says what that apply would change.
@@ -96,28 +109,32 @@ pub fn plan(scandir: &Path, desired: &[RenderedSlot]) -> Result<Vec<SlotPlan>, R
     for slot in desired {
         let dir = scandir.join(&slot.name);
         let action = if !live_names.contains(&slot.name) {
-            Action::Create
+            Ok(Action::Create)
         } else if !live::is_ours(&dir) {
-            return Err(ReconcileError::Foreign {
+            Err(ReconcileError::Foreign {
                 slot: slot.name.clone(),
-            });
+            })
         } else {
-            compare(slot, &live::read_files(&dir)?, uid_matters)
+            live::read_files(&dir).map(|live| compare(slot, &live, uid_matters))
         };
-        plans.push(SlotPlan {
-            name: slot.name.clone(),
-            action,
-            want_up: slot.up,
-        });
+        plans.push(
+            action
+                .map(|action| SlotPlan {
+                    name: slot.name.clone(),
+                    action,
+                    want_up: slot.up,
+                })
+                .map_err(|e| SlotError::new(&slot.name, e)),
+        );
     }
     let declared: BTreeSet<&str> = desired.iter().map(|d| d.name.as_str()).collect();
     for name in &live_names {
         if !declared.contains(name.as_str()) && live::is_ours(&scandir.join(name)) {
-            plans.push(SlotPlan {
+            plans.push(Ok(SlotPlan {
                 name: name.clone(),
                 action: Action::Delete,
                 want_up: false,
-            });
+            }));
         }
     }
     Ok(plans)

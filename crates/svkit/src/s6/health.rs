@@ -143,6 +143,20 @@ pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| !v.failed && !v.ready_overdue && v.waiting.is_none() && s.up == s.want_up)
 }
 
+/// Slots the config declares that have no dir in the scandir: a boot
+/// that could not make them (it said why), a dir removed by hand, a
+/// config edited and not applied yet. None of them is in its wanted
+/// state: `svctl status` shows each as `missing` and the health check
+/// fails until an apply makes it.
+pub fn declared_missing(model: &Model, scandir: &Path) -> Vec<String> {
+    model
+        .slots
+        .iter()
+        .filter(|s| !scandir.join(&s.name).is_dir())
+        .map(|s| s.name.clone())
+        .collect()
+}
+
 /// The rules applied to the slots of one scandir, with the config when it
 /// loaded (without it: no remembered states, svkit's default policy).
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,266 @@
+//! Log dirs, owned by the slot's user before its logger starts: checked
+//! before an apply writes anything ([`check`]), then made ([`ensure`]),
+//! each step recorded so that a later failure can undo it.
+
+use super::error::{io, ReconcileError};
+use super::fsops::{self, UidGid};
+use super::journal::{fault, Journal, Undo};
+use nix::errno::Errno;
+use nix::sys::stat::Mode;
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// `/a`, `/a/b`, `/a/b/c` for `/a/b/c`; `..` and relative parts are refused.
+fn prefixes(dir: &Path) -> Result<Vec<PathBuf>, ReconcileError> {
+    let mut cur = PathBuf::from("/");
+    let mut out = Vec::new();
+    for c in dir.components() {
+        match c {
+            Component::RootDir => {}
+            Component::Normal(n) => {
+                cur.push(n);
+                out.push(cur.clone());
+            }
+            _ => {
+                return Err(ReconcileError::Symlink {
+                    path: dir.to_path_buf(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What [`check`] learnt of paths shared by many log dirs (`/data/logs`
+/// of `/data/logs/a` and `/data/logs/b`): each is looked at once.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    dirs: HashSet<PathBuf>,
+    writable: HashMap<PathBuf, Result<(), Errno>>,
+}
+
+impl Seen {
+    /// [`fsops::writable`], once a dir.
+    fn writable(&mut self, dir: &Path) -> Result<(), Errno> {
+        *self
+            .writable
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| fsops::writable(dir))
+    }
+}
+
+/// Longest name of one path component (Linux's NAME_MAX).
+const NAME_MAX: usize = 255;
+
+/// Everything [`ensure`] could run into that can be known without writing:
+/// a symlink or a non-directory in the path, a component name too long,
+/// the parent of the first missing dir not writable, or an existing log
+/// dir that must change owner and cannot be changed. The error names the
+/// dir that would be made or changed and why, as mkdir or chown would.
+pub(super) fn check(
+    dir: &Path,
+    owner: Option<UidGid>,
+    seen: &mut Seen,
+) -> Result<(), ReconcileError> {
+    let errno = |p: &Path, e: Errno| io(p)(std::io::Error::from(e));
+    let mut parent = PathBuf::from("/");
+    for p in prefixes(dir)? {
+        if seen.dirs.contains(&p) {
+            parent = p;
+            continue;
+        }
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: p }),
+            Ok(m) if !m.is_dir() => return Err(errno(&p, Errno::ENOTDIR)),
+            Ok(_) => {
+                seen.dirs.insert(p.clone());
+                parent = p;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Missing from here on: nothing below can be a symlink yet.
+                let long = p.file_name().is_some_and(|n| n.len() > NAME_MAX);
+                if long {
+                    return Err(errno(&p, Errno::ENAMETOOLONG));
+                }
+                return seen.writable(&parent).map_err(|e| errno(&p, e));
+            }
+            Err(e) => return Err(io(&p)(e)),
+        }
+    }
+    // The whole path exists: only a change of owner would write.
+    if let Some((uid, gid)) = owner {
+        let m = fs::symlink_metadata(dir).map_err(io(dir))?;
+        if (m.uid(), m.gid()) != (uid, gid) {
+            seen.writable(dir).map_err(|e| errno(dir, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates `dir` and any missing parents (0750, each created one owned by
+/// `owner`), and makes `dir` itself the owner's: one chown, never
+/// recursive, none when it already is. The walk goes from `/` through
+/// directory descriptors opened with O_NOFOLLOW, and every create and
+/// chown acts on the descriptor, not a path: a symlink anywhere is
+/// refused, and one swapped in during the walk (the user owns some of
+/// these dirs) cannot redirect the chown. `log/run` applies the same rule
+/// when it starts. Each dir made and the owner changed go to `journal`.
+pub(super) fn ensure(
+    dir: &Path,
+    owner: Option<UidGid>,
+    journal: &mut Journal,
+) -> Result<(), ReconcileError> {
+    use rustix::fs::OFlags;
+    use std::os::fd::{AsRawFd, OwnedFd};
+    let walk = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let open =
+        |parent: Option<&OwnedFd>, name: &Path, path: &Path| -> Result<OwnedFd, ReconcileError> {
+            let none = rustix::fs::Mode::empty();
+            let fd = match parent {
+                Some(p) => rustix::fs::openat(p, name, walk, none),
+                None => rustix::fs::openat(rustix::fs::CWD, name, walk, none),
+            };
+            let symlink = || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            match fd {
+                Ok(fd) => Ok(fd),
+                // O_NOFOLLOW with O_DIRECTORY fails on a symlink with
+                // ENOTDIR (ELOOP without O_DIRECTORY).
+                Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) if symlink() => {
+                    Err(ReconcileError::Symlink {
+                        path: path.to_path_buf(),
+                    })
+                }
+                Err(e) => Err(io(path)(e.into())),
+            }
+        };
+    let mut cur = open(None, Path::new("/"), Path::new("/"))?;
+    let mut path = PathBuf::from("/");
+    for p in prefixes(dir)? {
+        let Some(name) = p.file_name().map(Path::new) else {
+            continue;
+        };
+        path.push(name);
+        fault::check("log-mkdir").map_err(io(&path))?;
+        let made = match nix::sys::stat::mkdirat(
+            Some(cur.as_raw_fd()),
+            name,
+            Mode::from_bits_truncate(0o750),
+        ) {
+            Ok(()) => true,
+            Err(Errno::EEXIST) => false,
+            Err(e) => return Err(io(&path)(e.into())),
+        };
+        if made {
+            journal.push(Undo::EmptyDir(path.clone()));
+        }
+        let next = open(Some(&cur), name, &path)?;
+        if made {
+            // The umask must not decide the mode.
+            nix::sys::stat::fchmod(next.as_raw_fd(), Mode::from_bits_truncate(0o750))
+                .map_err(|e| io(&path)(e.into()))?;
+            if let Some(o) = owner {
+                fchown(&next, o, &path)?;
+            }
+        }
+        cur = next;
+    }
+    if let Some((uid, gid)) = owner {
+        let st = rustix::fs::fstat(&cur).map_err(|e| io(dir)(e.into()))?;
+        if (st.st_uid, st.st_gid) != (uid, gid) {
+            fchown(&cur, (uid, gid), dir)?;
+            journal.push(Undo::Owner {
+                path: dir.to_path_buf(),
+                uid: st.st_uid,
+                gid: st.st_gid,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn fchown(
+    fd: &std::os::fd::OwnedFd,
+    (uid, gid): UidGid,
+    path: &Path,
+) -> Result<(), ReconcileError> {
+    use std::os::fd::AsRawFd;
+    let (u, g) = (
+        nix::unistd::Uid::from_raw(uid),
+        nix::unistd::Gid::from_raw(gid),
+    );
+    fault::check("log-chown").map_err(io(path))?;
+    nix::unistd::fchown(fd.as_raw_fd(), Some(u), Some(g)).map_err(|e| io(path)(e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ensure_new(dir: &Path, owner: Option<UidGid>) -> Result<(), ReconcileError> {
+        ensure(dir, owner, &mut Journal::default())
+    }
+
+    #[test]
+    fn log_dir_created_and_planted_symlink_refused() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let dir = t.path().join("a/b/c");
+        ensure_new(&dir, None).expect("create");
+        assert!(dir.is_dir());
+        ensure_new(&dir, None).expect("idempotent");
+        let target = t.path().join("elsewhere");
+        fs::create_dir(&target).expect("mkdir");
+        let link = t.path().join("a/link");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        if nix::unistd::geteuid().is_root() {
+            std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).expect("lchown");
+            let r = ensure_new(&link.join("logs"), Some((65534, 65534)));
+            assert!(matches!(r, Err(ReconcileError::Symlink { .. })), "{r:?}");
+            assert!(!target.join("logs").exists());
+        }
+        // The final component itself a symlink: refused whoever owns it.
+        assert!(matches!(
+            ensure_new(&link, None),
+            Err(ReconcileError::Symlink { .. })
+        ));
+        let mut seen = Seen::default();
+        assert!(matches!(
+            check(&link.join("x"), None, &mut seen),
+            Err(ReconcileError::Symlink { .. })
+        ));
+    }
+
+    /// What `check` refuses, the walk would have failed on: a file in the
+    /// path, a name too long, a parent where nothing can be created.
+    #[test]
+    fn check_finds_what_mkdir_would_refuse() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut seen = Seen::default();
+        fs::write(t.path().join("file"), "").expect("write");
+        let why = |dir: &Path, seen: &mut Seen| match check(dir, None, seen) {
+            Err(e) => e.to_string(),
+            Ok(()) => String::new(),
+        };
+        let under_file = t.path().join("file/logs");
+        assert!(why(&under_file, &mut seen).ends_with("file: Not a directory"));
+        let long = t.path().join("x".repeat(256));
+        assert!(why(&long, &mut seen).ends_with("File name too long"));
+        assert_eq!(why(&t.path().join("new/deeper"), &mut seen), "");
+        // /proc takes no new dirs, yet says it is writable: only the walk
+        // finds out (and apply undoes what came before).
+        assert!(ensure_new(Path::new("/proc/svkit-test/x"), None).is_err());
+    }
+
+    #[test]
+    fn ensure_records_what_it_made_and_rollback_removes_it() {
+        let t = tempfile::tempdir().expect("tempdir");
+        fs::create_dir(t.path().join("a")).expect("mkdir");
+        let mut j = Journal::default();
+        ensure(&t.path().join("a/b/c"), None, &mut j).expect("ensure");
+        fs::write(t.path().join("a/keep"), "").expect("write");
+        assert!(j.rollback().is_empty());
+        assert!(!t.path().join("a/b").exists());
+        assert!(t.path().join("a/keep").exists(), "only what it made goes");
+    }
+}
