@@ -232,6 +232,7 @@ uid_of() { as_root "$1" awk '/^Uid:/ { print $2 }' "/proc/$2/status"; }
 # app (the process's own user): root lacks CAP_SYS_PTRACE in a container.
 environ_of() { as_app "$1" sh -c 'tr "\0" "\n" < "/proc/$1/environ"' sh "$2"; }
 exit_code() { docker inspect -f '{{.State.ExitCode}}' "$1" 2>/dev/null; }
+restarted() { [ "$(docker inspect -f '{{.RestartCount}}' "$1" 2>/dev/null)" -ge 1 ]; }
 tail_logs() { logs "$1" | tail -n "${2:-20}" | sed 's/^/      | /' >&2; }
 
 # ---------------------------------------------------------------- scenarios
@@ -460,7 +461,6 @@ s_essential() {
   [ "$code" = 78 ] || { err "exit code $code, want the slot's 78"; tail_logs "$c"; return 1; }
   logs_have "$c" "is essential: stopping the container with exit code 78" || { err "no essential message:"; tail_logs "$c"; return 1; }
   c=$(start restarting --restart on-failure:1 -e APP_CONFIG_BAD=1 -- gateway run) || return 1
-  restarted() { [ "$(docker inspect -f '{{.RestartCount}}' "$1" 2>/dev/null)" -ge 1 ]; }
   until_true "$DEADLINE" restarted "$c" || { err "on-failure did not restart it: $(state "$c")"; return 1; }
 }
 
