@@ -174,7 +174,11 @@ fn wait_for_deps(slot: &Slot) -> String {
             Condition::Completed => "done",
             other => other.as_str(),
         };
-        waits.push(format!("svctl wait {target} --forever {}", on.join(" ")));
+        // Quoted: shellcheck takes a bare `done` for the keyword.
+        waits.push(format!(
+            "svctl wait \"{target}\" --forever {}",
+            on.join(" ")
+        ));
     }
     let _ = writeln!(o, "{} || exit 111", waits.join(" && "));
     let _ = writeln!(o, "rm -f {WAITING_FILE}");
