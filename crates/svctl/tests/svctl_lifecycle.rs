@@ -325,6 +325,11 @@ fn dependencies_start_in_order_and_stop_in_reverse() {
         .contains("svkit: slot web waits for migrate (completed)"));
     let lines = || std::fs::read_to_string(&order).expect("read");
     assert_eq!(lines(), "start db\n", "nothing started before db is ready");
+    let plan = stdout(&sbx.exec(&["svctl", "plan"]));
+    assert!(
+        plan.contains("order: 1. db\norder: 2. migrate after db (ready)\norder: 3. web after migrate (completed)\n"),
+        "{plan}"
+    );
     expect_code(
         &sbx.exec(&["svctl", "wait", "up", "--timeout", "300", "web"]),
         1,
