@@ -207,3 +207,33 @@ pub struct SignalArgs {
     #[command(flatten)]
     pub at: WhereArgs,
 }
+
+/// `svctl liveness` (internal; rendered into a slot's `run` when it has a
+/// `liveness` check).
+#[derive(Debug, Args)]
+pub struct LivenessArgs {
+    /// The slot dir
+    #[arg(long, value_name = "DIR")]
+    pub slot_dir: std::path::PathBuf,
+    /// The process to watch (the run script, which execs the program)
+    #[arg(long)]
+    pub pid: i32,
+    /// Start the watcher in the background and return at once
+    #[arg(long)]
+    pub detach: bool,
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
+    pub interval: Duration,
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
+    pub timeout: Duration,
+    #[arg(long, value_name = "N")]
+    pub failures: u32,
+    /// `IP:port` to connect to
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["http", "exec"])]
+    pub tcp: Option<std::net::SocketAddr>,
+    /// URL that must answer 2xx
+    #[arg(long, value_name = "URL", conflicts_with = "exec")]
+    pub http: Option<String>,
+    /// A command that must exit 0
+    #[arg(last = true, value_name = "ARGV")]
+    pub exec: Vec<String>,
+}

@@ -170,4 +170,7 @@ slots with a user), whoever runs it. Users are checked as `svctl check` does.
 Nothing is written when the config is invalid.
 Exit codes: 0 rendered, 1 invalid config, 100 bad usage (e.g. DIR not empty), 111 system error.")]
     Render(RenderArgs),
+    /// Internal: a slot's liveness watcher, started by its run script
+    #[command(hide = true)]
+    Liveness(LivenessArgs),
 }

@@ -325,6 +325,11 @@ fn dependencies_start_in_order_and_stop_in_reverse() {
         .contains("svkit: slot web waits for migrate (completed)"));
     let lines = || std::fs::read_to_string(&order).expect("read");
     assert_eq!(lines(), "start db\n", "nothing started before db is ready");
+    let plan = stdout(&sbx.exec(&["svctl", "plan"]));
+    assert!(
+        plan.contains("order: 1. db\norder: 2. migrate after db (ready)\norder: 3. web after migrate (completed)\n"),
+        "{plan}"
+    );
     expect_code(
         &sbx.exec(&["svctl", "wait", "up", "--timeout", "300", "web"]),
         1,
@@ -377,6 +382,103 @@ fn unknown_dependencies_and_cycles_are_config_errors_with_a_location() {
         "undeclared slot `nope`",
         "`soon`: expected",
         "`b` never completes",
+    ] {
+        assert!(e.contains(want), "{want}: {e}");
+    }
+}
+
+/// `liveness`: a hung program (SIGSTOP) fails its HTTP check and is
+/// restarted after `failures` checks in a row; status shows the count; one
+/// watcher per run, never more.
+#[test]
+fn a_hung_slot_is_restarted_by_its_liveness_check() {
+    if !sandbox_or_skip("a_hung_slot_is_restarted_by_its_liveness_check") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "web", "command": ["app", "dashboard", "--port", "18931"],
+        "restart": { "on_clean_exit": "stop" },
+        "liveness": { "http": "http://127.0.0.1:18931/", "interval_ms": 200,
+                      "timeout_ms": 150, "failures": 3 } }
+    ] }"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["web"]);
+    wait_field(&sbx, "web", "up", "true");
+    let watchers = || {
+        stdout(&sbx.sh(
+            "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = svctl ] && grep -q liveness $p/cmdline 2>/dev/null && echo $p; done | wc -l",
+        ))
+        .trim()
+        .parse::<usize>()
+        .unwrap_or(99)
+    };
+    poll("a passing check", Duration::from_secs(10), || {
+        let (_, doc) = status_json(&sbx, &["web"]);
+        (slot_json(&doc, "web")["liveness"]["failing"] == 0).then_some(())
+    });
+    assert_eq!(watchers(), 1);
+    let old = pid(&sbx, "web");
+    sbx.sh(&format!("kill -STOP {old}"));
+    let new = wait_new_pid(&sbx, "web", &old);
+    let logs = sbx.wait_for_log(
+        "liveness check of web failed 3 times",
+        Duration::from_secs(10),
+    );
+    assert!(logs.contains("restarting it"), "{logs}");
+    // Asked for: a restart, never `done` although the app exits 0 on TERM.
+    poll(
+        "one watcher, passing again",
+        Duration::from_secs(10),
+        || {
+            let (rc, doc) = status_json(&sbx, &["web"]);
+            let w = slot_json(&doc, "web");
+            (rc == Some(0)
+                && w["state"] == "up"
+                && w["liveness"]["failing"] == 0
+                && watchers() == 1)
+                .then_some(())
+        },
+    );
+    assert_eq!(pid(&sbx, "web"), new);
+}
+
+#[test]
+fn bad_liveness_checks_are_config_errors_with_a_location() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("10.json"),
+        r#"{"slots": [
+  {"name": "a", "command": ["true"], "liveness": {"tcp": 8080, "http": "http://127.0.0.1/"}},
+  {"name": "b", "command": ["true"], "liveness": {"tcp": 70000}},
+  {"name": "c", "command": ["true"], "liveness": {"http": "https://example.com/"}},
+  {"name": "d", "command": ["true"], "liveness": {"exec": ["true"], "interval_ms": 50}},
+  {"name": "e", "command": ["true"], "liveness": {"exec": ["true"], "interval_ms": 1000, "timeout_ms": 2000}},
+  {"name": "f", "command": ["true"], "liveness": {"exec": [], "failures": 0}}
+]}"#,
+    )
+    .expect("write");
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .arg("check")
+        .env("SVKIT_CONFIG_DIR", t.path())
+        .output()
+        .expect("svctl");
+    expect_code(&o, 1);
+    let e = err(&o);
+    for want in [
+        "10.json:2:",
+        "exactly one of `exec`, `tcp` or `http`",
+        "10.json:3:",
+        "70000: expected a port",
+        "10.json:4:",
+        "https://example.com/",
+        "10.json:5:",
+        "50 is outside 100..3600000",
+        "10.json:6:",
+        "2000 is outside 1..1000",
+        "10.json:7:",
+        "0 is outside 1..100",
     ] {
         assert!(e.contains(want), "{want}: {e}");
     }

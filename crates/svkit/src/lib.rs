@@ -8,6 +8,7 @@ pub mod container;
 pub mod dirent;
 pub mod fsutil;
 pub mod lifeline;
+pub mod liveness;
 pub mod logs;
 pub mod msg;
 pub mod par;

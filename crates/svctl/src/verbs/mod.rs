@@ -3,6 +3,7 @@
 mod check;
 mod control;
 pub(crate) mod ctx;
+mod liveness;
 mod logs;
 mod reconcile;
 mod register;
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
     match cli.verb {
         Verb::Check(a) => check::run(&a),
         Verb::Render(a) => render::run(&a),
+        Verb::Liveness(a) => liveness::run(&a),
         Verb::Status(a) => status::run(&a),
         Verb::Start(a) => control::run(&a, control::Op::Start),
         Verb::Stop(a) => control::run(&a, control::Op::Stop),

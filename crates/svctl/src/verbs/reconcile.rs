@@ -32,7 +32,30 @@ pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Result<Prepared, u8>
     }
 }
 
-fn plan_json(plans: &[SlotPlan]) -> String {
+/// Slots in dependency order, each with what it waits for (`depends_on`);
+/// empty when no slot depends on another.
+fn start_order(model: &svkit::config::Model) -> Vec<(String, Vec<String>)> {
+    if model.slots.iter().all(|s| s.depends_on.is_empty()) {
+        return Vec::new();
+    }
+    svkit::config::depends::start_order(&model.slots)
+        .into_iter()
+        .map(|n| {
+            let after = model
+                .slot(n)
+                .map(|s| {
+                    s.depends_on
+                        .iter()
+                        .map(|d| format!("{} ({})", d.on, d.condition.as_str()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (n.to_string(), after)
+        })
+        .collect()
+}
+
+fn plan_json(plans: &[SlotPlan], order: &[(String, Vec<String>)]) -> String {
     let slots: Vec<Value> = plans
         .iter()
         .map(|p| {
@@ -49,7 +72,14 @@ fn plan_json(plans: &[SlotPlan]) -> String {
         })
         .collect();
     let changes = plans.iter().any(|p| p.action != Action::Unchanged);
-    format!("{}\n", json!({ "changes": changes, "slots": slots }))
+    let order: Vec<Value> = order
+        .iter()
+        .map(|(n, after)| json!({ "name": n, "after": after }))
+        .collect();
+    format!(
+        "{}\n",
+        json!({ "changes": changes, "slots": slots, "start_order": order })
+    )
 }
 
 pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
@@ -64,13 +94,23 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
         }
         e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
     })?;
+    let order = start_order(&prepared.model);
     if args.json {
-        msg::out(plan_json(&plans))?;
+        msg::out(plan_json(&plans, &order))?;
     } else {
-        let lines: String = plans
+        let mut lines: String = plans
             .iter()
             .map(|p| format!("{}\n", p.audit_line()))
             .collect();
+        // Start order, when dependencies make one: stops go the other way.
+        for (i, (n, after)) in order.iter().enumerate() {
+            let after = if after.is_empty() {
+                String::new()
+            } else {
+                format!(" after {}", after.join(", "))
+            };
+            lines.push_str(&format!("order: {}. {n}{after}\n", i + 1));
+        }
         msg::out(lines)?;
     }
     Ok(if plans.iter().all(|p| p.action == Action::Unchanged) {
@@ -135,7 +175,7 @@ mod tests {
                 want_up: false,
             },
         ];
-        let v: Value = serde_json::from_str(&plan_json(&plans)).expect("json");
+        let v: Value = serde_json::from_str(&plan_json(&plans, &[])).expect("json");
         assert_eq!(v["changes"], true);
         assert_eq!(
             v["slots"][0],
@@ -143,7 +183,15 @@ mod tests {
         );
         assert_eq!(v["slots"][1]["files"], json!(["run", "down"]));
         assert_eq!(v["slots"][1]["restart"], true);
-        let v: Value = serde_json::from_str(&plan_json(&plans[..1])).expect("json");
+        let v: Value = serde_json::from_str(&plan_json(
+            &plans[..1],
+            &[("a".into(), vec!["b (up)".into()])],
+        ))
+        .expect("json");
         assert_eq!(v["changes"], false);
+        assert_eq!(
+            v["start_order"],
+            json!([{"name": "a", "after": ["b (up)"]}])
+        );
     }
 }

@@ -102,6 +102,7 @@ fn missing_row(ctx: &Ctx, facts: &health::StartFacts, name: &str) -> Row {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable: None,
         missing: true,
+        live: None,
     }
 }
 
@@ -128,6 +129,7 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable,
         missing: false,
+        live: svkit::liveness::seen(&dir),
     })
 }
 

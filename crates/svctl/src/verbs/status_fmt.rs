@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use serde_json::{json, Value};
+use svkit::liveness;
 use svkit::s6::health::{self, Verdict};
 use svkit::s6::status::{sig_name, LastExit, Status};
 
@@ -25,6 +26,8 @@ pub struct Row {
     /// Declared in the config, no dir in the scandir
     /// (`health::declared_missing`).
     pub missing: bool,
+    /// What its liveness watcher last saw, when it has one.
+    pub live: Option<liveness::Seen>,
 }
 
 /// The STATE column: failed and done win over up and down.
@@ -107,6 +110,9 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "ready": r.v.ready,
         "ready_overdue": r.v.ready_overdue,
         "waiting_for": r.v.waiting,
+        "liveness": r.live.as_ref().map(|l| json!({
+            "failing": l.failing, "of": l.of, "last_error": l.last_error,
+        })),
         "log_dir": r.log_dir,
         "unreadable": r.unreadable,
     });
@@ -192,6 +198,10 @@ fn info(r: &Row, now: SystemTime) -> String {
         return format!("waiting for {w}, {t}");
     }
     if s.up {
+        let t = match &r.live {
+            Some(l) if l.failing > 0 => format!("{t}, unhealthy ({}/{})", l.failing, l.of),
+            _ => t,
+        };
         return if s.paused { format!("{t} (paused)") } else { t };
     }
     if s.finishing {

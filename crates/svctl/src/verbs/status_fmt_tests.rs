@@ -44,6 +44,7 @@ fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
         log_dir: log.map(str::to_string),
         unreadable: None,
         missing: false,
+        live: None,
     }
 }
 
@@ -104,6 +105,7 @@ fn rows() -> Vec<Row> {
             log_dir: None,
             unreadable: None,
             missing: false,
+            live: None,
         },
     ]
 }
@@ -208,7 +210,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 27);
+    assert_eq!(keys(gw).len(), 28);
 }
 
 /// A declared slot with no dir (a boot could not make it): a row that
@@ -226,6 +228,7 @@ fn missing_row() {
         log_dir: Some("/ro/logs/gone".into()),
         unreadable: None,
         missing: true,
+        live: None,
     };
     assert!(!gone.in_wanted_state());
     let t = table(std::slice::from_ref(&gone), now(), false);
@@ -265,6 +268,7 @@ fn unreadable_slot() {
             "unable to read /run/service/other/supervise/status: Permission denied".into(),
         ),
         missing: false,
+        live: None,
     };
     assert!(!r.in_wanted_state());
     let t = table(std::slice::from_ref(&r), now(), false);

@@ -15,6 +15,7 @@ pub mod depends;
 mod discover;
 pub mod error;
 pub mod json_pos;
+mod liveness;
 mod members;
 pub mod model;
 pub mod names;

@@ -97,6 +97,27 @@ pub struct Slot {
     /// What must hold before it starts (resolved: every instance of a
     /// template named).
     pub depends_on: Vec<Dependency>,
+    pub liveness: Option<Liveness>,
+}
+
+/// `liveness`: a check run every `interval_ms` while the slot runs (and is
+/// ready); `failures` failed checks in a row restart it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Liveness {
+    pub check: LiveCheck,
+    pub interval_ms: u32,
+    pub timeout_ms: u32,
+    pub failures: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveCheck {
+    /// Exits 0 within the timeout (run as the slot's user).
+    Exec(Vec<String>),
+    /// A TCP connect succeeds: `host:port` (an IP literal).
+    Tcp(String),
+    /// `GET` answers 2xx: `http://IP-or-localhost[:port]/path`.
+    Http(String),
 }
 
 /// One `depends_on` entry, resolved to a slot.

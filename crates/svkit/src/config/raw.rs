@@ -49,6 +49,19 @@ pub struct RawSlot {
     pub kind: Option<String>,
     pub essential: Option<bool>,
     pub depends_on: Option<BTreeMap<String, String>>,
+    pub liveness: Option<RawLiveness>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLiveness {
+    pub exec: Option<Vec<String>>,
+    /// A port (number) or `host:port` (string).
+    pub tcp: Option<Value>,
+    pub http: Option<String>,
+    pub interval_ms: Option<i64>,
+    pub timeout_ms: Option<i64>,
+    pub failures: Option<i64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

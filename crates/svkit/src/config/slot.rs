@@ -23,14 +23,14 @@ pub(crate) struct SlotCtx<'a> {
 }
 
 impl SlotCtx<'_> {
-    fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
+    pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
         let d = self.layer.diag(path, msg);
         self.diags.push(d);
     }
 
     /// Expand `{instance}`; in a slot without instances the variable is an
     /// error (it would otherwise reach a program literally).
-    fn expand(&mut self, path: &FieldPath, s: &str) -> String {
+    pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
         match self.instance {
             // Most strings hold no variable: skip the substring search.
             Some(i) if s.contains('{') => s.replace(INSTANCE_VAR, i),
@@ -44,7 +44,14 @@ impl SlotCtx<'_> {
         }
     }
 
-    fn int(&mut self, path: &FieldPath, v: i64, lo: i64, hi: i64, unit: &str) -> Option<u32> {
+    pub(super) fn int(
+        &mut self,
+        path: &FieldPath,
+        v: i64,
+        lo: i64,
+        hi: i64,
+        unit: &str,
+    ) -> Option<u32> {
         if v < lo || v > hi {
             self.err(path, format!("{v} is outside {lo}..{hi}{unit}"));
             None
@@ -53,7 +60,7 @@ impl SlotCtx<'_> {
         }
     }
 
-    fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
+    pub(super) fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
         if raw.is_empty() {
             self.err(
                 path,
@@ -212,6 +219,10 @@ pub(crate) fn build_slot(
         kind,
         essential: raw.essential,
         depends_on: Vec::new(),
+        liveness: raw
+            .liveness
+            .as_ref()
+            .and_then(|l| super::liveness::liveness(ctx, &b.key("liveness"), l)),
     }
 }
 

@@ -25,7 +25,7 @@ pub mod run;
 pub mod spawn;
 pub mod statefile;
 pub mod stop;
-mod sys;
+pub(crate) mod sys;
 
 pub use background::{
     clear_port_in_background, inspect_in_background, probe_in_background, start_in_background,

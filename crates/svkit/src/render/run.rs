@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
-use crate::config::{Condition, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
+use crate::config::{Condition, LiveCheck, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
 use crate::s6::end::WAITING_FILE;
 
 /// Shebang and shellcheck directives. Values are single-quoted on purpose,
@@ -66,6 +66,7 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     if slot.log.is_some() {
         o.push_str("# stderr joins stdout so the logger gets both.\nexec 2>&1\n");
     }
+    o.push_str(&start_liveness(slot, env));
     let check = matches!(slot.readiness, Some(Readiness::Check(_)));
     if let (Some(cwd), false) = (&slot.cwd, check) {
         let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
@@ -106,6 +107,41 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     header(env.with_contenv.as_deref(), &o)
 }
 
+/// `liveness`: the watcher starts before the program (from the slot dir,
+/// watching this shell, which becomes the program) and ends with it.
+fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
+    let Some(l) = &slot.liveness else {
+        return String::new();
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# liveness: a watcher checks every {} ms; {} failures in a row restart the slot.",
+        l.interval_ms, l.failures
+    );
+    let mut tail: Vec<String> = Vec::new();
+    match &l.check {
+        LiveCheck::Tcp(a) => tail.extend(["--tcp".to_string(), a.clone()]),
+        LiveCheck::Http(u) => tail.extend(["--http".to_string(), u.clone()]),
+        LiveCheck::Exec(argv) => {
+            tail.push("--".into());
+            tail.extend(drop_words(slot, env));
+            tail.extend(argv.iter().cloned());
+        }
+    }
+    let opts = format!(
+        "--interval {} --timeout {} --failures {}",
+        l.interval_ms, l.timeout_ms, l.failures
+    );
+    let _ = writeln!(
+        o,
+        "svctl liveness --detach --slot-dir \"$PWD\" --pid $$ {opts} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2",
+        sh_words(&tail),
+        slot.name
+    );
+    o
+}
+
 /// `depends_on`: wait (no time limit, without polling, through a
 /// dependency that is gone or failed) until each condition holds, saying
 /// so in the log and in `.svkit-waiting` (what `svctl status` shows).
@@ -138,7 +174,11 @@ fn wait_for_deps(slot: &Slot) -> String {
             Condition::Completed => "done",
             other => other.as_str(),
         };
-        waits.push(format!("svctl wait {target} --forever {}", on.join(" ")));
+        // Quoted: shellcheck takes a bare `done` for the keyword.
+        waits.push(format!(
+            "svctl wait \"{target}\" --forever {}",
+            on.join(" ")
+        ));
     }
     let _ = writeln!(o, "{} || exit 111", waits.join(" && "));
     let _ = writeln!(o, "rm -f {WAITING_FILE}");

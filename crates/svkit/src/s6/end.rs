@@ -31,9 +31,18 @@ pub const ESSENTIAL_FILE: &str = ".svkit-essential";
 /// Written by `run` while it waits for the slot's `depends_on` (what it
 /// waits for, one line), removed before the program starts.
 pub const WAITING_FILE: &str = ".svkit-waiting";
+/// Written by a slot's liveness watcher (see `liveness`), and its temp.
+pub const LIVENESS_FILE: &str = ".svkit-liveness";
+pub const LIVENESS_TMP: &str = ".svkit-liveness.tmp";
 /// The files above: written at run time, never rendered, never a
 /// difference for reconcile to put right.
-pub const RUNTIME_FILES: &[&str] = &[END_FILE, ESSENTIAL_FILE, WAITING_FILE];
+pub const RUNTIME_FILES: &[&str] = &[
+    END_FILE,
+    ESSENTIAL_FILE,
+    WAITING_FILE,
+    LIVENESS_FILE,
+    LIVENESS_TMP,
+];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
 /// a file left by a run killed while waiting means nothing once down).

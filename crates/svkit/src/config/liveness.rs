@@ -1,0 +1,94 @@
+//! `liveness`: one of `exec` (argv), `tcp` (a port, or `host:port`) or
+//! `http` (a URL), with `interval_ms`, `timeout_ms` and `failures`.
+
+use std::net::{IpAddr, SocketAddr};
+
+use serde_json::Value;
+
+use super::json_pos::FieldPath;
+use super::model::{LiveCheck, Liveness};
+use super::raw::RawLiveness;
+use super::slot::SlotCtx;
+
+pub const DEFAULT_INTERVAL_MS: u32 = 10_000;
+pub const DEFAULT_TIMEOUT_MS: u32 = 1_000;
+pub const DEFAULT_FAILURES: u32 = 3;
+
+pub(super) fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liveness> {
+    let given = usize::from(r.exec.is_some())
+        + usize::from(r.tcp.is_some())
+        + usize::from(r.http.is_some());
+    if given != 1 {
+        ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
+        return None;
+    }
+    let check = if let Some(argv) = &r.exec {
+        LiveCheck::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec"))
+    } else if let Some(t) = &r.tcp {
+        LiveCheck::Tcp(tcp(ctx, &p.key("tcp"), t)?)
+    } else {
+        let pu = p.key("http");
+        let url = ctx.expand(&pu, r.http.as_deref().unwrap_or(""));
+        if let Err(e) =
+            crate::lifeline::ready::Probe::parse(&url, None, IpAddr::from([127, 0, 0, 1]))
+        {
+            ctx.err(&pu, format!("`{url}`: {e}"));
+            return None;
+        }
+        LiveCheck::Http(url)
+    };
+    let interval_ms = r
+        .interval_ms
+        .and_then(|v| ctx.int(&p.key("interval_ms"), v, 100, 3_600_000, " ms"))
+        .unwrap_or(DEFAULT_INTERVAL_MS);
+    let timeout_ms = match r.timeout_ms {
+        Some(v) => ctx.int(
+            &p.key("timeout_ms"),
+            v,
+            1,
+            i64::from(interval_ms),
+            " ms (at most interval_ms)",
+        )?,
+        None => DEFAULT_TIMEOUT_MS.min(interval_ms),
+    };
+    let failures = r
+        .failures
+        .and_then(|v| ctx.int(&p.key("failures"), v, 1, 100, ""))
+        .unwrap_or(DEFAULT_FAILURES);
+    Some(Liveness {
+        check,
+        interval_ms,
+        timeout_ms,
+        failures,
+    })
+}
+
+/// A port (1..65535, on 127.0.0.1) or `IP:port` / `[IPv6]:port`.
+fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<String> {
+    match v {
+        Value::Number(n) => match n.as_u64().filter(|n| (1..=65535).contains(n)) {
+            Some(port) => Some(format!("127.0.0.1:{port}")),
+            None => {
+                ctx.err(p, format!("{n}: expected a port 1..65535 or \"host:port\""));
+                None
+            }
+        },
+        Value::String(s) => {
+            let s = ctx.expand(p, s);
+            match s.parse::<SocketAddr>() {
+                Ok(a) if a.port() != 0 => Some(a.to_string()),
+                _ => {
+                    ctx.err(
+                        p,
+                        format!("`{s}`: expected \"IP:port\" (an IP literal, [::1] for IPv6)"),
+                    );
+                    None
+                }
+            }
+        }
+        _ => {
+            ctx.err(p, "expected a port or \"host:port\"");
+            None
+        }
+    }
+}
