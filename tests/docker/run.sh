@@ -464,6 +464,32 @@ s_essential() {
   until_true "$DEADLINE" restarted "$c" || { err "on-failure did not restart it: $(state "$c")"; return 1; }
 }
 
+# issue: lifecycle. tests/docker/lifecycle/20-lifecycle.json as a layer:
+# db (ready when its port listens), a migrate oneshot after `db: ready`, web
+# after `migrate: completed` start in that order; a hung web (SIGSTOP) is
+# restarted by its liveness check; `docker stop` stops web before db.
+line_of() { logs "$1" | grep -nF -- "$2" | head -n 1 | cut -d: -f1; }
+# pid_changed C SLOT OLD: the slot runs a process other than OLD.
+pid_changed() { _p=$(svstat "$1" "$2" pid) && [ "$_p" != "$3" ] && [ "$_p" != -1 ]; }
+s_lifecycle() {
+  cfg="$ROOT/tests/docker/lifecycle/20-lifecycle.json"
+  c=$(start lifecycle -v "$cfg:/etc/svkit/20-lifecycle.json:ro" -- sleep infinity) || return 1
+  until_true "$DEADLINE" logs_have "$c" "⚕ web up" || { err "web never started:"; tail_logs "$c"; return 1; }
+  db=$(line_of "$c" "⚕ db up"); mig=$(line_of "$c" "⚕ migrate done"); web=$(line_of "$c" "⚕ web up")
+  { [ -n "$db" ] && [ -n "$mig" ] && [ "$db" -lt "$mig" ] && [ "$mig" -lt "$web" ]; } ||
+    { err "start order db=$db migrate=$mig web=$web, want db < migrate < web"; tail_logs "$c" 40; return 1; }
+  logs_have "$c" "svkit: slot web waits for migrate (completed)" || { err "web did not say what it waits for"; return 1; }
+  as_app "$c" svctl status >/dev/null || { err "not healthy once started: $(as_app "$c" svctl status 2>&1)"; return 1; }
+  old=$(svstat "$c" web pid) || return 1
+  as_root "$c" sh -c "kill -STOP $old" || { err "cannot stop web ($old)"; return 1; }
+  until_true "$DEADLINE" logs_have "$c" "liveness check of web failed 3 times" || { err "no liveness restart:"; tail_logs "$c"; return 1; }
+  until_true "$DEADLINE" pid_changed "$c" web "$old" || { err "web not restarted (pid $old)"; return 1; }
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  ws=$(line_of "$c" "⚕ web stopping"); ds=$(line_of "$c" "⚕ db stopping")
+  { [ -n "$ws" ] && [ -n "$ds" ] && [ "$ws" -lt "$ds" ]; } ||
+    { err "stop order web=$ws db=$ds, want web before db"; tail_logs "$c" 40; return 1; }
+}
+
 # seed: reference-sidecar-lifecycle-tests: a stale sidecar squatting its
 # port is reaped (identity-checked), a foreign holder is not, and the sidecar
 # never outlives its parent (kill -9 of the parent, or of lifeline itself).
@@ -556,7 +582,7 @@ s_scratch() {
 
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential restart_remembers clean_stop sidecar scratch"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop sidecar scratch"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac

@@ -2,7 +2,7 @@
 //! image and tests. Not part of svkit.
 //!
 //!   app gateway run [-p PROFILE] [--replace] [--port P]
-//!   app dashboard [--host H] [--port P]
+//!   app dashboard [--host H] [--port P] [--name NAME]   (NAME in its lines)
 //!   app sidecar --port P
 //!
 //! Each server prints a banner (with ⚕), a heartbeat every APP_HEARTBEAT_MS
@@ -16,7 +16,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 fn usage() -> ! {
-    eprintln!("usage: app gateway run [-p PROFILE] [--replace] [--port P] | app dashboard [--port P] | app sidecar --port P");
+    eprintln!("usage: app gateway run [-p PROFILE] [--replace] [--port P] | app dashboard [--port P] [--name NAME] | app sidecar --port P");
     std::process::exit(64)
 }
 
@@ -37,7 +37,7 @@ fn main() {
     let mut it = args.iter().map(String::as_str);
     while let Some(a) = it.next() {
         match a {
-            "-p" | "--profile" | "--port" | "--host" => {
+            "-p" | "--profile" | "--port" | "--host" | "--name" => {
                 it.next();
             }
             a if a.starts_with('-') && a != "--version" => {}
@@ -59,7 +59,11 @@ fn main() {
                 args.iter().any(|a| a == "--replace"),
             )
         }
-        ["dashboard", ..] => serve("dashboard", port(0), false),
+        ["dashboard", ..] => serve(
+            &opt(&args, &["--name"]).unwrap_or_else(|| "dashboard".into()),
+            port(0),
+            false,
+        ),
         ["sidecar", ..] => serve("sidecar", port(0), false),
         ["--version"] => println!("app 0.1.0 (svkit demo)"),
         _ => usage(),
