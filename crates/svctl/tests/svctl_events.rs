@@ -273,6 +273,21 @@ fn events_end_when_the_reader_goes_away_and_follow_new_slots() {
     assert_eq!(stdout(&o).trim(), "0", "{}", err(&o));
     assert_eq!(err(&o), "");
     assert_eq!(fifos(&sbx, "crash"), 0);
+    // The slot's user may subscribe (reconcile made event/ its group's);
+    // another user is refused, clearly.
+    let o = sbx.sh(
+        "{ su -s /bin/sh nobody -c 'timeout 10 svctl events crash'; echo $? > /tmp/rc; } | true; \
+         cat /tmp/rc",
+    );
+    assert_eq!(stdout(&o).trim(), "0", "{}", err(&o));
+    let o = sbx.sh("su -s /bin/sh daemon -c 'timeout 10 svctl events crash'");
+    expect_code(&o, 111);
+    assert!(
+        err(&o).contains("svctl: fatal: unable to subscribe to events of crash: Permission denied"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(fifos(&sbx, "crash"), 0);
     // Unknown slots are refused before anything is done.
     let o = sbx.exec(&["svctl", "events", "crash", "nope"]);
     expect_code(&o, 4);
