@@ -125,7 +125,7 @@ fn proc_of(sbx: &Sandbox, name: &str) -> Proc {
         "p=$(cat /tmp/{name}.pid) || exit 1; [ -e /tmp/{name}.rc ] && {{ echo gone; exit 0; }}; \
          echo wchan=$(cat /proc/$p/wchan 2>/dev/null); \
          echo syscall=$(cut -d' ' -f1 /proc/$p/syscall 2>/dev/null); \
-         s=$(cat /proc/$p/stat); set -- ${{s##*) }}; echo cpu=$(($12 + $13)); \
+         echo cpu=$(awk '{{ sub(/.*\\) /, \"\"); print $12 + $13 }}' /proc/$p/stat); \
          grep '^voluntary_ctxt_switches:' /proc/$p/status | tr -d ' \t'"
     ));
     let text = stdout(&o);
@@ -167,6 +167,10 @@ fn events_report_crashes_done_and_failed_as_they_happen_and_sleep_between() {
     let first = poll("ev asleep", LONG, || {
         Some(proc_of(&sbx, "ev")).filter(|p| p.in_poll)
     });
+    assert!(
+        first.cpu != u64::MAX && first.slept != u64::MAX,
+        "unreadable /proc of svctl events"
+    );
     let quiet_until = std::time::Instant::now() + Duration::from_secs(2);
     while std::time::Instant::now() < quiet_until {
         let p = proc_of(&sbx, "ev");

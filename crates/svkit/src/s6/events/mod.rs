@@ -19,14 +19,18 @@ mod fifo;
 mod format;
 mod stream;
 
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 pub use fifo::{Subscription, FIFO_PREFIX};
 pub use format::{json_line, text_line, utc_rfc3339};
-pub use stream::{follow, EventsError, Scope, Sink, Stop};
+pub use stream::{follow, Scope, Sink, Stop};
 
 use super::health::{kept_down, Verdict};
 use super::status::Status;
+use crate::msg::strerror;
 
 /// What a subscriber reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +129,57 @@ pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
         },
         _ => return None,
     })
+}
+
+#[derive(Debug)]
+pub enum EventsError {
+    /// A named slot cannot be subscribed to.
+    Subscribe {
+        slot: String,
+        source: io::Error,
+    },
+    Scandir {
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// Signals, poll or inotify.
+    System {
+        what: &'static str,
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for EventsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventsError::Subscribe { slot, source } => write!(
+                f,
+                "unable to subscribe to events of {slot}: {}",
+                strerror(source)
+            ),
+            EventsError::Scandir { path, source } => {
+                write!(
+                    f,
+                    "unable to read scandir {}: {}",
+                    path.display(),
+                    strerror(source)
+                )
+            }
+            EventsError::System { what, source } => {
+                write!(f, "unable to {what}: {}", strerror(source))
+            }
+        }
+    }
+}
+
+impl std::error::Error for EventsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EventsError::Subscribe { source, .. }
+            | EventsError::Scandir { source, .. }
+            | EventsError::System { source, .. } => Some(source),
+        }
+    }
 }
 
 #[cfg(test)]

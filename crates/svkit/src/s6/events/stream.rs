@@ -3,11 +3,10 @@
 //! one of them has something, and never wakes otherwise.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -15,7 +14,7 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-use super::{judge, Event, Subscription, What};
+use super::{judge, Event, EventsError, Subscription, What};
 use crate::msg::strerror;
 use crate::reconcile::is_ours;
 use crate::s6::health::Judge;
@@ -45,57 +44,6 @@ pub enum Stop {
     Signal(i32),
     /// The sink said so, or the output hung up (its reader went away).
     OutputClosed,
-}
-
-#[derive(Debug)]
-pub enum EventsError {
-    /// A named slot cannot be subscribed to.
-    Subscribe {
-        slot: String,
-        source: io::Error,
-    },
-    Scandir {
-        path: PathBuf,
-        source: io::Error,
-    },
-    /// Signals, poll or inotify.
-    System {
-        what: &'static str,
-        source: io::Error,
-    },
-}
-
-impl fmt::Display for EventsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EventsError::Subscribe { slot, source } => write!(
-                f,
-                "unable to subscribe to events of {slot}: {}",
-                strerror(source)
-            ),
-            EventsError::Scandir { path, source } => {
-                write!(
-                    f,
-                    "unable to read scandir {}: {}",
-                    path.display(),
-                    strerror(source)
-                )
-            }
-            EventsError::System { what, source } => {
-                write!(f, "unable to {what}: {}", strerror(source))
-            }
-        }
-    }
-}
-
-impl std::error::Error for EventsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            EventsError::Subscribe { source, .. }
-            | EventsError::Scandir { source, .. }
-            | EventsError::System { source, .. } => Some(source),
-        }
-    }
 }
 
 fn sys(what: &'static str) -> impl Fn(nix::errno::Errno) -> EventsError {
