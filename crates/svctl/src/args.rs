@@ -237,3 +237,27 @@ pub struct LivenessArgs {
     #[arg(last = true, value_name = "ARGV")]
     pub exec: Vec<String>,
 }
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Slots to follow (default: every svkit slot, and those added later)
+    #[arg(value_name = "SLOT")]
+    pub slots: Vec<String>,
+    /// One JSON object per line (schema in docs/svctl.md)
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    /// Slots to show (default: every svkit slot in the scandir)
+    #[arg(value_name = "SLOT")]
+    pub slots: Vec<String>,
+    /// Also show slots svkit did not make
+    #[arg(long, conflicts_with = "slots")]
+    pub all: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}

@@ -98,6 +98,33 @@ The log dir is the slot's `log.dir` in the config.
 Exit codes: 0 ok; 1 the slot has no log dir; 4 unknown slot; 100 bad usage;
 111 system error.")]
     Logs(LogsArgs),
+    /// Print state changes of slots as they happen (up, ready, down, done, failed, ...)
+    #[command(after_help = "Examples:
+  svctl events                              every svkit slot, and slots added later
+  svctl events --json gateway-default       one slot, one JSON object per line
+  svctl events --json | jq -c 'select(.event == \"failed\")'
+
+Subscribes to s6-supervise's own event FIFOs (event/ in each slot) and sleeps
+until s6 announces a change: no polling, no CPU while nothing happens. Events:
+supervised, up, ready, down (exit code or signal), done, failed (why), stopped,
+restarting, unsupervised, added, removed. Runs until SIGINT, SIGTERM or SIGHUP,
+or until its reader goes away (`svctl events | head -3`); removes its FIFOs.
+Exit codes: 0 ended by a signal or a closed output; 4 unknown slot; 100 bad
+usage; 111 system error (e.g. a slot's event/ this user may not write to).")]
+    Events(EventsArgs),
+    /// Print Prometheus metrics of slots (text exposition format)
+    #[command(after_help = "Examples:
+  svctl metrics
+  svctl metrics > /var/lib/node-exporter/svkit.prom.tmp &&
+    mv /var/lib/node-exporter/svkit.prom.tmp /var/lib/node-exporter/svkit.prom
+
+One sample per slot and metric, labelled slot=\"NAME\": svkit_slot_up, _ready,
+_wanted_up, _desired_up, _failed, _done, _deaths, _uptime_seconds,
+_last_exit_code, ... (list in docs/svctl.md). For node-exporter's textfile
+collector, write a temporary file and rename it, so it never reads half a file.
+Exit codes: 0 printed (a slot this user may not read is left out, with a
+warning); 4 unknown slot; 100 bad usage; 111 system error.")]
+    Metrics(MetricsArgs),
     /// Show what `apply` would change
     #[command(after_help = "Examples:
   svctl plan

@@ -530,6 +530,8 @@ fn scandir_option_is_where_the_docs_say() {
         "restart",
         "wait",
         "logs",
+        "events",
+        "metrics",
         "plan",
         "apply",
         "register",

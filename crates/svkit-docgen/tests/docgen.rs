@@ -11,13 +11,15 @@ use clap_complete::Shell;
 
 /// svctl's verbs, spelled out so that a verb dropped from the CLI (or from
 /// the completions) fails here.
-const VERBS: [&str; 13] = [
+const VERBS: [&str; 15] = [
     "status",
     "start",
     "stop",
     "restart",
     "wait",
     "logs",
+    "events",
+    "metrics",
     "plan",
     "apply",
     "register",

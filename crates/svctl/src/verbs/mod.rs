@@ -3,8 +3,10 @@
 mod check;
 mod control;
 pub(crate) mod ctx;
+mod events;
 mod liveness;
 mod logs;
+mod metrics;
 mod reconcile;
 mod register;
 mod render;
@@ -28,6 +30,8 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Signal(a) => control::signal(&a),
         Verb::Wait(a) => wait::run(&a),
         Verb::Logs(a) => logs::run(&a),
+        Verb::Events(a) => events::run(&a),
+        Verb::Metrics(a) => metrics::run(&a),
         Verb::Plan(a) => reconcile::plan(&a),
         Verb::Apply(a) => reconcile::apply(&a),
         Verb::Register(a) => register::register(&a),

@@ -3,7 +3,9 @@
 
 pub mod control;
 pub mod end;
+pub mod events;
 pub mod health;
+pub mod metrics;
 pub mod status;
 pub mod tai64;
 pub mod wait;

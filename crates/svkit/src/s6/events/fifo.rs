@@ -1,0 +1,148 @@
+//! One subscription to a slot's `event/` fifodir, made the way s6's own
+//! `s6-ftrigrd` makes it (`ftrigio_add`): a FIFO `.ftrig1:@STAMP:XXXXXX`
+//! (mode 0622 before the umask), opened for reading (non-blocking) and
+//! for writing (so that the read end never sees EOF when s6-supervise
+//! closes it), then renamed to `ftrig1:@STAMP:XXXXXX`: s6-supervise
+//! writes only to names of exactly that shape (`ftrig1:@` and 39 bytes),
+//! so it never sees the FIFO half made.
+//!
+//! The FIFO is removed when the subscription is dropped. One left behind
+//! by a process killed with SIGKILL is removed by s6-supervise itself at
+//! its next announcement (its open for writing fails with ENXIO: no
+//! reader), as s6 does for its own subscribers.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::SystemTime;
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use crate::s6::tai64::Tai64N;
+
+/// Names s6-supervise writes to begin with this.
+pub const FIFO_PREFIX: &str = "ftrig1:@";
+
+/// Tries at a free name before giving up (a name holds a nanosecond
+/// stamp, the pid and a counter: a clash needs another process at the
+/// same nanosecond).
+const TRIES: u32 = 16;
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A FIFO in a slot's `event/`, read by this process.
+#[derive(Debug)]
+pub struct Subscription {
+    /// `O_PATH` fd of `event/`: the FIFO is removed from the dir it was
+    /// made in even after the slot dir was renamed (svkit's delete).
+    dir: OwnedFd,
+    name: String,
+    /// Read end (non-blocking).
+    rd: File,
+    /// Held only so that the read end never sees EOF.
+    _wr: File,
+    path: PathBuf,
+}
+
+/// 6 characters from `[A-Za-z0-9]` that differ between processes and
+/// between calls, as mkptemp's `XXXXXX`.
+fn suffix(nanos: u32) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let mut x = u64::from(std::process::id())
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(u64::from(nanos) << 20)
+        .wrapping_add(u64::from(seq).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    (0..6)
+        .map(|_| {
+            let c = ABC[(x % ABC.len() as u64) as usize];
+            x /= ABC.len() as u64;
+            char::from(c)
+        })
+        .collect()
+}
+
+impl Subscription {
+    /// Subscribes to the events of the slot at `slot_dir` (its `event/`
+    /// must exist: s6-supervise makes it, and svkit's reconcile prepares
+    /// it so that the slot's user may subscribe).
+    pub fn new(slot_dir: &Path) -> io::Result<Subscription> {
+        let event = slot_dir.join("event");
+        // O_PATH: the fifodir is 3730 (no read for the group), which is
+        // all an *at call needs.
+        let dir = rustix::fs::open(
+            &event,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        for _ in 0..TRIES {
+            // s6 names it after the time of subscription (`timestamp()`).
+            let now = Tai64N::from_wallclock(SystemTime::now());
+            let stamp = now.map_or_else(|| format!("@{:024x}", 0), |t| t.to_string());
+            let name = format!("ftrig1:{stamp}:{}", suffix(now.map_or(0, |t| t.nanos())));
+            let tmp = format!(".{name}");
+            match rustix::fs::mkfifoat(&dir, &tmp, Mode::from_bits_truncate(0o622)) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            match Self::open(&dir, &tmp, &name) {
+                Ok((rd, wr)) => {
+                    return Ok(Subscription {
+                        dir,
+                        path: event.join(&name),
+                        name,
+                        rd,
+                        _wr: wr,
+                    })
+                }
+                Err(e) => {
+                    let _ = rustix::fs::unlinkat(&dir, &tmp, AtFlags::empty());
+                    return Err(e);
+                }
+            }
+        }
+        Err(io::Error::from(io::ErrorKind::AlreadyExists))
+    }
+
+    fn open(dir: &OwnedFd, tmp: &str, name: &str) -> io::Result<(File, File)> {
+        let flags = OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let rd = rustix::fs::openat(dir, tmp, OFlags::RDONLY | flags, Mode::empty())?;
+        let wr = rustix::fs::openat(dir, tmp, OFlags::WRONLY | flags, Mode::empty())?;
+        rustix::fs::renameat(dir, tmp, dir, name)?;
+        Ok((File::from(rd), File::from(wr)))
+    }
+
+    /// Appends every byte waiting in the FIFO to `out` (never blocks).
+    pub fn read(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
+        let mut buf = [0u8; 64];
+        loop {
+            match self.rd.read(&mut buf) {
+                // Only when this process's own write end is gone.
+                Ok(0) => return Ok(()),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The read end, to poll.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.rd.as_fd()
+    }
+
+    /// Where the FIFO was made (the slot dir may have moved since).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let _ = rustix::fs::unlinkat(&self.dir, &self.name, AtFlags::empty());
+    }
+}

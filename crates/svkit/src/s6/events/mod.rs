@@ -1,0 +1,186 @@
+//! State changes of slots as they happen, from s6's own event FIFOs.
+//!
+//! s6-supervise announces every change of its service by writing one byte
+//! to each FIFO named `ftrig1:@<tai64n>:XXXXXX` in the slot's `event/`
+//! fifodir (s6's `ftrigw_notifyb_nosig`): `s` supervisor started, `u` up,
+//! `U` ready, `d` down (the run process died; `./finish` runs), `D` really
+//! down (`./finish` ended), `O` down for good (finish exited 125; always
+//! followed by `D`), `x` supervisor exiting. A subscriber makes such a
+//! FIFO itself, as s6-ftrigrd does ([`Subscription`]), and sleeps in
+//! poll(2) on it: no polling, no daemon, and no CPU while nothing happens.
+//!
+//! Each byte is then given meaning with the slot's status read natively
+//! right after it ([`judge`]): a `d` carries the exit code or signal, a `D`
+//! is `done`, `failed` (why), `stopped` or `restarting` as
+//! [`super::health`] judges the slot. [`follow`] runs the whole stream,
+//! also following slots that appear in or leave the scandir.
+
+mod fifo;
+mod format;
+mod stream;
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+pub use fifo::{Subscription, FIFO_PREFIX};
+pub use format::{json_line, text_line, utc_rfc3339};
+pub use stream::{follow, Scope, Sink, Stop};
+
+use super::health::{kept_down, Verdict};
+use super::status::Status;
+use crate::msg::strerror;
+
+/// What a subscriber reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    /// `s`: a supervisor started on the slot.
+    Supervised,
+    /// `u`: the run process was spawned.
+    Up,
+    /// `U`: the run process notified readiness.
+    Ready,
+    /// `d`: the run process died (exit code or signal in the status).
+    Down,
+    /// `D` after a clean exit the restart policy keeps down.
+    Done,
+    /// `D` after `finish` kept the slot down for good, saying why.
+    Failed,
+    /// `D` of a slot that stays down otherwise (a stop asked for).
+    Stopped,
+    /// `D` of a slot s6 still wants up: it starts again (after s6's 1 s).
+    Restarting,
+    /// `D` whose status could not be read.
+    Finished,
+    /// `x`: the supervisor exits (slot removed, or the container stops).
+    Unsupervised,
+    /// The slot appeared in the scandir and is now followed.
+    Added,
+    /// The slot left the scandir.
+    Removed,
+}
+
+impl What {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            What::Supervised => "supervised",
+            What::Up => "up",
+            What::Ready => "ready",
+            What::Down => "down",
+            What::Done => "done",
+            What::Failed => "failed",
+            What::Stopped => "stopped",
+            What::Restarting => "restarting",
+            What::Finished => "finished",
+            What::Unsupervised => "unsupervised",
+            What::Added => "added",
+            What::Removed => "removed",
+        }
+    }
+}
+
+/// One reported change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// When this subscriber read it (wall clock).
+    pub time: SystemTime,
+    pub slot: String,
+    pub what: What,
+    /// The byte s6-supervise wrote (None for `added`/`removed`).
+    pub s6: Option<u8>,
+    /// The slot's status read right after the byte (it may already show a
+    /// later change).
+    pub status: Option<Status>,
+    /// Why it failed, as its `finish` recorded it.
+    pub why: Option<String>,
+}
+
+impl Event {
+    /// When s6-supervise recorded the change, from the status: the
+    /// up/down stamp for `u` and `d`, the ready stamp for `U`, `D` and `O`
+    /// (s6 stamps "down and ready" when `finish` ends).
+    pub fn s6_time(&self) -> Option<SystemTime> {
+        let st = self.status.as_ref()?;
+        match self.s6? {
+            b'u' | b'd' | b's' => Some(st.since),
+            b'U' | b'D' | b'O' => Some(st.ready_since),
+            _ => None,
+        }
+    }
+}
+
+/// What `byte` from s6-supervise means, given the status read after it
+/// and what [`super::health::Judge::verdict`] says of it. `None`: nothing
+/// to report (`O`, always followed by its `D`; unknown bytes).
+pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
+    Some(match byte {
+        b's' => What::Supervised,
+        b'u' => What::Up,
+        b'U' => What::Ready,
+        b'd' => What::Down,
+        b'x' => What::Unsupervised,
+        b'D' => match st {
+            None => What::Finished,
+            Some(_) if v.failed => What::Failed,
+            Some(_) if v.done => What::Done,
+            Some(s) if kept_down(&s.raw) => What::Stopped,
+            Some(_) => What::Restarting,
+        },
+        _ => return None,
+    })
+}
+
+#[derive(Debug)]
+pub enum EventsError {
+    /// A named slot cannot be subscribed to.
+    Subscribe {
+        slot: String,
+        source: io::Error,
+    },
+    Scandir {
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// Signals, poll or inotify.
+    System {
+        what: &'static str,
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for EventsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventsError::Subscribe { slot, source } => write!(
+                f,
+                "unable to subscribe to events of {slot}: {}",
+                strerror(source)
+            ),
+            EventsError::Scandir { path, source } => {
+                write!(
+                    f,
+                    "unable to read scandir {}: {}",
+                    path.display(),
+                    strerror(source)
+                )
+            }
+            EventsError::System { what, source } => {
+                write!(f, "unable to {what}: {}", strerror(source))
+            }
+        }
+    }
+}
+
+impl std::error::Error for EventsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EventsError::Subscribe { source, .. }
+            | EventsError::Scandir { source, .. }
+            | EventsError::System { source, .. } => Some(source),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

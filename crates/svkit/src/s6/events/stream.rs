@@ -1,0 +1,365 @@
+//! The event loop: one poll(2) over the subscriptions, a signalfd, an
+//! inotify watch on the scandir and the output's hangup; it sleeps until
+//! one of them has something, and never wakes otherwise.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::time::SystemTime;
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+
+use super::{judge, Event, EventsError, Subscription, What};
+use crate::msg::strerror;
+use crate::reconcile::is_ours;
+use crate::s6::health::Judge;
+use crate::s6::status::read_slot;
+
+/// Which slots to follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// These slots, from the start, and again whenever one reappears.
+    Named(Vec<String>),
+    /// Every svkit slot in the scandir, and those that appear later.
+    Ours,
+}
+
+/// Where events go.
+pub trait Sink {
+    /// Reports one event; false when its reader went away (the stream ends).
+    fn event(&mut self, e: &Event) -> bool;
+    /// A slot that cannot be followed, and why; the stream goes on.
+    fn warn(&mut self, msg: &str);
+}
+
+/// Why the stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGINT, SIGTERM or SIGHUP (its number).
+    Signal(i32),
+    /// The sink said so, or the output hung up (its reader went away).
+    OutputClosed,
+}
+
+fn sys(what: &'static str) -> impl Fn(nix::errno::Errno) -> EventsError {
+    move |e| EventsError::System {
+        what,
+        source: io::Error::from_raw_os_error(e as i32),
+    }
+}
+
+/// Unblocks the stop signals again when the stream ends.
+struct Mask(SigSet);
+
+impl Drop for Mask {
+    fn drop(&mut self) {
+        let _ = self.0.thread_set_mask();
+    }
+}
+
+const STOP_SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+
+/// Scandir entries that may add or remove a slot.
+const SCAN_MASK: WatchFlags = WatchFlags::CREATE
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::ONLYDIR);
+
+struct Stream<'a> {
+    judge: &'a Judge<'a>,
+    scope: &'a Scope,
+    subs: BTreeMap<String, Subscription>,
+}
+
+/// Follows the slots of `scope` in `judge.scandir` and reports each state
+/// change to `sink` as it happens, until SIGINT, SIGTERM or SIGHUP, or
+/// until the output goes away (`output` hangs up, or the sink says so).
+/// Every FIFO it made is removed when it returns. A named slot that
+/// cannot be subscribed to is an error before anything is reported.
+///
+/// The stop signals are blocked in the calling thread while it runs (read
+/// from a signalfd): call it from a program's only thread.
+pub fn follow(
+    judge: &Judge<'_>,
+    scope: &Scope,
+    output: Option<BorrowedFd<'_>>,
+    sink: &mut dyn Sink,
+) -> Result<Stop, EventsError> {
+    let mut set = SigSet::empty();
+    for s in STOP_SIGNALS {
+        set.add(s);
+    }
+    let old = set.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
+    let _mask = Mask(old.map_err(sys("block signals"))?);
+    let sigfd = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map_err(sys("create a signalfd"))?;
+    // The watch comes before the first listing: no slot made in between
+    // is missed.
+    let scan = watch_scandir(judge.scandir);
+    let mut s = Stream {
+        judge,
+        scope,
+        subs: BTreeMap::new(),
+    };
+    match scope {
+        Scope::Named(names) => {
+            for n in names {
+                let sub = Subscription::new(&judge.scandir.join(n)).map_err(|e| {
+                    EventsError::Subscribe {
+                        slot: n.clone(),
+                        source: e,
+                    }
+                })?;
+                s.subs.insert(n.clone(), sub);
+            }
+        }
+        Scope::Ours => s.rescan(sink, false)?,
+    }
+    let scan = match scan {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            sink.warn(&format!(
+                "slots added to {} later are not followed: {}",
+                judge.scandir.display(),
+                strerror(&e)
+            ));
+            None
+        }
+    };
+    s.run(&sigfd, scan.as_ref(), output, sink)
+}
+
+fn watch_scandir(scandir: &Path) -> io::Result<OwnedFd> {
+    let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
+    inotify::add_watch(&fd, scandir, SCAN_MASK)?;
+    Ok(fd)
+}
+
+impl Stream<'_> {
+    fn in_scope(&self, name: &str) -> bool {
+        if name.starts_with('.') {
+            return false;
+        }
+        let dir = self.judge.scandir.join(name);
+        match self.scope {
+            Scope::Named(names) => names.iter().any(|n| n == name) && dir.is_dir(),
+            Scope::Ours => dir.is_dir() && is_ours(&dir),
+        }
+    }
+
+    /// Subscribes to every slot in scope not yet followed; with `report`,
+    /// says so with an `added` event.
+    fn rescan(&mut self, sink: &mut dyn Sink, report: bool) -> Result<(), EventsError> {
+        let scandir = self.judge.scandir;
+        let rd = std::fs::read_dir(scandir).map_err(|e| EventsError::Scandir {
+            path: scandir.to_path_buf(),
+            source: e,
+        })?;
+        let mut names: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        for n in names {
+            if !self.subs.contains_key(&n) && self.in_scope(&n) {
+                self.add(&n, sink, report);
+            }
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, name: &str, sink: &mut dyn Sink, report: bool) -> bool {
+        match Subscription::new(&self.judge.scandir.join(name)) {
+            Ok(sub) => {
+                self.subs.insert(name.to_string(), sub);
+                !report || self.report(name, What::Added, None, sink)
+            }
+            Err(e) => {
+                sink.warn(&format!(
+                    "not following {name}: unable to subscribe to its events: {}",
+                    strerror(&e)
+                ));
+                true
+            }
+        }
+    }
+
+    /// Builds the event with the slot's status as it is now; false when
+    /// the sink's reader went away.
+    fn report(&self, name: &str, what: What, s6: Option<u8>, sink: &mut dyn Sink) -> bool {
+        let e = self.event(name, what, s6);
+        sink.event(&e)
+    }
+
+    fn event(&self, name: &str, what: What, s6: Option<u8>) -> Event {
+        let status = match what {
+            What::Removed => None,
+            _ => read_slot(&self.judge.scandir.join(name)).ok(),
+        };
+        Event {
+            time: SystemTime::now(),
+            slot: name.to_string(),
+            what,
+            s6,
+            status,
+            why: None,
+        }
+    }
+
+    /// What each byte from s6-supervise means, judged on the status read
+    /// right after it (one read for a batch: `dD` and `OD` come together).
+    fn on_bytes(&self, name: &str, bytes: &[u8], sink: &mut dyn Sink) -> bool {
+        let dir = self.judge.scandir.join(name);
+        let st = read_slot(&dir).ok();
+        let now = SystemTime::now();
+        let v = self.judge.verdict(name, st.as_ref(), now);
+        for &b in bytes {
+            let Some(what) = judge(b, st.as_ref(), &v) else {
+                continue;
+            };
+            let e = Event {
+                time: now,
+                slot: name.to_string(),
+                what,
+                s6: Some(b),
+                status: st.clone(),
+                why: (what == What::Failed).then(|| v.why.clone()).flatten(),
+            };
+            if !sink.event(&e) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Scandir changes: slots in scope that appeared, followed slots that
+    /// left. Returns false when the sink's reader went away.
+    fn on_scandir(&mut self, fd: &OwnedFd, sink: &mut dyn Sink) -> Result<bool, EventsError> {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+        let mut reader = inotify::Reader::new(fd, &mut buf);
+        let mut added = Vec::new();
+        let mut removed = Vec::new();
+        let mut overflow = false;
+        loop {
+            let ev = match reader.next() {
+                Ok(ev) => ev,
+                Err(rustix::io::Errno::AGAIN) => break,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    return Err(EventsError::System {
+                        what: "read inotify events",
+                        source: e.into(),
+                    })
+                }
+            };
+            let flags = ev.events();
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                overflow = true;
+                continue;
+            }
+            let Some(name) = ev.file_name().and_then(|n| n.to_str().ok()) else {
+                continue;
+            };
+            if flags.intersects(ReadFlags::MOVED_FROM | ReadFlags::DELETE) {
+                removed.push(name.to_string());
+            } else if flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO) {
+                added.push(name.to_string());
+            }
+        }
+        for n in removed {
+            if self.subs.remove(&n).is_some() && !self.report(&n, What::Removed, None, sink) {
+                return Ok(false);
+            }
+        }
+        if overflow {
+            self.subs
+                .retain(|n, _| self.judge.scandir.join(n).join("event").is_dir());
+            self.rescan(sink, true)?;
+        }
+        for n in added {
+            if !self.subs.contains_key(&n) && self.in_scope(&n) && !self.add(&n, sink, true) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn run(
+        &mut self,
+        sigfd: &SignalFd,
+        scan: Option<&OwnedFd>,
+        mut output: Option<BorrowedFd<'_>>,
+        sink: &mut dyn Sink,
+    ) -> Result<Stop, EventsError> {
+        loop {
+            let names: Vec<String> = self.subs.keys().cloned().collect();
+            let revents = {
+                let mut fds = vec![PollFd::new(sigfd.as_fd(), PollFlags::POLLIN)];
+                if let Some(fd) = scan {
+                    fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+                }
+                if let Some(fd) = output {
+                    // No events asked: only its hangup or error wakes us.
+                    fds.push(PollFd::new(fd, PollFlags::empty()));
+                }
+                for sub in self.subs.values() {
+                    fds.push(PollFd::new(sub.fd(), PollFlags::POLLIN));
+                }
+                match poll(&mut fds, PollTimeout::NONE) {
+                    Ok(_) => {}
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => return Err(sys("poll")(e)),
+                }
+                fds.iter()
+                    .map(|f| f.revents().unwrap_or(PollFlags::empty()))
+                    .collect::<Vec<_>>()
+            };
+            let mut it = revents.into_iter();
+            if it.next().is_some_and(|r| !r.is_empty()) {
+                if let Ok(Some(si)) = sigfd.read_signal() {
+                    return Ok(Stop::Signal(si.ssi_signo as i32));
+                }
+            }
+            let scan_ready = scan.is_some() && it.next().is_some_and(|r| !r.is_empty());
+            if output.is_some() {
+                let r = it.next().unwrap_or(PollFlags::empty());
+                if r.contains(PollFlags::POLLNVAL) {
+                    output = None;
+                } else if r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP) {
+                    return Ok(Stop::OutputClosed);
+                }
+            }
+            for (name, r) in names.iter().zip(it) {
+                if r.is_empty() {
+                    continue;
+                }
+                let mut bytes = Vec::new();
+                let read = match self.subs.get_mut(name) {
+                    Some(sub) => sub.read(&mut bytes),
+                    None => continue,
+                };
+                if let Err(e) = read {
+                    sink.warn(&format!("no longer following {name}: {}", strerror(&e)));
+                    self.subs.remove(name);
+                    continue;
+                }
+                if !self.on_bytes(name, &bytes, sink) {
+                    return Ok(Stop::OutputClosed);
+                }
+            }
+            if scan_ready {
+                if let Some(fd) = scan {
+                    if !self.on_scandir(fd, sink)? {
+                        return Ok(Stop::OutputClosed);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::*;
+use crate::s6::health::Verdict;
+use crate::s6::status::{RawStatus, Status};
+use crate::s6::tai64::Tai64N;
+
+/// What s6's `ftrigw_notifyb_nosig` does: `byte` to every FIFO whose name
+/// starts `ftrig1:@` and is 39 bytes long.
+fn notify(fifodir: &std::path::Path, byte: u8) -> usize {
+    let mut n = 0;
+    for e in fs::read_dir(fifodir).expect("readdir") {
+        let e = e.expect("entry");
+        let name = e.file_name().into_string().expect("utf-8");
+        if !name.starts_with(FIFO_PREFIX) || name.len() != 39 {
+            continue;
+        }
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(e.path())
+            .expect("open_write");
+        f.write_all(&[byte]).expect("write");
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn a_subscription_is_a_fifo_s6_writes_to_and_is_removed_on_drop() {
+    let t = tempfile::tempdir().expect("tempdir");
+    fs::create_dir(t.path().join("event")).expect("mkdir");
+    let mut a = Subscription::new(t.path()).expect("subscribe");
+    let mut b = Subscription::new(t.path()).expect("subscribe again");
+    assert_ne!(a.path(), b.path());
+    let meta = fs::metadata(a.path()).expect("stat");
+    assert!(meta.file_type().is_fifo());
+    // Nothing half-made is left: only the two renamed FIFOs.
+    assert_eq!(fs::read_dir(t.path().join("event")).expect("ls").count(), 2);
+    assert_eq!(notify(&t.path().join("event"), b'd'), 2);
+    assert_eq!(notify(&t.path().join("event"), b'D'), 2);
+    let mut got = Vec::new();
+    a.read(&mut got).expect("read");
+    assert_eq!(got, b"dD");
+    // Nothing waiting: returns at once.
+    got.clear();
+    a.read(&mut got).expect("read");
+    assert!(got.is_empty());
+    b.read(&mut got).expect("read");
+    assert_eq!(got, b"dD");
+    let (pa, pb) = (a.path().to_path_buf(), b.path().to_path_buf());
+    drop(a);
+    assert!(!pa.exists());
+    // Removed from where it was made, even after the slot dir moved.
+    let moved = t.path().with_extension("moved");
+    fs::rename(t.path(), &moved).expect("mv");
+    drop(b);
+    assert!(!pb.exists());
+    assert_eq!(fs::read_dir(moved.join("event")).expect("ls").count(), 0);
+    fs::rename(&moved, t.path()).expect("mv back");
+}
+
+#[test]
+fn no_fifodir_is_an_error() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let e = Subscription::new(t.path()).expect_err("no event/");
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+}
+
+fn status(pid: u32, wstat: u16, want_up: bool, finishing: bool) -> Status {
+    let t = Tai64N::from_system_time(UNIX_EPOCH + Duration::from_secs(1_800_000_000)).expect("t");
+    let t2 = t.checked_add_nanos(5).expect("t2");
+    let raw = RawStatus {
+        stamp: t,
+        ready_stamp: t2,
+        pid,
+        pgid: None,
+        wstat,
+        paused: false,
+        finishing,
+        want_up,
+        ready: false,
+    };
+    Status::from_parts(raw, true, 1)
+}
+
+#[test]
+fn bytes_mean_what_the_status_and_the_verdict_say() {
+    let v = Verdict::default();
+    let up = status(7, 0, true, false);
+    assert_eq!(judge(b's', None, &v), Some(What::Supervised));
+    assert_eq!(judge(b'u', Some(&up), &v), Some(What::Up));
+    assert_eq!(judge(b'U', Some(&up), &v), Some(What::Ready));
+    assert_eq!(judge(b'x', None, &v), Some(What::Unsupervised));
+    // `O` is always followed by its `D`, which says it all.
+    assert_eq!(judge(b'O', Some(&up), &v), None);
+    assert_eq!(judge(b'?', Some(&up), &v), None);
+    let finishing = status(9, 9, true, true);
+    assert_eq!(judge(b'd', Some(&finishing), &v), Some(What::Down));
+    let crashed = status(0, 9, true, false);
+    assert_eq!(judge(b'D', Some(&crashed), &v), Some(What::Restarting));
+    let stopped = status(0, 15, false, false);
+    assert_eq!(judge(b'D', Some(&stopped), &v), Some(What::Stopped));
+    let failed = Verdict {
+        failed: true,
+        why: Some("exited 78".into()),
+        ..Verdict::default()
+    };
+    assert_eq!(judge(b'D', Some(&stopped), &failed), Some(What::Failed));
+    let done = Verdict {
+        done: true,
+        ..Verdict::default()
+    };
+    assert_eq!(judge(b'D', Some(&stopped), &done), Some(What::Done));
+    assert_eq!(judge(b'D', None, &v), Some(What::Finished));
+}
+
+#[test]
+fn lines_carry_the_exit_and_both_times() {
+    let st = status(0, 9, true, true);
+    let e = Event {
+        time: UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789),
+        slot: "gw-a".into(),
+        what: What::Down,
+        s6: Some(b'd'),
+        status: Some(st),
+        why: None,
+    };
+    let v: serde_json::Value = serde_json::from_str(&json_line(&e)).expect("json");
+    assert_eq!(v["time"], "2027-01-15T08:00:00.123456Z");
+    assert_eq!(v["s6_time"], "2027-01-15T08:00:00.000000Z");
+    assert_eq!(v["event"], "down");
+    assert_eq!(v["s6"], "d");
+    assert_eq!(v["last_exit"]["signal"], "SIGKILL");
+    assert_eq!(v["last_exit"]["signum"], 9);
+    assert_eq!(v["up"], false);
+    assert_eq!(v["want"], "up");
+    assert_eq!(v["deaths"], 1);
+    assert!(v["pid"].is_null() && v["why"].is_null());
+    assert_eq!(
+        text_line(&e),
+        "2027-01-15T08:00:00.123456Z gw-a down (signal SIGKILL)"
+    );
+    let removed = Event {
+        what: What::Removed,
+        s6: None,
+        status: None,
+        ..e
+    };
+    let v: serde_json::Value = serde_json::from_str(&json_line(&removed)).expect("json");
+    assert!(v["s6"].is_null() && v["s6_time"].is_null() && v["up"].is_null());
+}
+
+#[test]
+fn utc_dates_match_the_calendar() {
+    let at = |s: u64| utc_rfc3339(UNIX_EPOCH + Duration::from_secs(s));
+    assert_eq!(at(0), "1970-01-01T00:00:00.000000Z");
+    assert_eq!(at(951_782_400), "2000-02-29T00:00:00.000000Z");
+    assert_eq!(at(4_107_542_399), "2100-02-28T23:59:59.000000Z");
+    assert_eq!(at(4_107_542_400), "2100-03-01T00:00:00.000000Z");
+    assert_eq!(at(1_709_251_199), "2024-02-29T23:59:59.000000Z");
+}

@@ -1,0 +1,206 @@
+//! Slots as Prometheus metrics: the text exposition format (version
+//! 0.0.4), one sample per slot and metric, labelled `slot="NAME"`, every
+//! family with its HELP and TYPE lines. Made for node-exporter's textfile
+//! collector, which reads a file written at some earlier time: besides
+//! durations, the time of the last change is given as a timestamp, which
+//! does not go stale between writes.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::health::{in_wanted_state, Judge, Verdict};
+use super::status::{read_slot, supervisor_running, Status, StatusError, DEATH_RECORD_LEN};
+
+/// The last record of `supervise/death_tally`, as s6 writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Death {
+    /// The exit code, or 128 + the signal for a process killed by one.
+    pub code: u8,
+    /// The signal that killed it, 0 if it exited.
+    pub signal: u8,
+}
+
+/// One slot's readings.
+#[derive(Debug, Clone)]
+pub struct SlotMetrics {
+    pub name: String,
+    /// None: no supervisor runs on it.
+    pub st: Option<Status>,
+    pub v: Verdict,
+    pub last_death: Option<Death>,
+}
+
+/// Reads the slot `name` in the judge's scandir. A slot without a
+/// supervisor reads as unsupervised; other errors (e.g. another user's
+/// `supervise/`, which s6 makes 0700) are the caller's to report.
+pub fn collect(judge: &Judge<'_>, name: &str, now: SystemTime) -> Result<SlotMetrics, StatusError> {
+    let dir = judge.scandir.join(name);
+    let st = match read_slot(&dir) {
+        Ok(s) if supervisor_running(&dir)? => Some(s),
+        Ok(_) | Err(StatusError::NotSupervised { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    let last_death = match &st {
+        Some(s) if s.deaths > 0 => last_death(&dir)?,
+        _ => None,
+    };
+    Ok(SlotMetrics {
+        name: name.to_string(),
+        v: judge.verdict(name, st.as_ref(), now),
+        st,
+        last_death,
+    })
+}
+
+/// The last death s6 recorded in the slot at `dir` (None when none).
+pub fn last_death(dir: &Path) -> Result<Option<Death>, StatusError> {
+    let path = dir.join("supervise/death_tally");
+    let io_err = |source: io::Error| StatusError::Io {
+        path: path.clone(),
+        source,
+    };
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(e)),
+    };
+    let len = f.metadata().map_err(io_err)?.len();
+    if len % DEATH_RECORD_LEN != 0 {
+        return Err(StatusError::BadDeathTally { path, len });
+    }
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut rec = [0u8; DEATH_RECORD_LEN as usize];
+    f.read_exact_at(&mut rec, len - DEATH_RECORD_LEN)
+        .map_err(io_err)?;
+    Ok(Some(Death {
+        code: rec[12],
+        signal: rec[13],
+    }))
+}
+
+/// One metric family: name, help, and its value for a slot (None: no
+/// sample for that slot).
+type Family = (
+    &'static str,
+    &'static str,
+    fn(&SlotMetrics, SystemTime) -> Option<f64>,
+);
+
+fn b(x: bool) -> Option<f64> {
+    Some(if x { 1.0 } else { 0.0 })
+}
+
+fn secs(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+const FAMILIES: &[Family] = &[
+    ("svkit_slot_supervised", "Whether an s6-supervise runs on the slot (1) or not (0).", |m, _| b(m.st.is_some())),
+    ("svkit_slot_up", "Whether the slot's process is up (1) or not (0).", |m, _| b(m.st.as_ref().is_some_and(|s| s.up))),
+    ("svkit_slot_ready", "Whether the slot is up and ready (1): notified readiness, or up when it does not notify.", |m, _| b(m.v.ready)),
+    ("svkit_slot_wanted_up", "Whether s6 wants the slot up (1) or down (0): its want flag (svctl start/stop).", |m, _| m.st.as_ref().map(|s| f64::from(u8::from(s.want_up)))),
+    ("svkit_slot_desired_up", "Whether svkit wants the slot up (1): its remembered state, else no down file.", |m, _| b(m.v.desired_up)),
+    ("svkit_slot_in_wanted_state", "Whether the slot is in the state it is wanted in (1): the health check of svctl status.", |m, _| b(in_wanted_state(m.st.as_ref(), &m.v))),
+    ("svkit_slot_failed", "Whether the slot is kept down for good by its finish after a failure (1).", |m, _| b(m.v.failed)),
+    ("svkit_slot_done", "Whether the slot is kept down after a clean exit of its own (1): a finished job.", |m, _| b(m.v.done)),
+    ("svkit_slot_ready_overdue", "Whether the slot is up but its readiness check gave up (1).", |m, _| b(m.v.ready_overdue)),
+    ("svkit_slot_deaths", "Deaths (restarts) in s6's death tally: since its supervisor started, at most max-death-tally (default 100).", |m, _| m.st.as_ref().map(|s| s.deaths as f64)),
+    ("svkit_slot_since_seconds", "Seconds since the slot last went up or down.", |m, now| m.st.as_ref().map(|s| s.secs_since(now) as f64)),
+    ("svkit_slot_uptime_seconds", "Seconds the slot's process has been up; 0 when down.", |m, now| m.st.as_ref().map(|s| if s.up { s.secs_since(now) as f64 } else { 0.0 })),
+    ("svkit_slot_state_change_timestamp_seconds", "Unix time the slot last went up or down.", |m, _| m.st.as_ref().map(|s| secs(s.since))),
+    ("svkit_slot_last_exit_code", "Exit code of the slot's last death (128 + N when killed by signal N, as s6 records it); absent before the first.", |m, _| m.last_death.map(|d| f64::from(d.code))),
+    ("svkit_slot_last_exit_signal", "Signal that killed the slot's process the last time it died, 0 if it exited; absent before the first death.", |m, _| m.last_death.map(|d| f64::from(d.signal))),
+];
+
+/// A label value, escaped as the format wants: `\`, `"` and newline.
+fn label(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The exposition of `slots` at `now`: every family's HELP and TYPE, then
+/// its samples (a family with no sample keeps its HELP and TYPE).
+pub fn exposition(slots: &[SlotMetrics], now: SystemTime) -> String {
+    let mut out = String::new();
+    for (name, help, value) in FAMILIES {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for m in slots {
+            if let Some(v) = value(m, now) {
+                let _ = writeln!(out, "{name}{{slot=\"{}\"}} {v}", label(&m.name));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_escaped_and_absent_values_leave_no_sample() {
+        assert_eq!(label("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        let m = SlotMetrics {
+            name: "x\"y".into(),
+            st: None,
+            v: Verdict {
+                desired_up: true,
+                ..Verdict::default()
+            },
+            last_death: None,
+        };
+        let text = exposition(&[m], UNIX_EPOCH);
+        assert!(
+            text.contains("svkit_slot_supervised{slot=\"x\\\"y\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("svkit_slot_desired_up{slot=\"x\\\"y\"} 1\n"),
+            "{text}"
+        );
+        assert!(!text.contains("svkit_slot_deaths{"), "{text}");
+        assert!(text.contains("# TYPE svkit_slot_deaths gauge\n"), "{text}");
+        assert_eq!(text.matches("# HELP ").count(), FAMILIES.len());
+    }
+
+    #[test]
+    fn the_last_death_is_the_tally_s_last_record() {
+        let t = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(t.path().join("supervise")).expect("mkdir");
+        assert_eq!(last_death(t.path()).expect("none"), None);
+        let mut tally = vec![0u8; 12];
+        tally.extend_from_slice(&[3, 0]);
+        tally.extend_from_slice(&[0u8; 12]);
+        tally.extend_from_slice(&[137, 9]);
+        std::fs::write(t.path().join("supervise/death_tally"), &tally).expect("write");
+        let d = last_death(t.path()).expect("read");
+        assert_eq!(
+            d,
+            Some(Death {
+                code: 137,
+                signal: 9
+            })
+        );
+        std::fs::write(t.path().join("supervise/death_tally"), &tally[..15]).expect("write");
+        assert!(matches!(
+            last_death(t.path()),
+            Err(StatusError::BadDeathTally { .. })
+        ));
+    }
+}
