@@ -563,3 +563,40 @@ fn scandir_option_is_where_the_docs_say() {
         assert_eq!(o.status.code(), Some(100), "{v}");
     }
 }
+
+/// A slot declared earlier in the file must not change the `run` of the
+/// slots after it: a changed `run` restarts a running slot.
+#[test]
+fn inserting_a_slot_leaves_the_others_run_alone() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let render = |config: &str, out: &str| -> String {
+        let dir = tmp.path().join(format!("{out}-config"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("10.json"), config).expect("write");
+        let to = tmp.path().join(out);
+        let o = svctl()
+            .arg("render")
+            .arg("--to")
+            .arg(&to)
+            .arg("--config-dir")
+            .arg(&dir)
+            .output()
+            .expect("run");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read_to_string(to.join("b/run")).expect("b/run")
+    };
+    let before = render(r#"{"slots": [{"name": "b", "command": ["b"]}]}"#, "one");
+    let after = render(
+        r#"{"slots": [{"name": "a", "command": ["a"]}, {"name": "b", "command": ["b"]}]}"#,
+        "two",
+    );
+    assert_eq!(
+        before.replace("one-config", "X"),
+        after.replace("two-config", "X")
+    );
+}

@@ -58,10 +58,9 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     let mut o = String::with_capacity(SCRIPT_CAPACITY);
     let _ = writeln!(
         o,
-        "# svkit slot {} ({}, {}). Generated: edit the config, not this file.",
+        "# svkit slot {} (declared in {}). Generated: edit the config, not this file.",
         slot.name,
         comment_safe(&slot.origin.file.display().to_string()),
-        comment_safe(&format!("slots[{}]", slot.origin.index)),
     );
     if slot.log.is_some() {
         o.push_str("# stderr joins stdout so the logger gets both.\nexec 2>&1\n");
