@@ -31,9 +31,12 @@ pub const ESSENTIAL_FILE: &str = ".svkit-essential";
 /// Written by `run` while it waits for the slot's `depends_on` (what it
 /// waits for, one line), removed before the program starts.
 pub const WAITING_FILE: &str = ".svkit-waiting";
+/// Written by `svkit slot-env` when an env file or a secret keeps the
+/// slot from starting (why, one line); `finish` reads and removes it.
+pub const START_ERROR_FILE: &str = ".svkit-start-error";
 /// The files above: written at run time, never rendered, never a
 /// difference for reconcile to put right.
-pub const RUNTIME_FILES: &[&str] = &[END_FILE, ESSENTIAL_FILE, WAITING_FILE];
+pub const RUNTIME_FILES: &[&str] = &[END_FILE, ESSENTIAL_FILE, WAITING_FILE, START_ERROR_FILE];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
 /// a file left by a run killed while waiting means nothing once down).
