@@ -24,6 +24,15 @@ const PROGRAMS: [(&str, Program); 4] = [
     ("svkit-wrap", svkit_wrap::main),
 ];
 
+/// What rendered scripts run, not people: never linked, not in `--list`
+/// (docs/config.md, `env_file`, `secrets` and `log.format`).
+const INTERNAL: [(&str, Internal); 2] = [
+    ("log-json", svkit::logs::json::main),
+    ("slot-env", svkit::slotenv::main),
+];
+
+type Internal = fn(std::env::ArgsOs) -> ExitCode;
+
 fn program(name: &OsStr) -> Option<Program> {
     let base = Path::new(name).file_name()?;
     PROGRAMS
@@ -50,6 +59,9 @@ fn main() -> ExitCode {
         ));
         return ExitCode::from(exit::USAGE);
     };
+    if let Some((_, run)) = INTERNAL.iter().find(|(n, _)| OsStr::new(n) == tool) {
+        return run(args);
+    }
     if tool == "--list" {
         return match msg::out(format!("{}\n", names().replace(", ", "\n"))) {
             Ok(()) => ExitCode::SUCCESS,

@@ -218,6 +218,12 @@ impl Sandbox {
             .unwrap_or_default()
     }
 
+    /// `docker logs`, byte for byte (not every line a slot logs is UTF-8).
+    pub fn logs_bytes(&self) -> Vec<u8> {
+        let out = self.reg.command().args(["logs", &self.id]).output();
+        out.map(|o| o.stdout).unwrap_or_default()
+    }
+
     /// Polls `docker logs` until `needle` shows, and returns them; fails
     /// the test, showing the logs, when it has not shown by `deadline`.
     pub fn wait_for_log(&self, needle: &str, deadline: Duration) -> String {

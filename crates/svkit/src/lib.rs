@@ -17,4 +17,5 @@ pub mod reconcile;
 pub mod redirect;
 pub mod render;
 pub mod s6;
+pub mod slotenv;
 pub mod state;

@@ -14,6 +14,7 @@
 pub mod depends;
 mod discover;
 pub mod error;
+mod inputs;
 pub mod json_pos;
 mod liveness;
 mod members;

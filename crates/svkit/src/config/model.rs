@@ -97,6 +97,10 @@ pub struct Slot {
     /// What must hold before it starts (resolved: every instance of a
     /// template named).
     pub depends_on: Vec<Dependency>,
+    /// `env_file`: dotenv files read at every start, in this order.
+    pub env_files: Vec<String>,
+    /// `secrets`: VAR → file read at every start; only paths live here.
+    pub secrets: BTreeMap<String, String>,
     pub liveness: Option<Liveness>,
 }
 
@@ -183,6 +187,20 @@ pub struct Log {
     pub keep: u32,
     /// Size at which `current` is rotated (s6-log `s`).
     pub max_bytes: u32,
+    /// `log.prefix`, expanded: before each line of the stdout copy.
+    pub prefix: Option<String>,
+    /// `log.format` of the stdout copy.
+    pub format: LogFormat,
+}
+
+/// `log.format`: what the stdout copy looks like.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// The line as the program wrote it (after `prefix`, if any).
+    #[default]
+    Text,
+    /// One JSON object a line: `time`, `slot`, `line`.
+    Json,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -49,6 +49,9 @@ pub struct RawSlot {
     pub kind: Option<String>,
     pub essential: Option<bool>,
     pub depends_on: Option<BTreeMap<String, String>>,
+    /// A path or a list of paths: `Value` so a wrong type is located.
+    pub env_file: Option<Value>,
+    pub secrets: Option<BTreeMap<String, String>>,
     pub liveness: Option<RawLiveness>,
 }
 
@@ -86,6 +89,8 @@ pub struct RawLog {
     pub stdout: Option<bool>,
     pub keep: Option<i64>,
     pub max_bytes: Option<i64>,
+    pub prefix: Option<String>,
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -90,7 +90,7 @@ impl SlotCtx<'_> {
         out
     }
 
-    fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
+    pub(super) fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
         let s = self.expand(path, raw);
         match check_abs_path(&s) {
             Ok(p) => p,
@@ -175,7 +175,8 @@ pub(crate) fn build_slot(
     }
 
     let autostart = autostart(ctx, &b.key("autostart"), raw.autostart.as_ref());
-    let log = raw.log.as_ref().map(|l| log(ctx, &b.key("log"), l));
+    let log = raw.log.as_ref().map(|l| log(ctx, &b.key("log"), l, &name));
+    let (env_files, secrets) = super::inputs::env_inputs(ctx, &b, raw, &env);
     let mut restart = raw
         .restart
         .as_ref()
@@ -219,6 +220,8 @@ pub(crate) fn build_slot(
         kind,
         essential: raw.essential,
         depends_on: Vec::new(),
+        env_files,
+        secrets,
         liveness: raw
             .liveness
             .as_ref()
@@ -295,7 +298,7 @@ fn autostart(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: Option<&Value>) -> Autosta
     }
 }
 
-fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog) -> Log {
+fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog, slot: &str) -> Log {
     let dir = ctx.abs_path(&p.key("dir"), &l.dir);
     if dir == "/" {
         ctx.err(&p.key("dir"), "the log dir must not be `/`");
@@ -309,11 +312,15 @@ fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog) -> Log {
         .max_bytes
         .and_then(|v| ctx.int(&p.key("max_bytes"), v, 4096, 268_435_455, " bytes"))
         .unwrap_or(DEFAULT_LOG_MAX_BYTES);
+    let stdout = l.stdout.unwrap_or(true);
+    let (prefix, format) = super::inputs::log_output(ctx, p, l, stdout, slot);
     Log {
         dir,
-        stdout: l.stdout.unwrap_or(true),
+        stdout,
         keep,
         max_bytes,
+        prefix,
+        format,
     }
 }
 

@@ -7,6 +7,8 @@
 //! file with another inode takes the name), finishes the old file through
 //! its open descriptor before switching, so no line is lost or repeated.
 
+pub mod json;
+
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;

@@ -23,7 +23,7 @@ use super::quote::sh_quote;
 use super::{script, RenderEnv};
 use crate::config::{Backoff, OnCleanExit, Slot};
 use crate::s6::end::{
-    self, End, CONTAINER_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT, REQUEST_PREFIX,
+    self, End, CONTAINER_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT, REQUEST_PREFIX, START_ERROR_FILE,
 };
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
@@ -111,9 +111,11 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         );
     }
     let _ = writeln!(o, "rm -f supervise/{REQUEST_PREFIX}*");
+    let start_error = super::inputs::uses_slot_env(slot);
     let keeps_down = !r.permanent_exit_codes.is_empty()
         || r.on_clean_exit == OnCleanExit::Stop
-        || r.max_deaths.is_some();
+        || r.max_deaths.is_some()
+        || start_error;
     if keeps_down {
         o.push_str("code=${1:-0}\nsig=${2:-0}\n");
         let svstat_path = env.tool("s6-svstat");
@@ -125,6 +127,12 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         let _ = writeln!(
             o,
             "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  echo \"svkit: slot {name} $2\" >&2\n  printf '%s\\n' \"$1\" > {END_FILE}\n  [ -n \"$essential\" ] && end_container\n  exit 125\n}}"
+        );
+    }
+    if start_error {
+        let _ = writeln!(
+            o,
+            "# svkit slot-env refused an env file or a secret: a fix is needed, not a retry.\nif [ -e {START_ERROR_FILE} ]; then\n  why=\n  IFS= read -r why < {START_ERROR_FILE}\n  rm -f {START_ERROR_FILE}\n  keep_down \"failed: $why\" \"could not start: $why\"\nfi"
         );
     }
     if !r.permanent_exit_codes.is_empty() {

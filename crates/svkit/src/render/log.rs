@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use super::quote::{sh_quote, sh_words};
 use super::{script, RenderEnv};
-use crate::config::{Log, Slot};
+use crate::config::{Log, LogFormat, Slot};
+use crate::logs::json::MAX_LINE_BYTES;
 
 /// The dir-creation part. Run as root it must never let the slot's user
 /// (who may own some parent dirs) redirect a root action elsewhere: each
@@ -67,9 +68,9 @@ done
 /// exit 111 and respawn every second while the producer's pipe fills. Probe
 /// the lock with s6's own locking (fcntl, as s6-log), report it once, and
 /// keep the lines flowing to docker logs instead of looping silently.
-fn lock_probe(o: &mut String, s6_log: &[String], env: &RenderEnv) {
+fn lock_probe(o: &mut String, s6_log: &[String], stdout: &[String], env: &RenderEnv) {
     let mut stdout_only = s6_log.to_vec();
-    stdout_only.extend(["-b", "--", "1"].map(String::from));
+    stdout_only.extend(stdout.iter().cloned());
     o.push_str("# Another s6-log holding the dir (a second container on the same\n");
     o.push_str("# volume) would crash-loop this one: say so, log to stdout only.\n");
     let _ = writeln!(
@@ -80,6 +81,20 @@ fn lock_probe(o: &mut String, s6_log: &[String], env: &RenderEnv) {
     o.push_str("  echo \"svkit: slot $slot: unable to lock $dir: another s6-log holds it (a second container on the same volume?); logging to stdout only\" >&2\n");
     let _ = writeln!(o, "  exec {}", sh_words(&stdout_only));
     o.push_str("fi\n");
+}
+
+/// The s6-log directives of the stdout copy. s6-log's `p` puts its prefix
+/// and one space before each line of the actions after it (until a bare
+/// `p`), so a template's own trailing space is that space.
+fn stdout_action(log: &Log) -> Vec<String> {
+    match &log.prefix {
+        Some(p) => vec![
+            format!("p{}", p.strip_suffix(' ').unwrap_or(p)),
+            "1".into(),
+            "p".into(),
+        ],
+        None => vec!["1".into()],
+    }
 }
 
 pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
@@ -105,7 +120,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         }
         None => o.push_str(MKDIR_PLAIN),
     }
-    // s6-log script: `1` copies the raw line to stdout (docker logs); `n`
+    // s6-log script: `1` copies the line to stdout (docker logs); `n`
     // and `s` set archive count and size for the dir after them; `T`
     // prefixes an ISO 8601 timestamp to the next action only: the dir.
     let mut words = Vec::new();
@@ -113,15 +128,25 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         words.push(env.tool("s6-setuidgid"));
         words.push(u.to_string());
     }
+    if log.stdout && log.format == LogFormat::Json {
+        // The filter runs as the user too: it only reads a pipe.
+        words.extend(["svkit", "log-json", "--slot", &slot.name, "--"].map(String::from));
+    }
     words.push(env.tool("s6-log"));
-    lock_probe(&mut o, &words, env);
     words.push("-b".into());
+    // Lines are cut only beyond this (s6-log's default is 8 KiB).
+    words.push("-l".into());
+    words.push(MAX_LINE_BYTES.to_string());
     words.push("--".into());
+    let stdout = stdout_action(log);
+    lock_probe(&mut o, &words, &stdout, env);
     if log.stdout {
-        o.push_str(
-            "# 1: raw lines to stdout (docker logs); T: ISO 8601 timestamps in the files.\n",
-        );
-        words.push("1".into());
+        o.push_str(match (&log.prefix, log.format) {
+            (_, LogFormat::Json) => "# 1: lines to stdout (docker logs), as JSON by svkit log-json; T: ISO 8601\n# timestamps in the files.\n",
+            (Some(_), _) => "# p 1 p: prefixed lines to stdout (docker logs); T: ISO 8601 timestamps in\n# the files, raw lines.\n",
+            (None, _) => "# 1: raw lines to stdout (docker logs); T: ISO 8601 timestamps in the files.\n",
+        });
+        words.extend(stdout);
     } else {
         o.push_str("# T: ISO 8601 timestamps in the files.\n");
     }

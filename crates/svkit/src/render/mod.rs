@@ -22,6 +22,7 @@
 
 mod env;
 mod finish;
+mod inputs;
 mod log;
 pub mod quote;
 mod run;

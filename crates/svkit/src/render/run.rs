@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::inputs;
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, LiveCheck, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
@@ -67,14 +68,14 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     o.push_str(&start_liveness(slot, env));
     let check = matches!(slot.readiness, Some(Readiness::Check(_)));
-    if let (Some(cwd), false) = (&slot.cwd, check) {
+    if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
         let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
     }
     let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
     for (k, v) in &slot.env {
         let _ = writeln!(o, "export {k}={}", sh_quote(v));
     }
-    let mut words: Vec<String> = Vec::new();
+    let mut words: Vec<String> = inputs::slot_env_words(model, slot);
     if let Some(Readiness::Check(c)) = &slot.readiness {
         o.push_str("# s6-notifyoncheck runs data/check until it passes, then signals readiness.\n");
         words.push(env.tool("s6-notifyoncheck"));

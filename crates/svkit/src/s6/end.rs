@@ -31,6 +31,9 @@ pub const ESSENTIAL_FILE: &str = ".svkit-essential";
 /// Written by `run` while it waits for the slot's `depends_on` (what it
 /// waits for, one line), removed before the program starts.
 pub const WAITING_FILE: &str = ".svkit-waiting";
+/// Written by `svkit slot-env` when an env file or a secret keeps the
+/// slot from starting (why, one line); `finish` reads and removes it.
+pub const START_ERROR_FILE: &str = ".svkit-start-error";
 /// Written by a slot's liveness watcher (see `liveness`), and its temp.
 pub const LIVENESS_FILE: &str = ".svkit-liveness";
 pub const LIVENESS_TMP: &str = ".svkit-liveness.tmp";
@@ -40,6 +43,7 @@ pub const RUNTIME_FILES: &[&str] = &[
     END_FILE,
     ESSENTIAL_FILE,
     WAITING_FILE,
+    START_ERROR_FILE,
     LIVENESS_FILE,
     LIVENESS_TMP,
 ];

@@ -1,0 +1,259 @@
+//! `svkit log-json`: the stdout copy of a slot's log as one JSON object a
+//! line (`log.format: "json"`), for log shippers.
+//!
+//! s6-log cannot reshape a line, so its `1` action writes into a pipe
+//! read by this filter: `svkit log-json --slot NAME -- s6-log ...` starts
+//! itself as the filter (reading the pipe, writing to the logger's stdout),
+//! then execs s6-log with its stdout on the pipe. s6-log stays the
+//! supervised process (signals, locking and rotation as without a filter)
+//! and reaps the filter; the filter ignores TERM, HUP and INT so that
+//! whatever s6-log writes on its way out still gets through, and ends when
+//! s6-log closes the pipe.
+//!
+//! Each input line gives exactly one output line:
+//! `{"time":"2026-12-01T10:00:00.123456Z","slot":"web","line":"..."}`;
+//! `time` is when the filter read the line (UTC, microseconds), `line` the
+//! line without its newline. Bytes that are not UTF-8 become U+FFFD (one
+//! for each invalid sequence); control characters are escaped (`\u001b`),
+//! as JSON requires. A line longer than [`MAX_LINE_BYTES`] is cut there,
+//! as s6-log itself cuts it.
+
+use std::ffi::OsString;
+use std::io::{self, BufRead as _, BufWriter, Write};
+use std::os::fd::AsRawFd as _;
+use std::os::unix::process::CommandExt as _;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::msg::{self, exit, strerror};
+
+/// The longest line a slot's logger passes whole (s6-log's `-l`); a
+/// longer one is cut into pieces of this size, each its own line, so that
+/// neither s6-log nor this filter ever holds more.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    time: &'a str,
+    slot: &'a str,
+    line: &'a str,
+}
+
+/// `time`: RFC 3339, UTC, microseconds.
+pub fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, sod) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's days-to-civil, for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60,
+        d.subsec_micros()
+    )
+}
+
+/// One JSON line for `line` (without its newline), newline included.
+pub fn record(slot: &str, line: &[u8], time: SystemTime) -> Vec<u8> {
+    let text = String::from_utf8_lossy(line);
+    let r = Record {
+        time: &rfc3339(time),
+        slot,
+        line: &text,
+    };
+    // Serializing strings cannot fail.
+    let mut out = serde_json::to_vec(&r).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// Copies `input` to `output` as JSON lines until EOF. Output is flushed
+/// whenever no more input is waiting, so a line never sits in a buffer
+/// while the filter blocks.
+pub fn filter<R: io::Read>(
+    slot: &str,
+    input: &mut io::BufReader<R>,
+    output: &mut impl Write,
+) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        let (done, used) = {
+            let buf = input.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            let room = MAX_LINE_BYTES - line.len();
+            match buf.iter().take(room).position(|&b| b == b'\n') {
+                Some(i) => {
+                    line.extend_from_slice(&buf[..i]);
+                    (true, i + 1)
+                }
+                None => {
+                    let n = buf.len().min(room);
+                    line.extend_from_slice(&buf[..n]);
+                    (line.len() == MAX_LINE_BYTES, n)
+                }
+            }
+        };
+        input.consume(used);
+        if done {
+            output.write_all(&record(slot, &line, SystemTime::now()))?;
+            line.clear();
+            if input.buffer().is_empty() {
+                output.flush()?;
+            }
+        }
+    }
+    if !line.is_empty() {
+        output.write_all(&record(slot, &line, SystemTime::now()))?;
+    }
+    output.flush()
+}
+
+fn usage(why: &str) -> ExitCode {
+    msg::fatal(format_args!(
+        "usage: log-json --slot NAME [-- ARGV...]: {why}"
+    ));
+    ExitCode::from(exit::USAGE)
+}
+
+/// `svkit log-json --slot NAME [-- ARGV...]`: without ARGV, the filter
+/// (stdin to stdout); with it, the filter started on a pipe and ARGV
+/// exec'd writing into it.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let mut it = args.into_iter();
+    let mut slot = None;
+    let mut argv = Vec::new();
+    while let Some(a) = it.next() {
+        if a == "--slot" {
+            slot = it.next().map(|s| s.to_string_lossy().into_owned());
+        } else if a == "--" {
+            argv = it.collect();
+            break;
+        } else {
+            return usage(&format!("unknown argument {}", a.to_string_lossy()));
+        }
+    }
+    let Some(slot) = slot.filter(|s| !s.is_empty()) else {
+        return usage("--slot NAME is required");
+    };
+    if argv.is_empty() {
+        return run_filter(&slot);
+    }
+    match spawn_and_exec(&slot, &argv) {
+        Ok(never) => match never {},
+        Err(f) => f.report(),
+    }
+}
+
+fn run_filter(slot: &str) -> ExitCode {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    for s in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
+        // SAFETY: SIG_IGN installs no handler code; nothing else in this
+        // single-threaded process depends on these signals' disposition.
+        let _ = unsafe { signal(s, SigHandler::SigIgn) };
+    }
+    let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
+    let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    match filter(slot, &mut input, &mut output) {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader of the container's stdout went away: nothing to say.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            msg::fatal(format_args!("slot {slot}: log filter: {}", strerror(&e)));
+            ExitCode::from(exit::SYSTEM)
+        }
+    }
+}
+
+fn spawn_and_exec(slot: &str, argv: &[OsString]) -> Result<std::convert::Infallible, msg::Fatal> {
+    let (reader, writer) = io::pipe().map_err(|e| msg::Fatal::io("unable to make a pipe", &e))?;
+    Command::new("/proc/self/exe")
+        .arg0("svkit")
+        .args(["log-json", "--slot", slot])
+        .stdin(Stdio::from(reader))
+        .spawn()
+        .map_err(|e| msg::Fatal::io("unable to start the log filter", &e))?;
+    nix::unistd::dup2(writer.as_raw_fd(), 1)
+        .map_err(|e| msg::Fatal::io("unable to redirect stdout", &io::Error::from(e)))?;
+    drop(writer);
+    let (prog, rest) = argv
+        .split_first()
+        .ok_or_else(|| msg::Fatal::usage("log-json", "no command after --"))?;
+    let err = Command::new(prog).args(rest).exec();
+    Err(msg::Fatal::io(
+        format!("unable to run {}", prog.to_string_lossy()),
+        &err,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_of_known_instants() {
+        let at = |s: u64, us: u32| rfc3339(UNIX_EPOCH + Duration::new(s, us * 1000));
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.000005Z");
+        assert_eq!(at(1_796_083_199, 999_999), "2026-11-30T23:59:59.999999Z");
+    }
+
+    fn run(input: &[u8]) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        let mut r = io::BufReader::with_capacity(7, input);
+        filter("web", &mut r, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        out.split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap_or_else(|e| panic!("{e}")))
+            .collect()
+    }
+
+    #[test]
+    fn one_object_per_line_whatever_the_bytes() {
+        let long = "x".repeat(100_000);
+        let input = format!("a \"q\"\n\n{long}\nesc\x1b[0m\nlast");
+        let mut bytes = input.into_bytes();
+        bytes.extend_from_slice(b"\nbad\xff\xfeend\n");
+        let v = run(&bytes);
+        let lines: Vec<&str> = v
+            .iter()
+            .map(|o| o["line"].as_str().unwrap_or("?"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "a \"q\"",
+                "",
+                long.as_str(),
+                "esc\u{1b}[0m",
+                "last",
+                "bad\u{fffd}\u{fffd}end"
+            ]
+        );
+        assert!(v
+            .iter()
+            .all(|o| o["slot"] == "web" && o["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_cut_there() {
+        let mut bytes = vec![b'y'; MAX_LINE_BYTES + 10];
+        bytes.push(b'\n');
+        let v = run(&bytes);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0]["line"].as_str().map(str::len), Some(MAX_LINE_BYTES));
+        assert_eq!(v[1]["line"].as_str().map(str::len), Some(10));
+    }
+}

@@ -1,0 +1,42 @@
+//! `env_file` and `secrets` in `run`: the script execs `svkit slot-env`,
+//! which reads the files at start and execs the rest of the line. Only
+//! their paths are rendered: no value ever lands in a file.
+
+use crate::config::{Model, Readiness, Slot};
+
+/// Whether `run` goes through `svkit slot-env`.
+pub(super) fn uses_slot_env(slot: &Slot) -> bool {
+    !slot.env_files.is_empty() || !slot.secrets.is_empty()
+}
+
+/// The words before the rest of `run`'s exec line; empty without inputs.
+/// `slot-env` also enters `cwd` (after it reads the files, from the slot
+/// dir, where it leaves a start error for `finish`), except with a
+/// readiness check, whose helper must start in the slot dir and enters
+/// `cwd` itself.
+pub(super) fn slot_env_words(model: &Model, slot: &Slot) -> Vec<String> {
+    if !uses_slot_env(slot) {
+        return Vec::new();
+    }
+    let mut w: Vec<String> = ["svkit", "slot-env", "--slot", &slot.name, "--sentinel"]
+        .map(String::from)
+        .to_vec();
+    w.push(model.sentinel_env.clone());
+    for f in &slot.env_files {
+        w.push("--env-file".into());
+        w.push(f.clone());
+    }
+    for (var, path) in &slot.secrets {
+        w.push("--secret".into());
+        w.push(format!("{var}={path}"));
+    }
+    if let (Some(cwd), false) = (
+        &slot.cwd,
+        matches!(slot.readiness, Some(Readiness::Check(_))),
+    ) {
+        w.push("--cwd".into());
+        w.push(cwd.clone());
+    }
+    w.push("--".into());
+    w
+}

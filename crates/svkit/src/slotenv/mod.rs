@@ -1,0 +1,251 @@
+//! `svkit slot-env`: what a slot's run script execs when the slot has
+//! `env_file` or `secrets`. It reads them at every start, sets their
+//! variables, and execs the rest of the command line; the values live only
+//! in this process's memory and the program's environment, never in a
+//! rendered file or an argument.
+//!
+//! Usage (written by the renderer, not by people):
+//! `svkit slot-env --slot NAME --sentinel VAR [--env-file PATH]...
+//! [--secret VAR=PATH]... [--cwd DIR] -- ARGV...`
+//!
+//! Order: the run script's own environment (the container's, then `env`
+//! and the sentinel), then each env file in turn (a later line wins), then
+//! the secrets. An env file may not set the sentinel.
+//!
+//! When a file cannot be used the slot does not start: the error (file and
+//! line, never a value) goes to stderr, so to the slot's log, and to
+//! [`START_ERROR_FILE`] in the slot dir, where `finish` turns it into a
+//! permanent failure that `svctl status` shows; the exit code is
+//! [`START_FAILED`].
+
+pub mod dotenv;
+pub mod files;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io::Write as _;
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::config::names::{check_arg_len, check_env_name};
+use crate::msg::{self, exit, strerror};
+pub use crate::s6::end::START_ERROR_FILE;
+
+/// Exit code of a start refused for a file: EX_CONFIG, permanent in
+/// every restart policy's defaults.
+pub const START_FAILED: u8 = 78;
+
+/// What the run script asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Request {
+    pub slot: String,
+    pub sentinel: String,
+    pub env_files: Vec<PathBuf>,
+    pub secrets: Vec<(String, PathBuf)>,
+    pub cwd: Option<PathBuf>,
+    pub argv: Vec<OsString>,
+}
+
+/// Why a slot cannot start: what the log and `svctl status` say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartError {
+    /// `PATH:LINE: what`.
+    EnvLine {
+        path: PathBuf,
+        line: usize,
+        msg: String,
+    },
+    EnvFile {
+        path: PathBuf,
+        why: String,
+    },
+    Secret {
+        var: String,
+        path: PathBuf,
+        why: String,
+    },
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::EnvLine { path, line, msg } => {
+                write!(f, "env_file {}:{line}: {msg}", path.display())
+            }
+            StartError::EnvFile { path, why } => write!(f, "env_file {}: {why}", path.display()),
+            StartError::Secret { var, path, why } => {
+                write!(f, "secret {var}: {}: {why}", path.display())
+            }
+        }
+    }
+}
+
+/// Every variable the request sets, in the order to apply them.
+pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
+    let mut vars = Vec::new();
+    for path in &req.env_files {
+        let text =
+            files::read(path, files::Kind::EnvFile, files::MAX_ENV_FILE_BYTES).map_err(|why| {
+                StartError::EnvFile {
+                    path: path.clone(),
+                    why,
+                }
+            })?;
+        let line_err = |line: usize, msg: String| StartError::EnvLine {
+            path: path.clone(),
+            line,
+            msg,
+        };
+        let parsed = dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))?;
+        // Lines are not kept with the pairs: find them again for the two
+        // checks that need the key, only when one fails.
+        for (k, v) in parsed {
+            let bad = if k == req.sentinel {
+                Some(format!(
+                    "{k} is the sentinel_env, which svkit sets to the slot name"
+                ))
+            } else {
+                check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
+            };
+            if let Some(msg) = bad {
+                return Err(line_err(line_of(&text, &k), msg));
+            }
+            vars.push((OsString::from(k), v));
+        }
+    }
+    for (var, path) in &req.secrets {
+        let v = files::secret(var, path).map_err(|why| StartError::Secret {
+            var: var.clone(),
+            path: path.clone(),
+            why,
+        })?;
+        vars.push((OsString::from(var), OsString::from_vec(v)));
+    }
+    Ok(vars)
+}
+
+/// The last line of `text` that sets `key` (what a failed check names).
+fn line_of(text: &[u8], key: &str) -> usize {
+    let mut found = 0;
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if let Ok(Some((k, _))) = dotenv::parse(line).map(|v| v.into_iter().next()) {
+            if k == key {
+                found = i + 1;
+            }
+        }
+    }
+    found
+}
+
+fn usage(why: impl fmt::Display) -> ExitCode {
+    msg::fatal(format_args!(
+        "usage: slot-env --slot NAME --sentinel VAR [--env-file PATH]... [--secret VAR=PATH]... [--cwd DIR] -- ARGV...: {why}"
+    ));
+    ExitCode::from(exit::USAGE)
+}
+
+/// Parses the run script's arguments (after `slot-env`).
+pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, String> {
+    let mut req = Request::default();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            req.argv = it.collect();
+            break;
+        }
+        let mut value = || {
+            it.next()
+                .ok_or(format!("{} needs a value", a.to_string_lossy()))
+        };
+        match a.to_str() {
+            Some("--slot") => req.slot = value()?.to_string_lossy().into_owned(),
+            Some("--sentinel") => req.sentinel = value()?.to_string_lossy().into_owned(),
+            Some("--env-file") => req.env_files.push(value()?.into()),
+            Some("--cwd") => req.cwd = Some(value()?.into()),
+            Some("--secret") => {
+                let v = value()?;
+                let (var, path) = v
+                    .as_bytes()
+                    .iter()
+                    .position(|&b| b == b'=')
+                    .map(|i| (&v.as_bytes()[..i], &v.as_bytes()[i + 1..]))
+                    .ok_or("--secret takes VAR=PATH")?;
+                let var = String::from_utf8_lossy(var).into_owned();
+                check_env_name(&var).map_err(|e| format!("--secret {var}: {e}"))?;
+                req.secrets
+                    .push((var, PathBuf::from(OsStr::from_bytes(path))));
+            }
+            _ => return Err(format!("unknown argument {}", a.to_string_lossy())),
+        }
+    }
+    if req.slot.is_empty() || req.sentinel.is_empty() {
+        return Err("--slot and --sentinel are required".into());
+    }
+    if req.argv.is_empty() {
+        return Err("no command after --".into());
+    }
+    Ok(req)
+}
+
+/// Leaves the reason in the slot dir (the current dir) for `finish`.
+fn record(e: &StartError) {
+    let f = std::fs::File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(START_ERROR_FILE);
+    if let Ok(mut f) = f {
+        let _ = writeln!(f, "{e}");
+    }
+}
+
+/// `svkit slot-env ARGS...`: only returns on failure.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let req = match parse_args(args) {
+        Ok(r) => r,
+        Err(why) => return usage(why),
+    };
+    let vars = match collect(&req) {
+        Ok(v) => v,
+        Err(e) => {
+            msg::fatal(format_args!("slot {}: not starting: {e}", req.slot));
+            record(&e);
+            return ExitCode::from(START_FAILED);
+        }
+    };
+    if let Some(dir) = &req.cwd {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            msg::fatal(format_args!(
+                "slot {}: unable to chdir to {}: {}",
+                req.slot,
+                dir.display(),
+                strerror(&e)
+            ));
+            return ExitCode::from(exit::SYSTEM);
+        }
+    }
+    let (prog, rest) = match req.argv.split_first() {
+        Some(x) => x,
+        None => return usage("no command after --"),
+    };
+    let err = std::process::Command::new(prog)
+        .args(rest)
+        .envs(vars)
+        .exec();
+    msg::fatal(format_args!(
+        "slot {}: unable to run {}: {}",
+        req.slot,
+        prog.to_string_lossy(),
+        strerror(&err)
+    ));
+    ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound {
+        exit::NOT_FOUND
+    } else {
+        exit::CANNOT_EXECUTE
+    })
+}
