@@ -75,6 +75,17 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
     assert_eq!(rc, Some(0), "{doc}");
     assert_eq!(slot_json(&doc, "clean")["state"], "up");
 
+    // A start right on the heels of a stop, while `finish` may still be
+    // deciding: the stop is never taken for a clean exit of its own.
+    for _ in 0..3 {
+        expect_code(&sbx.exec(&["svctl", "stop", "clean"]), 0);
+        expect_code(
+            &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "clean"]),
+            0,
+        );
+    }
+    let old = wait_new_pid(&sbx, "clean", &old);
+
     // A plain stop: down as wanted, never failed.
     expect_code(
         &sbx.exec(&["svctl", "stop", "--wait", "--timeout", "10000", "clean"]),

@@ -100,13 +100,19 @@ impl Command6 {
         }
     }
 
-    /// Ends the running process: a restart, or a signal that asks a
-    /// program to end. Such a death is asked for, never the program's own
+    /// Ends the running process: a stop or restart, or a signal that asks
+    /// a program to end. (A stop is recorded too: an operator's start right
+    /// after it must not make `finish` take the stop for a clean exit.) Such a death is asked for, never the program's own
     /// clean exit (see `s6::end`).
     pub fn ends_run(self) -> bool {
         matches!(
             self,
-            Command6::Restart | Command6::Term | Command6::Kill | Command6::Int | Command6::Quit
+            Command6::Down
+                | Command6::Restart
+                | Command6::Term
+                | Command6::Kill
+                | Command6::Int
+                | Command6::Quit
         )
     }
 

@@ -11,7 +11,7 @@
 //!
 //! And s6 keeps no record of who ended a process: a restart (`s6-svc -r`)
 //! or an operator's SIGTERM looks like the program exiting on its own. So
-//! before `svctl restart` or `svctl signal` sends anything, it leaves
+//! before `svctl stop`, `restart` or `signal` sends anything, it leaves
 //! [`REQUEST_PREFIX`]`PID` in `supervise/` (the slot user's dir); `finish`
 //! then knows that death of PID was asked for, never treats it as the
 //! program's own clean exit, and removes every request. Only the name

@@ -172,7 +172,8 @@ fn eval(
     // Up while its `run` waits for dependencies is not up yet.
     let started = || super::end::waiting_for(&w.dir, st.up).is_none();
     let met = match target {
-        Target::Down => !st.up,
+        // Down once `finish` is done too: its verdict is in.
+        Target::Down => !st.up && !st.finishing,
         Target::Up => st.up && fresh && started(),
         Target::Ready => fresh && health::ready(&st, w.notifies) && started(),
         Target::Done => fresh && health::done(&st, super::end::read(&w.dir).as_ref()),
