@@ -460,6 +460,7 @@ s_essential() {
   [ "$code" = 78 ] || { err "exit code $code, want the slot's 78"; tail_logs "$c"; return 1; }
   logs_have "$c" "is essential: stopping the container with exit code 78" || { err "no essential message:"; tail_logs "$c"; return 1; }
   c=$(start restarting --restart on-failure:1 -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  # shellcheck disable=SC2317 # called through until_true
   restarted() { [ "$(docker inspect -f '{{.RestartCount}}' "$1" 2>/dev/null)" -ge 1 ]; }
   until_true "$DEADLINE" restarted "$c" || { err "on-failure did not restart it: $(state "$c")"; return 1; }
 }
