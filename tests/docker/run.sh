@@ -583,6 +583,7 @@ check_nonroot() {
   until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
   gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
   [ "$(uid_of "$c" "$gw")" = "$uid" ] || { err "the gateway runs as uid $(uid_of "$c" "$gw"), not $uid"; return 1; }
+  if as_self "$c" grep -q s6-setuidgid /run/service/gateway-default/run; then err "a non-root tree's run script drops privileges"; return 1; fi
   wait_logs "$c" "slot gateway-default" || return 1
   until_true 10 as_self "$c" grep -qF "⚕ gateway default up" /data/logs/gateways/default/current ||
     { err "banner missing from /data/logs/gateways/default/current"; return 1; }
@@ -626,6 +627,8 @@ s_nonroot() {
   c=$(start noexec --read-only --tmpfs /run -e S6_READ_ONLY_ROOT=1 --user 10001 -- gateway run) || return 1
   until_true "$DEADLINE" exited "$c" || { err "/init on a noexec /run still $(state "$c")"; return 1; }
   logs_have "$c" "pre-mount /run with the exec option" || { err "no word of the exec option:"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 126 ] || { err "/init on a noexec /run: exit code $code, want 126"; tail_logs "$c"; return 1; }
   # shellcheck disable=SC2086
   c=$(start nonroot $RO_FLAGS $FAST_HEALTH --user 10001 -- gateway run) || return 1
   check_nonroot "$c" 10001
