@@ -162,13 +162,17 @@ RUN set -eu; \
 # No login shell, no home skeleton: /data is its home and the data volume.
 # (Not --system: that range is 100-999 and useradd would warn about 10001;
 # --no-log-init keeps a high uid from growing a sparse /var/log/lastlog.)
+# /data belongs to app and to group 0, group-writable: a container run
+# under an arbitrary uid with gid 0 (`--user 123456:0`, OpenShift's
+# restricted policy) can make its state and log dirs there too.
 ARG APP_UID=10001
 ARG APP_GID=10001
 RUN groupadd --gid "${APP_GID}" app \
  && useradd --no-log-init --uid "${APP_UID}" --gid app \
         --home-dir /data --no-create-home --shell /usr/sbin/nologin app \
  && mkdir -p /data \
- && chown app:app /data
+ && chown app:0 /data \
+ && chmod 0775 /data
 
 # The demo rootfs: /etc/svkit/10-app.json (the slots and the redirect),
 # /etc/cont-init.d/50-svkit-reconcile (renders the slots at every boot),
@@ -216,6 +220,9 @@ VOLUME /data
 # drops to `app` before exec'ing a foreground command. What stays root is
 # s6 itself (svscan, supervise) and svkit-wrap's keep-alive, which spawns
 # nothing.
+# The image also runs with no root at all (`--user 10001`, an arbitrary
+# uid with gid 0, `--read-only --tmpfs /run:exec -e S6_READ_ONLY_ROOT=1`):
+# the whole tree then runs as that user; docs/kubernetes.md.
 # svkit-wrap routes the CMD: `gateway run` becomes `app gateway run`, which
 # the redirect in /etc/svkit/10-app.json lands in the gateway-default slot.
 ENTRYPOINT ["/init", "svkit-wrap", "--"]

@@ -45,6 +45,8 @@ deps:
 	@python3 -c 'import prometheus_client.parser' >/dev/null 2>&1 || \
 	  pip install -q prometheus-client || \
 	  echo "make: prometheus-client missing (pip install prometheus-client)"
+	@command -v kubernetes-validate >/dev/null 2>&1 || pip install -q kubernetes-validate || \
+	  echo "make: kubernetes-validate missing (pip install kubernetes-validate)"
 
 s6-overlay: deps
 	tests/s6-overlay/build.sh

@@ -75,6 +75,11 @@ cleanup() {
     # shellcheck disable=SC2086 # one word per container id
     docker rm -f -v $ids >/dev/null 2>&1
   fi
+  vols=$(docker volume ls -q 2>/dev/null | grep "^${PREFIX}-")
+  if [ -n "$vols" ]; then
+    # shellcheck disable=SC2086 # one word per volume
+    docker volume rm $vols >/dev/null 2>&1
+  fi
   if [ "$BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
     docker rmi "$IMAGE" >/dev/null 2>&1 || say "note: could not remove the image $IMAGE"
   fi
@@ -581,9 +586,183 @@ s_scratch() {
   case $out in *"svctl "*"svkit-wrap "*) ;; *) err "unexpected output on $IMAGE: $out"; return 1 ;; esac
 }
 
+# ------------------------------------------- non-root and read-only (docs/kubernetes.md)
+
+# The flags docs/kubernetes.md gives for a read-only root: /run a tmpfs
+# that allows exec (Docker's --tmpfs is noexec unless told), and
+# S6_READ_ONLY_ROOT=1 for s6-overlay's preinit.
+RO_FLAGS="--read-only --tmpfs /run:exec -e S6_READ_ONLY_ROOT=1"
+FAST_HEALTH="--health-interval=2s --health-start-period=0s --health-retries=1"
+
+# as_self C CMD...: docker exec as the container's own user (the tree's).
+as_self() { _c=$1; shift; docker exec "$_c" "$@"; }
+
+# check_nonroot C UID: the container C, started with --user UID, runs the
+# whole redirect story as UID, on a read-only root.
+check_nonroot() {
+  c=$1
+  uid=$2
+  wait_logs "$c" "s6 supervision" || return 1
+  running "$c" || { err "exited: $(state "$c")"; tail_logs "$c"; return 1; }
+  if as_self "$c" sh -c ': > /etc/svkit-ro-probe' 2>/dev/null; then err "the root filesystem is writable"; return 1; fi
+  [ "$(uid_of "$c" 1)" = "$uid" ] || { err "s6-svscan (pid 1) does not run as uid $uid"; return 1; }
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  [ "$(uid_of "$c" "$gw")" = "$uid" ] || { err "the gateway runs as uid $(uid_of "$c" "$gw"), not $uid"; return 1; }
+  if as_self "$c" grep -q s6-setuidgid /run/service/gateway-default/run; then err "a non-root tree's run script drops privileges"; return 1; fi
+  wait_logs "$c" "slot gateway-default" || return 1
+  until_true 10 as_self "$c" grep -qF "⚕ gateway default up" /data/logs/gateways/default/current ||
+    { err "banner missing from /data/logs/gateways/default/current"; return 1; }
+  as_self "$c" svctl logs gateway-default -n 100 | grep -qF "⚕ gateway default up" ||
+    { err "svctl logs gateway-default lacks the banner"; return 1; }
+  until_true 30 as_self "$c" svctl status >/dev/null || { err "svctl status did not exit 0:"; as_self "$c" svctl status >&2; return 1; }
+  until_true "$DEADLINE" healthy "$c" || { err "HEALTHCHECK: $(health "$c")"; docker inspect -f '{{json .State.Health}}' "$c" >&2; return 1; }
+  # Steering as the tree's user: remembered state, apply, an instance.
+  as_self "$c" svctl stop gateway-default --wait --timeout 10000 || { err "svctl stop failed"; return 1; }
+  as_self "$c" svctl start gateway-default --wait --timeout 10000 || { err "svctl start failed"; return 1; }
+  [ "$(as_self "$c" cat /data/.svkit/desired/gateway-default)" = up ] || { err "the desired state was not persisted"; return 1; }
+  out=$(as_self "$c" svctl apply 2>&1) || { err "svctl apply as uid $uid failed: $out"; return 1; }
+  out=$(as_self "$c" svctl register eve 2>&1) || { err "svctl register as uid $uid failed: $out"; return 1; }
+  until_true 10 slot_exists "$c" gateway-eve || { err "register made no gateway-eve"; return 1; }
+  out=$(as_self "$c" svctl unregister eve 2>&1) || { err "svctl unregister as uid $uid failed: $out"; return 1; }
+  # Root changing the tree is refused, naming the tree's user, and
+  # changes nothing: s6 still writes its status (svctl status exits 0).
+  out=$(as_root "$c" svctl apply 2>&1)
+  rc=$?
+  [ "$rc" = 111 ] || { err "svctl apply as root exited $rc, want 111: $out"; return 1; }
+  case $out in *"runs as uid $uid, not root"*) ;; *) err "root's refusal does not name uid $uid: $out"; return 1 ;; esac
+  # Root may stop and start; the state it persists stays the tree's.
+  as_root "$c" svctl stop gateway-default --wait --timeout 10000 || { err "svctl stop as root failed"; return 1; }
+  out=$(as_self "$c" svctl start gateway-default --wait --timeout 10000 2>&1) ||
+    { err "svctl start as uid $uid after root's stop failed: $out"; return 1; }
+  until_true 30 as_self "$c" svctl status >/dev/null || { err "svctl status did not exit 0 after root's stop:"; as_self "$c" svctl status >&2; return 1; }
+  # docker stop: the cont-finish hook as uid $uid, a clean exit, the last
+  # line in the log file.
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "docker stop: exit code $code, want 0"; tail_logs "$c"; return 1; }
+  logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots:"; tail_logs "$c"; return 1; }
+  docker run --rm --network none --volumes-from "$c" --entrypoint grep "$IMAGE" -qF "⚕ gateway default stopping" /data/logs/gateways/default/current >/dev/null 2>&1 ||
+    { err "the gateway's last line is missing from its log file"; return 1; }
+}
+
+# docs/kubernetes.md: `--read-only --tmpfs /run:exec -e S6_READ_ONLY_ROOT=1
+# --user 10001`; and plain --tmpfs /run (noexec) fails as it says.
+s_nonroot() {
+  # shellcheck disable=SC2086 # flag lists
+  c=$(start noexec --read-only --tmpfs /run -e S6_READ_ONLY_ROOT=1 --user 10001 -- gateway run) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "/init on a noexec /run still $(state "$c")"; return 1; }
+  logs_have "$c" "pre-mount /run with the exec option" || { err "no word of the exec option:"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 126 ] || { err "/init on a noexec /run: exit code $code, want 126"; tail_logs "$c"; return 1; }
+  # shellcheck disable=SC2086
+  c=$(start nonroot $RO_FLAGS $FAST_HEALTH --user 10001 -- gateway run) || return 1
+  check_nonroot "$c" 10001
+}
+
+# OpenShift: an arbitrary uid without a passwd entry, gid 0; the config's
+# user (app) cannot be applied, and the boot says so.
+s_arbitrary_uid() {
+  # shellcheck disable=SC2086
+  c=$(start anyuid $RO_FLAGS $FAST_HEALTH --user 123456:0 -- gateway run) || return 1
+  check_nonroot "$c" 123456 || return 1
+  logs_have "$c" "user app not applied to gateway-default, dashboard" || { err "no warning about the user app"; tail_logs "$c"; return 1; }
+  # An essential slot failing for good ends the container with its code.
+  # shellcheck disable=SC2086
+  c=$(start anyuid-ess $RO_FLAGS --user 123456:0 -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "the container outlived its essential slot: $(state "$c")"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 78 ] || { err "exit code $code, want the slot's 78"; tail_logs "$c"; return 1; }
+}
+
+# docs/kubernetes.md's pod spec, read from the doc: VALUE KEY prints the
+# first `KEY: VALUE` of its YAML.
+K8S_DOC=$ROOT/docs/kubernetes.md
+k8s_yaml() { awk '/^```yaml$/ { y = 1; next } /^```$/ { y = 0 } y' "$K8S_DOC"; }
+k8s_value() { k8s_yaml | sed -n "s/^ *$1: *\([^ ]*\) *\$/\1/p" | head -n 1; }
+# k8s_probe NAME: the probe's command, one word a line.
+k8s_probe() {
+  k8s_yaml | awk -v p="$1Probe:" '$1 == p { f = 1; next } f && /command:/ { print; exit }' |
+    sed 's/.*\[\(.*\)\].*/\1/' | tr ',' '\n' | sed 's/^ *"//; s/" *$//'
+}
+# probe C NAME: runs the probe's command as the kubelet does (as the
+# container's user); prints its exit code.
+probe() {
+  # shellcheck disable=SC2046 # one word a line, no spaces in them
+  docker exec "$1" $(k8s_probe "$2") >/dev/null 2>&1
+  echo $?
+}
+probe_is() { [ "$(probe "$1" "$2")" = "$3" ]; }
+
+s_kubernetes() {
+  uid=$(k8s_value runAsUser)
+  gid=$(k8s_value runAsGroup)
+  fsgroup=$(k8s_value fsGroup)
+  grace=$(k8s_value terminationGracePeriodSeconds)
+  for v in "$uid" "$gid" "$fsgroup" "$grace"; do
+    case $v in '' | *[!0-9]*) err "$K8S_DOC: runAsUser, runAsGroup, fsGroup or terminationGracePeriodSeconds unreadable"; return 1 ;; esac
+  done
+  [ "$uid" != 0 ] || { err "runAsUser 0"; return 1; }
+  for k in "readOnlyRootFilesystem: true" "allowPrivilegeEscalation: false" 'capabilities: { drop: ["ALL"] }' "medium: Memory" "runAsNonRoot: true"; do
+    k8s_yaml | grep -qF "$k" || { err "$K8S_DOC: the pod spec lacks '$k'"; return 1; }
+  done
+  envs=$(k8s_yaml | sed -n 's/.*- { name: \([A-Z0-9_]*\), value: "\([^"]*\)" }.*/-e \1=\2/p' | tr '\n' ' ')
+  args=$(k8s_yaml | sed -n 's/^ *args: *\[\(.*\)\]/\1/p' | tr -d '",')
+  for p in startup readiness liveness; do
+    [ -n "$(k8s_probe "$p")" ] || { err "$K8S_DOC: no ${p}Probe command"; return 1; }
+  done
+  # The volumes as the kubelet makes them: the emptyDir a tmpfs of mode
+  # 0777, chgrp'd to fsGroup with setgid (2777); the claim's root owned by
+  # root, made group-writable for fsGroup (2770 here: nothing else can
+  # write it). volume-nocopy: Kubernetes copies nothing from the image.
+  vrun=${PREFIX}-k8s-run
+  vdata=${PREFIX}-k8s-data
+  docker volume create --driver local --opt type=tmpfs --opt device=tmpfs --opt "o=mode=2777,gid=$fsgroup" "$vrun" >/dev/null || return 1
+  docker volume create --driver local --opt type=tmpfs --opt device=tmpfs --opt "o=mode=2770,gid=$fsgroup" "$vdata" >/dev/null || return 1
+  pod="--read-only --user $uid:$gid --group-add $fsgroup --security-opt no-new-privileges --cap-drop ALL
+    --mount type=volume,src=$vrun,dst=/run,volume-nocopy --mount type=volume,src=$vdata,dst=/data,volume-nocopy $envs"
+  # shellcheck disable=SC2086 # flag lists, the args words
+  c=$(start k8s $pod -- $args) || return 1
+  # The kubelet: startup until it passes, then readiness and liveness.
+  until_true "$DEADLINE" probe_is "$c" startup 0 || { err "startup probe: exit $(probe "$c" startup)"; tail_logs "$c"; return 1; }
+  until_true 30 probe_is "$c" readiness 0 || { err "readiness probe: exit $(probe "$c" readiness)"; return 1; }
+  probe_is "$c" liveness 0 || { err "liveness probe: exit $(probe "$c" liveness)"; return 1; }
+  [ "$(uid_of "$c" "$(pids_matching "$c" "$GATEWAY_DEFAULT")")" = "$uid" ] || { err "the gateway does not run as uid $uid"; return 1; }
+  # Stopped by an operator: not ready, yet alive (its wanted state).
+  as_self "$c" svctl stop gateway-default --wait --timeout 10000 || { err "svctl stop failed"; return 1; }
+  probe_is "$c" readiness 1 || { err "readiness of a stopped slot: exit $(probe "$c" readiness), want 1"; return 1; }
+  probe_is "$c" liveness 0 || { err "liveness of a slot stopped on purpose: exit $(probe "$c" liveness), want 0"; return 1; }
+  as_self "$c" svctl start gateway-default --wait --timeout 10000 || { err "svctl start failed"; return 1; }
+  until_true 30 probe_is "$c" readiness 0 || { err "readiness after start: exit $(probe "$c" readiness)"; return 1; }
+  # A typo in a probe fails it for ever.
+  rc=0
+  as_self "$c" svctl status gateway-defualt >/dev/null 2>&1 || rc=$?
+  [ "$rc" = 4 ] || { err "svctl status of an unknown slot exited $rc, want 4"; return 1; }
+  # Deleted within the grace period: the cont-finish hook, then exit 0.
+  docker stop -t "$grace" "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "docker stop -t $grace: exit code $code, want 0 (137 = killed at the end of the grace period)"; tail_logs "$c"; return 1; }
+  logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots:"; tail_logs "$c"; return 1; }
+  docker rm -f -v "$c" >/dev/null 2>&1
+  # A slot failed for good (exit 78), in a container that keeps running
+  # (not the redirect: nothing essential): startup 2, readiness 2, liveness 3.
+  docker volume rm "$vrun" "$vdata" >/dev/null 2>&1
+  docker volume create --driver local --opt type=tmpfs --opt device=tmpfs --opt "o=mode=2777,gid=$fsgroup" "$vrun" >/dev/null || return 1
+  docker volume create --driver local --opt type=tmpfs --opt device=tmpfs --opt "o=mode=2770,gid=$fsgroup" "$vdata" >/dev/null || return 1
+  # shellcheck disable=SC2086
+  c=$(start k8s-failed $pod -e APP_CONFIG_BAD=1 -- sleep infinity) || return 1
+  until_true "$DEADLINE" slot_exists_self "$c" gateway-default || { err "no gateway-default slot"; tail_logs "$c"; return 1; }
+  as_self "$c" svctl start gateway-default >/dev/null 2>&1
+  until_true "$DEADLINE" probe_is "$c" liveness 3 || { err "liveness of a failed slot: exit $(probe "$c" liveness), want 3"; return 1; }
+  probe_is "$c" readiness 2 || { err "readiness of a failed slot: exit $(probe "$c" readiness), want 2"; return 1; }
+  probe_is "$c" startup 2 || { err "startup of a failed slot: exit $(probe "$c" startup), want 2"; return 1; }
+  running "$c" || { err "the container exited: $(state "$c")"; return 1; }
+}
+slot_exists_self() { as_self "$1" test -d "/run/service/$2/supervise"; }
+
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop sidecar scratch"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop sidecar scratch nonroot arbitrary_uid kubernetes"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac

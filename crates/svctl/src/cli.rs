@@ -134,7 +134,7 @@ One line per slot: reconcile: slot=NAME action=create|update|unchanged|delete st
 Exit codes: 0 nothing would change; 1 invalid config; 2 something would change;
 100 bad usage; 111 system error.")]
     Plan(PlanArgs),
-    /// Make the scandir match the config now (what the boot hook does; needs root)
+    /// Make the scandir match the config now (what the boot hook does; as the tree's user, root unless the container runs as non-root)
     #[command(after_help = "Examples:
   svctl apply
   svctl apply --config-dir /etc/svkit
@@ -144,9 +144,9 @@ slot cannot be applied (its log dir cannot be made, its user is unknown, ...),
 no slot is changed or restarted, and the error names the slot, the path and why.
 Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
 111 system error (including: a slot that cannot be applied, nothing changed;
-not root).")]
+not the user the supervision tree runs as).")]
     Apply(ApplyArgs),
-    /// Add an instance of a templated slot at runtime (needs root)
+    /// Add an instance of a templated slot at runtime (as the tree's user, like apply)
     #[command(after_help = "Examples:
   svctl register eve                         gateway-{instance} -> gateway-eve
   svctl register --slot 'worker-{instance}' w3
@@ -154,16 +154,16 @@ not root).")]
 The instance is recorded under the config's state_dir (so it survives restarts)
 and the slot is created and supervised at once.
 Exit codes: 0 done; 1 invalid config or name; 100 bad usage (several templates
-and no --slot); 111 system error (including: not root).")]
+and no --slot); 111 system error (including: not the tree's user).")]
     Register(RegisterArgs),
-    /// Remove an instance added with `register` (needs root)
+    /// Remove an instance added with `register` (as the tree's user, like apply)
     #[command(after_help = "Examples:
   svctl unregister eve
   svctl unregister --slot 'worker-{instance}' w3
 
 Stops the slot (bounded wait), removes it and prunes its supervisor.
 Exit codes: 0 done; 1 not a registered instance; 100 bad usage; 111 system error
-(including: not root).")]
+(including: not the tree's user).")]
     Unregister(RegisterArgs),
     /// Send a signal to slots' processes
     #[command(after_help = "Examples:

@@ -115,15 +115,19 @@ fn stop_in_order(ctx: &Ctx, names: &[String], timeout: Duration) -> Result<u8, F
 /// before the first command: a refusal changes nothing.
 fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
     let root = nix::unistd::geteuid().is_root();
+    let tree = svkit::render::tree_owner(&ctx.scandir);
     for n in names.iter().filter(|n| ctx.remembers(n)) {
         let (Some(sd), Some(slot)) = (ctx.state_dir(), ctx.slot(n)) else {
             continue;
         };
-        let owner = match (root, slot.run_as()) {
-            (true, Some(u)) => Some(svkit::reconcile::lookup_user(u).map_err(|e| {
+        let owner = match (root, tree, slot.run_as()) {
+            (false, _, _) => None,
+            // A non-root tree: its user, who changes the state next.
+            (true, Some(t), _) => Some(t),
+            (true, None, Some(u)) => Some(svkit::reconcile::lookup_user(u).map_err(|e| {
                 Fatal::system(format!("unable to persist the desired state of {n}"), e)
             })?),
-            _ => None,
+            (true, None, None) => None,
         };
         let d = if up { Desired::Up } else { Desired::Down };
         write_desired(sd, n, d, owner).map_err(|e| {

@@ -134,14 +134,10 @@ pub fn unreadable_scandir(scandir: &Path, e: &std::io::Error) -> Fatal {
     Fatal::io(format!("unable to read scandir {}", scandir.display()), e)
 }
 
-/// Verbs that change the scandir or the registry need root.
-pub fn require_root(what: &str) -> Result<(), Fatal> {
-    if nix::unistd::geteuid().is_root() {
-        Ok(())
-    } else {
-        Err(Fatal::system(
-            format!("unable to {what}"),
-            "permission denied: this needs root (try as root, e.g. docker exec -u 0)",
-        ))
-    }
+/// Verbs that change the scandir or the registry run as the user the
+/// supervision tree runs as: root in an image that boots as root, the
+/// container's user in a non-root one. Checked before anything is written.
+pub fn require_tree_user(scandir: &Path, what: &str) -> Result<(), Fatal> {
+    svkit::reconcile::check_tree_user(scandir, nix::unistd::geteuid().as_raw())
+        .map_err(|e| Fatal::system(format!("unable to {what}"), e))
 }

@@ -11,7 +11,7 @@ use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
 use svkit::reconcile::{self, Action, ApplyOptions, Outcome, Prepared, ReconcileError, SlotPlan};
 
-use super::ctx::{require_root, unreadable_scandir};
+use super::ctx::{require_tree_user, unreadable_scandir};
 use crate::args::{ApplyArgs, PlanArgs};
 
 /// Loads and renders; an invalid config prints every error and yields the
@@ -141,7 +141,7 @@ pub fn apply_now(
 }
 
 pub fn apply(args: &ApplyArgs) -> Result<u8, Fatal> {
-    require_root("apply")?;
+    require_tree_user(&args.at.scandir(), "apply")?;
     let opts = ApplyOptions {
         lock_timeout: args.lock_timeout,
         ..Default::default()

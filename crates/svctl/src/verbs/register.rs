@@ -15,7 +15,7 @@ use svkit::reconcile::ApplyOptions;
 use svkit::s6::control::wait_supervised;
 use svkit::state;
 
-use super::ctx::require_root;
+use super::ctx::require_tree_user;
 use super::reconcile::apply_now;
 use crate::args::RegisterArgs;
 
@@ -73,7 +73,7 @@ fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, Strin
 }
 
 pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
-    require_root("register an instance")?;
+    require_tree_user(&args.at.scandir(), "register an instance")?;
     let (model, t, slot) = match resolve(args)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -87,7 +87,11 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
         ));
         return Ok(NOT_OK);
     }
-    let owner = match t.user.as_deref().filter(|u| *u != "root") {
+    // Only root hands the record to the slot's user: in a non-root tree
+    // (the only one a non-root caller gets here) the caller is the tree's
+    // user and owns what it writes.
+    let as_root = nix::unistd::geteuid().is_root();
+    let owner = match t.user.as_deref().filter(|u| *u != "root" && as_root) {
         Some(u) => Some(
             svkit::reconcile::lookup_user(u)
                 .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?,
@@ -128,7 +132,7 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
 }
 
 pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
-    require_root("unregister an instance")?;
+    require_tree_user(&args.at.scandir(), "unregister an instance")?;
     let (model, t, slot) = match resolve(args)? {
         Ok(x) => x,
         Err(code) => return Ok(code),

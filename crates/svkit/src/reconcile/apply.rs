@@ -20,6 +20,7 @@ use super::logdir;
 use super::outcome::Outcome;
 use super::plan::{plan_each, Action, SlotPlan};
 use super::preflight::{self, Work};
+use super::treeuser::check_tree_user;
 use super::{DELETE_PREFIX, TEMP_PREFIX};
 use crate::render::RenderedSlot;
 use crate::s6::control::{self, Command6, ControlError};
@@ -77,6 +78,7 @@ pub fn apply(
     desired: &[RenderedSlot],
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
+    check_tree_user(scandir, nix::unistd::geteuid().as_raw())?;
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     let swept = sweep(scandir)?;
     let mut failed = Vec::new();

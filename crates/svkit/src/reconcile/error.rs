@@ -39,6 +39,12 @@ pub enum ReconcileError {
         undo_failed: Vec<ReconcileError>,
     },
     Control(ControlError),
+    /// The caller is not the user the supervision tree runs as.
+    NotTreeUser {
+        scandir: PathBuf,
+        tree_uid: u32,
+        euid: u32,
+    },
 }
 
 /// One slot that cannot be applied, and why.
@@ -98,6 +104,11 @@ impl fmt::Display for ReconcileError {
                 write!(f, "; undone, except: {}", undo.join("; "))
             }
             ReconcileError::Control(e) => write!(f, "{e}"),
+            ReconcileError::NotTreeUser {
+                scandir,
+                tree_uid,
+                euid,
+            } => f.write_str(&super::treeuser::refusal(scandir, *tree_uid, *euid)),
         }
     }
 }

@@ -24,6 +24,7 @@ mod logdir;
 mod outcome;
 mod plan;
 mod preflight;
+mod treeuser;
 
 pub use apply::{apply, ApplyOptions, Scope};
 pub use desired::{desired, prepare, Prepared};
@@ -33,6 +34,7 @@ pub use lock::ScandirLock;
 pub use outcome::Outcome;
 pub use plan::{plan, Action, SlotPlan};
 pub use preflight::lookup_user;
+pub use treeuser::check_tree_user;
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.
 pub const TEMP_PREFIX: &str = ".svkit-tmp-";

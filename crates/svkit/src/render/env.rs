@@ -61,3 +61,13 @@ pub fn tree_is_root(scandir: &Path) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     std::fs::metadata(scandir).map_or(true, |m| m.uid() == 0)
 }
+
+/// The user and group a non-root supervision tree of `scandir` runs as
+/// (`None`: a root tree, or no tree yet). What root writes for such a
+/// tree (a remembered state) is handed to them, not to the config's
+/// `user`, which the tree's processes are not.
+pub fn tree_owner(scandir: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(scandir).ok()?;
+    (m.uid() != 0).then(|| (m.uid(), m.gid()))
+}
