@@ -37,14 +37,18 @@ minimum() { sort -n | head -n 1; }
 
 [ "$(id -u)" -eq 0 ] || skip "it reads the memory of every process of a container from the host, which needs root (run \`make bench\` as root)"
 
-# An engine that did not answer before is one `engine.sh up` starts, and
-# `engine.sh down` stops at the end; one that answered is left alone.
-started_engine=0
-"$DOCKER" info >/dev/null 2>&1 || started_engine=1
+# `engine.sh up` starts a dockerd only when none answers, and records it
+# in its pid file: a dockerd recorded there by this `up` is stopped at the
+# end (`engine.sh down`); any other engine is left alone.
+PIDFILE=/run/svkit-test-dockerd.pid
+pid_before=$(cat "$PIDFILE" 2>/dev/null || true)
 if ! up_log=$(tests/docker/engine.sh up 2>&1); then
   why=$(printf '%s\n' "$up_log" | tail -n 1)
   skip "no Docker engine answers, and none could be started (\`tests/docker/engine.sh up\`: ${why:-no output})"
 fi
+pid_after=$(cat "$PIDFILE" 2>/dev/null || true)
+started_engine=0
+if [ -n "$pid_after" ] && [ "$pid_after" != "$pid_before" ]; then started_engine=1; fi
 
 command -v cc >/dev/null 2>&1 || skip "no C compiler (\`cc\`) for bench/cpss.c, the memory reader"
 
