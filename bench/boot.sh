@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 HEADING="boot, stop and memory: svkit, s6-overlay by hand, supervisord (Docker)"
-RUNS=${BOOT_BENCH_RUNS:-10}
+RUNS=${BOOT_BENCH_RUNS:-20}
 DOCKER=${SVKIT_DOCKER:-docker}
 export SVKIT_DOCKER=$DOCKER
 prog=boot.sh
@@ -129,6 +129,27 @@ all_down() {
   done
 }
 
+# stages NAME STARTED: from the container's `docker logs -t`, when
+# s6-overlay's stage 2 began its cont-init.d step, ended it, and had
+# started the legacy services, in us after STARTED (its RFC 3339 start
+# time); "- - -" without s6-overlay.
+stages() {
+  "$DOCKER" logs -t "$1" 2>&1 | awk -v started="$2" '
+    function us(iso,   t, h) {
+      t = substr(iso, index(iso, "T") + 1); sub(/Z$/, "", t); split(t, h, ":")
+      return (h[1] * 3600 + h[2] * 60 + h[3]) * 1000000
+    }
+    function rel(iso,   d) {
+      d = us(iso) - us(started)
+      if (d < -43200e6) d += 86400e6   # past midnight
+      return sprintf("%.0f", d)
+    }
+    /s6-rc: info: service legacy-cont-init: starting/ { c0 = rel($1) }
+    /s6-rc: info: service legacy-cont-init successfully started/ { c1 = rel($1) }
+    /s6-rc: info: service legacy-services successfully started/ { l1 = rel($1) }
+    END { if (c0 == "" || c1 == "" || l1 == "") print "- - -"; else print c0, c1, l1 }'
+}
+
 # procs_of NAME: the pids in the container's cgroup, sorted.
 procs_of() {
   local pid cg
@@ -177,6 +198,9 @@ measure() {
   # apart (s6-overlay's stage 2 ends after the services start).
   local procs pids last='' same=0 tries=0
   procs=$(procs_of "$name")
+  local started_iso started stage
+  started_iso=$("$DOCKER" inspect -f '{{.State.StartedAt}}' "$name")
+  started=$(date -d "$started_iso" +%s%6N)
   while [ "$same" -lt 5 ]; do
     pids=$(sort -n "$procs" | tr '\n' ' ')
     if [ "$pids" = "$last" ]; then same=$((same + 1)); else same=1; last=$pids; fi
@@ -203,6 +227,8 @@ measure() {
     fi
   done < <("$tmp/cpss" $pids)
   [ "$apps" = 3 ] || fail "${LABEL[$v]}: $apps app processes in the container, not 3"
+  # Read once the process set settled: stage 2 is over by then.
+  stage=$(stages "$name" "$started_iso")
   mv "$tmp/$v.profile.new" "$tmp/$v.profile"
 
   # docker stop in the background; meanwhile, when the three services have
@@ -228,7 +254,8 @@ measure() {
   # A service that never logged its end ended no sooner than the container.
   if [ -z "$t_down" ] || [ "$clean" != 3 ]; then t_down=$t_exit; fi
   "$DOCKER" rm -v "$name" >/dev/null || fail "docker rm $name failed"
-  echo "$((t_up - t0)) $((t_ret - t0)) $((t_exit - s0)) $pss $anon $nproc $clean $((t_down - s0))" >>"$tmp/$v.runs"
+  echo "$((t_up - t0)) $((t_ret - t0)) $((t_exit - s0)) $pss $anon $nproc $clean $((t_down - s0))" \
+    "$((started - t0)) $((t_up - started)) $stage" >>"$tmp/$v.runs"
   [ "$r" = warmup ] || echo "$prog: ${LABEL[$v]} run $r: up $(((t_up - t0) / 1000)) ms, stop $(((t_exit - s0) / 1000)) ms, $pss KiB" >&2
   rm -rf "$logs"
 }
@@ -295,6 +322,20 @@ profile() {
     awk '{ name = ($1 == "~") ? "*the services: app*" : "`" $1 "`"
       printf "%s%s ×%d %d", (NR > 1 ? ", " : ""), name, $2, $3 }'
 }
+
+# span V A [B]: median of column A minus column B (0: none) of V's runs,
+# in ms; "–" when a column holds no figure (no s6-overlay stages).
+span() {
+  awk -v a="$2" -v b="${3:-0}" '$a == "-" || (b && $b == "-") { print "-"; next }
+    { print $a - (b ? $b : 0) }' "$tmp/$1.runs" >"$tmp/span"
+  if grep -qx -- - "$tmp/span"; then echo "–"; else ms "$(median <"$tmp/span")"; fi
+}
+engine_cell() { span "$1" 9; }
+inside_cell() { span "$1" 10; }
+stage1_cell() { span "$1" 11; }
+continit_cell() { span "$1" 12 11; }
+legacy_cell() { span "$1" 13 12; }
+rest_cell() { span "$1" 10 13; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 boot_ab=$(ratio "${BOOT[svkit]}" "${BOOT[s6]}")
@@ -379,6 +420,22 @@ $(row "over the base image, MB" over_cell)
 | boot: (a) faster than (c) | ${boot_ac}× | $v_ac |
 | supervision memory (PSS): (a) ≤ 1/5 of (c) | ${mem_ac}× | $v_mem |
 
+Where the boot goes (median ms of each step over the same runs, so the
+steps need not add up to the total): the engine's part, up to the
+container's start (\`State.StartedAt\`, stamped once the engine has
+started PID 1, which may already have run a little: hence the floor's
+figure near zero or below), then inside the container; for (a) and (b),
+the steps s6-overlay stamps in \`docker logs -t\`.
+
+$header
+|---|---:|---:|---:|---:|
+$(row "\`docker run\` → container started (engine)" engine_cell)
+$(row "container started → all three services up" inside_cell)
+$(row "… → s6-overlay's \`legacy-cont-init\` starts" stage1_cell)
+$(row "… \`cont-init.d\` ((a): \`svkit-reconcile\`; (b): none)" continit_cell)
+$(row "… \`legacy-services\` ((b): \`services-up\` copies \`services.d\`)" legacy_cell)
+$(row "… → all three up, after \`legacy-services\`" rest_cell)
+
 What the supervision is made of (the last run of each; PSS KiB by process
 name, the services last):
 
@@ -389,13 +446,17 @@ name, the services last):
 
 Why the figures are what they are:
 
-- **Boot.** (a) and (b) go through the same s6-overlay stages; they differ
-  in how the three service dirs reach the scandir: (a)'s \`cont-init.d\`
-  hook runs \`svkit-reconcile\`, one process that writes the slots into
-  \`/run/service\`; (b)'s \`legacy-services\` step copies each
-  \`/etc/services.d\` dir with s6-overlay's \`services-up\` script first.
-  (c) starts a Python interpreter and loads supervisord before its first
-  spawn. The floor is what \`docker run\` and the three apps cost with no
+- **Boot.** (a) and (b) go through the same s6-overlay stages and differ
+  in one step each: (a)'s \`cont-init.d\` hook runs \`svkit-reconcile\`,
+  which reads the config, looks the user up and writes the three slots
+  (run, finish, logger) into \`/run/service\` ($(continit_cell svkit) ms here); (b)'s
+  \`legacy-services\` step has s6-overlay's \`services-up\` copy each
+  \`/etc/services.d\` dir there ($(legacy_cell s6) ms). (a)'s run scripts also
+  start with \`with-contenv\` (every slot gets the container's
+  environment; (b)'s, like s6-overlay's README examples, do without). The
+  engine's part, before PID 1 runs, is most of every figure and what
+  varies most from run to run on this shared machine. (c) starts a Python
+  interpreter and loads supervisord before its first spawn. The floor is what \`docker run\` and the three apps cost with no
   supervision at all: the supervision's own share of boot is the
   difference.$volume_note
 - **Stop.** Both s6-overlay images exit about $grace_a and $grace_b ms after their
