@@ -344,7 +344,9 @@ v_mem=$(verdict "$mem_ac" 0.2)
 
 volume_note=
 if [ "$("$DOCKER" image inspect -f '{{json .Config.Volumes}}' "${IMAGE[svkit]}")" != null ]; then
-  volume_note=" (a)'s image declares a \`VOLUME\` (the shipped Dockerfile's), so each of its runs also creates an anonymous volume."
+  volume_note="
+  (a)'s image declares a \`VOLUME\` (the shipped Dockerfile's): the engine
+  also creates an anonymous volume at each of its runs."
 fi
 grace_a=$(ms "$((STOP[svkit] - DOWN[svkit]))")
 grace_b=$(ms "$((STOP[s6] - DOWN[s6]))")
@@ -450,12 +452,13 @@ Why the figures are what they are:
   start with \`with-contenv\` (every slot gets the container's
   environment; (b)'s, like s6-overlay's README examples, do without). The
   engine's part, before PID 1 runs, is most of every figure and what
-  varies most from run to run on this shared machine. (c) starts a Python
-  interpreter and loads supervisord before its first spawn. The floor is what \`docker run\` and the three apps cost with no
+  varies most from run to run on this shared machine.$volume_note
+  (c) starts a Python interpreter and loads supervisord before its first
+  spawn. The floor is what \`docker run\` and the three apps cost with no
   supervision at all: the supervision's own share of boot is the
-  difference.$volume_note
-- **Stop.** Both s6-overlay images exit about $grace_a and $grace_b ms after their
-  services ended: that is \`S6_KILL_GRACETIME\` (3000 ms by default).
+  difference.
+- **Stop.** Both s6-overlay images exit about $grace_a and $grace_b ms after
+  their services ended: that is \`S6_KILL_GRACETIME\` (3000 ms by default).
   After the services are down, $linit's
   \`s6-linux-init-shutdownd\` sends TERM to whatever is left and then
   sleeps out the whole grace time before KILL, whether anything is left
@@ -466,8 +469,8 @@ Why the figures are what they are:
   \`s6-supervise\` per service, per logger and per s6-overlay internal
   service, one \`s6-log\` per log, \`s6-svscan\` as PID 1; svkit adds no
   process that stays (\`svkit-reconcile\` exits once the slots are made),
-  so (a) and (b) run the same processes (${PSS[svkit]} and ${PSS[s6]} KiB). (c) is one Python process that
-  also does the logging: the interpreter and supervisord's modules,
+  so (a) and (b) run the same processes (${PSS[svkit]} and ${PSS[s6]} KiB).
+  (c) is one Python process that also does the logging: the interpreter and supervisord's modules,
   ${ANON[supervisord]} KiB of it anonymous (heap).
 - **Image.** (a) is $size_ab MB larger than (b): svkit's binaries
   as the shipped Dockerfile installs them, the demo app's rootfs
