@@ -1,0 +1,478 @@
+#!/bin/bash
+# Boot, stop and memory of one container running the same three services,
+# each with one log, on the real Docker engine: (a) svkit on s6-overlay,
+# (b) s6-overlay's services.d written by hand, (c) supervisord, and the
+# floor, a shell that starts the three and waits. The images are built from
+# the same local base (bench/boot/*/Dockerfile; (a) on top of the shipped
+# Dockerfile's offline image), runs alternate between them, and everything
+# built is removed at the end (the base image stays). Prints a Markdown
+# section on stdout.
+set -eu
+cd "$(dirname "$0")/.."
+
+HEADING="boot, stop and memory: svkit, s6-overlay by hand, supervisord (Docker)"
+RUNS=${BOOT_BENCH_RUNS:-20}
+DOCKER=${SVKIT_DOCKER:-docker}
+export SVKIT_DOCKER=$DOCKER
+prog=boot.sh
+# The variants, in table order, and how the tables name them.
+VARIANTS=(svkit s6 supervisord floor)
+declare -A LABEL=([svkit]="(a) svkit" [s6]="(b) s6-overlay by hand"
+  [supervisord]="(c) supervisord" [floor]="floor: no supervisor")
+SERVICES=(one two three)
+# Debian's nobody:nogroup, which every service and logger runs as.
+NOBODY=65534:65534
+
+skip() {
+  printf '## %s\n\nNot measured on this machine: %s.\n' "$HEADING" "$1"
+  exit 0
+}
+fail() {
+  echo "$prog: fatal: $*" >&2
+  exit 111
+}
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+minimum() { sort -n | head -n 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "it reads the memory of every process of a container from the host, which needs root (run \`make bench\` as root)"
+
+# `engine.sh up` starts a dockerd only when none answers, and records it
+# in its pid file: a dockerd recorded there by this `up` is stopped at the
+# end (`engine.sh down`); any other engine is left alone.
+PIDFILE=/run/svkit-test-dockerd.pid
+pid_before=$(cat "$PIDFILE" 2>/dev/null || true)
+if ! up_log=$(tests/docker/engine.sh up 2>&1); then
+  why=$(printf '%s\n' "$up_log" | tail -n 1)
+  skip "no Docker engine answers, and none could be started (\`tests/docker/engine.sh up\`: ${why:-no output})"
+fi
+pid_after=$(cat "$PIDFILE" 2>/dev/null || true)
+started_engine=0
+if [ -n "$pid_after" ] && [ "$pid_after" != "$pid_before" ]; then started_engine=1; fi
+
+command -v cc >/dev/null 2>&1 || skip "no C compiler (\`cc\`) for bench/cpss.c, the memory reader"
+
+tmp=$(mktemp -d)
+tag=svkit-bench-boot-$$
+declare -A IMAGE=([svkit]=$tag-svkit [s6]=$tag-s6 [supervisord]=$tag-supervisord [floor]=$tag-floor)
+cleanup() {
+  local ids
+  ids=$("$DOCKER" ps -aq --filter "name=^$tag-" 2>/dev/null || true)
+  if [ -n "$ids" ]; then
+    # shellcheck disable=SC2086 # one word per container id
+    "$DOCKER" rm -fv $ids >/dev/null 2>&1 || true
+  fi
+  for i in "${IMAGE[@]}" "$tag-base"; do
+    "$DOCKER" image rm "$i" >/dev/null 2>&1 || true
+  done
+  rm -rf "$tmp"
+  if [ "$started_engine" = 1 ]; then
+    tests/docker/engine.sh down >&2 || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ------------------------------------------------------------ images --
+
+cc -O2 -o "$tmp/cpss" bench/cpss.c || fail "cannot compile bench/cpss.c"
+
+echo "$prog: building (a)'s base with tests/docker/engine.sh image" >&2
+tests/docker/engine.sh image "$tag-base" >"$tmp/build-base.log" 2>&1 ||
+  { tail -n 30 "$tmp/build-base.log" >&2; fail "tests/docker/engine.sh image failed"; }
+# The very app (a) ships, wherever its PATH finds it, for the other three.
+# shellcheck disable=SC2016 # expanded inside the container
+"$DOCKER" run --rm --network none --entrypoint /bin/sh "$tag-base" \
+  -c 'cat "$(command -v app)"' >"$tmp/app" || fail "cannot copy app out of $tag-base"
+chmod 0755 "$tmp/app"
+s6dir=${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}
+
+for v in "${VARIANTS[@]}"; do
+  ctx=$tmp/ctx-$v
+  cp -a "bench/boot/$v" "$ctx"
+  [ "$v" = svkit ] || cp "$tmp/app" "$ctx/app"
+  if [ "$v" = s6 ]; then
+    mkdir "$ctx/s6-overlay"
+    cp "$s6dir"/s6-overlay-*.tar.xz "$s6dir/SHA256SUMS" "$ctx/s6-overlay/"
+  fi
+  echo "$prog: building ${LABEL[$v]}" >&2
+  "$DOCKER" build --force-rm --network host --build-arg "BASE=$tag-base" \
+    -t "${IMAGE[$v]}" "$ctx" >"$tmp/build-$v.log" 2>&1 ||
+    { tail -n 30 "$tmp/build-$v.log" >&2; fail "docker build of ${LABEL[$v]} failed"; }
+done
+
+# --------------------------------------------------------------- one run --
+
+# A wait of 5 ms without a fork: a read that times out on a pipe nobody
+# writes to.
+exec {tick}<> <(:)
+tick() { read -r -t 0.005 -u "$tick" _ || true; }
+
+# all_logged DIR PATTERN: every service's log has a line matching PATTERN
+# (a glob). Builtins only: it runs every 5 ms beside what it times.
+all_logged() {
+  local s line
+  for s in "${SERVICES[@]}"; do
+    [ -s "$1/$s/current" ] || return 1
+    while IFS= read -r line; do
+      # shellcheck disable=SC2053 # PATTERN is a glob on purpose
+      [[ $line == $2 ]] && continue 2
+    done <"$1/$s/current"
+    return 1
+  done
+}
+UP_LINE='* up on 127.0.0.1:*'
+STOP_LINE='* stopping'
+
+# stages NAME STARTED: from the container's `docker logs -t`, when
+# s6-overlay's stage 2 began its cont-init.d step, ended it, and had
+# started the legacy services, in us after STARTED (its RFC 3339 start
+# time); "- - -" without s6-overlay.
+stages() {
+  "$DOCKER" logs -t "$1" 2>&1 | awk -v started="$2" '
+    function us(iso,   t, h) {
+      t = substr(iso, index(iso, "T") + 1); sub(/Z$/, "", t); split(t, h, ":")
+      return (h[1] * 3600 + h[2] * 60 + h[3]) * 1000000
+    }
+    function rel(iso,   d) {
+      d = us(iso) - us(started)
+      if (d < -43200e6) d += 86400e6   # past midnight
+      return sprintf("%.0f", d)
+    }
+    /s6-rc: info: service legacy-cont-init: starting/ { c0 = rel($1) }
+    /s6-rc: info: service legacy-cont-init successfully started/ { c1 = rel($1) }
+    /s6-rc: info: service legacy-services successfully started/ { l1 = rel($1) }
+    END { if (c0 == "" || c1 == "" || l1 == "") print "- - -"; else print c0, c1, l1 }'
+}
+
+# procs_of NAME: the pids in the container's cgroup, sorted.
+procs_of() {
+  local pid cg
+  pid=$("$DOCKER" inspect -f '{{.State.Pid}}' "$1")
+  cg=$(awk -F: '$1 == "0" && $2 == "" { print "/sys/fs/cgroup" $3; exit }
+    $2 ~ /(^|,)pids(,|$)/ { print "/sys/fs/cgroup/pids" $3; exit }' "/proc/$pid/cgroup")
+  [ -r "$cg/cgroup.procs" ] || fail "no cgroup.procs for container $1 (pid $pid, cgroup '$cg')"
+  echo "$cg/cgroup.procs"
+}
+
+# measure V ROUND: one container of V: run, wait for the three "up on"
+# lines, let its process set settle, read every process's memory, stop.
+# Appends "boot ret stop pss priv nproc clean" to $tmp/V.runs and the
+# per-process profile to $tmp/V.profile (the last run's is kept).
+measure() {
+  local v=$1 r=$2 name=$tag-$1-$2 logs=$tmp/logs-$1-$2 t0 t_up t_ret deadline
+  mkdir -p "$logs"
+  for s in "${SERVICES[@]}"; do mkdir "$logs/$s"; done
+  chown "$NOBODY" "$logs"/*
+  chmod 0755 "$logs"
+  rm -f "$tmp/run.ret"
+  t0=$(now_us)
+  (
+    "$DOCKER" run -d --network none --name "$name" -v "$logs:/var/log/bench" \
+      "${IMAGE[$v]}" >/dev/null 2>"$tmp/run.err" && now_us >"$tmp/run.ret"
+  ) &
+  local runner=$!
+  deadline=$((t0 + 30000000))
+  until all_logged "$logs" "$UP_LINE"; do
+    # Gone without its timestamp (written before it ends): docker run failed.
+    if ! kill -0 "$runner" 2>/dev/null && [ ! -e "$tmp/run.ret" ]; then
+      cat "$tmp/run.err" >&2
+      fail "docker run ${IMAGE[$v]} failed"
+    fi
+    if [ "$(now_us)" -gt "$deadline" ]; then
+      "$DOCKER" logs "$name" >&2 || cat "$tmp/run.err" >&2
+      fail "${LABEL[$v]}: the three services were not up 30 s after docker run (logs in $logs)"
+    fi
+    tick
+  done
+  t_up=$(now_us)
+  wait "$runner" || { cat "$tmp/run.err" >&2; fail "docker run ${IMAGE[$v]} failed"; }
+  t_ret=$(cat "$tmp/run.ret")
+
+  # The processes once the boot is over: the same set over 5 reads 100 ms
+  # apart (s6-overlay's stage 2 ends after the services start).
+  local procs pids last='' same=0 tries=0
+  procs=$(procs_of "$name")
+  local started_iso started stage
+  started_iso=$("$DOCKER" inspect -f '{{.State.StartedAt}}' "$name")
+  started=$(date -d "$started_iso" +%s%6N)
+  while [ "$same" -lt 5 ]; do
+    pids=$(sort -n "$procs" | tr '\n' ' ')
+    if [ "$pids" = "$last" ]; then same=$((same + 1)); else same=1; last=$pids; fi
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] || fail "${LABEL[$v]}: its processes did not settle within 10 s"
+    read -r -t 0.1 -u "$tick" _ || true
+  done
+  local p kib comm k val _u pss=0 anon=0 nproc=0 apps=0 panon
+  : >"$tmp/$v.profile.new"
+  # shellcheck disable=SC2086 # one word per pid
+  while read -r p kib; do
+    { read -r comm <"/proc/$p/comm"; } 2>/dev/null || continue
+    panon=0
+    while read -r k val _u; do
+      if [ "$k" = Pss_Anon: ]; then panon=$val; fi
+    done 2>/dev/null <"/proc/$p/smaps_rollup" || continue
+    echo "$comm $kib $panon" >>"$tmp/$v.profile.new"
+    # The services are the three app processes; everything else in the
+    # container is the supervision (init, supervisors, loggers, shells).
+    if [ "$comm" = app ]; then
+      apps=$((apps + 1))
+    else
+      pss=$((pss + kib)) anon=$((anon + panon)) nproc=$((nproc + 1))
+    fi
+  done < <("$tmp/cpss" $pids)
+  [ "$apps" = 3 ] || fail "${LABEL[$v]}: $apps app processes in the container, not 3"
+  # Read once the process set settled: stage 2 is over by then.
+  stage=$(stages "$name" "$started_iso")
+  mv "$tmp/$v.profile.new" "$tmp/$v.profile"
+
+  # docker stop in the background; meanwhile, when the three services have
+  # logged their "stopping" line (TERM handled, about to exit).
+  local s0 t_down='' t_exit clean=0 stopper
+  rm -f "$tmp/stop.ret"
+  s0=$(now_us)
+  (
+    "$DOCKER" stop "$name" >/dev/null 2>"$tmp/stop.err" && now_us >"$tmp/stop.ret"
+  ) &
+  stopper=$!
+  deadline=$((s0 + 30000000))
+  while kill -0 "$stopper" 2>/dev/null; do
+    if [ -z "$t_down" ] && all_logged "$logs" "$STOP_LINE"; then t_down=$(now_us); fi
+    [ "$(now_us)" -lt "$deadline" ] || fail "${LABEL[$v]}: docker stop still runs after 30 s"
+    tick
+  done
+  [ -e "$tmp/stop.ret" ] || { cat "$tmp/stop.err" >&2; fail "docker stop $name failed"; }
+  t_exit=$(cat "$tmp/stop.ret")
+  for s in "${SERVICES[@]}"; do
+    if grep -q ' stopping$' "$logs/$s/current"; then clean=$((clean + 1)); fi
+  done
+  # A service that never logged its end ended no sooner than the container.
+  if [ -z "$t_down" ] || [ "$clean" != 3 ]; then t_down=$t_exit; fi
+  "$DOCKER" rm -v "$name" >/dev/null || fail "docker rm $name failed"
+  echo "$((t_up - t0)) $((t_ret - t0)) $((t_exit - s0)) $pss $anon $nproc $clean $((t_down - s0))" \
+    "$((started - t0)) $((t_up - started)) $stage" >>"$tmp/$v.runs"
+  [ "$r" = warmup ] || echo "$prog: ${LABEL[$v]} run $r: up $(((t_up - t0) / 1000)) ms, stop $(((t_exit - s0) / 1000)) ms, $pss KiB" >&2
+  rm -rf "$logs"
+}
+
+# One unrecorded run of each first (page cache, checks), then the rounds,
+# each starting with the next variant so none always follows the same one.
+for v in "${VARIANTS[@]}"; do
+  measure "$v" warmup
+  rm -f "$tmp/$v.runs"
+done
+n=${#VARIANTS[@]}
+for ((r = 1; r <= RUNS; r++)); do
+  for ((i = 0; i < n; i++)); do
+    measure "${VARIANTS[$(((r + i) % n))]}" "$r"
+  done
+done
+
+# -------------------------------------------------------------- report --
+
+# col V K: the K-th column of V's runs, one a line.
+col() { awk -v k="$2" '{ print $k }' "$tmp/$1.runs"; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.0f", u / 1000 }'; }
+declare -A BOOT BOOT_MIN RET STOP STOP_MIN DOWN DOWN_MIN PSS ANON NPROC CLEAN SIZE
+for v in "${VARIANTS[@]}"; do
+  BOOT[$v]=$(col "$v" 1 | median)
+  BOOT_MIN[$v]=$(col "$v" 1 | minimum)
+  RET[$v]=$(col "$v" 2 | median)
+  STOP[$v]=$(col "$v" 3 | median)
+  STOP_MIN[$v]=$(col "$v" 3 | minimum)
+  PSS[$v]=$(col "$v" 4 | median)
+  ANON[$v]=$(col "$v" 5 | median)
+  DOWN[$v]=$(col "$v" 8 | median)
+  DOWN_MIN[$v]=$(col "$v" 8 | minimum)
+  NPROC[$v]=$(col "$v" 6 | median)
+  CLEAN[$v]=$(col "$v" 7 | awk '{ s += $1 } END { print s }')
+  SIZE[$v]=$("$DOCKER" image inspect -f '{{.Size}}' "${IMAGE[$v]}")
+done
+base_size=$("$DOCKER" image inspect -f '{{.Size}}' debian:bookworm-slim)
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1000000 }'; }
+
+row() {
+  local title=$1 v
+  shift
+  printf '| %s |' "$title"
+  for v in "${VARIANTS[@]}"; do printf ' %s |' "$("$@" "$v")"; done
+  echo
+}
+boot_cell() { echo "$(ms "${BOOT[$1]}") ($(ms "${BOOT_MIN[$1]}"))"; }
+ret_cell() { ms "${RET[$1]}"; }
+stop_cell() { echo "$(ms "${STOP[$1]}") ($(ms "${STOP_MIN[$1]}"))"; }
+pss_cell() { echo "${PSS[$1]}"; }
+anon_cell() { echo "${ANON[$1]}"; }
+down_cell() { echo "$(ms "${DOWN[$1]}") ($(ms "${DOWN_MIN[$1]}"))"; }
+nproc_cell() { echo "${NPROC[$1]}"; }
+clean_cell() { echo "${CLEAN[$1]} / $((RUNS * 3))"; }
+size_cell() { mb "${SIZE[$1]}"; }
+over_cell() { mb "$((SIZE[$1] - base_size))"; }
+
+# profile V: the supervision's processes by name in V's last run, then the
+# services, "name ×count PSS" (KiB).
+profile() {
+  awk '{ k = ($1 == "app") ? "~" : $1; n[k]++; p[k] += $2 }
+    END { for (k in n) print k, n[k], p[k] }' "$tmp/$1.profile" | LC_ALL=C sort |
+    awk '{ name = ($1 == "~") ? "*the services: app*" : "`" $1 "`"
+      printf "%s%s ×%d %d", (NR > 1 ? ", " : ""), name, $2, $3 }'
+}
+
+# span V A [B]: median of column A minus column B (0: none) of V's runs,
+# in ms; "–" when a column holds no figure (no s6-overlay stages).
+span() {
+  awk -v a="$2" -v b="${3:-0}" '$a == "-" || (b && $b == "-") { print "-"; next }
+    { print $a - (b ? $b : 0) }' "$tmp/$1.runs" >"$tmp/span"
+  if grep -qx -- - "$tmp/span"; then echo "–"; else ms "$(median <"$tmp/span")"; fi
+}
+engine_cell() { span "$1" 9; }
+inside_cell() { span "$1" 10; }
+stage1_cell() { span "$1" 11; }
+continit_cell() { span "$1" 12 11; }
+legacy_cell() { span "$1" 13 12; }
+rest_cell() { span "$1" 10 13; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+boot_ab=$(ratio "${BOOT[svkit]}" "${BOOT[s6]}")
+boot_ac=$(ratio "${BOOT[svkit]}" "${BOOT[supervisord]}")
+mem_ac=$(ratio "${PSS[svkit]}" "${PSS[supervisord]}")
+# verdict RATIO LIMIT: met when RATIO <= LIMIT.
+verdict() { awk -v r="$1" -v l="$2" 'BEGIN { print (r + 0 <= l + 0) ? "met" : "**missed**" }'; }
+v_ab=$(verdict "$boot_ab" 1.1)
+v_ac=$(verdict "$boot_ac" 0.99)
+v_mem=$(verdict "$mem_ac" 0.2)
+
+volume_note=
+if [ "$("$DOCKER" image inspect -f '{{json .Config.Volumes}}' "${IMAGE[svkit]}")" != null ]; then
+  volume_note="
+  (a)'s image declares a \`VOLUME\` (the shipped Dockerfile's): the engine
+  also creates an anonymous volume at each of its runs."
+fi
+grace_a=$(ms "$((STOP[svkit] - DOWN[svkit]))")
+grace_b=$(ms "$((STOP[s6] - DOWN[s6]))")
+size_ab=$(mb "$((SIZE[svkit] - SIZE[s6]))")
+# The s6-linux-init that s6-overlay was built with, for the stop's why.
+linit=$(for d in "$s6dir"/.rootfs-*/package/admin/s6-linux-init-[0-9]*; do [ -d "$d" ] && basename "$d"; done | head -n 1)
+linit=${linit:-s6-linux-init}
+server=$("$DOCKER" version -f '{{.Server.Version}}' 2>/dev/null || echo unknown)
+supervisor_ver=$("$DOCKER" run --rm --network none "${IMAGE[supervisord]}" supervisord --version 2>/dev/null || echo unknown)
+python_ver=$("$DOCKER" run --rm --network none "${IMAGE[supervisord]}" python3 --version 2>/dev/null | awk '{ print $2 }')
+
+header="| measure | ${LABEL[svkit]} | ${LABEL[s6]} | ${LABEL[supervisord]} | ${LABEL[floor]} |"
+cat <<MD
+## $HEADING
+
+One container with three services, each a demo \`app\` (\`app -p NAME
+gateway run\`, the same binary in every image, run as \`nobody\`) that prints
+an "up on 127.0.0.1:PORT" line once it listens, and each with one log file
+of its own (10 archives of 1 MB): (a) the shipped Dockerfile's offline
+image with a config of three slots with logs (\`bench/boot/svkit/\`); (b)
+the same s6-overlay tarballs with \`/etc/services.d/NAME/run\` and
+\`log/run\` (\`s6-log\`, the arguments svkit writes) by hand; (c) Debian's
+\`supervisor\` $supervisor_ver (Python $python_ver), stock config plus
+three \`[program:…]\` with \`stdout_logfile\`; the floor: \`sh\` starts the
+three with \`&\` and waits. (a) runs \`/init\` with no CMD, as (b)
+does: \`svkit-wrap\`'s keep-alive is not among its processes (the wrap
+section measures it). All from the same \`debian:bookworm-slim\`;
+Docker $server, \`--network none\`, the log dirs a bind mount read from the
+host. Median (and best) of $RUNS runs of each, alternated, after one
+warm-up each.
+
+- **up**: from \`docker run -d\` to the moment the host sees all three "up"
+  lines in the log files (polled every 5 ms; the logger's write included).
+- **stop**: from \`docker stop\` (default 10 s timeout) to the moment all
+  three services have logged their "stopping" line (their TERM handler
+  ran; polled the same way), and to its return (the container has
+  exited). (a) and (b) run with the same s6-overlay settings: the shipped
+  image's \`S6_KILL_FINISH_MAXTIME=7000\`, \`S6_BEHAVIOUR_IF_STAGE2_FAILS=2\`
+  and \`S6_KEEP_ENV=0\`, and s6-overlay's defaults for the rest, among them
+  \`S6_SERVICES_GRACETIME=3000\` and \`S6_KILL_GRACETIME=3000\` (ms); (a)
+  also runs its \`cont-finish.d\` hook (\`svctl stop --all --wait\`).
+- **supervision memory**: once the boot is over (the container's process
+  set unchanged over 0.5 s), every process of the container except the
+  three \`app\` services — PID 1, supervisors, loggers, shells, whatever
+  stays — summed: its PSS counted within the container (each resident page
+  split among the container's processes that map it, from
+  \`/proc/PID/pagemap\` by \`bench/cpss.c\`; the kernel's \`Pss\` would also
+  split the pages of files that another container from the same image
+  layers maps, and shrink with every such container), and the anonymous
+  part of it (\`Pss_Anon\` of \`/proc/PID/smaps_rollup\`: heap and stacks).
+
+$header
+|---|---:|---:|---:|---:|
+$(row "\`docker run -d\` returned, ms" ret_cell)
+$(row "all three services up, ms" boot_cell)
+$(row "\`docker stop\` → the three services ended, ms" down_cell)
+$(row "\`docker stop\` → container exited, ms" stop_cell)
+$(row "services that ended by their TERM handler" clean_cell)
+$(row "supervision memory, PSS KiB" pss_cell)
+$(row "of which anonymous, KiB" anon_cell)
+$(row "supervision processes" nproc_cell)
+$(row "image size, MB" size_cell)
+$(row "over the base image, MB" over_cell)
+
+| target | measured | verdict |
+|---|---:|---|
+| boot: (a) ≤ 1.1 × (b) | ${boot_ab}× | $v_ab |
+| boot: (a) faster than (c) | ${boot_ac}× | $v_ac |
+| supervision memory (PSS): (a) ≤ 1/5 of (c) | ${mem_ac}× | $v_mem |
+
+Where the boot goes (median ms of each step over the same runs, so the
+steps need not add up to the total): the engine's part, up to the
+container's start (\`State.StartedAt\`, stamped once the engine has
+started PID 1, which may already have run a little: hence the floor's
+figure near zero or below), then inside the container; for (a) and (b),
+the steps s6-overlay stamps in \`docker logs -t\`.
+
+$header
+|---|---:|---:|---:|---:|
+$(row "\`docker run\` → container started (engine)" engine_cell)
+$(row "container started → all three services up" inside_cell)
+$(row "… → s6-overlay's \`legacy-cont-init\` starts" stage1_cell)
+$(row "… \`cont-init.d\` ((a): \`svkit-reconcile\`; (b): none)" continit_cell)
+$(row "… \`legacy-services\` ((b): \`services-up\` copies \`services.d\`)" legacy_cell)
+$(row "… → all three up, after \`legacy-services\`" rest_cell)
+
+What the supervision is made of (the last run of each; PSS KiB by process
+name, the services last):
+
+- ${LABEL[svkit]}: $(profile svkit)
+- ${LABEL[s6]}: $(profile s6)
+- ${LABEL[supervisord]}: $(profile supervisord)
+- ${LABEL[floor]}: $(profile floor)
+
+Why the figures are what they are:
+
+- **Boot.** (a) and (b) go through the same s6-overlay stages and differ
+  in one step each: (a)'s \`cont-init.d\` hook runs \`svkit-reconcile\`,
+  which reads the config, looks the user up and writes the three slots
+  (run, finish, logger) into \`/run/service\` ($(continit_cell svkit) ms here); (b)'s
+  \`legacy-services\` step has s6-overlay's \`services-up\` copy each
+  \`/etc/services.d\` dir there ($(legacy_cell s6) ms). (a)'s run scripts also
+  start with \`with-contenv\` (every slot gets the container's
+  environment; (b)'s, like s6-overlay's README examples, do without). The
+  engine's part, before PID 1 runs, is most of every figure and what
+  varies most from run to run on this shared machine.$volume_note
+  (c) starts a Python interpreter and loads supervisord before its first
+  spawn. The floor is what \`docker run\` and the three apps cost with no
+  supervision at all: the supervision's own share of boot is the
+  difference.
+- **Stop.** Both s6-overlay images exit about $grace_a and $grace_b ms after
+  their services ended: that is \`S6_KILL_GRACETIME\` (3000 ms by default).
+  After the services are down, $linit's
+  \`s6-linux-init-shutdownd\` sends TERM to whatever is left and then
+  sleeps out the whole grace time before KILL, whether anything is left
+  or not. It is the same in (a) and (b) and not changed here; an image
+  that wants a faster \`docker stop\` lowers \`S6_KILL_GRACETIME\`.
+  supervisord stops its programs itself and exits once they are gone.
+- **Memory.** s6's supervision is small static C programs: one
+  \`s6-supervise\` per service, per logger and per s6-overlay internal
+  service, one \`s6-log\` per log, \`s6-svscan\` as PID 1; svkit adds no
+  process that stays (\`svkit-reconcile\` exits once the slots are made),
+  so (a) and (b) run the same processes (${PSS[svkit]} and ${PSS[s6]} KiB).
+  (c) is one Python process that also does the logging: the interpreter and supervisord's modules,
+  ${ANON[supervisord]} KiB of it anonymous (heap).
+- **Image.** (a) is $size_ab MB larger than (b): svkit's binaries
+  as the shipped Dockerfile installs them, the demo app's rootfs
+  files and its user. (c) adds Python to the base.
+MD
