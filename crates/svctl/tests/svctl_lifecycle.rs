@@ -46,6 +46,19 @@ fn wait_new_pid(sbx: &Sandbox, slot: &str, old: &str) -> String {
     )
 }
 
+/// `svctl check` of one config file: it must refuse it (exit 1); its errors.
+fn check_refuses(config: &str) -> String {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(t.path().join("10.json"), config).expect("write");
+    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
+        .arg("check")
+        .env("SVKIT_CONFIG_DIR", t.path())
+        .output()
+        .expect("svctl");
+    expect_code(&o, 1);
+    err(&o)
+}
+
 fn slot_json<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     doc["slots"]
         .as_array()
@@ -266,19 +279,9 @@ fn a_oneshot_runs_to_completion_and_is_done() {
 
 #[test]
 fn a_oneshot_that_asks_to_restart_is_a_config_error() {
-    let t = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        t.path().join("10.json"),
+    let e = check_refuses(
         "{\"slots\": [{\"name\": \"m\", \"type\": \"oneshot\", \"command\": [\"true\"],\n  \"restart\": {\"on_clean_exit\": \"restart\"}},\n {\"name\": \"x\", \"type\": \"daemon\", \"command\": [\"true\"]}]}",
-    )
-    .expect("write");
-    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
-        .arg("check")
-        .env("SVKIT_CONFIG_DIR", t.path())
-        .output()
-        .expect("svctl");
-    expect_code(&o, 1);
-    let e = err(&o);
+    );
     assert!(
         e.contains("restart.on_clean_exit") && e.contains("oneshot"),
         "{e}"
@@ -370,23 +373,13 @@ fn dependencies_start_in_order_and_stop_in_reverse() {
 
 #[test]
 fn unknown_dependencies_and_cycles_are_config_errors_with_a_location() {
-    let t = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        t.path().join("10.json"),
+    let e = check_refuses(
         r#"{"slots": [
   {"name": "a", "command": ["true"], "depends_on": {"b": "up"}},
   {"name": "b", "command": ["true"], "depends_on": {"a": "ready"}},
   {"name": "c", "command": ["true"], "depends_on": {"nope": "up", "a": "soon", "b": "completed"}}
 ]}"#,
-    )
-    .expect("write");
-    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
-        .arg("check")
-        .env("SVKIT_CONFIG_DIR", t.path())
-        .output()
-        .expect("svctl");
-    expect_code(&o, 1);
-    let e = err(&o);
+    );
     for want in [
         "10.json:2:",
         "dependency cycle: a -> b -> a",
@@ -457,9 +450,7 @@ fn a_hung_slot_is_restarted_by_its_liveness_check() {
 
 #[test]
 fn bad_liveness_checks_are_config_errors_with_a_location() {
-    let t = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        t.path().join("10.json"),
+    let e = check_refuses(
         r#"{"slots": [
   {"name": "a", "command": ["true"], "liveness": {"tcp": 8080, "http": "http://127.0.0.1/"}},
   {"name": "b", "command": ["true"], "liveness": {"tcp": 70000}},
@@ -468,15 +459,7 @@ fn bad_liveness_checks_are_config_errors_with_a_location() {
   {"name": "e", "command": ["true"], "liveness": {"exec": ["true"], "interval_ms": 1000, "timeout_ms": 2000}},
   {"name": "f", "command": ["true"], "liveness": {"exec": [], "failures": 0}}
 ]}"#,
-    )
-    .expect("write");
-    let o = std::process::Command::new(svkit_testkit::bin("svctl"))
-        .arg("check")
-        .env("SVKIT_CONFIG_DIR", t.path())
-        .output()
-        .expect("svctl");
-    expect_code(&o, 1);
-    let e = err(&o);
+    );
     for want in [
         "10.json:2:",
         "exactly one of `exec`, `tcp` or `http`",

@@ -87,15 +87,6 @@ fn updown(b: bool) -> &'static str {
     }
 }
 
-fn last_exit_json(l: LastExit) -> Value {
-    match l {
-        LastExit::None => Value::Null,
-        LastExit::Exited(c) => json!({ "code": c }),
-        LastExit::Signaled(s) => json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s }),
-        LastExit::Other(w) => json!({ "wstat": w }),
-    }
-}
-
 /// One slot's JSON object.
 pub fn row_json(r: &Row, now: SystemTime) -> Value {
     let base = json!({
@@ -133,7 +124,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "since_tai64n": s.raw.stamp.to_string(),
             "ready_s": s.secs_ready(now),
             "ready_since_tai64n": s.raw.ready_stamp.to_string(),
-            "last_exit": last_exit_json(s.last_exit),
+            "last_exit": s.last_exit.json(),
             "deaths": s.deaths,
         }),
         // Unknown, not false: this user may not read it.

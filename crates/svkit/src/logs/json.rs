@@ -23,7 +23,7 @@ use std::io::{self, BufRead as _, BufWriter, Write};
 use std::os::fd::AsRawFd as _;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Command, ExitCode, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use crate::msg::{self, exit, strerror};
 
@@ -39,35 +39,11 @@ struct Record<'a> {
     line: &'a str,
 }
 
-/// `time`: RFC 3339, UTC, microseconds.
-pub fn rfc3339(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (days, sod) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's days-to-civil, for days since 1970-01-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60,
-        d.subsec_micros()
-    )
-}
-
 /// One JSON line for `line` (without its newline), newline included.
 pub fn record(slot: &str, line: &[u8], time: SystemTime) -> Vec<u8> {
     let text = String::from_utf8_lossy(line);
     let r = Record {
-        time: &rfc3339(time),
+        time: &crate::clock::rfc3339_utc(time),
         slot,
         line: &text,
     };
@@ -200,15 +176,6 @@ fn spawn_and_exec(slot: &str, argv: &[OsString]) -> Result<std::convert::Infalli
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn rfc3339_of_known_instants() {
-        let at = |s: u64, us: u32| rfc3339(UNIX_EPOCH + Duration::new(s, us * 1000));
-        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000Z");
-        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.000005Z");
-        assert_eq!(at(1_796_083_199, 999_999), "2026-11-30T23:59:59.999999Z");
-    }
 
     fn run(input: &[u8]) -> Vec<serde_json::Value> {
         let mut out = Vec::new();

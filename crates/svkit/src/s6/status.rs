@@ -286,6 +286,22 @@ impl RawStatus {
     }
 }
 
+impl LastExit {
+    /// `{"code": N}`, `{"signal": "SIGTERM", "signum": 15}`, `{"wstat": N}`,
+    /// or null: how every JSON document svctl prints says it.
+    pub fn json(self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            LastExit::None => serde_json::Value::Null,
+            LastExit::Exited(c) => json!({ "code": c }),
+            LastExit::Signaled(s) => {
+                json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s })
+            }
+            LastExit::Other(w) => json!({ "wstat": w }),
+        }
+    }
+}
+
 impl Status {
     pub fn from_parts(raw: RawStatus, normally_up: bool, deaths: u64) -> Status {
         let up = raw.is_up();

@@ -1,51 +1,10 @@
 //! An event as one line: JSON (schema in docs/svctl.md) or text.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use serde_json::{json, Value};
 
 use super::{Event, What};
+use crate::clock::rfc3339_utc;
 use crate::s6::status::{sig_name, LastExit};
-
-/// `2026-12-01T09:30:05.123456Z`: UTC, microseconds. Times before 1970
-/// (a clock set to nonsense) print as the epoch.
-pub fn utc_rfc3339(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, dd) = civil(days);
-    format!(
-        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_micros()
-    )
-}
-
-/// Year, month, day of `days` since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days >= 0).
-fn civil(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
-}
-
-fn last_exit_json(l: LastExit) -> Value {
-    match l {
-        LastExit::None => Value::Null,
-        LastExit::Exited(c) => json!({ "code": c }),
-        LastExit::Signaled(s) => json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s }),
-        LastExit::Other(w) => json!({ "wstat": w }),
-    }
-}
 
 fn updown(b: bool) -> &'static str {
     if b {
@@ -59,15 +18,15 @@ fn updown(b: bool) -> &'static str {
 pub fn json_line(e: &Event) -> String {
     let st = e.status.as_ref();
     let v = json!({
-        "time": utc_rfc3339(e.time),
+        "time": rfc3339_utc(e.time),
         "slot": e.slot,
         "event": e.what.as_str(),
         "s6": e.s6.map(|b| char::from(b).to_string()),
-        "s6_time": e.s6_time().map(utc_rfc3339),
+        "s6_time": e.s6_time().map(rfc3339_utc),
         "up": st.map(|s| s.up),
         "want": st.map(|s| updown(s.want_up)),
         "pid": st.and_then(|s| s.pid),
-        "last_exit": st.map_or(Value::Null, |s| last_exit_json(s.last_exit)),
+        "last_exit": st.map_or(Value::Null, |s| LastExit::json(s.last_exit)),
         "deaths": st.map(|s| s.deaths),
         "why": e.why,
     });
@@ -92,7 +51,7 @@ pub fn text_line(e: &Event) -> String {
     };
     format!(
         "{} {} {}{}",
-        utc_rfc3339(e.time),
+        rfc3339_utc(e.time),
         e.slot,
         e.what.as_str(),
         detail.unwrap_or_default()

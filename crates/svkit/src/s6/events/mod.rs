@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 pub use fifo::{Subscription, FIFO_PREFIX};
-pub use format::{json_line, text_line, utc_rfc3339};
+pub use format::{json_line, text_line};
 pub use stream::{follow, Scope, Sink, Stop};
 
 use super::health::{kept_down, Verdict};

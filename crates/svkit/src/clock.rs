@@ -1,0 +1,56 @@
+//! Wall-clock times as text, one way for every line svkit prints with a
+//! time on it (`svctl events`, the JSON log copy).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `2026-12-01T09:30:05.123456Z`: RFC 3339, UTC, microseconds. Times
+/// before 1970 (a clock set to nonsense) print as the epoch.
+pub fn rfc3339_utc(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, dd) = civil(days);
+    format!(
+        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:06}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_micros()
+    )
+}
+
+/// Year, month, day of `days` since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days >= 0).
+fn civil(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn dates_match_the_calendar() {
+        let at = |s: u64, us: u32| rfc3339_utc(UNIX_EPOCH + Duration::new(s, us * 1000));
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.000005Z");
+        assert_eq!(at(1_709_251_199, 0), "2024-02-29T23:59:59.000000Z");
+        assert_eq!(at(1_796_083_199, 999_999), "2026-11-30T23:59:59.999999Z");
+        assert_eq!(at(4_107_542_399, 0), "2100-02-28T23:59:59.000000Z");
+        assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000000Z");
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH - Duration::from_secs(5)),
+            "1970-01-01T00:00:00.000000Z"
+        );
+    }
+}
