@@ -145,6 +145,10 @@ priv_med=$(field private_kb | median)
 priv_max=$(field private_kb | maximum)
 sleep_priv=$(field sleep_private_kb | median)
 priv_ok=$(awk -v a="$priv_max" 'BEGIN { print (a <= 256) ? "met" : "**missed**" }')
+file_med=$((priv_med - anon_med))
+# Against the fork+exec floor of the same run (issue 16: within 2x).
+floor_ratio=$(awk -v a="$wrap_med" -v b="$true_med" 'BEGIN { printf "%.2f", a / b }')
+floor_ok=$(awk -v a="$wrap_med" -v b="$true_med" 'BEGIN { print (a <= 2 * b) ? "met" : "**missed**" }')
 # 10x python leaves a budget below what any fork+exec costs here?
 floor_note=$(awk -v p="$py_med" -v t="$true_med" 'BEGIN {
   if (p / 10 < t) printf "A 10x target means %.2f ms, less than the %.2f ms a bare fork+exec of /bin/true takes in the same run: not reachable on this machine by any program.", p / 10000, t / 1000
@@ -172,9 +176,21 @@ costs; VmRSS also counts the binary's and libc's shared pages) beside a
 | \`python3 -c pass\` | $(ms "$py_med") ms | $(ms "$py_min") ms | |
 | \`/bin/true\` (fork+exec floor of this shell, for scale) | $(ms "$true_med") ms | $(ms "$true_min") ms | |
 | speed-up (python / svkit-wrap, medians) | ${ratio}× | | ≥ 10×: $speed_ok |
+| svkit-wrap against the fork+exec floor (medians) | ${floor_ratio}× | | ≤ 2×: $floor_ok |
 | keep-alive private memory | ${priv_med} KiB | max ${priv_max} KiB | ≤ 256 KiB: $priv_ok |
+| of which anonymous (its own data) / file-backed (its binary's pages) | ${anon_med} / ${file_med} KiB | | |
 | \`sleep infinity\` private memory (floor) | ${sleep_priv} KiB | | |
 | keep-alive VmRSS / RssAnon / Pss | $(rss_mib "$rss_med") / $(rss_mib "$anon_med") / $(rss_mib "$pss_med") MiB | max VmRSS $(rss_mib "$rss_max") MiB | |
 
 $floor_note
+
+The keep-alive's own data is the anonymous part. The rest of its private
+memory is pages of its static binary's file, mapped by the kernel's
+fault-around (up to 64 KiB around each page start-up touches), private
+only because no other process maps that file at this moment, and counted
+dirty here because the sandbox keeps the binary on tmpfs. They are the
+binary's page cache, which the redirect itself had already read and which
+any other process running the binary shares. The figure is kept as defined
+(Private_Clean + Private_Dirty), not shrunk by advice to the kernel: the
+target is missed as measured.
 MD
