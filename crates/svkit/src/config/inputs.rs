@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use super::json_pos::FieldPath;
 use super::model::LogFormat;
-use super::names::check_env_name;
 use super::raw::{RawLog, RawSlot};
 use super::slot::SlotCtx;
 
@@ -109,13 +108,8 @@ pub(super) fn env_inputs(
     let mut secrets = BTreeMap::new();
     for (k, path) in raw.secrets.iter().flatten() {
         let p = b.key("secrets").key(k.clone());
-        let k = ctx.expand(&p, k);
-        if let Err(e) = check_env_name(&k) {
-            ctx.err(&p, format!("`{k}`: {e}"));
-        } else if k == ctx.sentinel_env {
-            let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
-            ctx.err(&p, msg);
-        } else if env.contains_key(&k) {
+        let k = ctx.env_name(&p, k);
+        if env.contains_key(&k) {
             ctx.err(
                 &p,
                 format!(

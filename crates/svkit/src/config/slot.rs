@@ -30,6 +30,19 @@ impl SlotCtx<'_> {
 
     /// Expand `{instance}`; in a slot without instances the variable is an
     /// error (it would otherwise reach a program literally).
+    /// A variable name the slot sets (`env`, `secrets`), expanded: reported
+    /// when it is not a valid name or is the sentinel svkit sets itself.
+    pub(super) fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
+        let k = self.expand(path, raw);
+        if let Err(e) = check_env_name(&k) {
+            self.err(path, format!("`{k}`: {e}"));
+        } else if k == self.sentinel_env {
+            let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
+            self.err(path, msg);
+        }
+        k
+    }
+
     pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
         match self.instance {
             // Most strings hold no variable: skip the substring search.
@@ -142,13 +155,7 @@ pub(crate) fn build_slot(
     let mut env = BTreeMap::new();
     for (k, v) in &raw.env {
         let p = b.key("env").key(k.clone());
-        let k = ctx.expand(&p, k);
-        if let Err(e) = check_env_name(&k) {
-            ctx.err(&p, format!("`{k}`: {e}"));
-        } else if k == ctx.sentinel_env {
-            let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
-            ctx.err(&p, msg);
-        }
+        let k = ctx.env_name(&p, k);
         let v = ctx.expand(&p, v);
         if let Err(e) = check_no_nul(&v) {
             ctx.err(&p, e);
