@@ -203,6 +203,11 @@ kill9() { docker exec -u 0 "$1" sh -c 'kill -9 "$1"' sh "$2"; }
 # The awk conditions for the demo app's processes.
 GATEWAY_DEFAULT='$3 ~ /(^|\/)app$/ && / gateway run/'
 WRAP='$3 ~ /(^|\/)svkit-wrap$/'
+# The keep-alive a redirect leaves: svkit-wrap exec'd s6-overlay's s6-pause.
+KEEPALIVE='$3 ~ /(^|\/)s6-pause$/'
+
+# one_keepalive C: exactly one keep-alive, and svkit-wrap itself gone.
+one_keepalive() { [ "$(count_matching "$1" "$KEEPALIVE")" = 1 ] && [ "$(count_matching "$1" "$WRAP")" = 0 ]; }
 
 # supervised_by_s6 C PID: the process's parent is s6-supervise.
 supervised_by_s6() {
@@ -258,20 +263,22 @@ s_redirect() {
   out=$(docker exec "$c" s6-svstat /run/service/gateway-default 2>&1) ||
     { err "docker exec $c s6-svstat /run/service/gateway-default failed: $out"; return 1; }
   case $out in up*) ;; *) err "s6-svstat says: $out"; return 1 ;; esac
-  # The CMD is svkit-wrap itself, holding the redirect in-process: no
-  # `sleep`, no child, small.
-  [ "$(count_matching "$c" "$WRAP")" = 1 ] || { err "expected one svkit-wrap:"; procs "$c" >&2; return 1; }
-  wrap=$(pids_matching "$c" "$WRAP")
+  # The CMD (its pid unchanged) is the keep-alive svkit-wrap exec'd,
+  # s6-overlay's s6-pause: no `sleep`, no child, small.
+  until_true 10 one_keepalive "$c" || { err "expected one keep-alive (s6-pause) and no svkit-wrap:"; procs "$c" >&2; return 1; }
+  wrap=$(pids_matching "$c" "$KEEPALIVE")
   kids=$(procs "$c" | awk -v p="$wrap" '$2 == p' | wc -l | tr -d ' ')
-  [ "$kids" = 0 ] || { err "svkit-wrap (pid $wrap) has $kids children"; procs "$c" >&2; return 1; }
+  [ "$kids" = 0 ] || { err "the keep-alive (pid $wrap) has $kids children"; procs "$c" >&2; return 1; }
   [ "$(count_matching "$c" '$3 ~ /(^|\/)sleep$/')" = 0 ] || { err "a sleep process runs"; return 1; }
   # Under 2 MB while waiting. Judged on its private memory
   # (RssAnon); VmRSS also counts the file-backed pages of the binary and
   # libc that every process maps, and is printed for the record.
   mem=$(as_root "$c" awk '/^(VmRSS|RssAnon):/ { sub(":", "", $1); printf "%s=%s ", $1, $2 }' "/proc/$wrap/status")
-  say "    svkit-wrap memory (kB): $mem"
+  priv=$(as_root "$c" awk '/^Private_(Clean|Dirty):/ { k += $2 } END { print k }' "/proc/$wrap/smaps_rollup")
+  say "    keep-alive memory (kB): $mem Private=$priv"
+  [ "${priv:-99999}" -le 256 ] || { err "the keep-alive holds ${priv} kB of private memory (issue 16: at most 256)"; return 1; }
   anon=$(printf '%s\n' "$mem" | sed -n 's/.*RssAnon=\([0-9]*\).*/\1/p')
-  [ "${anon:-99999}" -lt 2048 ] || { err "svkit-wrap holds ${anon} kB of private memory (SPEC: under 2 MB)"; return 1; }
+  [ "${anon:-99999}" -lt 2048 ] || { err "the keep-alive holds ${anon} kB of anonymous memory (SPEC: under 2 MB)"; return 1; }
   # The gateway runs under s6-supervise, as app.
   until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
   gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
@@ -305,6 +312,7 @@ check_foreground() {
     return 1
   fi
   [ "$(count_matching "$c" "$WRAP")" = 0 ] || { err "svkit-wrap is still there (it should have exec'd the gateway)"; return 1; }
+  [ "$(count_matching "$c" "$KEEPALIVE")" = 0 ] || { err "a keep-alive runs beside a foreground gateway"; return 1; }
   [ "$(count_matching "$c" "$GATEWAY_DEFAULT")" = 1 ] || { err "expected one gateway:"; procs "$c" >&2; return 1; }
   gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
   if supervised_by_s6 "$c" "$gw"; then err "the gateway runs under s6-supervise"; return 1; fi
@@ -372,7 +380,7 @@ s_no_recursion() {
   env=$(environ_of "$c" "$gw") || { err "cannot read /proc/$gw/environ as app"; return 1; }
   printf '%s\n' "$env" | grep -qx 'APP_SUPERVISED_CHILD=gateway-default' ||
     { err "the supervised gateway lacks APP_SUPERVISED_CHILD=gateway-default"; return 1; }
-  [ "$(count_matching "$c" "$WRAP")" = 1 ] || { err "expected exactly one svkit-wrap"; procs "$c" >&2; return 1; }
+  one_keepalive "$c" || { err "expected exactly one keep-alive"; procs "$c" >&2; return 1; }
   [ "$(logs "$c" | grep -cF "s6 supervision")" = 1 ] || { err "the breadcrumb appeared more than once"; return 1; }
 }
 

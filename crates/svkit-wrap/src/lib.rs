@@ -18,8 +18,8 @@ Routing: no ARGV runs default_program; an ARGV[0] found on PATH runs as is;
 otherwise default_program is prepended (`gateway run` -> `app gateway run`).
 
 A routed command matching a redirect in the config is started in its s6
-slot instead, and svkit-wrap stays alive until the container is stopped
-(exit 128+signal). It runs in the foreground when the redirect's opt-out
+slot instead, and the process stays alive until the container is stopped
+(128+signal): svkit-wrap execs s6-overlay's s6-pause in its place. It runs in the foreground when the redirect's opt-out
 flag is given (and removed), its opt-out variable is truthy (1/true/yes),
 the slot's sentinel variable is set (a supervised child never redirects),
 or s6-overlay is not running (with one warning).

@@ -92,6 +92,11 @@ fn count_comm(sbx: &Sandbox, name: &str) -> usize {
     stdout(&o).trim().parse().unwrap_or(usize::MAX)
 }
 
+/// Keep-alives: s6-pause processes (s6-overlay itself runs none).
+fn keep_alives(sbx: &Sandbox) -> usize {
+    count_comm(sbx, "s6-pause")
+}
+
 fn app_gateway_processes(sbx: &Sandbox) -> usize {
     let o = sbx.sh(
         "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = app ] && tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'gateway run' && echo $p; done | wc -l",
@@ -114,11 +119,25 @@ fn test_gateway_run_redirects_to_supervised() {
         "{logs}"
     );
     assert!(wants_up(&c.sbx, "gateway-default"));
-    // The CMD process is the wrapper itself, blocking: exactly one keep-alive.
-    let (_, comm, _) = cmd_process(&c.sbx);
-    assert_eq!(comm, "svkit-wrap");
-    assert_eq!(count_comm(&c.sbx, "svkit-wrap"), 1);
+    // The CMD process keeps its pid, now s6-overlay's s6-pause: exactly
+    // one keep-alive, and no sleep binary.
+    let (pid, comm, argv) = poll("the keep-alive", Duration::from_secs(10), || {
+        let p = cmd_process(&c.sbx);
+        (p.1 == "s6-pause").then_some(p)
+    });
+    assert_eq!((comm.as_str(), argv.len()), ("s6-pause", 1), "{argv:?}");
+    assert_eq!(keep_alives(&c.sbx), 1);
+    assert_eq!(count_comm(&c.sbx, "svkit-wrap"), 0);
     assert_eq!(count_comm(&c.sbx, "sleep"), 0, "no sleep binary involved");
+    // Small: what it alone holds (its private pages) stays under 256 KiB.
+    let o = c.sbx.sh(&format!(
+        "awk '/^Private_(Clean|Dirty):/ {{ k += $2 }} END {{ print k }}' /proc/{pid}/smaps_rollup"
+    ));
+    let private_kb: u64 = stdout(&o).trim().parse().unwrap_or(u64::MAX);
+    assert!(
+        private_kb <= 256,
+        "keep-alive private memory {private_kb} KiB"
+    );
     // The container keeps running: stop is the only way out, and a clean
     // one: 0, s6-overlay's default for a stopped container.
     assert_eq!(c.sbx.stop(), 0);
@@ -276,7 +295,7 @@ fn test_supervised_gateway_does_not_recurse() {
         (beats(&c.sbx) >= start_beats + 3).then_some(())
     });
     assert_eq!(app_gateway_processes(&c.sbx), 1);
-    assert_eq!(count_comm(&c.sbx, "svkit-wrap"), 1);
+    assert_eq!(keep_alives(&c.sbx), 1);
     assert_eq!(c.sbx.logs().matches("s6 supervision").count(), 1);
     c.sbx.stop();
 }

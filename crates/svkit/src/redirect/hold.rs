@@ -28,12 +28,20 @@ pub fn keep_alive() -> i32 {
     }
 }
 
-/// Replaces this process with a fresh `svkit-wrap --hold SLOT`: the same
-/// pid (still the CMD), but without the pages the config, render and
-/// reconcile code touched, so the keep-alive stays as small as `sleep`.
-/// Returns only if the exec failed; the caller then holds in-process.
+/// Replaces this process with the smallest keep-alive there is, keeping
+/// its pid (it is still the CMD): s6-overlay's own `s6-pause`, which a
+/// redirect can count on (it only happens under s6-overlay). Its name
+/// stays: s6-overlay's utilities are one binary that dispatches on it. A
+/// stop signal kills it, so its parent sees 128+N as from [`keep_alive`]. If that exec fails, a fresh
+/// `svkit-wrap --hold SLOT` (without the pages config, render and
+/// reconcile touched). Returns only if both failed; the caller then holds
+/// in-process.
 pub fn exec_hold(slot: &str) -> std::io::Error {
     use std::os::unix::process::CommandExt;
+    // Unblocked: s6-pause waits in pause(2) for a signal to end it. A stop
+    // arriving before it runs ends this process the same way.
+    let _ = stop_signals().thread_unblock();
+    let _ = std::process::Command::new(crate::s6::control::s6_tool("s6-pause")).exec();
     // The real path, not /proc/self/exe: the name is what ps and comm show.
     // Run as a link to the multi-call `svkit`, the real path is svkit's:
     // the `svkit-wrap` link beside it keeps the name.
