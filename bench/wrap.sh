@@ -165,7 +165,8 @@ the desired state is persisted and \`s6-svc -u\` was sent (each run then
 checked \`wantedup true\` with s6-svstat); against \`python3 -c pass\`
 (Python $pyver, the reference CLI's floor before any import of its own),
 timed by the same shell. Median and best of $runs runs, after one warm-up.
-Keep-alive: the private memory of the blocked \`svkit-wrap\`
+Keep-alive: the private memory of the process that stays (the same pid:
+\`svkit-wrap\` execs s6-overlay's \`s6-pause\` in its place), blocked
 (Private_Clean + Private_Dirty of /proc/PID/smaps_rollup: what it alone
 costs; VmRSS also counts the binary's and libc's shared pages) beside a
 \`sleep infinity\` in the same sandbox; it exited 143 on SIGTERM every time.
@@ -184,13 +185,9 @@ costs; VmRSS also counts the binary's and libc's shared pages) beside a
 
 $floor_note
 
-The keep-alive's own data is the anonymous part. The rest of its private
-memory is pages of its static binary's file, mapped by the kernel's
-fault-around (up to 64 KiB around each page start-up touches), private
-only because no other process maps that file at this moment, and counted
-dirty here because the sandbox keeps the binary on tmpfs. They are the
-binary's page cache, which the redirect itself had already read and which
-any other process running the binary shares. The figure is kept as defined
-(Private_Clean + Private_Dirty), not shrunk by advice to the kernel: the
-target is missed as measured.
+The keep-alive's own data is the anonymous part; the rest is pages of its
+binary's file mapped only by it. Before it was s6-pause, the keep-alive
+was \`svkit-wrap --hold\`: about 1.3 MiB by this measure, nearly all of it
+pages of the static svkit binary that the kernel's fault-around maps
+around each page start-up touches.
 MD
