@@ -16,7 +16,7 @@ mod discover;
 pub mod error;
 mod inputs;
 pub mod json_pos;
-mod liveness;
+mod lifecycle;
 mod members;
 pub mod model;
 pub mod names;

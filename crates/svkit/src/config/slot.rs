@@ -189,7 +189,7 @@ pub(crate) fn build_slot(
         .as_ref()
         .map(|r| restart(ctx, &b.key("restart"), r))
         .unwrap_or_default();
-    let kind = kind(ctx, &b, raw, &mut restart);
+    let kind = super::lifecycle::kind(ctx, &b, raw, &mut restart);
     let readiness = raw
         .readiness
         .as_ref()
@@ -232,39 +232,8 @@ pub(crate) fn build_slot(
         liveness: raw
             .liveness
             .as_ref()
-            .and_then(|l| super::liveness::liveness(ctx, &b.key("liveness"), l)),
+            .and_then(|l| super::lifecycle::liveness(ctx, &b.key("liveness"), l)),
     }
-}
-
-/// `type`; a oneshot's clean exit always ends it (`on_clean_exit: "stop"`),
-/// so asking it to restart is a contradiction, reported.
-fn kind(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot, restart: &mut Restart) -> Kind {
-    let p = b.key("type");
-    let kind = match raw.kind.as_deref().map(|s| ctx.expand(&p, s)).as_deref() {
-        None | Some("longrun") => Kind::Longrun,
-        Some("oneshot") => Kind::Oneshot,
-        Some(other) => {
-            ctx.err(
-                &p,
-                format!("`{other}`: expected \"longrun\" or \"oneshot\""),
-            );
-            Kind::Longrun
-        }
-    };
-    if kind == Kind::Oneshot {
-        let asked = raw
-            .restart
-            .as_ref()
-            .and_then(|r| r.on_clean_exit.as_deref());
-        if asked == Some("restart") {
-            ctx.err(
-                &b.key("restart").key("on_clean_exit"),
-                "`restart` with \"type\": \"oneshot\": a oneshot's clean exit ends it (done)",
-            );
-        }
-        restart.on_clean_exit = OnCleanExit::Stop;
-    }
-    kind
 }
 
 fn autostart(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: Option<&Value>) -> Autostart {

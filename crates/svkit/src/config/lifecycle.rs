@@ -1,13 +1,15 @@
-//! `liveness`: one of `exec` (argv), `tcp` (a port, or `host:port`) or
-//! `http` (a URL), with `interval_ms`, `timeout_ms` and `failures`.
+//! How a slot's runs are judged: `type` (a long-running service or a job
+//! run to completion) and `liveness` (one of `exec` (argv), `tcp` (a port,
+//! or `host:port`) or `http` (a URL), with `interval_ms`, `timeout_ms` and
+//! `failures`).
 
 use std::net::{IpAddr, SocketAddr};
 
 use serde_json::Value;
 
 use super::json_pos::FieldPath;
-use super::model::{LiveCheck, Liveness};
-use super::raw::RawLiveness;
+use super::model::{Kind, LiveCheck, Liveness, OnCleanExit, Restart};
+use super::raw::{RawLiveness, RawSlot};
 use super::slot::SlotCtx;
 
 pub const DEFAULT_INTERVAL_MS: u32 = 10_000;
@@ -91,4 +93,40 @@ fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<String> {
             None
         }
     }
+}
+
+/// `type`; a oneshot's clean exit always ends it (`on_clean_exit: "stop"`),
+/// so asking it to restart is a contradiction, reported.
+pub(super) fn kind(
+    ctx: &mut SlotCtx<'_>,
+    b: &FieldPath,
+    raw: &RawSlot,
+    restart: &mut Restart,
+) -> Kind {
+    let p = b.key("type");
+    let kind = match raw.kind.as_deref().map(|s| ctx.expand(&p, s)).as_deref() {
+        None | Some("longrun") => Kind::Longrun,
+        Some("oneshot") => Kind::Oneshot,
+        Some(other) => {
+            ctx.err(
+                &p,
+                format!("`{other}`: expected \"longrun\" or \"oneshot\""),
+            );
+            Kind::Longrun
+        }
+    };
+    if kind == Kind::Oneshot {
+        let asked = raw
+            .restart
+            .as_ref()
+            .and_then(|r| r.on_clean_exit.as_deref());
+        if asked == Some("restart") {
+            ctx.err(
+                &b.key("restart").key("on_clean_exit"),
+                "`restart` with \"type\": \"oneshot\": a oneshot's clean exit ends it (done)",
+            );
+        }
+        restart.on_clean_exit = OnCleanExit::Stop;
+    }
+    kind
 }
