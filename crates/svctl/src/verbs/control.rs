@@ -156,6 +156,32 @@ fn name_of(dir: &Path) -> String {
 /// Waits (at most `timeout`) and maps the outcome to an exit code, with a
 /// message for anything but success. A slot that failed for good, or whose
 /// readiness check gave up when waiting for ready, ends the wait.
+/// How often `wait ready` looks again at a slot that is up and ready but
+/// whose output is not getting through.
+const LOG_RECHECK: Duration = Duration::from_millis(200);
+
+/// The watched slots whose logger is at fault (all of them must be fine;
+/// with `any`, one fine slot is enough and nothing is reported).
+fn log_faults(ctx: &Ctx, slots: &[Watched], any: bool) -> Vec<(String, svkit::s6::logger::Fault)> {
+    use svkit::s6::logger;
+    let judge = ctx.judge();
+    let names: Vec<String> = slots.iter().map(|w| name_of(&w.dir)).collect();
+    let mut faults: Vec<Option<logger::Fault>> = names.iter().map(|n| judge.log_fault(n)).collect();
+    let fine: Vec<usize> = (0..names.len()).filter(|&i| faults[i].is_none()).collect();
+    let dirs: Vec<_> = fine.iter().map(|&i| slots[i].dir.clone()).collect();
+    for k in logger::find_stalled(&dirs, logger::STALL_WINDOW) {
+        faults[fine[k]] = Some(logger::Fault::Stalled);
+    }
+    if any && faults.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .zip(faults)
+        .filter_map(|(n, f)| f.map(|f| (n, f)))
+        .collect()
+}
+
 pub fn wait_for(
     ctx: &Ctx,
     slots: &[Watched],
@@ -177,8 +203,29 @@ pub fn wait_for(
         Target::Down => "down",
         Target::Done => "done",
     };
-    let outcome = wait::wait(slots, target, any, Some(timeout), &failed)
-        .map_err(|e| Fatal::system("unable to wait", e))?;
+    let deadline = Instant::now() + timeout;
+    let outcome = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let outcome = wait::wait(slots, target, any, Some(left), &failed)
+            .map_err(|e| Fatal::system("unable to wait", e))?;
+        // Ready includes output getting through: a slot whose logger is
+        // stuck is not ready yet (it may be once the disk has room), and
+        // nothing signals that, so it is looked at again.
+        let stuck = match (&outcome, target) {
+            (Outcome::Met, Target::Ready) => log_faults(ctx, slots, any),
+            _ => Vec::new(),
+        };
+        if stuck.is_empty() {
+            break outcome;
+        }
+        if Instant::now() >= deadline {
+            for (n, f) in &stuck {
+                msg::fatal(format_args!("timed out after {} ms waiting for {n} to be ready: {f}", timeout.as_millis()));
+            }
+            return Ok(NOT_OK);
+        }
+        std::thread::sleep(LOG_RECHECK.min(deadline.saturating_duration_since(Instant::now())));
+    };
     match outcome {
         Outcome::Met => Ok(OK),
         Outcome::Timeout { pending } => {

@@ -105,6 +105,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "failing": l.failing, "of": l.of, "last_error": l.last_error,
         })),
         "log_dir": r.log_dir,
+        "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
     });
     let Value::Object(mut o) = base else {
@@ -206,6 +207,15 @@ fn info(r: &Row, now: SystemTime) -> String {
     }
 }
 
+/// The LOG column: the dir, after what is wrong with its logger.
+fn log_cell(r: &Row) -> String {
+    let dir = r.log_dir.as_deref().unwrap_or("-");
+    match &r.v.log {
+        None => dir.to_string(),
+        Some(f) => format!("{}! {dir}", f.kind().replace('_', " ")),
+    }
+}
+
 /// The READY column: the one rule of `health::ready`, and `timeout` once
 /// the readiness check gave up.
 fn ready_cell(r: &Row, none: &'static str) -> &'static str {
@@ -224,6 +234,9 @@ const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
 fn colour_of(r: &Row) -> &'static str {
+    if r.v.log.is_some() {
+        return RED;
+    }
     match r.state() {
         State::Up if r.in_wanted_state() => GREEN,
         State::Down | State::Done if r.in_wanted_state() => DIM,
@@ -234,7 +247,9 @@ fn colour_of(r: &Row) -> &'static str {
 
 /// The aligned table; `colour` adds ANSI colours to the STATE column.
 pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
-    let with_log = rows.iter().any(|r| r.log_dir.is_some());
+    let with_log = rows
+        .iter()
+        .any(|r| r.log_dir.is_some() || r.v.log.is_some());
     let mut head = vec![
         "NAME",
         "STATE",
@@ -264,7 +279,7 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
                 s.map_or_else(|| none.into(), |s| s.deaths.to_string()),
             ];
             if with_log {
-                c.push(r.log_dir.clone().unwrap_or_else(|| "-".into()));
+                c.push(log_cell(r));
             }
             c
         })

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::end::{self, End};
+use super::logger;
 use super::status::{RawStatus, Status};
 use crate::config::names::is_truthy;
 use crate::config::{Autostart, Model, Readiness, Slot};
@@ -137,10 +138,17 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 }
 
 /// The health check: supervised, not failed, not overdue for readiness,
-/// not blocked on its dependencies, and up exactly when s6 wants it up (a
+/// not blocked on its dependencies, its output getting through
+/// ([`logger`]), and up exactly when s6 wants it up (a
 /// slot an operator stopped, or a finished job, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
-    st.is_some_and(|s| !v.failed && !v.ready_overdue && v.waiting.is_none() && s.up == s.want_up)
+    st.is_some_and(|s| {
+        !v.failed
+            && !v.ready_overdue
+            && v.waiting.is_none()
+            && v.log.is_none()
+            && s.up == s.want_up
+    })
 }
 
 /// Slots the config declares that have no dir in the scandir: a boot
@@ -189,6 +197,22 @@ impl Judge<'_> {
         ready_overdue(st, notifies(&self.scandir.join(name)), timeout, now)
     }
 
+    /// The slot's configured log dir, when the config is known.
+    pub fn log_dir(&self, name: &str) -> Option<&Path> {
+        self.slot(name)
+            .and_then(|s| s.log.as_ref())
+            .map(|l| Path::new(l.dir.as_str()))
+    }
+
+    /// [`logger::check_now`] of the slot `name`; None without a logger.
+    pub fn log_fault(&self, name: &str) -> Option<logger::Fault> {
+        let dir = self.scandir.join(name);
+        if !logger::has_logger(&dir) {
+            return None;
+        }
+        logger::check_now(&dir, self.log_dir(name))
+    }
+
     /// Everything svkit decides about the slot `name` at `now`; without a
     /// supervisor (`st` None): what its `down` file says, nothing else.
     pub fn verdict(&self, name: &str, st: Option<&Status>, now: SystemTime) -> Verdict {
@@ -214,6 +238,7 @@ impl Judge<'_> {
             ready: ready(st, notifies) && waiting.is_none(),
             ready_overdue: ready_overdue(st, notifies, timeout, now),
             waiting,
+            log: self.log_fault(name),
         }
     }
 }
@@ -230,4 +255,6 @@ pub struct Verdict {
     pub ready_overdue: bool,
     /// Up, but its `run` still waits for these dependencies.
     pub waiting: Option<String>,
+    /// Its output is not getting through ([`logger`]).
+    pub log: Option<logger::Fault>,
 }

@@ -5,6 +5,7 @@ pub mod control;
 pub mod end;
 pub mod events;
 pub mod health;
+pub mod logger;
 pub mod metrics;
 pub mod status;
 pub mod tai64;

@@ -68,13 +68,20 @@ pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
 /// checks it (s6-svstat refuses stale status files this way). Separate from
 /// `read_slot` to keep that one to three syscalls per file.
 pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
-    use std::os::fd::AsRawFd;
     let path = dir.join("supervise/lock");
-    let f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(io_err(&path, e)),
-    };
+    match locked(&path) {
+        Ok(held) => Ok(held),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err(&path, e)),
+    }
+}
+
+/// Whether some process holds a lock on `path` the way skalibs takes one
+/// (an fcntl lock over the whole file): s6-supervise's `supervise/lock`,
+/// s6-log's `lock` in its log dir. Takes no lock itself.
+pub fn locked(path: &Path) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let f = File::open(path)?;
     let mut fl = nix::libc::flock {
         l_type: nix::libc::F_RDLCK as nix::libc::c_short,
         l_whence: nix::libc::SEEK_SET as nix::libc::c_short,
@@ -84,7 +91,7 @@ pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
     };
     match nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_GETLK(&mut fl)) {
         Ok(_) => Ok(fl.l_type != nix::libc::F_UNLCK as nix::libc::c_short),
-        Err(e) => Err(io_err(&path, io::Error::from_raw_os_error(e as i32))),
+        Err(e) => Err(io::Error::from_raw_os_error(e as i32)),
     }
 }
 

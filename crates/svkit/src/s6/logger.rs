@@ -1,0 +1,295 @@
+//! Whether a slot's logger does its job: svkit's rule, decided here and
+//! nowhere else. A slot whose output is not getting through is not
+//! healthy, whatever its program's state: its lines are lost or, once the
+//! pipe to the logger is full (~64 KiB), the program blocks on its next
+//! write while s6 still calls it up.
+//!
+//! s6 sees none of this. s6-log keeps running on a full disk (it retries
+//! every 2 s and reads nothing meanwhile) and on a deleted dir (it writes
+//! into the unlinked `current`); a logger that cannot start is only a
+//! respawn every second. So the rule looks past s6: the record the
+//! logger's run script leaves when it could not start s6-log as
+//! configured, the logger's own status, the log dir, its file system, and
+//! how full the pipe is.
+
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::status::{read_slot, supervisor_running};
+
+/// In the logger's dir (`SLOT/log`): one line, why its run script could
+/// not start s6-log as configured (written by `log/run`, removed by it
+/// once s6-log starts as configured).
+pub const SETUP_RECORD: &str = ".svkit-log-error";
+
+/// In the slot's dir: the fault the log watcher last reported, one line
+/// (`svkit log-watch`; removed when the episode ends). `svctl events`
+/// follows it; status judges afresh.
+pub const FAULT_RECORD: &str = ".svkit-log-fault";
+
+/// Why a slot's output is not getting through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// `log/run` could not start s6-log as configured; its own words.
+    Setup(String),
+    /// The logger is not running: it exits as soon as it starts.
+    Down,
+    /// The log dir was removed: s6-log writes into a deleted file.
+    DirGone(PathBuf),
+    /// The log dir's file system has no space (or no inode) left.
+    DiskFull(PathBuf),
+    /// The pipe to the logger is full and nothing drains it.
+    Stalled,
+}
+
+impl Fault {
+    /// A short word for tables, metrics and events.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::Setup(_) => "setup",
+            Fault::Down => "down",
+            Fault::DirGone(_) => "dir_gone",
+            Fault::DiskFull(_) => "disk_full",
+            Fault::Stalled => "stalled",
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::Setup(why) => write!(f, "logger not started: {why}"),
+            Fault::Down => f.write_str("logger not running: it exits as soon as it starts"),
+            Fault::DirGone(d) => write!(
+                f,
+                "log dir {} is gone: s6-log writes into a deleted file",
+                d.display()
+            ),
+            Fault::DiskFull(d) => write!(
+                f,
+                "no space left for log dir {}: s6-log waits, then the program blocks",
+                d.display()
+            ),
+            Fault::Stalled => f.write_str(
+                "the pipe to the logger is full and not draining: the program blocks on output",
+            ),
+        }
+    }
+}
+
+/// Whether the slot in `slot_dir` has a logger of its own.
+pub fn has_logger(slot_dir: &Path) -> bool {
+    slot_dir.join("log").is_dir()
+}
+
+/// The faults that one look shows (no waiting): the setup record, the
+/// logger's status, the log dir and its file system. `log_dir` is the
+/// configured dir, when the config is known. A pipe that stays full is
+/// [`PipeLevel`]'s to tell, over time.
+pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
+    let logger = slot_dir.join("log");
+    if let Some(why) = setup_error(&logger) {
+        return Some(Fault::Setup(why));
+    }
+    // A logger with no supervisor (a slot being made or removed) is no
+    // fault of the logger's; one that is supervised and down is.
+    if supervisor_running(&logger).unwrap_or(false) {
+        if let Ok(st) = read_slot(&logger) {
+            if !st.up && st.want_up {
+                return Some(Fault::Down);
+            }
+        }
+    }
+    let dir = log_dir?;
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Some(Fault::DirGone(dir.to_path_buf()));
+        }
+        // Not ours to see (another user's dir): the other checks stand.
+        Err(_) => return None,
+        Ok(_) => {}
+    }
+    if disk_full(dir) {
+        return Some(Fault::DiskFull(dir.to_path_buf()));
+    }
+    None
+}
+
+/// The setup record's line, if `log/run` left one.
+pub fn setup_error(logger_dir: &Path) -> Option<String> {
+    let text = std::fs::read(logger_dir.join(SETUP_RECORD)).ok()?;
+    let line = String::from_utf8_lossy(&text);
+    let line = line.lines().next().unwrap_or_default().trim();
+    Some(if line.is_empty() {
+        "unknown reason".to_string()
+    } else {
+        line.chars().take(512).collect()
+    })
+}
+
+/// No block (for the logger's user) or no inode left where the dir lives.
+fn disk_full(dir: &Path) -> bool {
+    match rustix::fs::statvfs(dir) {
+        Ok(v) => v.f_bavail == 0 || (v.f_files > 0 && v.f_favail == 0),
+        Err(_) => false,
+    }
+}
+
+/// How full the pipe from a slot to its logger is, read through the
+/// logger's s6-supervise (it holds the pipe's read end as its stdin, and
+/// runs as the tree's user, so root can open it where it cannot open the
+/// logger's own fds without CAP_SYS_PTRACE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipeLevel {
+    pub queued: u64,
+    pub capacity: u64,
+}
+
+impl PipeLevel {
+    /// Full: a writer of one more line would block (a pipe fills in page
+    /// sized buffers, so "full" is within a page of its capacity).
+    pub fn full(&self) -> bool {
+        self.queued + 4096 > self.capacity
+    }
+
+    /// The level now, when it can be read: None when the logger is down,
+    /// or this user may not open the pipe.
+    pub fn read(slot_dir: &Path) -> Option<PipeLevel> {
+        let st = read_slot(&slot_dir.join("log")).ok()?;
+        let logger = st.pid?;
+        let supervise = parent_pid(logger)?;
+        let fd = open_stdin_of(supervise).ok()?;
+        let queued = rustix::io::ioctl_fionread(fd.as_fd()).ok()?;
+        let capacity = rustix::pipe::fcntl_getpipe_size(fd.as_fd()).ok()? as u64;
+        Some(PipeLevel { queued, capacity })
+    }
+}
+
+/// A pipe that stays full between two looks at least `window` apart with
+/// the same number of bytes queued is stalled: a logger that drains it,
+/// however slowly, changes the count.
+pub fn stalled(before: Option<PipeLevel>, after: Option<PipeLevel>) -> bool {
+    matches!((before, after), (Some(a), Some(b)) if a.full() && a == b)
+}
+
+/// How long a full pipe must stay unchanged to count as stalled: long
+/// enough for any logger that still reads to take some of it.
+pub const STALL_WINDOW: Duration = Duration::from_millis(500);
+
+/// Of `slot_dirs`, the indices of those whose pipe stays full, with the
+/// same bytes queued, for `window` (looked at every 100 ms; slots whose
+/// pipe is not full at the first look cost one look).
+pub fn find_stalled(slot_dirs: &[PathBuf], window: Duration) -> Vec<usize> {
+    let first: Vec<Option<PipeLevel>> = slot_dirs
+        .iter()
+        .map(|d| PipeLevel::read(d).filter(PipeLevel::full))
+        .collect();
+    let mut stalled_now: Vec<usize> = (0..slot_dirs.len())
+        .filter(|&i| first[i].is_some())
+        .collect();
+    let end = Instant::now() + window;
+    while !stalled_now.is_empty() {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        // A measurement window, not a wait for an event: nothing signals
+        // that a pipe stopped draining.
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+        stalled_now.retain(|&i| stalled(first[i], PipeLevel::read(&slot_dirs[i])));
+    }
+    stalled_now
+}
+
+fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields count from
+    // the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A read end of the pipe of its own, never blocking, for FIONREAD only.
+fn open_stdin_of(pid: u32) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(format!("/proc/{pid}/fd/0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipe_is_stalled_only_when_full_and_unchanged() {
+        let full = PipeLevel {
+            queued: 65536,
+            capacity: 65536,
+        };
+        let drained = PipeLevel {
+            queued: 61440,
+            ..full
+        };
+        let half = PipeLevel {
+            queued: 30000,
+            ..full
+        };
+        assert!(full.full());
+        assert!(PipeLevel {
+            queued: 61441,
+            ..full
+        }
+        .full());
+        assert!(!drained.full());
+        assert!(stalled(Some(full), Some(full)));
+        assert!(!stalled(Some(full), Some(drained)));
+        assert!(!stalled(Some(half), Some(half)));
+        assert!(!stalled(None, Some(full)));
+        assert!(!stalled(Some(full), None));
+    }
+
+    #[test]
+    fn the_setup_record_is_one_bounded_line() {
+        let t = tempfile::tempdir().expect("tempdir");
+        assert_eq!(setup_error(t.path()), None);
+        std::fs::write(t.path().join(SETUP_RECORD), "no way\nsecond\n").expect("write");
+        assert_eq!(setup_error(t.path()).as_deref(), Some("no way"));
+        std::fs::write(t.path().join(SETUP_RECORD), "").expect("write");
+        assert_eq!(setup_error(t.path()).as_deref(), Some("unknown reason"));
+        std::fs::write(t.path().join(SETUP_RECORD), b"\xff\xfe bad").expect("write");
+        assert!(setup_error(t.path()).is_some_and(|s| s.ends_with("bad")));
+        std::fs::write(t.path().join(SETUP_RECORD), "x".repeat(10_000)).expect("write");
+        assert_eq!(setup_error(t.path()).map(|s| s.len()), Some(512));
+    }
+
+    #[test]
+    fn a_missing_log_dir_is_gone_and_a_present_one_is_fine() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let slot = t.path().join("slot");
+        std::fs::create_dir_all(slot.join("log")).expect("mkdir");
+        let dir = t.path().join("logs");
+        assert_eq!(
+            check_now(&slot, Some(&dir)),
+            Some(Fault::DirGone(dir.clone()))
+        );
+        std::fs::create_dir(&dir).expect("mkdir");
+        assert_eq!(check_now(&slot, Some(&dir)), None);
+        std::fs::write(slot.join("log").join(SETUP_RECORD), "cannot mkdir\n").expect("write");
+        assert_eq!(
+            check_now(&slot, Some(&dir)),
+            Some(Fault::Setup("cannot mkdir".into()))
+        );
+    }
+
+    #[test]
+    fn parent_pid_reads_past_a_hostile_command_name() {
+        assert_eq!(parent_pid(std::process::id()), Some(nix::unistd::getppid().as_raw() as u32));
+        assert_eq!(parent_pid(u32::MAX), None);
+    }
+}
