@@ -7,6 +7,7 @@
 #     svkit-reconcile, svkit-wrap               is run as picks the program
 #   etc/cont-init.d/50-svkit-reconcile        the boot hook (rootfs/)
 #   etc/cont-finish.d/50-svkit-stop           the stop hook (rootfs/)
+#   etc/services.d/svkit-log-watch/run        the loggers' watcher (rootfs/)
 #
 # as dist/svkit-VERSION-ARCH.tar.xz, with dist/SHA256SUMS beside it. No
 # config (/etc/svkit/*.json is the image's own) and no directory entries:
@@ -43,11 +44,13 @@ listed=$("$bin" --list | tr '\n' ' ') || fail "$bin --list failed"
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/usr/local/bin" "$stage/etc/cont-init.d" "$stage/etc/cont-finish.d"
+mkdir -p "$stage/usr/local/bin" "$stage/etc/cont-init.d" "$stage/etc/cont-finish.d" \
+  "$stage/etc/services.d/svkit-log-watch"
 install -m 0755 "$bin" "$stage/usr/local/bin/svkit"
 for p in $PROGRAMS; do ln -s svkit "$stage/usr/local/bin/$p"; done
 install -m 0755 rootfs/etc/cont-init.d/50-svkit-reconcile "$stage/etc/cont-init.d/"
 install -m 0755 rootfs/etc/cont-finish.d/50-svkit-stop "$stage/etc/cont-finish.d/"
+install -m 0755 rootfs/etc/services.d/svkit-log-watch/run "$stage/etc/services.d/svkit-log-watch/"
 
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 mkdir -p dist

@@ -353,14 +353,19 @@ impl Rootfs {
         Rootfs { dir }
     }
 
-    /// The common layer: `/etc/svkit/10-test.json` holding `config`, and
-    /// the boot hook that runs `svkit-reconcile`, as an image has them.
+    /// The common layer: `/etc/svkit/10-test.json` holding `config`, the
+    /// boot hook that runs `svkit-reconcile` and the loggers' watcher
+    /// service, as an image has them.
     pub fn with_svkit(config: &str) -> Rootfs {
         let r = Rootfs::new();
         r.file(TEST_CONFIG, config);
         r.script(
             "etc/cont-init.d/50-svkit",
             "#!/bin/sh\nexec svkit-reconcile\n",
+        );
+        r.script(
+            "etc/services.d/svkit-log-watch/run",
+            include_str!("../../../rootfs/etc/services.d/svkit-log-watch/run"),
         );
         r
     }

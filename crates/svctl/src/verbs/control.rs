@@ -11,6 +11,7 @@ use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, strerror, Fatal};
 use svkit::s6::control::{send, Command6};
+use svkit::s6::health::Verdict;
 use svkit::s6::status::read_slot;
 use svkit::s6::wait::{self, Outcome, Target, Watched};
 use svkit::state::{write_desired, Desired};
@@ -163,22 +164,23 @@ const LOG_RECHECK: Duration = Duration::from_millis(200);
 /// The watched slots whose logger is at fault (all of them must be fine;
 /// with `any`, one fine slot is enough and nothing is reported).
 fn log_faults(ctx: &Ctx, slots: &[Watched], any: bool) -> Vec<(String, svkit::s6::logger::Fault)> {
-    use svkit::s6::logger;
     let judge = ctx.judge();
     let names: Vec<String> = slots.iter().map(|w| name_of(&w.dir)).collect();
-    let mut faults: Vec<Option<logger::Fault>> = names.iter().map(|n| judge.log_fault(n)).collect();
-    let fine: Vec<usize> = (0..names.len()).filter(|&i| faults[i].is_none()).collect();
-    let dirs: Vec<_> = fine.iter().map(|&i| slots[i].dir.clone()).collect();
-    for k in logger::find_stalled(&dirs, logger::STALL_WINDOW) {
-        faults[fine[k]] = Some(logger::Fault::Stalled);
-    }
-    if any && faults.iter().any(Option::is_none) {
+    let mut verdicts: Vec<Verdict> = names
+        .iter()
+        .map(|n| Verdict {
+            log: judge.log_fault(n),
+            ..Verdict::default()
+        })
+        .collect();
+    judge.mark_stalled(names.iter().map(String::as_str).zip(verdicts.iter_mut()));
+    if any && verdicts.iter().any(|v| v.log.is_none()) {
         return Vec::new();
     }
     names
         .into_iter()
-        .zip(faults)
-        .filter_map(|(n, f)| f.map(|f| (n, f)))
+        .zip(verdicts)
+        .filter_map(|(n, v)| v.log.map(|f| (n, f)))
         .collect()
 }
 

@@ -32,6 +32,12 @@ pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
             Err(e) => return Err(Fatal::system(format!("unable to read status of {n}"), e)),
         }
     }
+    judge.mark_stalled(
+        slots
+            .iter_mut()
+            .filter(|m| m.st.is_some())
+            .map(|m| (m.name.as_str(), &mut m.v)),
+    );
     msg::out(exposition(&slots, now))?;
     if !hidden.is_empty() {
         msg::warn(format_args!(

@@ -7,7 +7,7 @@ use svkit::msg::exit::svctl::{NOT_IN_STATE, UNKNOWN_SLOT};
 use svkit::msg::exit::OK;
 use svkit::msg::{self, Fatal};
 use svkit::reconcile::is_ours;
-use svkit::s6::{health, logger};
+use svkit::s6::health;
 use svkit::s6::status::{read_slot, supervisor_running, StatusError};
 
 use super::ctx::Ctx;
@@ -54,7 +54,11 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     } else {
         rows.sort_by_key(|r| args.slots.iter().position(|s| *s == r.name));
     }
-    mark_stalled(&ctx, &mut rows);
+    ctx.judge().mark_stalled(
+        rows.iter_mut()
+            .filter(|r| r.st.is_some())
+            .map(|r| (r.name.as_str(), &mut r.v)),
+    );
     let now = SystemTime::now();
     let text = if args.json {
         json_doc(&rows, &unknown, now)
@@ -92,19 +96,6 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     } else {
         NOT_IN_STATE
     })
-}
-
-/// The slots whose logger is otherwise fine but whose pipe stays full:
-/// looked at together, so a health check pays the window once.
-fn mark_stalled(ctx: &Ctx, rows: &mut [Row]) {
-    let candidates: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].st.is_some() && rows[i].v.log.is_none())
-        .filter(|&i| logger::has_logger(&ctx.dir(&rows[i].name)))
-        .collect();
-    let dirs: Vec<_> = candidates.iter().map(|&i| ctx.dir(&rows[i].name)).collect();
-    for k in logger::find_stalled(&dirs, logger::STALL_WINDOW) {
-        rows[candidates[k]].v.log = Some(logger::Fault::Stalled);
-    }
 }
 
 /// A slot the config declares that is not in the scandir: wanted up or

@@ -8,6 +8,7 @@
 //! its open descriptor before switching, so no line is lost or repeated.
 
 pub mod json;
+pub mod watch;
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};

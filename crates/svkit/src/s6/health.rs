@@ -213,6 +213,25 @@ impl Judge<'_> {
         logger::check_now(&dir, self.log_dir(name))
     }
 
+    /// Adds [`logger::Fault::Stalled`] to the verdicts of slots whose
+    /// logger is otherwise fine but whose pipe stays full over
+    /// [`logger::STALL_WINDOW`] (looked at together: the window is paid
+    /// once, and only when some pipe is full).
+    pub fn mark_stalled<'v>(&self, slots: impl IntoIterator<Item = (&'v str, &'v mut Verdict)>) {
+        let mut verdicts = Vec::new();
+        let mut dirs = Vec::new();
+        for (name, v) in slots {
+            let dir = self.scandir.join(name);
+            if v.log.is_none() && logger::has_logger(&dir) {
+                dirs.push(dir);
+                verdicts.push(v);
+            }
+        }
+        for k in logger::find_stalled(&dirs, logger::STALL_WINDOW) {
+            verdicts[k].log = Some(logger::Fault::Stalled);
+        }
+    }
+
     /// Everything svkit decides about the slot `name` at `now`; without a
     /// supervisor (`st` None): what its `down` file says, nothing else.
     pub fn verdict(&self, name: &str, st: Option<&Status>, now: SystemTime) -> Verdict {

@@ -1,0 +1,199 @@
+//! A logger is part of a slot's health, on s6-overlay's real `/init`: a
+//! full log volume and a logger that stopped draining its pipe make
+//! `svctl status` exit 3 with the reason, `wait ready` fail and the
+//! metric drop, the watcher says so once in the container's output, and
+//! all of it clears when the logger can write again, with no line lost.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
+
+mod svctl_common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use svctl_common::*;
+
+/// A tmpfs of `size` mounted on a fresh dir, unmounted when dropped: the
+/// container's data volume with a size of its own.
+struct SmallVolume {
+    dir: tempfile::TempDir,
+}
+
+impl SmallVolume {
+    fn new(size: &str) -> SmallVolume {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
+            .arg("tmpfs")
+            .arg(dir.path())
+            .status()
+            .expect("mount");
+        assert!(st.success(), "mount tmpfs (needs root)");
+        let state = dir.path().join(".svkit");
+        std::fs::create_dir(&state).expect("mkdir");
+        std::os::unix::fs::chown(&state, Some(NOBODY), Some(NOBODY)).expect("chown");
+        SmallVolume { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for SmallVolume {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+    }
+}
+
+/// `svctl status SLOT` exit code and both streams.
+fn status(sbx: &Sandbox, slot: &str) -> (Option<i32>, String, String) {
+    let o = sbx.exec(&["svctl", "status", slot]);
+    (code(&o), stdout(&o), err(&o))
+}
+
+fn log_fault_kind(sbx: &Sandbox, slot: &str) -> Option<String> {
+    let (_, v) = status_json(sbx, &[slot]);
+    v["slots"][0]["log_fault"]["kind"]
+        .as_str()
+        .map(str::to_string)
+}
+
+fn metric(sbx: &Sandbox, line_start: &str) -> Option<String> {
+    let o = sbx.exec(&["svctl", "metrics"]);
+    stdout(&o)
+        .lines()
+        .find(|l| l.starts_with(line_start))
+        .map(str::to_string)
+}
+
+/// Every numbered body `N` in the log dir's files, archives first.
+fn numbers_logged(dir: &Path) -> Vec<u64> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        n.starts_with('@') || n == "current"
+    });
+    // Archive names sort in time order; `current` comes last.
+    files.sort_by_key(|p| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        (n == "current", n)
+    });
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for l in text.lines() {
+            if let Some(n) = l.split("line ").nth(1).and_then(|r| r.split(' ').next()) {
+                if let Ok(n) = n.parse() {
+                    out.push(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+const LINES: u64 = 3000;
+
+/// 3000 numbered lines of ~100 bytes (~330 kB with timestamps), then idle.
+fn config() -> String {
+    format!(
+        r#"{{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    {{ "name": "noisy",
+      "command": ["sh", "-c", "i=0; while [ $i -lt {LINES} ]; do echo \"line $i ..........................................................................\"; i=$((i+1)); done; exec sleep 100000"],
+      "log": {{ "dir": "/data/logs/noisy", "stdout": false, "keep": 50, "max_bytes": 50000 }} }}
+  ]
+}}"#
+    )
+}
+
+#[test]
+fn a_full_log_volume_is_visible_and_loses_nothing_once_freed() {
+    if !sandbox_or_skip("a_full_log_volume_is_visible_and_loses_nothing_once_freed") {
+        return;
+    }
+    let vol = SmallVolume::new("1m");
+    // Leave ~150 kB for the logs: the 330 kB of lines cannot fit.
+    let filler = vol.path().join("filler");
+    std::fs::write(&filler, vec![b'x'; 870 * 1024]).expect("filler");
+    let rootfs = Rootfs::with_svkit(&config());
+    let sbx = Sandbox::boot_with_data(rootfs.path(), vol.path());
+    wait_supervised(&sbx, &["noisy"]);
+
+    let why = poll("status names the full log disk", Duration::from_secs(20), || {
+        let (c, out, err) = status(&sbx, "noisy");
+        (c == Some(3) && out.contains("disk full!")).then_some(err)
+    });
+    assert!(why.contains("no space left for log dir /data/logs/noisy"), "{why}");
+    assert_eq!(log_fault_kind(&sbx, "noisy").as_deref(), Some("disk_full"));
+    let o = sbx.exec(&["svctl", "wait", "ready", "noisy", "--timeout", "300"]);
+    assert_eq!(code(&o), Some(1), "wait ready while the disk is full: {}", err(&o));
+    assert!(err(&o).contains("no space left"), "{}", err(&o));
+    assert_eq!(
+        metric(&sbx, "svkit_slot_log_ok{slot=\"noisy\"}").as_deref(),
+        Some("svkit_slot_log_ok{slot=\"noisy\"} 0")
+    );
+    let said = "svkit: warning: slot noisy: no space left";
+    sbx.wait_for_log(said, Duration::from_secs(10));
+
+    std::fs::remove_file(&filler).expect("free the space");
+    poll("status healthy again", Duration::from_secs(20), || {
+        (status(&sbx, "noisy").0 == Some(0)).then_some(())
+    });
+    let dir = vol.path().join("logs/noisy");
+    let got = poll("every line logged", Duration::from_secs(20), || {
+        let n = numbers_logged(&dir);
+        n.contains(&(LINES - 1)).then_some(n)
+    });
+    assert_eq!(got, (0..LINES).collect::<Vec<_>>(), "lines lost or repeated");
+    sbx.wait_for_log("slot noisy: its output gets through its logger again", Duration::from_secs(10));
+    assert_eq!(
+        metric(&sbx, "svkit_slot_log_ok{slot=\"noisy\"}").as_deref(),
+        Some("svkit_slot_log_ok{slot=\"noisy\"} 1")
+    );
+    // Once per episode, not once a second: the whole episode above took
+    // several of the watcher's looks.
+    assert_eq!(sbx.logs().matches(said).count(), 1, "{}", sbx.logs());
+}
+
+const STALL: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "chatty",
+      "command": ["sh", "-c", "i=0; while :; do echo \"line $i\"; i=$((i+1)); done"],
+      "log": { "dir": "/data/logs/chatty", "stdout": false, "keep": 3, "max_bytes": 100000 } }
+  ]
+}"#;
+
+#[test]
+fn a_logger_that_stops_draining_is_visible_until_it_drains_again() {
+    if !sandbox_or_skip("a_logger_that_stops_draining_is_visible_until_it_drains_again") {
+        return;
+    }
+    let fx = Fixture::new(STALL);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["chatty"]);
+    wait_field(&sbx, "chatty/log", "up", "true");
+    let (c, out, _) = status(&sbx, "chatty");
+    assert_eq!(c, Some(0), "healthy while the logger drains a busy pipe: {out}");
+    let logger = svstat(&sbx, "chatty/log", "pid");
+    expect_code(&sbx.sh(&format!("kill -STOP {logger}")), 0);
+    let why = poll("status names the stalled pipe", Duration::from_secs(10), || {
+        let (c, out, err) = status(&sbx, "chatty");
+        (c == Some(3) && out.contains("stalled!")).then_some(err)
+    });
+    assert!(why.contains("pipe to the logger is full"), "{why}");
+    let said = "svkit: warning: slot chatty: the pipe to the logger is full";
+    sbx.wait_for_log(said, Duration::from_secs(10));
+    expect_code(&sbx.sh(&format!("kill -CONT {logger}")), 0);
+    poll("status healthy again", Duration::from_secs(10), || {
+        (status(&sbx, "chatty").0 == Some(0)).then_some(())
+    });
+    sbx.wait_for_log("slot chatty: its output gets through its logger again", Duration::from_secs(10));
+    assert_eq!(sbx.logs().matches(said).count(), 1, "{}", sbx.logs());
+}

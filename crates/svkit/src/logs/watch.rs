@@ -1,0 +1,169 @@
+//! `svkit log-watch`: the one process that looks at every slot's logger
+//! while the container runs, because s6 does not (see
+//! [`crate::s6::logger`] for what goes wrong unseen).
+//!
+//! It runs as a supervised service of its own without a logger (the image
+//! ships it in `/etc/services.d/svkit-log-watch`), so its lines reach the
+//! container's output directly, never through a stalled logger. Once a
+//! second it judges each svkit slot that has a logger; when a slot's
+//! output stops getting through it says so in one line, once per episode,
+//! and again when it gets through again; the episode is also left in the
+//! slot's dir ([`FAULT_RECORD`]) for `svctl events`. Two faults it mends
+//! itself, by restarting the logger so that its run script starts over:
+//! a log dir that vanished (s6-log would write into a deleted file for
+//! good) and a logger that fell back to stdout only because another
+//! s6-log held the dir, once that lock is free.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::config::{self, Model};
+use crate::msg::{self, exit};
+use crate::s6::control::{send, Command6};
+use crate::s6::logger::{self, Fault, PipeLevel, FAULT_RECORD};
+use crate::s6::status::locked;
+
+/// How often every logger is looked at: a stalled pipe is seen within two
+/// periods.
+const PERIOD: Duration = Duration::from_secs(1);
+
+/// How long a loaded config is trusted before it is read again (apply and
+/// register change log dirs while this runs).
+const CONFIG_TTL: Duration = Duration::from_secs(10);
+
+/// The least time between two restarts of one logger by the watcher: a
+/// restart that did not mend the fault is not repeated every look.
+const RESTART_EVERY: Duration = Duration::from_secs(10);
+
+/// What the watcher remembers of one slot between looks.
+#[derive(Default)]
+struct Seen {
+    fault: Option<Fault>,
+    pipe: Option<PipeLevel>,
+    restarted: Option<Instant>,
+}
+
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
+    let args: Vec<OsString> = args.collect();
+    if !args.is_empty() {
+        msg::fatal("usage: svkit log-watch (takes no arguments; SVKIT_SCANDIR and SVKIT_CONFIG_DIR say where)");
+        return ExitCode::from(exit::USAGE);
+    }
+    let scandir = crate::container::scandir();
+    let config_dir = config::config_dir_from_env();
+    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut model: Option<Model> = None;
+    let mut loaded = Instant::now();
+    loop {
+        if model.is_none() || loaded.elapsed() >= CONFIG_TTL {
+            model = config::load(&config_dir, &crate::state::LiveInstances)
+                .ok()
+                .map(|v| v.model);
+            loaded = Instant::now();
+        }
+        let slots = slots_with_logger(&scandir);
+        seen.retain(|name, _| slots.contains(name));
+        for name in &slots {
+            let log_dir = model
+                .as_ref()
+                .and_then(|m| m.slot(name))
+                .and_then(|s| s.log.as_ref())
+                .map(|l| PathBuf::from(&l.dir));
+            let entry = seen.entry(name.clone()).or_default();
+            look(&scandir.join(name), name, log_dir.as_deref(), entry);
+        }
+        std::thread::sleep(PERIOD);
+    }
+}
+
+/// The svkit slots (marked as ours) in `scandir` that have a logger.
+fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
+    let Ok(rd) = std::fs::read_dir(scandir) else {
+        return BTreeSet::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .filter(|n| {
+            let dir = scandir.join(n);
+            crate::reconcile::is_ours(&dir) && logger::has_logger(&dir)
+        })
+        .collect()
+}
+
+/// One look at one slot: judge, report a change, mend what can be mended.
+fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut Seen) {
+    let mut fault = logger::check_now(dir, log_dir);
+    let pipe = if fault.is_none() {
+        PipeLevel::read(dir)
+    } else {
+        None
+    };
+    if fault.is_none() && logger::stalled(seen.pipe, pipe) {
+        fault = Some(Fault::Stalled);
+    }
+    seen.pipe = pipe;
+    if fault != seen.fault {
+        report(dir, name, seen.fault.as_ref(), fault.as_ref());
+        seen.fault.clone_from(&fault);
+    }
+    if seen.restarted.is_some_and(|t| t.elapsed() < RESTART_EVERY) {
+        return;
+    }
+    let why = match &fault {
+        Some(Fault::DirGone(_)) => "to make its log dir again",
+        Some(Fault::Setup(_)) if lock_freed(dir, log_dir) => {
+            "now that no other logger holds its dir"
+        }
+        _ => return,
+    };
+    restart_logger(dir, name, why);
+    seen.restarted = Some(Instant::now());
+}
+
+/// One line on a change, and the record `svctl events` follows. A setup
+/// failure was already said by the logger's run script itself.
+fn report(dir: &Path, name: &str, was: Option<&Fault>, now: Option<&Fault>) {
+    let record = dir.join(FAULT_RECORD);
+    match now {
+        Some(f) => {
+            if !matches!(f, Fault::Setup(_)) {
+                msg::warn(format_args!("slot {name}: {f}"));
+            }
+            let line = format!("{}: {f}\n", f.kind());
+            if let Err(e) = crate::fsutil::write_atomic(&record, line.as_bytes(), 0o644, None) {
+                msg::warn(format_args!(
+                    "slot {name}: unable to write {}: {}",
+                    record.display(),
+                    msg::strerror(&e)
+                ));
+            }
+        }
+        None => {
+            if was.is_some() {
+                msg::info(format_args!("slot {name}: its output gets through its logger again"));
+            }
+            let _ = std::fs::remove_file(&record);
+        }
+    }
+}
+
+/// A logger running on stdout only (its dir was locked by another s6-log
+/// when it started) whose dir's lock nobody holds any more.
+fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
+    let Some(log_dir) = log_dir else {
+        return false;
+    };
+    let up = crate::s6::status::read_slot(&dir.join("log")).is_ok_and(|s| s.up);
+    up && matches!(locked(&log_dir.join("lock")), Ok(false))
+}
+
+fn restart_logger(dir: &Path, name: &str, why: &str) {
+    match send(&dir.join("log"), &[Command6::Restart]) {
+        Ok(()) => msg::info(format_args!("slot {name}: restarting its logger {why}")),
+        Err(e) => msg::warn(format_args!("slot {name}: unable to restart its logger: {e}")),
+    }
+}
