@@ -41,7 +41,10 @@ impl SmallVolume {
 
 impl Drop for SmallVolume {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
     }
 }
 
@@ -77,7 +80,11 @@ fn numbers_logged(dir: &Path) -> Vec<u64> {
     });
     // Archive names sort in time order; `current` comes last.
     files.sort_by_key(|p| {
-        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let n = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
         (n == "current", n)
     });
     let mut out = Vec::new();
@@ -124,14 +131,26 @@ fn a_full_log_volume_is_visible_and_loses_nothing_once_freed() {
     let sbx = Sandbox::boot_with_data(rootfs.path(), vol.path());
     wait_supervised(&sbx, &["noisy"]);
 
-    let why = poll("status names the full log disk", Duration::from_secs(20), || {
-        let (c, out, err) = status(&sbx, "noisy");
-        (c == Some(3) && out.contains("disk full!")).then_some(err)
-    });
-    assert!(why.contains("no space left for log dir /data/logs/noisy"), "{why}");
+    let why = poll(
+        "status names the full log disk",
+        Duration::from_secs(20),
+        || {
+            let (c, out, err) = status(&sbx, "noisy");
+            (c == Some(3) && out.contains("disk full!")).then_some(err)
+        },
+    );
+    assert!(
+        why.contains("no space left for log dir /data/logs/noisy"),
+        "{why}"
+    );
     assert_eq!(log_fault_kind(&sbx, "noisy").as_deref(), Some("disk_full"));
     let o = sbx.exec(&["svctl", "wait", "ready", "noisy", "--timeout", "300"]);
-    assert_eq!(code(&o), Some(1), "wait ready while the disk is full: {}", err(&o));
+    assert_eq!(
+        code(&o),
+        Some(1),
+        "wait ready while the disk is full: {}",
+        err(&o)
+    );
     assert!(err(&o).contains("no space left"), "{}", err(&o));
     assert_eq!(
         metric(&sbx, "svkit_slot_log_ok{slot=\"noisy\"}").as_deref(),
@@ -149,8 +168,15 @@ fn a_full_log_volume_is_visible_and_loses_nothing_once_freed() {
         let n = numbers_logged(&dir);
         n.contains(&(LINES - 1)).then_some(n)
     });
-    assert_eq!(got, (0..LINES).collect::<Vec<_>>(), "lines lost or repeated");
-    sbx.wait_for_log("slot noisy: its output gets through its logger again", Duration::from_secs(10));
+    assert_eq!(
+        got,
+        (0..LINES).collect::<Vec<_>>(),
+        "lines lost or repeated"
+    );
+    sbx.wait_for_log(
+        "slot noisy: its output gets through its logger again",
+        Duration::from_secs(10),
+    );
     assert_eq!(
         metric(&sbx, "svkit_slot_log_ok{slot=\"noisy\"}").as_deref(),
         Some("svkit_slot_log_ok{slot=\"noisy\"} 1")
@@ -180,13 +206,25 @@ fn a_logger_that_stops_draining_is_visible_until_it_drains_again() {
     wait_supervised(&sbx, &["chatty"]);
     wait_field(&sbx, "chatty/log", "up", "true");
     let (c, out, _) = status(&sbx, "chatty");
-    assert_eq!(c, Some(0), "healthy while the logger drains a busy pipe: {out}");
+    assert_eq!(
+        c,
+        Some(0),
+        "healthy while the logger drains a busy pipe: {out}"
+    );
+    expect_code(
+        &sbx.sh("svctl events chatty > /tmp/events 2>&1 < /dev/null &"),
+        0,
+    );
     let logger = svstat(&sbx, "chatty/log", "pid");
     expect_code(&sbx.sh(&format!("kill -STOP {logger}")), 0);
-    let why = poll("status names the stalled pipe", Duration::from_secs(10), || {
-        let (c, out, err) = status(&sbx, "chatty");
-        (c == Some(3) && out.contains("stalled!")).then_some(err)
-    });
+    let why = poll(
+        "status names the stalled pipe",
+        Duration::from_secs(10),
+        || {
+            let (c, out, err) = status(&sbx, "chatty");
+            (c == Some(3) && out.contains("stalled!")).then_some(err)
+        },
+    );
     assert!(why.contains("pipe to the logger is full"), "{why}");
     let said = "svkit: warning: slot chatty: the pipe to the logger is full";
     sbx.wait_for_log(said, Duration::from_secs(10));
@@ -194,6 +232,17 @@ fn a_logger_that_stops_draining_is_visible_until_it_drains_again() {
     poll("status healthy again", Duration::from_secs(10), || {
         (status(&sbx, "chatty").0 == Some(0)).then_some(())
     });
-    sbx.wait_for_log("slot chatty: its output gets through its logger again", Duration::from_secs(10));
+    sbx.wait_for_log(
+        "slot chatty: its output gets through its logger again",
+        Duration::from_secs(10),
+    );
     assert_eq!(sbx.logs().matches(said).count(), 1, "{}", sbx.logs());
+    let events = poll("events reported both", Duration::from_secs(10), || {
+        let ev = stdout(&sbx.sh("cat /tmp/events"));
+        ev.contains(" chatty log-ok").then_some(ev)
+    });
+    assert!(
+        events.contains(" chatty log-failing: stalled: the pipe to the logger is full"),
+        "{events}"
+    );
 }

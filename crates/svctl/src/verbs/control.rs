@@ -222,7 +222,10 @@ pub fn wait_for(
         }
         if Instant::now() >= deadline {
             for (n, f) in &stuck {
-                msg::fatal(format_args!("timed out after {} ms waiting for {n} to be ready: {f}", timeout.as_millis()));
+                msg::fatal(format_args!(
+                    "timed out after {} ms waiting for {n} to be ready: {f}",
+                    timeout.as_millis()
+                ));
             }
             return Ok(NOT_OK);
         }

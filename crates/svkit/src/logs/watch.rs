@@ -144,7 +144,9 @@ fn report(dir: &Path, name: &str, was: Option<&Fault>, now: Option<&Fault>) {
         }
         None => {
             if was.is_some() {
-                msg::info(format_args!("slot {name}: its output gets through its logger again"));
+                msg::info(format_args!(
+                    "slot {name}: its output gets through its logger again"
+                ));
             }
             let _ = std::fs::remove_file(&record);
         }
@@ -164,6 +166,8 @@ fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
 fn restart_logger(dir: &Path, name: &str, why: &str) {
     match send(&dir.join("log"), &[Command6::Restart]) {
         Ok(()) => msg::info(format_args!("slot {name}: restarting its logger {why}")),
-        Err(e) => msg::warn(format_args!("slot {name}: unable to restart its logger: {e}")),
+        Err(e) => msg::warn(format_args!(
+            "slot {name}: unable to restart its logger: {e}"
+        )),
     }
 }

@@ -143,11 +143,7 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 /// slot an operator stopped, or a finished job, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| {
-        !v.failed
-            && !v.ready_overdue
-            && v.waiting.is_none()
-            && v.log.is_none()
-            && s.up == s.want_up
+        !v.failed && !v.ready_overdue && v.waiting.is_none() && v.log.is_none() && s.up == s.want_up
     })
 }
 

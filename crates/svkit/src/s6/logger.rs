@@ -289,7 +289,10 @@ mod tests {
 
     #[test]
     fn parent_pid_reads_past_a_hostile_command_name() {
-        assert_eq!(parent_pid(std::process::id()), Some(nix::unistd::getppid().as_raw() as u32));
+        assert_eq!(
+            parent_pid(std::process::id()),
+            Some(nix::unistd::getppid().as_raw() as u32)
+        );
         assert_eq!(parent_pid(u32::MAX), None);
     }
 }

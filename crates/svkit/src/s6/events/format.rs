@@ -46,7 +46,7 @@ pub fn text_line(e: &Event) -> String {
                 LastExit::None => None,
             })
         }
-        What::Failed => e.why.as_ref().map(|w| format!(": {w}")),
+        What::Failed | What::LogFailing => e.why.as_ref().map(|w| format!(": {w}")),
         _ => None,
     };
     format!(

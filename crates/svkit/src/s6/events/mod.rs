@@ -17,6 +17,7 @@
 
 mod fifo;
 mod format;
+mod logrecord;
 mod stream;
 
 use std::fmt;
@@ -59,6 +60,10 @@ pub enum What {
     Added,
     /// The slot left the scandir.
     Removed,
+    /// Its output stopped getting through its logger (`svkit log-watch`).
+    LogFailing,
+    /// Its output gets through its logger again.
+    LogOk,
 }
 
 impl What {
@@ -76,6 +81,8 @@ impl What {
             What::Unsupervised => "unsupervised",
             What::Added => "added",
             What::Removed => "removed",
+            What::LogFailing => "log-failing",
+            What::LogOk => "log-ok",
         }
     }
 }

@@ -14,6 +14,7 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
+use super::logrecord::LogRecords;
 use super::{judge, Event, EventsError, Subscription, What};
 use crate::msg::strerror;
 use crate::reconcile::is_ours;
@@ -75,6 +76,9 @@ struct Stream<'a> {
     judge: &'a Judge<'a>,
     scope: &'a Scope,
     subs: BTreeMap<String, Subscription>,
+    /// None when inotify is not available: log faults are then not
+    /// reported (state changes still are).
+    logs: Option<LogRecords>,
 }
 
 /// Follows the slots of `scope` in `judge.scandir` and reports each state
@@ -106,6 +110,7 @@ pub fn follow(
         judge,
         scope,
         subs: BTreeMap::new(),
+        logs: LogRecords::new().ok(),
     };
     match scope {
         Scope::Named(names) => {
@@ -117,6 +122,9 @@ pub fn follow(
                     }
                 })?;
                 s.subs.insert(n.clone(), sub);
+                if let Some(logs) = &mut s.logs {
+                    logs.add(n, &judge.scandir.join(n));
+                }
             }
         }
         Scope::Ours => s.rescan(sink, false)?,
@@ -175,9 +183,13 @@ impl Stream<'_> {
     }
 
     fn add(&mut self, name: &str, sink: &mut dyn Sink, report: bool) -> bool {
-        match Subscription::new(&self.judge.scandir.join(name)) {
+        let dir = self.judge.scandir.join(name);
+        match Subscription::new(&dir) {
             Ok(sub) => {
                 self.subs.insert(name.to_string(), sub);
+                if let Some(logs) = &mut self.logs {
+                    logs.add(name, &dir);
+                }
                 !report || self.report(name, What::Added, None, sink)
             }
             Err(e) => {
@@ -231,6 +243,27 @@ impl Stream<'_> {
                 status: st.clone(),
                 why: (what == What::Failed).then(|| v.why.clone()).flatten(),
             };
+            if !sink.event(&e) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Log fault records that changed: `log-failing` with the record's
+    /// words, or `log-ok`. False when the sink's reader went away.
+    fn on_log_records(&mut self, sink: &mut dyn Sink) -> bool {
+        let Some(logs) = &mut self.logs else {
+            return true;
+        };
+        for (name, line) in logs.changed(self.judge.scandir) {
+            let what = if line.is_some() {
+                What::LogFailing
+            } else {
+                What::LogOk
+            };
+            let mut e = self.event(&name, what, None);
+            e.why = line;
             if !sink.event(&e) {
                 return false;
             }
@@ -304,6 +337,9 @@ impl Stream<'_> {
                 if let Some(fd) = scan {
                     fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
                 }
+                if let Some(l) = &self.logs {
+                    fds.push(PollFd::new(l.fd(), PollFlags::POLLIN));
+                }
                 if let Some(fd) = output {
                     // No events asked: only its hangup or error wakes us.
                     fds.push(PollFd::new(fd, PollFlags::empty()));
@@ -327,6 +363,7 @@ impl Stream<'_> {
                 }
             }
             let scan_ready = scan.is_some() && it.next().is_some_and(|r| !r.is_empty());
+            let logs_ready = self.logs.is_some() && it.next().is_some_and(|r| !r.is_empty());
             if output.is_some() {
                 let r = it.next().unwrap_or(PollFlags::empty());
                 if r.contains(PollFlags::POLLNVAL) {
@@ -352,6 +389,9 @@ impl Stream<'_> {
                 if !self.on_bytes(name, &bytes, sink) {
                     return Ok(Stop::OutputClosed);
                 }
+            }
+            if logs_ready && !self.on_log_records(sink) {
+                return Ok(Stop::OutputClosed);
             }
             if scan_ready {
                 if let Some(fd) = scan {
