@@ -168,6 +168,7 @@ mod tests {
                 ..Verdict::default()
             },
             last_death: None,
+            logger: false,
         };
         let text = exposition(&[m], UNIX_EPOCH);
         assert!(
