@@ -48,8 +48,7 @@ pub enum Said {
 /// when run from a slot), else to the container's own output, without
 /// ever blocking.
 pub fn say(text: &str) -> Said {
-    let container = container_stderr();
-    say_to(io::stdout().as_fd(), container.as_deref(), text)
+    say_or(io::stdout().as_fd(), container_stderr, text)
 }
 
 /// `PROG: fatal: MSG`, said as [`say`] does.
@@ -67,11 +66,16 @@ fn container_stderr() -> Option<PathBuf> {
 
 /// [`say`] with the log's fd and the fallback given (`None`: no fallback).
 pub fn say_to(log: BorrowedFd<'_>, container: Option<&Path>, text: &str) -> Said {
+    say_or(log, || container.map(Path::to_path_buf), text)
+}
+
+/// The fallback is only looked for when the log did not take the line.
+fn say_or(log: BorrowedFd<'_>, container: impl FnOnce() -> Option<PathBuf>, text: &str) -> Said {
     let line = one_line(text);
     if write_to_fd(log, &line).is_ok() {
         return Said::Log;
     }
-    let fallback = container.map(|p| reopen(p).and_then(|f| write_once(&f, &line)));
+    let fallback = container().map(|p| reopen(&p).and_then(|f| write_once(&f, &line)));
     match fallback {
         Some(Ok(())) => Said::Container,
         _ => Said::Dropped,
