@@ -238,6 +238,18 @@ pub struct LivenessArgs {
     pub exec: Vec<String>,
 }
 
+/// `svctl say` (internal; rendered into a slot's `run` for its notices).
+#[derive(Debug, Args)]
+pub struct SayArgs {
+    /// The words of the line, joined by spaces
+    #[arg(
+        value_name = "WORD",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub words: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct EventsArgs {
     /// Slots to follow (default: every svkit slot, and those added later)

@@ -200,4 +200,7 @@ Exit codes: 0 rendered, 1 invalid config, 100 bad usage (e.g. DIR not empty), 11
     /// Internal: a slot's liveness watcher, started by its run script
     #[command(hide = true)]
     Liveness(LivenessArgs),
+    /// Internal: a line into the slot's log that never waits on a full pipe
+    #[command(hide = true)]
+    Say(SayArgs),
 }

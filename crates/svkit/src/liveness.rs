@@ -8,7 +8,8 @@
 //! every restart has exactly one watcher. It only checks while the slot is
 //! up, ready and not waiting for dependencies. Its restart goes through
 //! `s6::control::send`, so `finish` knows the death was asked for. What it
-//! last saw is in [`STATE_FILE`] (`svctl status` shows it).
+//! last saw is in [`STATE_FILE`] (`svctl status` shows it). What it says
+//! goes to the slot's log without ever blocking on it ([`crate::msg::say`]).
 
 use std::fs;
 use std::io::{self, Write};
@@ -93,12 +94,15 @@ pub fn watch(w: &Watch, pid: &OwnedFd) -> io::Result<()> {
                 failing += 1;
                 write_state(&w.slot, failing, w.failures, Some(&why));
                 if failing >= w.failures {
-                    eprintln!(
-                        "svkit: liveness check of {} failed {failing} times in a row ({why}): restarting it",
-                        name(&w.slot)
-                    );
+                    // Restart first, then say so: a program hung on a full
+                    // log pipe must not take the restart down with it, and
+                    // the line never waits on that pipe (msg::say).
                     send(&w.slot, &[Command6::Restart, Command6::Cont])
                         .map_err(io::Error::other)?;
+                    crate::msg::say(&format!(
+                        "svkit: liveness check of {} failed {failing} times in a row ({why}): restarting it",
+                        name(&w.slot)
+                    ));
                     // The restart ends the watched process, and so this watch.
                     failing = 0;
                 }

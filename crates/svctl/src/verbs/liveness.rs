@@ -15,7 +15,19 @@ use svkit::msg::Fatal;
 
 use crate::args::LivenessArgs;
 
+/// Its stderr is the slot's log pipe: its own failures are said without
+/// blocking on it (`msg::say`), as every line of the watcher is.
 pub fn run(args: &LivenessArgs) -> Result<u8, Fatal> {
+    match watch(args) {
+        Ok(code) => Ok(code),
+        Err(f) => {
+            svkit::msg::say_fatal(&f);
+            Ok(f.code)
+        }
+    }
+}
+
+fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
     let check = if let Some(addr) = args.tcp {
         Check::Probe(Probe::Tcp(addr))
     } else if let Some(url) = &args.http {

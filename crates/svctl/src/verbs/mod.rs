@@ -10,6 +10,7 @@ mod metrics;
 mod reconcile;
 mod register;
 mod render;
+mod say;
 mod status;
 pub(crate) mod status_fmt;
 mod wait;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Check(a) => check::run(&a),
         Verb::Render(a) => render::run(&a),
         Verb::Liveness(a) => liveness::run(&a),
+        Verb::Say(a) => Ok(say::run(&a)),
         Verb::Status(a) => status::run(&a),
         Verb::Start(a) => control::run(&a, control::Op::Start),
         Verb::Stop(a) => control::run(&a, control::Op::Stop),

@@ -11,8 +11,14 @@
 //! `svctl plan | head -1`) is a quiet end: the rest of the output is
 //! dropped, nothing is printed, the exit code is the command's own. A
 //! message that cannot reach stderr is dropped too: never a panic.
+//!
+//! What svkit writes into a slot's log from beside the program goes
+//! through [`say`], which never blocks on a full log pipe.
 
 pub mod exit;
+mod say;
+
+pub use say::{say, say_fatal, say_to, Said, CONTAINER_STDERR};
 
 use std::fmt;
 use std::io::{self, Write as _};

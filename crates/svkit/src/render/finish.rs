@@ -122,11 +122,11 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         let svstat = sh_quote(&svstat_path);
         o.push_str(&essential(slot));
         o.push_str(
-            "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n",
+            "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n# stderr is the container's own (s6-supervise's), never the slot's log pipe.\n",
         );
         let _ = writeln!(
             o,
-            "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  echo \"svkit: slot {name} $2\" >&2\n  printf '%s\\n' \"$1\" > {END_FILE}\n  [ -n \"$essential\" ] && end_container\n  exit 125\n}}"
+            "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  printf '%s\\n' \"$1\" > {END_FILE}\n  echo \"svkit: slot {name} $2\" >&2\n  [ -n \"$essential\" ] && end_container\n  exit 125\n}}"
         );
     }
     if start_error {

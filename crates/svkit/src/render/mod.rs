@@ -12,7 +12,7 @@
 //! | `finish` | always | sh: the restart policy |
 //! | `down` | not wanted up | empty |
 //! | `notification-fd` | readiness | fd number |
-//! | `data/check` | readiness check | sh: the check command |
+//! | `data/check` | readiness check | sh: the check command, its output to `.svkit-check-output` |
 //! | `timeout-kill` | `stop_timeout_ms` | ms |
 //! | `down-signal` | `down_signal` | `SIGxxx` |
 //! | `timeout-finish` | backoff | ms, above the longest delay |

@@ -6,7 +6,7 @@ use super::inputs;
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, LiveCheck, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
-use crate::s6::end::WAITING_FILE;
+use crate::s6::end::{CHECK_OUTPUT_FILE, WAITING_FILE};
 
 /// Shebang and shellcheck directives. Values are single-quoted on purpose,
 /// so shellcheck's hints about `$` or `\` inside single quotes (SC2016,
@@ -63,9 +63,6 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         slot.name,
         comment_safe(&slot.origin.file.display().to_string()),
     );
-    if slot.log.is_some() {
-        o.push_str("# stderr joins stdout so the logger gets both.\nexec 2>&1\n");
-    }
     o.push_str(&start_liveness(slot, env));
     let check = matches!(slot.readiness, Some(Readiness::Check(_)));
     if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
@@ -103,6 +100,12 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     words.extend(drop_words(slot, env));
     words.extend(slot.command.iter().cloned());
     o.push_str(&wait_for_deps(slot));
+    if slot.log.is_some() {
+        // Only now: until here stderr is the container's own (s6-supervise's),
+        // so nothing this script or its helpers print can wait on a full
+        // log pipe.
+        o.push_str("# The program's stderr joins its stdout so the logger gets both.\nexec 2>&1\n");
+    }
     let _ = writeln!(o, "exec {}", sh_words(&words));
     header(env.with_contenv.as_deref(), &o)
 }
@@ -144,7 +147,8 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
 
 /// `depends_on`: wait (no time limit, without polling, through a
 /// dependency that is gone or failed) until each condition holds, saying
-/// so in the log and in `.svkit-waiting` (what `svctl status` shows).
+/// so in the log (`svctl say`: never blocked by a full log pipe) and in
+/// `.svkit-waiting` (what `svctl status` shows).
 fn wait_for_deps(slot: &Slot) -> String {
     if slot.depends_on.is_empty() {
         return String::new();
@@ -158,7 +162,7 @@ fn wait_for_deps(slot: &Slot) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# depends_on: start only once {what}.\necho \"svkit: slot {} waits for {what}\" >&2\nprintf '%s\\n' \"{what}\" > {WAITING_FILE}",
+        "# depends_on: start only once {what}.\nsvctl say \"svkit: slot {} waits for {what}\"\nprintf '%s\\n' \"{what}\" > {WAITING_FILE}",
         slot.name
     );
     let mut waits = Vec::new();
@@ -192,7 +196,7 @@ pub(super) fn check_script(slot: &Slot, env: &RenderEnv) -> Option<String> {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# svkit readiness check of slot {}: s6-notifyoncheck runs this until it exits 0.",
+        "# svkit readiness check of slot {}: s6-notifyoncheck runs this until it exits 0.\n# Its output never goes between the program's lines in the log: {CHECK_OUTPUT_FILE}\n# holds what the last run printed.\nexec >{CHECK_OUTPUT_FILE} 2>&1",
         slot.name
     );
     if let Some(cwd) = &slot.cwd {

@@ -37,6 +37,9 @@ pub const START_ERROR_FILE: &str = ".svkit-start-error";
 /// Written by a slot's liveness watcher (see `liveness`), and its temp.
 pub const LIVENESS_FILE: &str = ".svkit-liveness";
 pub const LIVENESS_TMP: &str = ".svkit-liveness.tmp";
+/// Written by a readiness check's `data/check` at every run: what the
+/// check printed, kept out of the slot's log.
+pub const CHECK_OUTPUT_FILE: &str = ".svkit-check-output";
 /// The files above: written at run time, never rendered, never a
 /// difference for reconcile to put right.
 pub const RUNTIME_FILES: &[&str] = &[
@@ -46,6 +49,7 @@ pub const RUNTIME_FILES: &[&str] = &[
     START_ERROR_FILE,
     LIVENESS_FILE,
     LIVENESS_TMP,
+    CHECK_OUTPUT_FILE,
 ];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;

@@ -13,7 +13,8 @@
 //! the secrets. An env file may not set the sentinel.
 //!
 //! When a file cannot be used the slot does not start: the error (file and
-//! line, never a value) goes to stderr, so to the slot's log, and to
+//! line, never a value) goes to the slot's log (`msg::say`: never blocked
+//! by a full log pipe; the container's output then), and to
 //! [`START_ERROR_FILE`] in the slot dir, where `finish` turns it into a
 //! permanent failure that `svctl status` shows; the exit code is
 //! [`START_FAILED`].
@@ -141,7 +142,7 @@ fn line_of(text: &[u8], key: &str) -> usize {
 }
 
 fn usage(why: impl fmt::Display) -> ExitCode {
-    msg::fatal(format_args!(
+    msg::say_fatal(format_args!(
         "usage: slot-env --slot NAME --sentinel VAR [--env-file PATH]... [--secret VAR=PATH]... [--cwd DIR] -- ARGV...: {why}"
     ));
     ExitCode::from(exit::USAGE)
@@ -213,14 +214,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let vars = match collect(&req) {
         Ok(v) => v,
         Err(e) => {
-            msg::fatal(format_args!("slot {}: not starting: {e}", req.slot));
+            // Recorded first: finish needs it whatever becomes of the line.
             record(&e);
+            msg::say_fatal(format_args!("slot {}: not starting: {e}", req.slot));
             return ExitCode::from(START_FAILED);
         }
     };
     if let Some(dir) = &req.cwd {
         if let Err(e) = std::env::set_current_dir(dir) {
-            msg::fatal(format_args!(
+            msg::say_fatal(format_args!(
                 "slot {}: unable to chdir to {}: {}",
                 req.slot,
                 dir.display(),
@@ -237,7 +239,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         .args(rest)
         .envs(vars)
         .exec();
-    msg::fatal(format_args!(
+    msg::say_fatal(format_args!(
         "slot {}: unable to run {}: {}",
         req.slot,
         prog.to_string_lossy(),
