@@ -32,7 +32,7 @@ fn logdir() -> tempfile::TempDir {
     fs::write(d.join("current"), nums(20, 25)).expect("write");
     fs::write(d.join("lock"), "").expect("write");
     fs::write(d.join("state"), "").expect("write");
-    fs::write(d.join("processed"), "nope\n").expect("write");
+    fs::write(d.join("newstate"), "nope\n").expect("write");
     t
 }
 
@@ -68,13 +68,13 @@ fn tail_spans_files_in_order() {
     ] {
         let (out, cur) = tail(t.path(), n).expect("tail");
         assert_eq!(String::from_utf8_lossy(&out), nums(from, 25), "n={n}");
-        assert!(cur.is_some());
+        assert!(cur.has_current());
     }
     // No current yet (a fresh logger): the archives alone.
     fs::remove_file(t.path().join("current")).expect("rm");
     let (out, cur) = tail(t.path(), 3).expect("tail");
     assert_eq!(String::from_utf8_lossy(&out), nums(17, 20));
-    assert!(cur.is_none());
+    assert!(!cur.has_current());
     // A missing dir is an error the caller can tell apart.
     let e = tail(&t.path().join("nope"), 3).err().expect("error");
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
@@ -88,7 +88,7 @@ fn follow_survives_rotation_without_loss_or_repeat() {
     assert_eq!(String::from_utf8_lossy(&out), nums(23, 25));
     let mut f = Follower::new(d, cur);
     let mut seen = Vec::new();
-    assert_eq!(f.step(&mut seen).expect("step"), 0);
+    assert_eq!(f.step(&mut seen).expect("step").bytes, 0);
     append(&d.join("current"), &nums(25, 30));
     f.step(&mut seen).expect("step");
     // s6-log: more lines, then current becomes an archive and a new one starts;
@@ -113,10 +113,30 @@ fn follow_survives_rotation_without_loss_or_repeat() {
 #[test]
 fn follow_waits_for_a_log_that_does_not_exist_yet() {
     let t = tempfile::tempdir().expect("tempdir");
-    let mut f = Follower::new(t.path(), None);
+    let mut f = Follower::new(t.path(), Default::default());
     let mut seen = Vec::new();
-    assert_eq!(f.step(&mut seen).expect("step"), 0);
+    assert_eq!(f.step(&mut seen).expect("step").bytes, 0);
     fs::write(t.path().join("current"), "first\n").expect("write");
     f.step(&mut seen).expect("step");
     assert_eq!(seen, b"first\n");
+}
+
+#[test]
+fn tail_reads_the_file_being_archived_between_archives_and_current() {
+    // Mid-rotation: s6-log renamed `current` to `previous` and started a
+    // new `current`, but has not archived `previous` yet.
+    let t = logdir();
+    let d = t.path();
+    fs::rename(d.join("current"), d.join("previous")).expect("rename");
+    fs::write(d.join("current"), nums(25, 27)).expect("write");
+    let (out, pos) = tail(d, 10).expect("tail");
+    assert_eq!(String::from_utf8_lossy(&out), nums(17, 27));
+    // Archived afterwards, it is not shown again by the follower.
+    fs::hard_link(d.join("previous"), d.join("@400000006b0d10551c38b356.s")).expect("link");
+    fs::remove_file(d.join("previous")).expect("unlink");
+    let mut f = Follower::new(d, pos);
+    let mut seen = Vec::new();
+    append(&d.join("current"), &nums(27, 28));
+    f.step(&mut seen).expect("step");
+    assert_eq!(String::from_utf8_lossy(&seen), nums(27, 28));
 }

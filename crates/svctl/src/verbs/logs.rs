@@ -4,7 +4,7 @@
 
 use std::io;
 
-use svkit::logs::{tail, Follower};
+use svkit::logs::{tail, Follower, Position};
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
 
@@ -35,11 +35,11 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     };
     let dir = std::path::PathBuf::from(dir);
     let sys = |e: io::Error| Fatal::io(format!("unable to read log dir {}", dir.display()), &e);
-    let (head, cur) = match tail(&dir, args.lines) {
+    let (head, pos) = match tail(&dir, args.lines) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             msg::warn(format_args!("log dir {} does not exist yet", dir.display()));
-            (Vec::new(), None)
+            (Vec::new(), Position::default())
         }
         Err(e) => return Err(sys(e)),
     };
@@ -49,8 +49,17 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     }
     // Follows until the reader goes away (`svctl logs -f | head`): EPIPE
     // is the only error of the writer, a quiet end.
-    let mut f = Follower::new(&dir, cur);
-    match f.run(&mut io::stdout().lock(), None) {
+    let keep = ctx
+        .slot(name)
+        .and_then(|s| s.log.as_ref())
+        .map_or(0, |l| l.keep);
+    let mut gap = || {
+        msg::warn(format_args!(
+            "lines of {name} may be missing here: s6-log deleted log files before they could be read (it keeps {keep} archives; more rotated while following)"
+        ))
+    };
+    let mut f = Follower::new(&dir, pos);
+    match f.run(&mut io::stdout().lock(), None, &mut gap) {
         Ok(()) => Ok(OK),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => msg::out_error(e).map(|()| OK),
         Err(e) => Err(sys(e)),
