@@ -8,7 +8,7 @@ use crate::config::{Log, LogFormat, Slot};
 use crate::logs::json::MAX_LINE_BYTES;
 use crate::s6::end::LOG_ERROR_NAME;
 
-/// Why s6-log cannot run as configured: one line in [`LOG_ERROR_FILE`]
+/// Why s6-log cannot run as configured: one line in `.svkit-log-error`
 /// (in `log/`, the script's cwd) for `svctl status`, and on stderr only
 /// when it is new or says something else: s6 respawns a failing logger
 /// every second, and the container's log must not fill with the same line.
