@@ -75,6 +75,11 @@ fn numeric_user_without_passwd_entry_runs_as_its_ids() {
     wait_supervised(&sbx, &["n"]);
     wait_field(&sbx, "n", "up", "true");
     let pid = svstat(&sbx, "n", "pid");
+    // The pid is the run script's (root's) until it execs the program.
+    poll("n runs sleep", Duration::from_secs(10), || {
+        let comm = stdout(&sbx.sh(&format!("cat /proc/{pid}/comm")));
+        (comm.trim() == "sleep").then_some(())
+    });
     let o = sbx.sh(&format!(
         "grep -E '^(Uid|Gid):' /proc/{pid}/status | awk '{{print $2}}'; stat -c %u:%g /data/logs/n"
     ));

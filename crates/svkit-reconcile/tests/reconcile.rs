@@ -242,7 +242,12 @@ fn second_apply_writes_nothing_and_restarts_nothing() {
         let p = svstat(&sbx, "dash", "pid");
         (p != pids_before["dash"] && p != "-1").then_some(p)
     });
-    assert!(stdout(&sbx.sh(&format!("cat /proc/{new_pid}/cmdline"))).contains("2002"));
+    // The pid is the run script's until it execs the program (after the
+    // chown of its log pipe, a fork of its own).
+    poll("dash runs the new command", Duration::from_secs(10), || {
+        let cmdline = stdout(&sbx.sh(&format!("cat /proc/{new_pid}/cmdline")));
+        cmdline.contains("2002").then_some(())
+    });
     let mut others = pids(&sbx, ALL);
     others.remove("dash");
     let mut expect = pids_before.clone();

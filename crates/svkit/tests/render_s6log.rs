@@ -68,6 +68,8 @@ fn logger_writes_stdout_and_rotated_files() {
 
     let mut child = Command::new("/bin/sh")
         .arg(&script)
+        // s6 runs it in `log/`, where it keeps its record.
+        .current_dir(tmp.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -144,8 +146,8 @@ fn logger_writes_stdout_and_rotated_files() {
 }
 
 #[test]
-fn planted_symlink_is_refused() {
-    if !have_s6_log("planted_symlink_is_refused") {
+fn planted_symlink_is_refused_and_recorded_once() {
+    if !have_s6_log("planted_symlink_is_refused_and_recorded_once") {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -155,18 +157,44 @@ fn planted_symlink_is_refused() {
     let dir = tmp.path().join("logs/slot");
     let script = tmp.path().join("log-run");
     std::fs::write(&script, log_run(&dir, 2, 4096)).expect("write log/run");
-    let out = Command::new("/bin/sh")
-        .arg(&script)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run log/run");
+    let run = || {
+        Command::new("/bin/sh")
+            .arg(&script)
+            // s6 runs it in `log/`, where it keeps its record.
+            .current_dir(tmp.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .output()
+            .expect("run log/run")
+    };
+    let record = tmp.path().join(".svkit-log-error");
+    let why = format!(
+        "log dir {}: refused: {} is a symlink",
+        dir.display(),
+        tmp.path().join("logs").display()
+    );
+    let out = run();
     assert_eq!(out.status.code(), Some(111));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is a symlink"), "{err}");
+    assert_eq!(err, format!("svkit: slot logged: {why}\n"));
+    assert_eq!(
+        std::fs::read_to_string(&record).expect("record"),
+        format!("{why}\n")
+    );
     assert!(
         !elsewhere.join("slot").exists(),
         "nothing created through the symlink"
     );
+    // s6 respawns it every second: the same reason is said once.
+    let again = run();
+    assert_eq!(again.status.code(), Some(111));
+    assert_eq!(String::from_utf8_lossy(&again.stderr), "");
+    // Fixed: the dir is made, s6-log runs (to EOF) and the record goes.
+    std::fs::remove_file(tmp.path().join("logs")).expect("rm symlink");
+    let fixed = run();
+    assert!(fixed.status.success(), "{fixed:?}");
+    assert!(dir.is_dir());
+    assert!(!record.exists(), "the record is removed before s6-log runs");
 }
 
 /// What docs/config.md says of `max_bytes` under a burst: s6-log writes
@@ -190,6 +218,8 @@ fn a_burst_overshoots_max_bytes_by_less_than_one_read() {
     std::fs::write(&input, &body).expect("write burst");
     let out = Command::new("/bin/sh")
         .arg(&script)
+        // s6 runs it in `log/`, where it keeps its record.
+        .current_dir(tmp.path())
         .stdin(std::fs::File::open(&input).expect("open burst"))
         .stdout(Stdio::null())
         .output()

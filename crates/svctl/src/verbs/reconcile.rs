@@ -64,9 +64,15 @@ fn plan_json(plans: &[SlotPlan], order: &[(String, Vec<String>)]) -> String {
                 "action": p.action.name(),
                 "state": if p.want_up { "up" } else { "down" },
             });
-            if let Action::Update { restart, .. } = &p.action {
+            if let Action::Update {
+                restart,
+                log_dir_missing,
+                ..
+            } = &p.action
+            {
                 v["files"] = json!(p.action.files());
                 v["restart"] = json!(restart);
+                v["log_dir_missing"] = json!(log_dir_missing);
             }
             v
         })
@@ -171,6 +177,7 @@ mod tests {
                     changed: vec![PathBuf::from("run")],
                     removed: vec![PathBuf::from("down")],
                     restart: true,
+                    log_dir_missing: true,
                 },
                 want_up: false,
             },
@@ -183,6 +190,7 @@ mod tests {
         );
         assert_eq!(v["slots"][1]["files"], json!(["run", "down"]));
         assert_eq!(v["slots"][1]["restart"], true);
+        assert_eq!(v["slots"][1]["log_dir_missing"], true);
         let v: Value = serde_json::from_str(&plan_json(
             &plans[..1],
             &[("a".into(), vec!["b (up)".into()])],

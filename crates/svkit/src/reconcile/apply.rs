@@ -153,9 +153,26 @@ pub fn apply(
     }
     let mut s6_failed = Vec::new();
     for s in &staged {
-        if let Action::Update { restart: true, .. } = s.work.action {
-            let name = &s.work.slot.name;
-            if let Err(e) = restart_if_up(&scandir.join(name)) {
+        let Action::Update {
+            restart,
+            log_dir_missing,
+            ..
+        } = s.work.action
+        else {
+            continue;
+        };
+        let name = &s.work.slot.name;
+        let dir = scandir.join(name);
+        // The log dir is made again: the logger, writing on into the old
+        // one's unlinked `current`, must reopen it.
+        if *log_dir_missing {
+            match control::restart_logger(&dir) {
+                Ok(()) | Err(ControlError::NotSupervised { .. }) => {}
+                Err(e) => s6_failed.push(SlotError::new(name, e.into())),
+            }
+        }
+        if *restart {
+            if let Err(e) = restart_if_up(&dir) {
                 s6_failed.push(SlotError::new(name, e));
             }
         }

@@ -99,9 +99,11 @@ pub(super) fn check(
     Ok(())
 }
 
-/// Creates `dir` and any missing parents (0750, each created one owned by
-/// `owner`), and makes `dir` itself the owner's: one chown, never
-/// recursive, none when it already is. The walk goes from `/` through
+/// Creates `dir` and any missing parents, and makes `dir` itself the
+/// owner's, 0750 when made: one chown, never recursive, none when it
+/// already is. A parent made here is 0755 and stays the caller's (root's):
+/// slots of different users share parents (`/data/logs`), and one user
+/// owning it would lock the others out of their own log dirs. The walk goes from `/` through
 /// directory descriptors opened with O_NOFOLLOW, and every create and
 /// chown acts on the descriptor, not a path: a symlink anywhere is
 /// refused, and one swapped in during the walk (the user owns some of
@@ -137,17 +139,17 @@ pub(super) fn ensure(
         };
     let mut cur = open(None, Path::new("/"), Path::new("/"))?;
     let mut path = PathBuf::from("/");
-    for p in prefixes(dir)? {
+    let all = prefixes(dir)?;
+    let last = all.len();
+    for (i, p) in all.iter().enumerate() {
         let Some(name) = p.file_name().map(Path::new) else {
             continue;
         };
         path.push(name);
+        let is_dir = i + 1 == last;
+        let mode = Mode::from_bits_truncate(if is_dir { 0o750 } else { 0o755 });
         fault::check("log-mkdir").map_err(io(&path))?;
-        let made = match nix::sys::stat::mkdirat(
-            Some(cur.as_raw_fd()),
-            name,
-            Mode::from_bits_truncate(0o750),
-        ) {
+        let made = match nix::sys::stat::mkdirat(Some(cur.as_raw_fd()), name, mode) {
             Ok(()) => true,
             Err(Errno::EEXIST) => false,
             Err(e) => return Err(io(&path)(e.into())),
@@ -158,9 +160,8 @@ pub(super) fn ensure(
         let next = open(Some(&cur), name, &path)?;
         if made {
             // The umask must not decide the mode.
-            nix::sys::stat::fchmod(next.as_raw_fd(), Mode::from_bits_truncate(0o750))
-                .map_err(|e| io(&path)(e.into()))?;
-            if let Some(o) = owner {
+            nix::sys::stat::fchmod(next.as_raw_fd(), mode).map_err(|e| io(&path)(e.into()))?;
+            if let (Some(o), true) = (owner, is_dir) {
                 fchown(&next, o, &path)?;
             }
         }
@@ -250,6 +251,27 @@ mod tests {
         // /proc takes no new dirs, yet says it is writable: only the walk
         // finds out (and apply undoes what came before).
         assert!(ensure_new(Path::new("/proc/svkit-test/x"), None).is_err());
+    }
+
+    /// Parents made for a slot's user stay root's, 0755: another user's
+    /// log dir under the same parent must stay reachable. Only the log
+    /// dir itself is the user's, 0750.
+    #[test]
+    fn made_parents_are_roots_and_the_log_dir_the_users() {
+        if !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        ensure_new(&t.path().join("logs/x/a"), Some((65534, 65534))).expect("ensure");
+        ensure_new(&t.path().join("logs/x/b"), Some((65533, 65533))).expect("ensure");
+        let meta = |rel: &str| {
+            let m = fs::metadata(t.path().join(rel)).expect("stat");
+            (m.uid(), m.gid(), m.mode() & 0o7777)
+        };
+        assert_eq!(meta("logs"), (0, 0, 0o755));
+        assert_eq!(meta("logs/x"), (0, 0, 0o755));
+        assert_eq!(meta("logs/x/a"), (65534, 65534, 0o750));
+        assert_eq!(meta("logs/x/b"), (65533, 65533, 0o750));
     }
 
     #[test]

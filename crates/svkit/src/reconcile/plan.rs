@@ -18,6 +18,10 @@ pub enum Action {
         removed: Vec<PathBuf>,
         /// `run` changed (its command, user or env): restart if up.
         restart: bool,
+        /// The log dir is gone (deleted under a running logger, which
+        /// writes on into its unlinked `current`): make it again and
+        /// restart the logger so that s6-log reopens it.
+        log_dir_missing: bool,
     },
     Unchanged,
     /// A slot svkit made that is no longer declared.
@@ -68,8 +72,19 @@ impl SlotPlan {
             self.name,
             self.action.name()
         );
-        if let Action::Update { restart, .. } = &self.action {
-            line.push_str(&format!(" files={}", self.action.files().join(",")));
+        if let Action::Update {
+            restart,
+            log_dir_missing,
+            ..
+        } = &self.action
+        {
+            let files = self.action.files();
+            if !files.is_empty() {
+                line.push_str(&format!(" files={}", files.join(",")));
+            }
+            if *log_dir_missing {
+                line.push_str(" log_dir=missing");
+            }
             if *restart {
                 line.push_str(" restart=yes");
             }
@@ -115,7 +130,14 @@ pub(super) fn plan_each(
                 slot: slot.name.clone(),
             })
         } else {
-            live::read_files(&dir).map(|live| compare(slot, &live, uid_matters))
+            live::read_files(&dir).map(|live| {
+                let action = compare(slot, &live, uid_matters);
+                if log_dir_missing(slot) {
+                    missing_log_dir(action)
+                } else {
+                    action
+                }
+            })
         };
         plans.push(
             action
@@ -138,6 +160,38 @@ pub(super) fn plan_each(
         }
     }
     Ok(plans)
+}
+
+/// Only a dir that is not there counts: one this user may not look at
+/// (a plan run as another user) is not known to be missing.
+fn log_dir_missing(slot: &RenderedSlot) -> bool {
+    slot.log_dir.as_ref().is_some_and(|d| {
+        matches!(std::fs::symlink_metadata(d), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    })
+}
+
+/// A live slot whose log dir is gone is never unchanged.
+fn missing_log_dir(action: Action) -> Action {
+    match action {
+        Action::Unchanged => Action::Update {
+            changed: Vec::new(),
+            removed: Vec::new(),
+            restart: false,
+            log_dir_missing: true,
+        },
+        Action::Update {
+            changed,
+            removed,
+            restart,
+            ..
+        } => Action::Update {
+            changed,
+            removed,
+            restart,
+            log_dir_missing: true,
+        },
+        other => other,
+    }
 }
 
 fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
@@ -168,210 +222,10 @@ fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters:
         changed,
         removed,
         restart,
+        log_dir_missing: false,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::render::RenderedFile;
-
-    fn slot(files: &[(&str, &str, u32)]) -> RenderedSlot {
-        RenderedSlot {
-            name: "a".into(),
-            up: true,
-            files: files
-                .iter()
-                .map(|(p, b, m)| RenderedFile {
-                    path: p.to_string(),
-                    contents: b.as_bytes().to_vec(),
-                    mode: *m,
-                })
-                .collect(),
-            user: None,
-            log_dir: None,
-        }
-    }
-
-    fn live(files: &[(&str, &str, u32)]) -> BTreeMap<PathBuf, LiveFile> {
-        files
-            .iter()
-            .map(|(p, b, m)| {
-                (
-                    PathBuf::from(p),
-                    LiveFile {
-                        bytes: b.as_bytes().to_vec(),
-                        mode: *m,
-                        uid: 0,
-                    },
-                )
-            })
-            .collect()
-    }
-
-    #[test]
-    fn identical_is_unchanged() {
-        let f = [("run", "x", 0o755), (".svkit", "", 0o644)];
-        assert_eq!(compare(&slot(&f), &live(&f), true), Action::Unchanged);
-    }
-
-    #[test]
-    fn run_change_restarts_finish_change_does_not() {
-        let want = slot(&[("run", "new", 0o755), ("finish", "f", 0o755)]);
-        let a = compare(
-            &want,
-            &live(&[("run", "old", 0o755), ("finish", "f", 0o755)]),
-            true,
-        );
-        assert_eq!(
-            a,
-            Action::Update {
-                changed: vec!["run".into()],
-                removed: vec![],
-                restart: true
-            }
-        );
-        let a = compare(
-            &want,
-            &live(&[("run", "new", 0o755), ("finish", "g", 0o755)]),
-            true,
-        );
-        assert_eq!(
-            a,
-            Action::Update {
-                changed: vec!["finish".into()],
-                removed: vec![],
-                restart: false
-            }
-        );
-    }
-
-    #[test]
-    fn a_down_file_counts_by_its_presence_alone() {
-        let want = slot(&[("down", "", 0o644), ("run", "x", 0o755)]);
-        let odd = live(&[("down", "whatever", 0o600), ("run", "x", 0o755)]);
-        assert_eq!(compare(&want, &odd, true), Action::Unchanged);
-        let gone = live(&[("run", "x", 0o755)]);
-        let mut link = live(&[("down", "run", 0o644), ("run", "x", 0o755)]);
-        if let Some(f) = link.get_mut(Path::new("down")) {
-            f.mode = live::SYMLINK_MODE;
-        }
-        for l in [gone, link] {
-            assert_eq!(
-                compare(&want, &l, true),
-                Action::Update {
-                    changed: vec!["down".into()],
-                    removed: vec![],
-                    restart: false
-                }
-            );
-        }
-        // Any other file's bytes count, even an empty one's.
-        let want = slot(&[("run", "x", 0o755), ("timeout-kill", "", 0o644)]);
-        let l = live(&[("run", "x", 0o755), ("timeout-kill", "1", 0o644)]);
-        assert!(matches!(compare(&want, &l, true), Action::Update { .. }));
-    }
-
-    #[test]
-    fn mode_owner_and_stale_files_count() {
-        let want = slot(&[("run", "x", 0o755)]);
-        let a = compare(&want, &live(&[("run", "x", 0o644)]), true);
-        assert!(matches!(a, Action::Update { restart: true, .. }));
-        let mut l = live(&[("run", "x", 0o755)]);
-        if let Some(f) = l.get_mut(Path::new("run")) {
-            f.uid = 1000;
-        }
-        assert!(matches!(compare(&want, &l, true), Action::Update { .. }));
-        assert_eq!(compare(&want, &l, false), Action::Unchanged);
-        let a = compare(
-            &want,
-            &live(&[("run", "x", 0o755), ("down", "", 0o644)]),
-            true,
-        );
-        assert_eq!(
-            a,
-            Action::Update {
-                changed: vec![],
-                removed: vec!["down".into()],
-                restart: false
-            }
-        );
-    }
-
-    /// On a real scandir: what s6 owns is not looked at, a FIFO is never
-    /// opened (not even one where a rendered file belongs), a planted
-    /// symlink differs, a stale file goes, foreign slots are refused or
-    /// left alone.
-    #[test]
-    fn plan_reads_the_disk() {
-        use std::os::unix::fs::PermissionsExt;
-        let t = tempfile::tempdir().expect("tempdir");
-        let scan = t.path();
-        let want = slot(&[
-            (".svkit", "{}", 0o644),
-            ("run", "x", 0o755),
-            ("log/run", "y", 0o755),
-        ]);
-        let put = |rel: &str, bytes: &str, mode: u32| {
-            let p = scan.join("a").join(rel);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(&p, bytes).expect("write");
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
-        };
-        for f in &want.files {
-            put(
-                &f.path,
-                std::str::from_utf8(&f.contents).expect("utf-8"),
-                f.mode,
-            );
-        }
-        let fifo = |rel: &str| {
-            let p = scan.join("a").join(rel);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo")
-        };
-        fifo("supervise/control");
-        fifo("log/event/x");
-        put("supervise/status", "whatever", 0o644);
-        let action = || {
-            plan(scan, std::slice::from_ref(&want)).expect("plan")[0]
-                .action
-                .clone()
-        };
-        assert_eq!(action(), Action::Unchanged);
-
-        std::fs::remove_file(scan.join("a/run")).expect("rm");
-        fifo("run");
-        let run_changed = Action::Update {
-            changed: vec!["run".into()],
-            removed: vec![],
-            restart: true,
-        };
-        assert_eq!(action(), run_changed, "a FIFO is not the file");
-        std::fs::remove_file(scan.join("a/run")).expect("rm");
-        put("x", "x", 0o755);
-        std::os::unix::fs::symlink("x", scan.join("a/run")).expect("symlink");
-        // Even to a file with the rendered bytes; the stray file goes.
-        let planted = Action::Update {
-            changed: vec!["run".into()],
-            removed: vec!["x".into()],
-            restart: true,
-        };
-        assert_eq!(action(), planted);
-
-        // Not ours: refused when declared, left alone when not.
-        std::fs::create_dir(scan.join("b")).expect("mkdir");
-        let mut b = want.clone();
-        b.name = "b".into();
-        assert!(matches!(
-            plan(scan, &[b]),
-            Err(ReconcileError::Foreign { .. })
-        ));
-        let plans = plan(scan, &[]).expect("plan");
-        assert_eq!(plans.len(), 1, "{plans:?}");
-        assert_eq!(
-            (plans[0].name.as_str(), &plans[0].action),
-            ("a", &Action::Delete)
-        );
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

@@ -6,13 +6,33 @@ use super::quote::{sh_quote, sh_words};
 use super::{script, RenderEnv};
 use crate::config::{Log, LogFormat, Slot};
 use crate::logs::json::MAX_LINE_BYTES;
+use crate::s6::end::LOG_ERROR_NAME;
 
-/// The dir-creation part. Run as root it must never let the slot's user
-/// (who may own some parent dirs) redirect a root action elsewhere: each
-/// component is checked for a symlink, root only creates entries inside
-/// root-owned directories, deeper ones are created as the user (who can
-/// then only hurt itself), and only dirs we create are chowned, one by one.
-const MKDIR_AS_ROOT: &str = r#"path=
+/// Why s6-log cannot run as configured: one line in `.svkit-log-error`
+/// (in `log/`, the script's cwd) for `svctl status`, and on stderr only
+/// when it is new or says something else: s6 respawns a failing logger
+/// every second, and the container's log must not fill with the same line.
+/// Written through a temp file and a rename: a reader never sees half.
+const RECORD: &str = r#"record() {
+  prev=
+  if [ -f "$errfile" ]; then read -r prev < "$errfile"; fi
+  if [ "$prev" != "$1" ]; then
+    printf 'svkit: slot %s: %s\n' "$slot" "$1" >&2
+    printf '%s\n' "$1" > "$errfile.new" && mv -f -- "$errfile.new" "$errfile"
+  fi
+}
+# $1: what failed; $2: the tool's message, of which only its last part
+# (strerror's words) is kept.
+fail() {
+  record "log dir $dir: $1: ${2##*: }"
+  exit 111
+}
+"#;
+
+/// The start of the walk over the log dir's path, one component at a
+/// time. Parents are made 0755, so that every slot's user reaches its own
+/// log dir below a shared one (`/data/logs`); the log dir itself 0750.
+const WALK: &str = r#"path=
 rest=${dir#/}
 while [ -n "$rest" ]; do
   comp=${rest%%/*}
@@ -20,68 +40,76 @@ while [ -n "$rest" ]; do
     */*) rest=${rest#*/} ;;
     *) rest= ;;
   esac
-  parent=${path:-/}
   path=$path/$comp
   if [ -L "$path" ]; then
-    echo "svkit: slot $slot: refusing log dir $dir: $path is a symlink" >&2
+    record "log dir $dir: refused: $path is a symlink"
     exit 111
   fi
-  if [ ! -d "$path" ]; then
-    if [ -O "$parent" ]; then
-      if ! mkdir -m 0750 -- "$path" || ! chown -h -- "$user" "$path"; then
-        exit 111
-      fi
-    elif ! "$setuidgid" "$user" mkdir -m 0750 -- "$path"; then
-      exit 111
-    fi
+  [ -d "$path" ] && continue
+  if [ -n "$rest" ]; then
+    mode=0755 what="cannot create $path"
+  else
+    mode=0750 what="cannot create it"
+  fi
+"#;
+
+/// The dir-creation part when run as root for a slot's user. The user
+/// must never be able to redirect a root action elsewhere: each component
+/// is checked for a symlink, and root only creates entries inside
+/// root-owned directories (those it makes stay root's: one slot's user
+/// must not own a parent other users' log dirs live in); deeper ones are
+/// created as the user, who can then only hurt itself. The log dir itself
+/// is the user's: one chown, never recursive. A dir made by another
+/// logger in between (slots start at once) is fine.
+const MKDIR_AS_ROOT: &str = r#"  parent=${path%/*}
+  if [ -O "${parent:-/}" ]; then
+    why=$(mkdir -m "$mode" -- "$path" 2>&1) || [ -d "$path" ] || fail "$what" "$why"
+  else
+    why=$("$setuidgid" "$user" mkdir -m "$mode" -- "$path" 2>&1) || [ -d "$path" ] || fail "$what" "$why"
   fi
 done
 # A root-owned log dir would make s6-log, running as the user, fail and
 # respawn every second: hand over the dir itself, never its contents.
 if [ -O "$dir" ]; then
-  chown -h -- "$user" "$dir" || exit 111
+  why=$(chown -h -- "$user" "$dir" 2>&1) || fail "cannot hand it to $user" "$why"
 fi
 "#;
 
 /// Without a privilege drop there is no one to protect against: still
 /// refuse symlinks (the dir must be where the config says).
-const MKDIR_PLAIN: &str = r#"path=
-rest=${dir#/}
-while [ -n "$rest" ]; do
-  comp=${rest%%/*}
-  case $rest in
-    */*) rest=${rest#*/} ;;
-    *) rest= ;;
-  esac
-  path=$path/$comp
-  if [ -L "$path" ]; then
-    echo "svkit: slot $slot: refusing log dir $dir: $path is a symlink" >&2
-    exit 111
-  fi
-  if [ ! -d "$path" ]; then
-    mkdir -m 0750 -- "$path" || exit 111
-  fi
+const MKDIR_PLAIN: &str = r#"  why=$(mkdir -m "$mode" -- "$path" 2>&1) || [ -d "$path" ] || fail "$what" "$why"
 done
 "#;
 
 /// s6-log locks its dir: a second container on the same volume makes it
-/// exit 111 and respawn every second while the producer's pipe fills. Probe
-/// the lock with s6's own locking (fcntl, as s6-log), report it once, and
-/// keep the lines flowing to docker logs instead of looping silently.
+/// exit 111 and respawn every second while the producer's pipe fills. Wait
+/// (bounded) for the lock with s6's own locking (fcntl, as s6-log): the
+/// holder may be this slot's previous logger, going away (an unregister
+/// then a register of the same instance, a restart). Past the wait, record
+/// it and keep the lines flowing to docker logs instead of looping.
 fn lock_probe(o: &mut String, s6_log: &[String], stdout: &[String], env: &RenderEnv) {
     let mut stdout_only = s6_log.to_vec();
     stdout_only.extend(stdout.iter().cloned());
-    o.push_str("# Another s6-log holding the dir (a second container on the same\n");
-    o.push_str("# volume) would crash-loop this one: say so, log to stdout only.\n");
+    o.push_str("# Another s6-log holding the dir: this slot's previous logger on its way\n");
+    o.push_str(
+        "# out (waited for), or a second container on the same volume (then stdout only).\n",
+    );
     let _ = writeln!(
         o,
-        "if [ -e \"$dir/lock\" ] && ! {} -n \"$dir/lock\" true 2>/dev/null; then",
+        "if [ -e \"$dir/lock\" ] && ! {} -t {LOCK_WAIT_MS} \"$dir/lock\" true 2>/dev/null; then",
         sh_quote(&env.tool("s6-setlock"))
     );
-    o.push_str("  echo \"svkit: slot $slot: unable to lock $dir: another s6-log holds it (a second container on the same volume?); logging to stdout only\" >&2\n");
+    o.push_str(
+        "  record \"unable to lock $dir: another s6-log holds it; logging to stdout only\"\n",
+    );
     let _ = writeln!(o, "  exec {}", sh_words(&stdout_only));
     o.push_str("fi\n");
 }
+
+/// How long a starting logger waits for its dir's lock. An old logger goes
+/// once every writer of its pipe is gone: well under a second, unless a
+/// stray child of the old program holds the pipe.
+pub const LOCK_WAIT_MS: u32 = 3000;
 
 /// The s6-log directives of the stdout copy. s6-log's `p` puts its prefix
 /// and one space before each line of the actions after it (until a bare
@@ -110,16 +138,22 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     );
     let _ = writeln!(o, "slot={}", sh_quote(&slot.name));
     let _ = writeln!(o, "dir={}", sh_quote(&log.dir));
-    o.push_str("# Create the log dir and its missing parents one component at a time;\n");
-    o.push_str("# a symlink anywhere in the path is refused.\n");
-    match user {
-        Some(u) => {
-            let _ = writeln!(o, "user={}", sh_quote(u));
-            let _ = writeln!(o, "setuidgid={}", sh_quote(&env.tool("s6-setuidgid")));
-            o.push_str(MKDIR_AS_ROOT);
-        }
-        None => o.push_str(MKDIR_PLAIN),
+    if let Some(u) = user {
+        let _ = writeln!(o, "user={}", sh_quote(u));
+        let _ = writeln!(o, "setuidgid={}", sh_quote(&env.tool("s6-setuidgid")));
     }
+    o.push_str("# Why s6-log cannot run as configured, one line (svctl status reads it);\n");
+    o.push_str("# said on stderr once per episode, not at every respawn.\n");
+    let _ = writeln!(o, "errfile={LOG_ERROR_NAME}");
+    o.push_str(RECORD);
+    o.push_str("# Create the log dir and its missing parents one component at a time\n");
+    o.push_str("# (parents 0755, the dir 0750); a symlink anywhere in the path is refused.\n");
+    o.push_str(WALK);
+    o.push_str(if user.is_some() {
+        MKDIR_AS_ROOT
+    } else {
+        MKDIR_PLAIN
+    });
     // s6-log script: `1` copies the line to stdout (docker logs); `n`
     // and `s` set archive count and size for the dir after them; `T`
     // prefixes an ISO 8601 timestamp to the next action only: the dir.
@@ -140,6 +174,8 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     words.push("--".into());
     let stdout = stdout_action(log);
     lock_probe(&mut o, &words, &stdout, env);
+    o.push_str("# Running as configured: nothing to record any more.\n");
+    o.push_str("if [ -e \"$errfile\" ]; then rm -f -- \"$errfile\"; fi\n");
     if log.stdout {
         o.push_str(match (&log.prefix, log.format) {
             (_, LogFormat::Json) => "# 1: lines to stdout (docker logs), as JSON by svkit log-json; T: ISO 8601\n# timestamps in the files.\n",

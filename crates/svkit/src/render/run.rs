@@ -63,6 +63,9 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         slot.name,
         comment_safe(&slot.origin.file.display().to_string()),
     );
+    if slot.log.is_some() {
+        o.push_str(&own_log_pipe(slot, env));
+    }
     o.push_str(&start_liveness(slot, env));
     let check = matches!(slot.readiness, Some(Readiness::Check(_)));
     if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
@@ -108,6 +111,21 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     let _ = writeln!(o, "exec {}", sh_words(&words));
     header(env.with_contenv.as_deref(), &o)
+}
+
+/// s6-svscan makes the pipe to the logger as root, mode 0600: a program
+/// dropped to another user could write to its fd 1 but not open
+/// `/dev/stdout` (nginx's `access_log /dev/stdout`). The pipe is the
+/// slot's own (the container's stdout is never touched: a slot without a
+/// logger gets none of this); `chown` follows the magic link to it.
+fn own_log_pipe(slot: &Slot, env: &RenderEnv) -> String {
+    match drop_words(slot, env).as_slice() {
+        [_, user] => format!(
+            "# The log pipe is root's (0600): the user must be able to open /dev/stdout.\nchown -- {} /proc/self/fd/1\n",
+            sh_quote(user)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// `liveness`: the watcher starts before the program (from the slot dir,

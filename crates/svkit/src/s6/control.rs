@@ -151,6 +151,19 @@ pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
             }
         }
     }
+    let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
+    write_control(slot, &bytes)
+}
+
+/// `s6-svc -r SLOT/log`: a slot's logger restarted, so that s6-log opens
+/// its dir again (after the dir was made again). No death is recorded: a
+/// logger has no `finish` to read it.
+pub fn restart_logger(slot: &Path) -> Result<(), ControlError> {
+    write_control(&slot.join("log"), &[Command6::Restart.byte()])
+}
+
+/// One write of command bytes to `dir`'s supervisor.
+fn write_control(slot: &Path, bytes: &[u8]) -> Result<(), ControlError> {
     let fifo = slot.join("supervise/control");
     // Non-blocking open of a FIFO for writing fails with ENXIO when nobody
     // reads it: that is exactly "no supervisor", without a stat race.
@@ -175,8 +188,7 @@ pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
             })
         }
     };
-    let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
-    file.write_all(&bytes).map_err(|source| ControlError::Io {
+    file.write_all(bytes).map_err(|source| ControlError::Io {
         slot: slot.to_path_buf(),
         source,
     })

@@ -40,8 +40,13 @@ pub const LIVENESS_TMP: &str = ".svkit-liveness.tmp";
 /// Written by a readiness check's `data/check` at every run: what the
 /// check printed, kept out of the slot's log.
 pub const CHECK_OUTPUT_FILE: &str = ".svkit-check-output";
-/// The files above: written at run time, never rendered, never a
-/// difference for reconcile to put right.
+/// Written by `log/run` in its own dir (`log/`) when it cannot start
+/// s6-log as configured (why, one line), removed when it can; its temp.
+pub const LOG_ERROR_NAME: &str = ".svkit-log-error";
+pub const LOG_ERROR_FILE: &str = "log/.svkit-log-error";
+pub const LOG_ERROR_TMP: &str = "log/.svkit-log-error.new";
+/// The files above, relative to the slot dir: written at run time, never
+/// rendered, never a difference for reconcile to put right.
 pub const RUNTIME_FILES: &[&str] = &[
     END_FILE,
     ESSENTIAL_FILE,
@@ -50,6 +55,8 @@ pub const RUNTIME_FILES: &[&str] = &[
     LIVENESS_FILE,
     LIVENESS_TMP,
     CHECK_OUTPUT_FILE,
+    LOG_ERROR_FILE,
+    LOG_ERROR_TMP,
 ];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
