@@ -246,3 +246,43 @@ fn a_logger_that_stops_draining_is_visible_until_it_drains_again() {
         "{events}"
     );
 }
+
+const SETUP: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "api", "command": ["sh", "-c", "while :; do echo tick; sleep 0.2; done"],
+      "log": { "dir": "/data/logs/api", "stdout": false } }
+  ]
+}"#;
+
+#[test]
+fn a_logger_that_cannot_start_is_visible_with_its_reason() {
+    if !sandbox_or_skip("a_logger_that_cannot_start_is_visible_with_its_reason") {
+        return;
+    }
+    let fx = Fixture::new(SETUP);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["api"]);
+    wait_field(&sbx, "api/log", "up", "true");
+    assert_eq!(status(&sbx, "api").0, Some(0));
+    // The log dir's parent becomes a symlink: the logger's run script
+    // refuses it at its next start.
+    let logs = fx.data.path().join("logs");
+    std::fs::rename(&logs, fx.data.path().join("old-logs")).expect("mv");
+    std::os::unix::fs::symlink("/tmp", &logs).expect("ln");
+    let logger = svstat(&sbx, "api/log", "pid");
+    expect_code(&sbx.sh(&format!("kill {logger}")), 0);
+    let why = poll("status names the logger's setup failure", Duration::from_secs(10), || {
+        let (c, out, err) = status(&sbx, "api");
+        (c == Some(3) && out.contains("setup! /data/logs/api")).then_some(err)
+    });
+    assert!(why.contains("logger not started: log dir /data/logs/api: refused"), "{why}");
+    assert_eq!(log_fault_kind(&sbx, "api").as_deref(), Some("setup"));
+    // Put right, the logger's next start (s6 retries every second) works.
+    std::fs::remove_file(&logs).expect("rm");
+    std::fs::rename(fx.data.path().join("old-logs"), &logs).expect("mv");
+    poll("status healthy again", Duration::from_secs(10), || {
+        (status(&sbx, "api").0 == Some(0)).then_some(())
+    });
+}
