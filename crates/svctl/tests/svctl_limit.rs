@@ -1,0 +1,161 @@
+//! s6-svscan's service limit (1,000 under s6-overlay; a slot with a logger
+//! is two services, s6-overlay's own take 3), in the sandbox under real s6:
+//! a config past it is refused whole, before any write, by the boot hook,
+//! `check`, `plan`, `apply` and `register`; one that fits boots, all up.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
+
+mod svctl_common;
+
+use std::fs;
+use std::time::{Duration, Instant};
+use svctl_common::*;
+
+/// `n` instances of `s-{instance}`, each with a logger, up at boot; and
+/// two templates with no instance yet: `more-{instance}` (with a
+/// logger, one instance a dir of /data/more) and `one-{instance}`
+/// (without, registered at runtime).
+fn config(n: usize) -> String {
+    let names: Vec<String> = (0..n).map(|i| format!("\"{i}\"")).collect();
+    format!(
+        r#"{{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    {{ "name": "s-{{instance}}", "instances": {{ "names": [{}] }},
+      "command": ["sleep", "100000"], "autostart": "always",
+      "log": {{ "dir": "/data/logs/{{instance}}", "stdout": false }} }},
+    {{ "name": "more-{{instance}}", "instances": {{ "from_dir": {{ "path": "/data/more" }} }},
+      "command": ["sleep", "100001"], "autostart": "never",
+      "log": {{ "dir": "/data/logs/more-{{instance}}", "stdout": false }} }},
+    {{ "name": "one-{{instance}}", "instances": {{ "names": [] }},
+      "command": ["sleep", "100002"], "autostart": "never" }}
+  ]
+}}"#,
+        names.join(", ")
+    )
+}
+
+/// Slot dirs svkit made in the sandbox's scandir.
+fn rendered(sbx: &Sandbox) -> Vec<String> {
+    let scandir = sbx.root().join("run/service");
+    let mut out: Vec<String> = fs::read_dir(&scandir)
+        .expect("scandir")
+        .flatten()
+        .filter(|e| e.path().join(".svkit").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// How many slots `svctl status --json` shows up.
+fn up_count(sbx: &Sandbox) -> usize {
+    let (_, doc) = status_json(sbx, &[]);
+    doc["slots"]
+        .as_array()
+        .map(|a| a.iter().filter(|s| s["up"] == true).count())
+        .unwrap_or(0)
+}
+
+const REFUSED_499: &str = "the config needs 1,001 s6 services (499 slots, 499 loggers, \
+     3 others in /run/service); s6-svscan here supervises at most 1,000 \
+     (its default: no -C in /proc/1/cmdline)";
+
+#[test]
+fn past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses() {
+    if !sandbox_or_skip("past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses") {
+        return;
+    }
+    // 499 slots with loggers and s6-overlay's 3: 1,001 of 1,000, and
+    // s6-svscan would then start none of them.
+    let fx = Fixture::new(&config(499));
+    let sbx = fx.boot();
+    let logs = sbx.wait_for_log("50-svkit exited", Duration::from_secs(30));
+    assert!(
+        logs.contains(&format!("svkit-reconcile: fatal: {REFUSED_499}")),
+        "{logs}"
+    );
+    assert!(logs.contains("50-svkit exited 1"), "{logs}");
+    assert!(!logs.contains("reconcile: slot="), "{logs}");
+    assert_eq!(rendered(&sbx), Vec::<String>::new());
+    assert!(
+        !fx.data.path().join("logs").exists(),
+        "no log dir made either"
+    );
+
+    for verb in ["check", "plan", "apply"] {
+        let o = sbx.exec(&["svctl", verb]);
+        expect_code(&o, 1);
+        assert!(
+            err(&o).contains(&format!("svctl: fatal: {REFUSED_499}")),
+            "svctl {verb}: {}",
+            err(&o)
+        );
+        assert!(!stdout(&o).contains("reconcile: slot="), "{}", stdout(&o));
+    }
+    assert_eq!(rendered(&sbx), Vec::<String>::new());
+}
+
+#[test]
+fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
+    if !sandbox_or_skip("four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused") {
+        return;
+    }
+    let fx = Fixture::new(&config(400));
+    let t0 = Instant::now();
+    let sbx = fx.boot();
+    poll("400 slots up", Duration::from_secs(60), || {
+        (up_count(&sbx) == 400).then_some(())
+    });
+    eprintln!(
+        "measured: boot to 400 slots with loggers up: {:?}",
+        t0.elapsed()
+    );
+    let o = sbx.exec(&["svctl", "check"]);
+    expect_code(&o, 0);
+    assert!(
+        stdout(&o).contains(
+            "svctl: 803 s6 services needed (400 slots, 400 loggers, 3 others in /run/service); \
+             s6-svscan supervises at most 1,000 (its default: no -C in /proc/1/cmdline)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+
+    // 98 more instances with loggers: 999 of 1,000.
+    for i in 0..98 {
+        fs::create_dir_all(fx.data.path().join(format!("more/m{i}"))).expect("mkdir");
+    }
+    let t1 = Instant::now();
+    expect_code(&sbx.exec(&["svctl", "apply"]), 0);
+    wait_supervised(&sbx, &["more-m0", "more-m97"]);
+    eprintln!(
+        "measured: apply of 98 more, to 999 services: {:?}",
+        t1.elapsed()
+    );
+
+    // One without a logger: exactly 1,000, which s6-svscan still takes.
+    let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "a"]);
+    expect_code(&o, 0);
+    assert!(supervised(&sbx, "one-a"));
+
+    // One more is past it: refused, named, nothing registered or made.
+    let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "b"]);
+    expect_code(&o, 1);
+    assert!(
+        err(&o).contains(
+            "svctl: fatal: the config needs 1,001 s6 services (500 slots, 498 loggers, \
+             3 others in /run/service); s6-svscan here supervises at most 1,000"
+        ),
+        "{}",
+        err(&o)
+    );
+    assert!(!fx
+        .data
+        .path()
+        .join(".svkit/instances/one-{instance}/b")
+        .exists());
+    assert!(!sbx.root().join("run/service/one-b").exists());
+    // What was there runs on, untouched.
+    assert_eq!(up_count(&sbx), 400);
+}
