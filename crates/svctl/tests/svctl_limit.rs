@@ -97,6 +97,48 @@ fn past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses() {
 }
 
 #[test]
+fn at_boot_the_services_d_still_to_come_count_and_later_once() {
+    if !sandbox_or_skip("at_boot_the_services_d_still_to_come_count_and_later_once") {
+        return;
+    }
+    // 498 slots with loggers (996) and s6-overlay's 3 would fit; the
+    // image's services.d entry with its logger, linked in by s6-overlay
+    // only after the cont-init hooks, makes 1,001.
+    let fx = Fixture::new(&config(498));
+    fx.rootfs
+        .script(
+            "etc/services.d/legacy/run",
+            "#!/bin/sh\nexec sleep 100003\n",
+        )
+        .script(
+            "etc/services.d/legacy/log/run",
+            "#!/bin/sh\nexec cat >/dev/null\n",
+        );
+    let sbx = fx.boot();
+    let logs = sbx.wait_for_log("50-svkit exited", Duration::from_secs(30));
+    assert!(
+        logs.contains(
+            "svkit-reconcile: fatal: the config needs 1,001 s6 services (498 slots, \
+             498 loggers, 3 others in /run/service, 2 to come from /etc/services.d)"
+        ),
+        "{logs}"
+    );
+    assert_eq!(rendered(&sbx), Vec::<String>::new());
+    // Once linked, it is one of the others in the scandir, counted once.
+    wait_supervised(&sbx, &["legacy"]);
+    let o = sbx.exec(&["svctl", "check"]);
+    expect_code(&o, 1);
+    assert!(
+        err(&o).contains(
+            "the config needs 1,001 s6 services (498 slots, 498 loggers, \
+             5 others in /run/service);"
+        ),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
 fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
     if !sandbox_or_skip("four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused") {
         return;
