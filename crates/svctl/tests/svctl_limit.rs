@@ -57,22 +57,70 @@ fn up_count(sbx: &Sandbox) -> usize {
         .unwrap_or(0)
 }
 
-const REFUSED_499: &str = "the config needs 1,001 s6 services (499 slots, 499 loggers, \
-     3 others in /run/service); s6-svscan here supervises at most 1,000 \
-     (its default: no -C in /proc/1/cmdline)";
+/// s6-overlay 3.2.3.0's own services in `/run/service` (seen on it:
+/// s6-linux-init-shutdownd, s6rc-fdholder, s6rc-oneshot-runner).
+const OVERLAY_OWN: u32 = 3;
+
+/// The services the fixture image's `services.d` adds once s6-overlay has
+/// linked it in (each entry, and its `log/`): whatever the common layer
+/// ships, the counts below follow.
+fn services_d(fx: &Fixture) -> (u32, Vec<String>) {
+    let dir = fx.rootfs.path().join("etc/services.d");
+    let mut n = 0;
+    let mut names = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !e.path().is_dir() {
+            continue;
+        }
+        n += 1 + u32::from(e.path().join("log").is_dir());
+        names.push(name);
+    }
+    (n, names)
+}
+
+/// What the boot hook counts besides the slots: s6-overlay's own in the
+/// scandir, and the `services.d` to come.
+fn others_at_boot(legacy: u32) -> String {
+    let mut s = format!("{OVERLAY_OWN} others in /run/service");
+    if legacy > 0 {
+        s.push_str(&format!(", {legacy} to come from /etc/services.d"));
+    }
+    s
+}
+
+fn thousands(n: u32) -> String {
+    svkit::capacity::thousands(n)
+}
+
+/// `svctl status` exits 0: every slot supervised and in its wanted state.
+fn wait_all_in_state(sbx: &Sandbox, what: &str) {
+    poll(what, Duration::from_secs(30), || {
+        (code(&sbx.exec(&["svctl", "status"])) == Some(0)).then_some(())
+    });
+}
 
 #[test]
 fn past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses() {
     if !sandbox_or_skip("past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses") {
         return;
     }
-    // 499 slots with loggers and s6-overlay's 3: 1,001 of 1,000, and
-    // s6-svscan would then start none of them.
+    // 499 slots with loggers and s6-overlay's 3: 1,001 of 1,000 (more with
+    // the image's services.d), and s6-svscan would then start none of them.
     let fx = Fixture::new(&config(499));
+    let (legacy, names) = services_d(&fx);
     let sbx = fx.boot();
     let logs = sbx.wait_for_log("50-svkit exited", Duration::from_secs(30));
+    let refused = |others: &str, total: u32| {
+        format!(
+            "the config needs {} s6 services (499 slots, 499 loggers, {others}); \
+             s6-svscan here supervises at most 1,000 (its default: no -C in /proc/1/cmdline)",
+            thousands(total)
+        )
+    };
+    let at_boot = refused(&others_at_boot(legacy), 998 + OVERLAY_OWN + legacy);
     assert!(
-        logs.contains(&format!("svkit-reconcile: fatal: {REFUSED_499}")),
+        logs.contains(&format!("svkit-reconcile: fatal: {at_boot}")),
         "{logs}"
     );
     assert!(logs.contains("50-svkit exited 1"), "{logs}");
@@ -83,11 +131,16 @@ fn past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses() {
         "no log dir made either"
     );
 
+    // Later, what services.d brought is in the scandir, counted once.
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    wait_supervised(&sbx, &names);
+    let others = format!("{} others in /run/service", OVERLAY_OWN + legacy);
+    let now = refused(&others, 998 + OVERLAY_OWN + legacy);
     for verb in ["check", "plan", "apply"] {
         let o = sbx.exec(&["svctl", verb]);
         expect_code(&o, 1);
         assert!(
-            err(&o).contains(&format!("svctl: fatal: {REFUSED_499}")),
+            err(&o).contains(&format!("svctl: fatal: {now}")),
             "svctl {verb}: {}",
             err(&o)
         );
@@ -114,25 +167,30 @@ fn at_boot_the_services_d_still_to_come_count_and_later_once() {
             "etc/services.d/legacy/log/run",
             "#!/bin/sh\nexec cat >/dev/null\n",
         );
+    let (legacy, names) = services_d(&fx);
+    let total = thousands(996 + OVERLAY_OWN + legacy);
     let sbx = fx.boot();
     let logs = sbx.wait_for_log("50-svkit exited", Duration::from_secs(30));
     assert!(
-        logs.contains(
-            "svkit-reconcile: fatal: the config needs 1,001 s6 services (498 slots, \
-             498 loggers, 3 others in /run/service, 2 to come from /etc/services.d)"
-        ),
+        logs.contains(&format!(
+            "svkit-reconcile: fatal: the config needs {total} s6 services (498 slots, \
+             498 loggers, {});",
+            others_at_boot(legacy)
+        )),
         "{logs}"
     );
     assert_eq!(rendered(&sbx), Vec::<String>::new());
     // Once linked, it is one of the others in the scandir, counted once.
-    wait_supervised(&sbx, &["legacy"]);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    wait_supervised(&sbx, &names);
     let o = sbx.exec(&["svctl", "check"]);
     expect_code(&o, 1);
     assert!(
-        err(&o).contains(
-            "the config needs 1,001 s6 services (498 slots, 498 loggers, \
-             5 others in /run/service);"
-        ),
+        err(&o).contains(&format!(
+            "the config needs {total} s6 services (498 slots, 498 loggers, \
+             {} others in /run/service);",
+            OVERLAY_OWN + legacy
+        )),
         "{}",
         err(&o)
     );
@@ -144,6 +202,7 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
         return;
     }
     let fx = Fixture::new(&config(400));
+    let (legacy, names) = services_d(&fx);
     let t0 = Instant::now();
     let sbx = fx.boot();
     poll("400 slots up", Duration::from_secs(60), || {
@@ -153,42 +212,55 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
         "measured: boot to 400 slots with loggers up: {:?}",
         t0.elapsed()
     );
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    wait_supervised(&sbx, &names);
+    let others = OVERLAY_OWN + legacy;
     let o = sbx.exec(&["svctl", "check"]);
     expect_code(&o, 0);
     assert!(
-        stdout(&o).contains(
-            "svctl: 803 s6 services needed (400 slots, 400 loggers, 3 others in /run/service); \
-             s6-svscan supervises at most 1,000 (its default: no -C in /proc/1/cmdline)"
-        ),
+        stdout(&o).contains(&format!(
+            "svctl: {} s6 services needed (400 slots, 400 loggers, {others} others in \
+             /run/service); s6-svscan supervises at most 1,000 (its default: no -C in \
+             /proc/1/cmdline)",
+            800 + others
+        )),
         "{}",
         stdout(&o)
     );
 
-    // 98 more instances with loggers: 999 of 1,000.
-    for i in 0..98 {
+    // Up to exactly 1,000, which s6-svscan still takes: instances with
+    // loggers (2 each) found in /data/more, then, if one is left, a
+    // registered slot without a logger.
+    let free = 1000 - 800 - others;
+    let (more, odd) = (free / 2, free % 2);
+    for i in 0..more {
         fs::create_dir_all(fx.data.path().join(format!("more/m{i}"))).expect("mkdir");
     }
     let t1 = Instant::now();
     expect_code(&sbx.exec(&["svctl", "apply"]), 0);
-    wait_supervised(&sbx, &["more-m0", "more-m97"]);
+    wait_all_in_state(&sbx, "every slot supervised after apply");
     eprintln!(
-        "measured: apply of 98 more, to 999 services: {:?}",
+        "measured: apply of {more} more, to {} services: {:?}",
+        1000 - odd,
         t1.elapsed()
     );
-
-    // One without a logger: exactly 1,000, which s6-svscan still takes.
-    let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "a"]);
-    expect_code(&o, 0);
-    assert!(supervised(&sbx, "one-a"));
+    if odd == 1 {
+        let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "a"]);
+        expect_code(&o, 0);
+        assert!(supervised(&sbx, "one-a"));
+    }
+    wait_all_in_state(&sbx, "every slot supervised at 1,000");
 
     // One more is past it: refused, named, nothing registered or made.
     let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "b"]);
     expect_code(&o, 1);
     assert!(
-        err(&o).contains(
-            "svctl: fatal: the config needs 1,001 s6 services (500 slots, 498 loggers, \
-             3 others in /run/service); s6-svscan here supervises at most 1,000"
-        ),
+        err(&o).contains(&format!(
+            "svctl: fatal: the config needs 1,001 s6 services ({} slots, {} loggers, \
+             {others} others in /run/service); s6-svscan here supervises at most 1,000",
+            400 + more + odd + 1,
+            400 + more
+        )),
         "{}",
         err(&o)
     );
@@ -200,4 +272,5 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
     assert!(!sbx.root().join("run/service/one-b").exists());
     // What was there runs on, untouched.
     assert_eq!(up_count(&sbx), 400);
+    wait_all_in_state(&sbx, "every slot still in its wanted state");
 }
