@@ -102,7 +102,8 @@ pub fn main() -> std::process::ExitCode {
             match redirect::execute(&model, &rule, &scandir) {
                 Ok(started) => msg::info(redirect::breadcrumb(&routed, &rule, &started)),
                 Err(e) => {
-                    // Too many services for s6-svscan: the config's fault.
+                    // A config past s6-svscan's limit is the config's
+                    // fault (1, as an invalid one); the rest, the system's.
                     let code = match &e {
                         redirect::RedirectError::Reconcile(r) => r.exit_code(),
                         _ => exit::SYSTEM,

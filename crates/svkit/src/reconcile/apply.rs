@@ -2,9 +2,10 @@
 //!
 //! In three steps. Check: everything that can be known to fail (more
 //! services than s6-svscan takes, users, foreign slots, log dirs, dirs
-//! that take no writes) is found before the first write. Write: every file, dir and owner, each write recorded in
-//! a [`Journal`]; new slots are built in `.`-led temp dirs, then renamed
-//! into place, which s6-svscan does not see until told. Tell s6: rescan,
+//! that take no writes) is found before the first write. Write: every
+//! file, dir and owner, each write recorded in a [`Journal`]; new slots
+//! are built in `.`-led temp dirs, then renamed into place, which
+//! s6-svscan does not see until told. Tell s6: rescan,
 //! restart what changed, delete what went. Only the last step cannot be
 //! undone, and it starts once every write has succeeded.
 //!
