@@ -131,8 +131,8 @@ warning); 4 unknown slot; 100 bad usage; 111 system error.")]
   svctl plan --json
 
 One line per slot: reconcile: slot=NAME action=create|update|unchanged|delete state=up|down
-Exit codes: 0 nothing would change; 1 invalid config; 2 something would change;
-100 bad usage; 111 system error.")]
+Exit codes: 0 nothing would change; 1 invalid config, or more s6 services than
+s6-svscan supervises; 2 something would change; 100 bad usage; 111 system error.")]
     Plan(PlanArgs),
     /// Make the scandir match the config now (what the boot hook does; as the tree's user, root unless the container runs as non-root)
     #[command(after_help = "Examples:
@@ -142,9 +142,10 @@ Exit codes: 0 nothing would change; 1 invalid config; 2 something would change;
 Prints one audit line per slot, like svkit-reconcile. All or nothing: when a
 slot cannot be applied (its log dir cannot be made, its user is unknown, ...),
 no slot is changed or restarted, and the error names the slot, the path and why.
-Exit codes: 0 done; 1 invalid config (nothing written); 100 bad usage;
-111 system error (including: a slot that cannot be applied, nothing changed;
-not the user the supervision tree runs as).")]
+Exit codes: 0 done; 1 invalid config, or more s6 services than s6-svscan
+supervises (nothing written); 100 bad usage; 111 system error (including: a
+slot that cannot be applied, nothing changed; not the user the supervision
+tree runs as).")]
     Apply(ApplyArgs),
     /// Add an instance of a templated slot at runtime (as the tree's user, like apply)
     #[command(after_help = "Examples:
@@ -153,8 +154,9 @@ not the user the supervision tree runs as).")]
 
 The instance is recorded under the config's state_dir (so it survives restarts)
 and the slot is created and supervised at once.
-Exit codes: 0 done; 1 invalid config or name; 100 bad usage (several templates
-and no --slot); 111 system error (including: not the tree's user).")]
+Exit codes: 0 done; 1 invalid config or name, or one slot more than s6-svscan
+supervises (nothing registered); 100 bad usage (several templates and no
+--slot); 111 system error (including: not the tree's user).")]
     Register(RegisterArgs),
     /// Remove an instance added with `register` (as the tree's user, like apply)
     #[command(after_help = "Examples:
@@ -185,7 +187,12 @@ Exit codes: 0 sent; 4 unknown slot; 100 bad usage; 111 system error.")]
 Prints one line per error, FILE:LINE:COL: FIELD: message.
 A slot's user missing from the passwd database is an error with --root, or
 inside the running container; elsewhere (a build host) a warning.
-Exit codes: 0 valid, 1 invalid, 100 bad usage, 111 unreadable config dir.")]
+The s6 services the config needs (a slot, plus one for its logger, plus
+the others s6-svscan supervises) must fit in s6-svscan's limit: inside the
+running container, its own and what is in the scandir; elsewhere (or with
+--root) 1,000 and s6-overlay's own 3, assumed, and said so.
+Exit codes: 0 valid, 1 invalid or too many services, 100 bad usage, 111
+unreadable config dir.")]
     Check(CheckArgs),
     /// Render every declared slot into an empty directory (never a live scandir)
     #[command(after_help = "Examples:

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use svkit::config::LoadError;
 use svkit::msg::{self, exit, Fatal};
-use svkit::reconcile::{self, ApplyOptions, Scope};
+use svkit::reconcile::{self, ApplyOptions, ReconcileError, Scope};
 
 /// The whole program: reconciles, returns the exit code.
 pub fn main() -> ExitCode {
@@ -42,6 +42,11 @@ pub fn main() -> ExitCode {
                 Ok(()) => failed.map_or(ExitCode::SUCCESS, |f| f.report()),
                 Err(f) => f.report(),
             }
+        }
+        // Too many services for s6-svscan is the config's fault: exit 1
+        // as an invalid config, its own text saying it all.
+        Err(e @ ReconcileError::TooManyServices(_)) => {
+            Fatal::new(e.exit_code(), e.to_string(), "").report()
         }
         Err(e) => Fatal::system(format!("unable to reconcile {}", scandir.display()), e).report(),
     }

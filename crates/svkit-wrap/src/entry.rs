@@ -101,10 +101,18 @@ pub fn main() -> std::process::ExitCode {
             let scandir = container::scandir();
             match redirect::execute(&model, &rule, &scandir) {
                 Ok(started) => msg::info(redirect::breadcrumb(&routed, &rule, &started)),
-                Err(e) => msg::die(
-                    exit::SYSTEM,
-                    format_args!("unable to redirect to slot {}: {e}", rule.slot),
-                ),
+                Err(e) => {
+                    // A config past s6-svscan's limit is the config's
+                    // fault (1, as an invalid one); the rest, the system's.
+                    let code = match &e {
+                        redirect::RedirectError::Reconcile(r) => r.exit_code(),
+                        _ => exit::SYSTEM,
+                    };
+                    msg::die(
+                        code,
+                        format_args!("unable to redirect to slot {}: {e}", rule.slot),
+                    )
+                }
             }
             let err = redirect::exec_hold(&rule.slot);
             msg::warn(format_args!(

@@ -3,6 +3,7 @@
 //! Binaries are thin wrappers over this crate; every behaviour lives here,
 //! in a module named after its concern.
 
+pub mod capacity;
 pub mod clock;
 pub mod config;
 pub mod container;

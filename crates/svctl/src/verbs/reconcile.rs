@@ -32,6 +32,12 @@ pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Result<Prepared, u8>
     }
 }
 
+/// A config that cannot be applied as it is (too many services for
+/// s6-svscan): exit 1, as an invalid config, its own text saying it all.
+fn config_fault(e: &ReconcileError) -> Fatal {
+    Fatal::new(e.exit_code(), e.to_string(), "")
+}
+
 /// Slots in dependency order, each with what it waits for (`depends_on`);
 /// empty when no slot depends on another.
 fn start_order(model: &svkit::config::Model) -> Vec<(String, Vec<String>)> {
@@ -98,6 +104,7 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
         ReconcileError::Io { path, source } if path == scandir => {
             unreadable_scandir(&scandir, &source)
         }
+        e @ ReconcileError::TooManyServices(_) => config_fault(&e),
         e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
     })?;
     let order = start_order(&prepared.model);
@@ -132,7 +139,10 @@ pub fn apply_now(
     scandir: &Path,
     opts: &ApplyOptions,
 ) -> Result<Result<Outcome, u8>, Fatal> {
-    let fatal = |e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e);
+    let fatal = |e| match e {
+        e @ ReconcileError::TooManyServices(_) => config_fault(&e),
+        e => Fatal::system(format!("unable to reconcile {}", scandir.display()), e),
+    };
     let prepared = match prepare(config_dir, scandir)? {
         Ok(p) => p,
         Err(code) => return Ok(Err(code)),

@@ -1,10 +1,11 @@
 //! Carry out a plan: atomic creates, in-place updates, bounded deletes.
 //!
-//! In three steps. Check: everything that can be known to fail (users,
-//! foreign slots, log dirs, dirs that take no writes) is found before the
-//! first write. Write: every file, dir and owner, each write recorded in
-//! a [`Journal`]; new slots are built in `.`-led temp dirs, then renamed
-//! into place, which s6-svscan does not see until told. Tell s6: rescan,
+//! In three steps. Check: everything that can be known to fail (more
+//! services than s6-svscan takes, users, foreign slots, log dirs, dirs
+//! that take no writes) is found before the first write. Write: every
+//! file, dir and owner, each write recorded in a [`Journal`]; new slots
+//! are built in `.`-led temp dirs, then renamed into place, which
+//! s6-svscan does not see until told. Tell s6: rescan,
 //! restart what changed, delete what went. Only the last step cannot be
 //! undone, and it starts once every write has succeeded.
 //!
@@ -79,6 +80,9 @@ pub fn apply(
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
     check_tree_user(scandir, nix::unistd::geteuid().as_raw())?;
+    // Whole, whatever the scope, and before the lock's first write: past
+    // s6-svscan's limit no new slot would start, not only the extra ones.
+    preflight::fits(scandir, desired)?;
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     let swept = sweep(scandir)?;
     let mut failed = Vec::new();

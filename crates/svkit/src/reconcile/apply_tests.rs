@@ -278,3 +278,45 @@ fn each_slot_leaves_only_the_failing_one_as_it_was() {
     let fatal = out.report(&fx.scandir()).expect("a failure to report");
     assert!(fatal.to_string().contains("not applied: d"), "{fatal}");
 }
+
+/// Past s6-svscan's limit (the default 1,000 here, no s6-overlay running)
+/// nothing is written, not even the lock, whatever the scope.
+#[test]
+fn past_the_service_limit_nothing_is_written() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let sd = t.path();
+    // 997 foreign services, one with a logger: 998.
+    for i in 0..997 {
+        fs::create_dir(sd.join(format!("f{i}"))).expect("mkdir");
+    }
+    fs::create_dir(sd.join("f0/log")).expect("mkdir");
+    let a = slot(
+        "a",
+        "#!/bin/sh\n",
+        &[file("log/run", "#!/bin/sh\n", 0o755)],
+        None,
+    );
+    let b = slot("b", "#!/bin/sh\n", &[], None);
+    let before = snapshot(sd);
+    for scope in [Scope::All, Scope::EachSlot] {
+        let opts = ApplyOptions {
+            scope,
+            ..Default::default()
+        };
+        // 998 + a and its logger: 1,000 fits, as the plan says; b is one
+        // too many.
+        assert!(super::plan::plan(sd, std::slice::from_ref(&a)).is_ok());
+        let err = apply(sd, &[a.clone(), b.clone()], &opts).expect_err("over the limit");
+        assert!(
+            matches!(&err, ReconcileError::TooManyServices(e) if e.need.total() == 1001),
+            "{err}"
+        );
+        assert_eq!(err.exit_code(), crate::msg::exit::NOT_OK);
+        assert!(err.to_string().ends_with("; nothing changed"), "{err}");
+        assert!(matches!(
+            super::plan::plan(sd, &[a.clone(), b.clone()]),
+            Err(ReconcileError::TooManyServices(_))
+        ));
+        assert_eq!(snapshot(sd), before, "{scope:?}");
+    }
+}

@@ -1,7 +1,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::msg::strerror;
+use crate::capacity::{CapacityError, TooManyServices};
+use crate::msg::{exit, strerror};
 use crate::s6::control::ControlError;
 
 #[derive(Debug)]
@@ -39,6 +40,9 @@ pub enum ReconcileError {
         undo_failed: Vec<ReconcileError>,
     },
     Control(ControlError),
+    /// The config needs more services than s6-svscan takes: found
+    /// before any write.
+    TooManyServices(TooManyServices),
     /// The caller is not the user the supervision tree runs as.
     NotTreeUser {
         scandir: PathBuf,
@@ -104,6 +108,7 @@ impl fmt::Display for ReconcileError {
                 write!(f, "; undone, except: {}", undo.join("; "))
             }
             ReconcileError::Control(e) => write!(f, "{e}"),
+            ReconcileError::TooManyServices(e) => write!(f, "{e}; nothing changed"),
             ReconcileError::NotTreeUser {
                 scandir,
                 tree_uid,
@@ -114,6 +119,26 @@ impl fmt::Display for ReconcileError {
 }
 
 impl std::error::Error for ReconcileError {}
+
+impl ReconcileError {
+    /// 1 for a fault of the config, as for an invalid one (nothing was
+    /// written); 111 for the rest, a system error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ReconcileError::TooManyServices(_) => exit::NOT_OK,
+            _ => exit::SYSTEM,
+        }
+    }
+}
+
+impl From<CapacityError> for ReconcileError {
+    fn from(e: CapacityError) -> Self {
+        match e {
+            CapacityError::TooMany(e) => ReconcileError::TooManyServices(e),
+            CapacityError::Io { path, source } => ReconcileError::Io { path, source },
+        }
+    }
+}
 
 impl From<ControlError> for ReconcileError {
     fn from(e: ControlError) -> Self {

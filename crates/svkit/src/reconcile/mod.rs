@@ -6,7 +6,8 @@
 //! validate, render: one `RenderedSlot` per slot) → [`plan`] (`plan.rs`,
 //! reading the disk through `live.rs`: each managed file's bytes, mode and
 //! owner against the render) → [`apply`] (`apply.rs`, under `lock.rs`:
-//! check what would fail (`preflight.rs`), write what differs through
+//! check what would fail (`preflight.rs`, with s6-svscan's service
+//! limit from `crate::capacity`), write what differs through
 //! `fsops.rs` and `logdir.rs`, each write recorded in `journal.rs` to be
 //! undone if a later one fails, then tell s6). Nothing is cached between
 //! runs. Slots svkit did not make (no `.svkit` marker) are never touched.
@@ -33,7 +34,7 @@ pub use live::is_ours;
 pub use lock::ScandirLock;
 pub use outcome::Outcome;
 pub use plan::{plan, Action, SlotPlan};
-pub use preflight::lookup_user;
+pub use preflight::{fits, lookup_user};
 pub use treeuser::check_tree_user;
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.

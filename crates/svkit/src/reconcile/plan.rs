@@ -102,11 +102,15 @@ fn restarts(rel: &Path) -> bool {
 /// Root owns every file svkit renders into a slot.
 const OWNER_UID: u32 = 0;
 
+/// What applying `desired` would do; refused, like the apply, when it
+/// does not fit in s6-svscan's limit (`preflight::fits`).
 pub fn plan(scandir: &Path, desired: &[RenderedSlot]) -> Result<Vec<SlotPlan>, ReconcileError> {
-    plan_each(scandir, desired)?
+    let plans = plan_each(scandir, desired)?
         .into_iter()
         .map(|r| r.map_err(|e| e.error))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    super::preflight::fits(scandir, desired)?;
+    Ok(plans)
 }
 
 /// [`plan`] slot by slot: a slot that cannot be planned (a foreign dir of

@@ -1,11 +1,13 @@
 //! What an apply can know will fail, found before its first write, slot
 //! by slot: the slot's user, its log dir (creatable, or ownable by the
-//! user), the dirs its files go in. Nothing here writes.
+//! user), the dirs its files go in; and, for the whole, whether s6-svscan
+//! can take every service it needs. Nothing here writes.
 
 use super::error::{io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
 use super::logdir;
 use super::plan::{Action, SlotPlan};
+use crate::capacity::{self, Fit};
 use crate::render::RenderedSlot;
 use nix::errno::Errno;
 use std::collections::BTreeMap;
@@ -101,3 +103,15 @@ pub fn lookup_user(user: &str) -> Result<UidGid, ReconcileError> {
         }),
     }
 }
+
+/// Whether `desired`, with what else is in `scandir`, fits in the
+/// running s6-svscan's limit (`crate::capacity`).
+pub fn fits(scandir: &Path, desired: &[RenderedSlot]) -> Result<Fit, ReconcileError> {
+    let slots = desired
+        .iter()
+        .map(|d| (d.name.as_str(), d.file(LOG_RUN).is_some()));
+    Ok(capacity::check_in(scandir, slots)?)
+}
+
+/// The file of a slot's logger: its `log/` is a service of its own.
+const LOG_RUN: &str = "log/run";
