@@ -273,11 +273,18 @@ fn a_logger_that_cannot_start_is_visible_with_its_reason() {
     std::os::unix::fs::symlink("/tmp", &logs).expect("ln");
     let logger = svstat(&sbx, "api/log", "pid");
     expect_code(&sbx.sh(&format!("kill {logger}")), 0);
-    let why = poll("status names the logger's setup failure", Duration::from_secs(10), || {
-        let (c, out, err) = status(&sbx, "api");
-        (c == Some(3) && out.contains("setup! /data/logs/api")).then_some(err)
-    });
-    assert!(why.contains("logger not started: log dir /data/logs/api: refused"), "{why}");
+    let why = poll(
+        "status names the logger's setup failure",
+        Duration::from_secs(10),
+        || {
+            let (c, out, err) = status(&sbx, "api");
+            (c == Some(3) && out.contains("setup! /data/logs/api")).then_some(err)
+        },
+    );
+    assert!(
+        why.contains("logger not started: log dir /data/logs/api: refused"),
+        "{why}"
+    );
     assert_eq!(log_fault_kind(&sbx, "api").as_deref(), Some("setup"));
     // Put right, the logger's next start (s6 retries every second) works.
     std::fs::remove_file(&logs).expect("rm");
