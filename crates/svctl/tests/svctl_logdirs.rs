@@ -114,6 +114,12 @@ fn deleted_log_dir_is_made_again_by_apply() {
     let dir = fx.data.path().join("logs/t");
     wait_lines(&dir, "tick", 0);
     expect_code(&sbx.exec(&["svctl", "plan"]), 0);
+    // The image's log watcher would mend this by itself within a second
+    // (svctl_loghealth tests that): stopped here, apply is what is tested.
+    expect_code(
+        &sbx.sh("s6-svc -wD -T 5000 -d /run/service/svkit-log-watch"),
+        0,
+    );
     let logger = svstat(&sbx, "t/log", "pid");
     let program = svstat(&sbx, "t", "pid");
     fs::remove_dir_all(&dir).expect("rm -rf the log dir");

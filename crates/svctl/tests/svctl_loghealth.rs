@@ -293,3 +293,40 @@ fn a_logger_that_cannot_start_is_visible_with_its_reason() {
         (status(&sbx, "api").0 == Some(0)).then_some(())
     });
 }
+
+#[test]
+fn a_deleted_log_dir_is_made_again_by_the_watcher() {
+    if !sandbox_or_skip("a_deleted_log_dir_is_made_again_by_the_watcher") {
+        return;
+    }
+    let fx = Fixture::new(SETUP);
+    let sbx = fx.boot();
+    let dir = fx.data.path().join("logs/api");
+    poll("first lines logged", Duration::from_secs(10), || {
+        std::fs::read_to_string(dir.join("current"))
+            .is_ok_and(|c| c.contains("tick"))
+            .then_some(())
+    });
+    std::fs::remove_dir_all(&dir).expect("rm -rf the log dir");
+    sbx.wait_for_log(
+        "svkit: warning: slot api: log dir /data/logs/api is gone",
+        Duration::from_secs(10),
+    );
+    poll(
+        "lines in the log dir made again",
+        Duration::from_secs(15),
+        || {
+            std::fs::read_to_string(dir.join("current"))
+                .is_ok_and(|c| c.contains("tick"))
+                .then_some(())
+        },
+    );
+    poll("status healthy again", Duration::from_secs(10), || {
+        (status(&sbx, "api").0 == Some(0)).then_some(())
+    });
+    let logs = sbx.logs();
+    assert!(
+        logs.contains("restarting its logger to make its log dir again"),
+        "{logs}"
+    );
+}

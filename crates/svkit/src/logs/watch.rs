@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use crate::config::{self, Model};
 use crate::msg::{self, exit};
 use crate::s6::control::{send, Command6};
+use crate::s6::end::LOG_FAULT_TMP;
 use crate::s6::logger::{self, Fault, PipeLevel, FAULT_RECORD};
 use crate::s6::status::locked;
 
@@ -134,7 +135,12 @@ fn report(dir: &Path, name: &str, was: Option<&Fault>, now: Option<&Fault>) {
                 msg::warn(format_args!("slot {name}: {f}"));
             }
             let line = format!("{}: {f}\n", f.kind());
-            if let Err(e) = crate::fsutil::write_atomic(&record, line.as_bytes(), 0o644, None) {
+            // A temp of a fixed name (one watcher writes it): reconcile
+            // knows it as a runtime file, never a difference to put right.
+            let tmp = dir.join(LOG_FAULT_TMP);
+            let written =
+                std::fs::write(&tmp, line.as_bytes()).and_then(|()| std::fs::rename(&tmp, &record));
+            if let Err(e) = written {
                 msg::warn(format_args!(
                     "slot {name}: unable to write {}: {}",
                     record.display(),

@@ -45,6 +45,10 @@ pub const CHECK_OUTPUT_FILE: &str = ".svkit-check-output";
 pub const LOG_ERROR_NAME: &str = ".svkit-log-error";
 pub const LOG_ERROR_FILE: &str = "log/.svkit-log-error";
 pub const LOG_ERROR_TMP: &str = "log/.svkit-log-error.new";
+/// Written by the log watcher while a slot's output is not getting
+/// through its logger (see `logger`), and its temp.
+pub const LOG_FAULT_FILE: &str = super::logger::FAULT_RECORD;
+pub const LOG_FAULT_TMP: &str = ".svkit-log-fault.tmp";
 /// The files above, relative to the slot dir: written at run time, never
 /// rendered, never a difference for reconcile to put right.
 pub const RUNTIME_FILES: &[&str] = &[
@@ -57,6 +61,8 @@ pub const RUNTIME_FILES: &[&str] = &[
     CHECK_OUTPUT_FILE,
     LOG_ERROR_FILE,
     LOG_ERROR_TMP,
+    LOG_FAULT_FILE,
+    LOG_FAULT_TMP,
 ];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
