@@ -11,7 +11,7 @@ use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, strerror, Fatal};
 use svkit::s6::control::{send, Command6};
-use svkit::s6::health::Verdict;
+use svkit::s6::logger::Fault;
 use svkit::s6::status::read_slot;
 use svkit::s6::wait::{self, Outcome, Target, Watched};
 use svkit::state::{write_desired, Desired};
@@ -163,24 +163,18 @@ const LOG_RECHECK: Duration = Duration::from_millis(200);
 
 /// The watched slots whose logger is at fault (all of them must be fine;
 /// with `any`, one fine slot is enough and nothing is reported).
-fn log_faults(ctx: &Ctx, slots: &[Watched], any: bool) -> Vec<(String, svkit::s6::logger::Fault)> {
+fn log_faults(ctx: &Ctx, slots: &[Watched], any: bool) -> Vec<(String, Fault)> {
     let judge = ctx.judge();
     let names: Vec<String> = slots.iter().map(|w| name_of(&w.dir)).collect();
-    let mut verdicts: Vec<Verdict> = names
-        .iter()
-        .map(|n| Verdict {
-            log: judge.log_fault(n),
-            ..Verdict::default()
-        })
-        .collect();
-    judge.mark_stalled(names.iter().map(String::as_str).zip(verdicts.iter_mut()));
-    if any && verdicts.iter().any(|v| v.log.is_none()) {
+    let mut faults: Vec<Option<Fault>> = names.iter().map(|n| judge.log_fault(n)).collect();
+    judge.mark_stalled(names.iter().map(String::as_str).zip(faults.iter_mut()));
+    if any && faults.iter().any(Option::is_none) {
         return Vec::new();
     }
     names
         .into_iter()
-        .zip(verdicts)
-        .filter_map(|(n, v)| v.log.map(|f| (n, f)))
+        .zip(faults)
+        .filter_map(|(n, f)| f.map(|f| (n, f)))
         .collect()
 }
 

@@ -36,7 +36,7 @@ pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
         slots
             .iter_mut()
             .filter(|m| m.st.is_some())
-            .map(|m| (m.name.as_str(), &mut m.v)),
+            .map(|m| (m.name.as_str(), &mut m.v.log)),
     );
     msg::out(exposition(&slots, now))?;
     if !hidden.is_empty() {

@@ -57,7 +57,7 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     ctx.judge().mark_stalled(
         rows.iter_mut()
             .filter(|r| r.st.is_some())
-            .map(|r| (r.name.as_str(), &mut r.v)),
+            .map(|r| (r.name.as_str(), &mut r.v.log)),
     );
     let now = SystemTime::now();
     let text = if args.json {

@@ -19,7 +19,7 @@ const NAME_MAX: usize = 251;
 
 /// A dir s6-svscan would supervise: 1, plus 1 for its `log/`.
 fn services_of(dir: &Path) -> u32 {
-    1 + u32::from(dir.join("log").is_dir())
+    1 + u32::from(crate::s6::logger::has_logger(dir))
 }
 
 fn visible(name: &str) -> bool {

@@ -8,7 +8,7 @@
 //! second it judges each svkit slot that has a logger; when a slot's
 //! output stops getting through it says so in one line, once per episode,
 //! and again when it gets through again; the episode is also left in the
-//! slot's dir ([`FAULT_RECORD`]) for `svctl events`. Two faults it mends
+//! slot's dir ([`LOG_FAULT_FILE`]) for `svctl events`. Two faults it mends
 //! itself, by restarting the logger so that its run script starts over:
 //! a log dir that vanished (s6-log would write into a deleted file for
 //! good) and a logger that fell back to stdout only because another
@@ -18,22 +18,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{self, Model};
 use crate::msg::{self, exit};
-use crate::s6::control::{send, Command6};
-use crate::s6::end::LOG_FAULT_TMP;
-use crate::s6::logger::{self, Fault, PipeLevel, FAULT_RECORD};
+use crate::s6::control;
+use crate::s6::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
+use crate::s6::logger::{self, Fault, PipeLevel};
 use crate::s6::status::locked;
 
 /// How often every logger is looked at: a stalled pipe is seen within two
 /// periods.
 const PERIOD: Duration = Duration::from_secs(1);
-
-/// How long a loaded config is trusted before it is read again (apply and
-/// register change log dirs while this runs).
-const CONFIG_TTL: Duration = Duration::from_secs(10);
 
 /// The least time between two restarts of one logger by the watcher: a
 /// restart that did not mend the fault is not repeated every look.
@@ -57,15 +53,18 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
     let config_dir = config::config_dir_from_env();
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
     let mut model: Option<Model> = None;
-    let mut loaded = Instant::now();
+    let mut loaded_for = None;
     loop {
-        if model.is_none() || loaded.elapsed() >= CONFIG_TTL {
+        let slots = slots_with_logger(&scandir);
+        // Loaded again only when the config files or the slots changed
+        // (apply, register): a large config is not read once a second.
+        let now = (config_signature(&config_dir), slots.clone());
+        if loaded_for.as_ref() != Some(&now) {
             model = config::load(&config_dir, &crate::state::LiveInstances)
                 .ok()
                 .map(|v| v.model);
-            loaded = Instant::now();
+            loaded_for = Some(now);
         }
-        let slots = slots_with_logger(&scandir);
         seen.retain(|name, _| slots.contains(name));
         for name in &slots {
             let log_dir = model
@@ -78,6 +77,23 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         }
         std::thread::sleep(PERIOD);
     }
+}
+
+/// Each file of the config dir with its size and modification time.
+fn config_signature(dir: &Path) -> Vec<(OsString, u64, Option<SystemTime>)> {
+    let mut sig: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    let m = e.metadata().ok();
+                    let len = m.as_ref().map_or(0, |m| m.len());
+                    (e.file_name(), len, m.and_then(|m| m.modified().ok()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    sig.sort();
+    sig
 }
 
 /// The svkit slots (marked as ours) in `scandir` that have a logger.
@@ -128,7 +144,7 @@ fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut Seen) {
 /// One line on a change, and the record `svctl events` follows. A setup
 /// failure was already said by the logger's run script itself.
 fn report(dir: &Path, name: &str, was: Option<&Fault>, now: Option<&Fault>) {
-    let record = dir.join(FAULT_RECORD);
+    let record = dir.join(LOG_FAULT_FILE);
     match now {
         Some(f) => {
             if !matches!(f, Fault::Setup(_)) {
@@ -170,7 +186,7 @@ fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
 }
 
 fn restart_logger(dir: &Path, name: &str, why: &str) {
-    match send(&dir.join("log"), &[Command6::Restart]) {
+    match control::restart_logger(dir) {
         Ok(()) => msg::info(format_args!("slot {name}: restarting its logger {why}")),
         Err(e) => msg::warn(format_args!(
             "slot {name}: unable to restart its logger: {e}"

@@ -47,7 +47,7 @@ pub const LOG_ERROR_FILE: &str = "log/.svkit-log-error";
 pub const LOG_ERROR_TMP: &str = "log/.svkit-log-error.new";
 /// Written by the log watcher while a slot's output is not getting
 /// through its logger (see `logger`), and its temp.
-pub const LOG_FAULT_FILE: &str = super::logger::FAULT_RECORD;
+pub const LOG_FAULT_FILE: &str = ".svkit-log-fault";
 pub const LOG_FAULT_TMP: &str = ".svkit-log-fault.tmp";
 /// The files above, relative to the slot dir: written at run time, never
 /// rendered, never a difference for reconcile to put right.

@@ -209,22 +209,25 @@ impl Judge<'_> {
         logger::check_now(&dir, self.log_dir(name))
     }
 
-    /// Adds [`logger::Fault::Stalled`] to the verdicts of slots whose
-    /// logger is otherwise fine but whose pipe stays full over
+    /// Sets [`logger::Fault::Stalled`] for the slots whose logger is
+    /// otherwise fine (`fault` None) but whose pipe stays full over
     /// [`logger::STALL_WINDOW`] (looked at together: the window is paid
     /// once, and only when some pipe is full).
-    pub fn mark_stalled<'v>(&self, slots: impl IntoIterator<Item = (&'v str, &'v mut Verdict)>) {
-        let mut verdicts = Vec::new();
+    pub fn mark_stalled<'v>(
+        &self,
+        slots: impl IntoIterator<Item = (&'v str, &'v mut Option<logger::Fault>)>,
+    ) {
+        let mut faults = Vec::new();
         let mut dirs = Vec::new();
-        for (name, v) in slots {
+        for (name, fault) in slots {
             let dir = self.scandir.join(name);
-            if v.log.is_none() && logger::has_logger(&dir) {
+            if fault.is_none() && logger::has_logger(&dir) {
                 dirs.push(dir);
-                verdicts.push(v);
+                faults.push(fault);
             }
         }
         for k in logger::find_stalled(&dirs, logger::STALL_WINDOW) {
-            verdicts[k].log = Some(logger::Fault::Stalled);
+            *faults[k] = Some(logger::Fault::Stalled);
         }
     }
 

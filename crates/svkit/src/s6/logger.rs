@@ -19,17 +19,8 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::end::LOG_ERROR_NAME;
 use super::status::{read_slot, supervisor_running};
-
-/// In the logger's dir (`SLOT/log`): one line, why its run script could
-/// not start s6-log as configured (written by `log/run`, removed by it
-/// once s6-log starts as configured).
-pub const SETUP_RECORD: &str = ".svkit-log-error";
-
-/// In the slot's dir: the fault the log watcher last reported, one line
-/// (`svkit log-watch`; removed when the episode ends). `svctl events`
-/// follows it; status judges afresh.
-pub const FAULT_RECORD: &str = ".svkit-log-fault";
 
 /// Why a slot's output is not getting through.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,9 +110,10 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
     None
 }
 
-/// The setup record's line, if `log/run` left one.
+/// The line `log/run` left in the logger's dir ([`LOG_ERROR_NAME`]) when it
+/// could not start s6-log as configured, if it did.
 pub fn setup_error(logger_dir: &Path) -> Option<String> {
-    let text = std::fs::read(logger_dir.join(SETUP_RECORD)).ok()?;
+    let text = std::fs::read(logger_dir.join(LOG_ERROR_NAME)).ok()?;
     let line = String::from_utf8_lossy(&text);
     let line = line.lines().next().unwrap_or_default().trim();
     Some(if line.is_empty() {
@@ -258,13 +250,13 @@ mod tests {
     fn the_setup_record_is_one_bounded_line() {
         let t = tempfile::tempdir().expect("tempdir");
         assert_eq!(setup_error(t.path()), None);
-        std::fs::write(t.path().join(SETUP_RECORD), "no way\nsecond\n").expect("write");
+        std::fs::write(t.path().join(LOG_ERROR_NAME), "no way\nsecond\n").expect("write");
         assert_eq!(setup_error(t.path()).as_deref(), Some("no way"));
-        std::fs::write(t.path().join(SETUP_RECORD), "").expect("write");
+        std::fs::write(t.path().join(LOG_ERROR_NAME), "").expect("write");
         assert_eq!(setup_error(t.path()).as_deref(), Some("unknown reason"));
-        std::fs::write(t.path().join(SETUP_RECORD), b"\xff\xfe bad").expect("write");
+        std::fs::write(t.path().join(LOG_ERROR_NAME), b"\xff\xfe bad").expect("write");
         assert!(setup_error(t.path()).is_some_and(|s| s.ends_with("bad")));
-        std::fs::write(t.path().join(SETUP_RECORD), "x".repeat(10_000)).expect("write");
+        std::fs::write(t.path().join(LOG_ERROR_NAME), "x".repeat(10_000)).expect("write");
         assert_eq!(setup_error(t.path()).map(|s| s.len()), Some(512));
     }
 
@@ -280,7 +272,7 @@ mod tests {
         );
         std::fs::create_dir(&dir).expect("mkdir");
         assert_eq!(check_now(&slot, Some(&dir)), None);
-        std::fs::write(slot.join("log").join(SETUP_RECORD), "cannot mkdir\n").expect("write");
+        std::fs::write(slot.join("log").join(LOG_ERROR_NAME), "cannot mkdir\n").expect("write");
         assert_eq!(
             check_now(&slot, Some(&dir)),
             Some(Fault::Setup("cannot mkdir".into()))

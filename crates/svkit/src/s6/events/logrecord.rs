@@ -1,4 +1,4 @@
-//! The log watcher's records ([`crate::s6::logger::FAULT_RECORD`]) as
+//! The log watcher's records ([`crate::s6::end::LOG_FAULT_FILE`]) as
 //! events: one inotify watch on each followed slot's dir, so a slot whose
 //! output stops (or starts again) getting through its logger is reported
 //! when `svkit log-watch` records it, with no polling here.
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-use crate::s6::logger::FAULT_RECORD;
+use crate::s6::end::LOG_FAULT_FILE;
 
 /// The record is written to a temp file and renamed, and removed.
 const MASK: WatchFlags = WatchFlags::MOVED_TO
@@ -61,7 +61,7 @@ impl LogRecords {
             }
             let ours = ev
                 .file_name()
-                .is_some_and(|n| n.to_bytes() == FAULT_RECORD.as_bytes());
+                .is_some_and(|n| n.to_bytes() == LOG_FAULT_FILE.as_bytes());
             if let (true, Some(name)) = (ours, self.slots.get(&ev.wd())) {
                 if !names.contains(name) {
                     names.push(name.clone());
@@ -71,7 +71,7 @@ impl LogRecords {
         names
             .into_iter()
             .map(|n| {
-                let line = std::fs::read_to_string(scandir.join(&n).join(FAULT_RECORD))
+                let line = std::fs::read_to_string(scandir.join(&n).join(LOG_FAULT_FILE))
                     .ok()
                     .map(|t| t.lines().next().unwrap_or_default().to_string());
                 (n, line)
