@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::end::LOG_ERROR_NAME;
-use super::status::{read_slot, supervisor_running};
+use super::status::{decode, lock_holder};
 
 /// Why a slot's output is not getting through.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +88,11 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
     }
     // A logger with no supervisor (a slot being made or removed) is no
     // fault of the logger's; one that is supervised and down is.
-    if supervisor_running(&logger).unwrap_or(false) {
-        if let Ok(st) = read_slot(&logger) {
-            if !st.up && st.want_up {
+    if supervisor_of(&logger).is_some() {
+        // The raw status is all this needs (no death tally, no down file).
+        let raw = std::fs::read(logger.join("supervise/status")).ok();
+        if let Some(raw) = raw.and_then(|b| decode(&b).ok()) {
+            if !raw.is_up() && raw.want_up {
                 return Some(Fault::Down);
             }
         }
@@ -148,12 +150,10 @@ impl PipeLevel {
         self.queued + 4096 > self.capacity
     }
 
-    /// The level now, when it can be read: None when the logger is down,
-    /// or this user may not open the pipe.
+    /// The level now, when it can be read: None when the logger has no
+    /// supervisor, or this user may not open the pipe.
     pub fn read(slot_dir: &Path) -> Option<PipeLevel> {
-        let st = read_slot(&slot_dir.join("log")).ok()?;
-        let logger = st.pid?;
-        let supervise = parent_pid(logger)?;
+        let supervise = supervisor_of(&slot_dir.join("log"))?;
         let fd = open_stdin_of(supervise).ok()?;
         let queued = rustix::io::ioctl_fionread(fd.as_fd()).ok()?;
         let capacity = rustix::pipe::fcntl_getpipe_size(fd.as_fd()).ok()? as u64;
@@ -197,12 +197,13 @@ pub fn find_stalled(slot_dirs: &[PathBuf], window: Duration) -> Vec<usize> {
     stalled_now
 }
 
-fn parent_pid(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields count from
-    // the last `)`.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+/// The pid of the s6-supervise of the service in `dir`: it holds
+/// `supervise/lock` (one fcntl, no read of /proc).
+fn supervisor_of(dir: &Path) -> Option<u32> {
+    lock_holder(&dir.join("supervise/lock"))
+        .ok()
+        .flatten()
+        .filter(|&p| p > 0)
 }
 
 /// A read end of the pipe of its own, never blocking, for FIONREAD only.
@@ -277,14 +278,5 @@ mod tests {
             check_now(&slot, Some(&dir)),
             Some(Fault::Setup("cannot mkdir".into()))
         );
-    }
-
-    #[test]
-    fn parent_pid_reads_past_a_hostile_command_name() {
-        assert_eq!(
-            parent_pid(std::process::id()),
-            Some(nix::unistd::getppid().as_raw() as u32)
-        );
-        assert_eq!(parent_pid(u32::MAX), None);
     }
 }

@@ -80,6 +80,12 @@ pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
 /// (an fcntl lock over the whole file): s6-supervise's `supervise/lock`,
 /// s6-log's `lock` in its log dir. Takes no lock itself.
 pub fn locked(path: &Path) -> io::Result<bool> {
+    lock_holder(path).map(|p| p.is_some())
+}
+
+/// The pid of the process holding that lock, if one does (as the kernel
+/// reports it: 0 when it holds it from another pid namespace).
+pub fn lock_holder(path: &Path) -> io::Result<Option<u32>> {
     use std::os::fd::AsRawFd;
     let f = File::open(path)?;
     let mut fl = nix::libc::flock {
@@ -90,7 +96,8 @@ pub fn locked(path: &Path) -> io::Result<bool> {
         l_pid: 0,
     };
     match nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_GETLK(&mut fl)) {
-        Ok(_) => Ok(fl.l_type != nix::libc::F_UNLCK as nix::libc::c_short),
+        Ok(_) if fl.l_type == nix::libc::F_UNLCK as nix::libc::c_short => Ok(None),
+        Ok(_) => Ok(Some(u32::try_from(fl.l_pid).unwrap_or(0))),
         Err(e) => Err(io::Error::from_raw_os_error(e as i32)),
     }
 }
