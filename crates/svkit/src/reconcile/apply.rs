@@ -84,6 +84,8 @@ pub fn apply(
     // s6-svscan's limit no new slot would start, not only the extra ones.
     preflight::fits(scandir, desired)?;
     let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
+    // Again under the lock: another apply may have added services since.
+    preflight::fits(scandir, desired)?;
     let swept = sweep(scandir)?;
     let mut failed = Vec::new();
     let mut plans = Vec::new();
