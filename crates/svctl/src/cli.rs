@@ -191,7 +191,8 @@ The s6 services the config needs (a slot, plus one for its logger, plus
 the others s6-svscan supervises) must fit in s6-svscan's limit: inside the
 running container, its own and what is in the scandir; elsewhere (or with
 --root) 1,000 and s6-overlay's own 3, assumed, and said so.
-Exit codes: 0 valid, 1 invalid or too many services, 100 bad usage, 111
+Exit codes: 0 valid, 1 invalid, too many services or a scandir entry that
+stops s6-svscan's scan, 100 bad usage, 111
 unreadable config dir.")]
     Check(CheckArgs),
     /// Render every declared slot into an empty directory (never a live scandir)
