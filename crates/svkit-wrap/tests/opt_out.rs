@@ -16,11 +16,14 @@ const CONFIG: &str = r#"{ "sentinel_env": "T_SUPERVISED", "slots": [
     "env_file": ["/etc/api/api.env"], "secrets": { "API_TOKEN": "/secrets/token" },
     "depends_on": { "db": "completed" }, "command": ["/opt/api", "serve"] },
   { "name": "off", "autostart": "never", "command": ["sleep", "100000"] },
-  { "name": "needs-off", "depends_on": { "off": "up" }, "command": ["/opt/api", "other"] }
+  { "name": "needs-off", "depends_on": { "off": "up" }, "command": ["/opt/api", "other"] },
+  { "name": "bad", "type": "oneshot", "command": ["sh", "-c", "exit 78"] },
+  { "name": "needs-bad", "depends_on": { "bad": "completed" }, "command": ["/opt/api", "third"] }
 ], "redirects": [
   { "match": ["/opt/api", "serve"], "slot": "api",
     "opt_out_flag": "--no-supervise", "opt_out_env": "API_NO_SUPERVISE" },
-  { "match": ["/opt/api", "other"], "slot": "needs-off", "opt_out_flag": "--no-supervise" }
+  { "match": ["/opt/api", "other"], "slot": "needs-off", "opt_out_flag": "--no-supervise" },
+  { "match": ["/opt/api", "third"], "slot": "needs-bad", "opt_out_flag": "--no-supervise" }
 ] }"#;
 
 const API: &str = "#!/bin/sh\necho \"api: who=$(id -un) cwd=$PWD mode=$MODE file=$FROM_FILE token=$API_TOKEN db=$(cat /tmp/db-done 2>/dev/null) sup=$T_SUPERVISED args=$*\"\nexit 7\n";
@@ -78,14 +81,22 @@ fn an_opt_out_whose_dependency_cannot_come_ends_at_once() {
     if !sandbox_or_skip("an_opt_out_whose_dependency_cannot_come_ends_at_once") {
         return;
     }
-    let sbx = run(&rootfs(), &[], &["/opt/api", "other", "--no-supervise"]);
-    let logs = sbx.wait_for_log("depends on off (up)", Duration::from_secs(30));
-    assert!(
-        logs.contains("which is down and whose autostart does not hold"),
-        "{logs}"
-    );
-    assert!(!logs.contains("api: who="), "it ran anyway: {logs}");
-    assert_eq!(sbx.wait_exit(Duration::from_secs(10)), 1, "{logs}");
+    let r = rootfs();
+    for (cmd, why) in [
+        (
+            "other",
+            "it depends on off (up), which is down and whose autostart does not hold",
+        ),
+        (
+            "third",
+            "it depends on bad (completed), which failed for good",
+        ),
+    ] {
+        let sbx = run(&r, &[], &["/opt/api", cmd, "--no-supervise"]);
+        let logs = sbx.wait_for_log(why, Duration::from_secs(30));
+        assert!(!logs.contains("api: who="), "it ran anyway: {logs}");
+        assert_eq!(sbx.wait_exit(Duration::from_secs(10)), 1, "{logs}");
+    }
 }
 
 #[test]
