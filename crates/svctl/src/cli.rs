@@ -205,6 +205,20 @@ slots with a user), whoever runs it. Users are checked as `svctl check` does.
 Nothing is written when the config is invalid.
 Exit codes: 0 rendered, 1 invalid config, 100 bad usage (e.g. DIR not empty), 111 system error.")]
     Render(RenderArgs),
+    /// Run a one-off command in the foreground as a slot runs its program
+    #[command(after_help = "Examples:
+  svctl exec gateway-default -- app migrate
+  svctl exec api -- sh -c 'echo \"$API_TOKEN\" | wc -c'
+
+The command gets what the slot's program gets: its user (when run as
+root), cwd, env, env files and secrets (read now, as at a start), over the
+container's environment. It is not supervised, does not wait for the
+slot's depends_on, and does not need the slot to run. svctl execs it: its
+exit code is svctl's.
+Exit codes: the command's own; 4 the slot is not declared in the config; 1
+invalid config; 78 an env file or secret refused; 100 bad usage; 111
+system error (e.g. unknown user); 126 not executable; 127 not found.")]
+    Exec(ExecArgs),
     /// Internal: a slot's liveness watcher, started by its run script
     #[command(hide = true)]
     Liveness(LivenessArgs),
