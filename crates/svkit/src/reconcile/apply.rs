@@ -73,18 +73,17 @@ struct Staged<'a> {
     tmp: Option<PathBuf>,
 }
 
-/// Under the lock: sweep, plan, check, write, then tell s6.
+/// Under `lock`, which the caller took before reading what `desired` was
+/// made of: sweep, plan, check, write, then tell s6.
 pub fn apply(
-    scandir: &Path,
+    lock: &ScandirLock,
     desired: &[RenderedSlot],
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
+    let scandir = lock.scandir();
     check_tree_user(scandir, nix::unistd::geteuid().as_raw())?;
-    // Whole, whatever the scope, and before the lock's first write: past
-    // s6-svscan's limit no new slot would start, not only the extra ones.
-    preflight::fits(scandir, desired)?;
-    let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    // Again under the lock: another apply may have added services since.
+    // Whole, whatever the scope: past s6-svscan's limit no new slot would
+    // start, not only the extra ones.
     preflight::fits(scandir, desired)?;
     let swept = sweep(scandir)?;
     let mut failed = Vec::new();
