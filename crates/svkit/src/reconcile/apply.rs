@@ -159,6 +159,7 @@ pub fn apply(
     let mut s6_failed = Vec::new();
     for s in &staged {
         let Action::Update {
+            changed,
             restart,
             log_dir_missing,
             ..
@@ -169,8 +170,12 @@ pub fn apply(
         let name = &s.work.slot.name;
         let dir = scandir.join(name);
         // The log dir is made again: the logger, writing on into the old
-        // one's unlinked `current`, must reopen it.
-        if *log_dir_missing {
+        // one's unlinked `current`, must reopen it. A new `log/run` (its
+        // dir, prefix or format) is read only by a new logger: the logger
+        // alone restarts, the program's pipe to it is s6-svscan's and
+        // outlives it.
+        let logger_changed = changed.iter().any(|p| p == Path::new(LOG_RUN));
+        if *log_dir_missing || logger_changed {
             match control::restart_logger(&dir) {
                 Ok(()) | Err(ControlError::NotSupervised { .. }) => {}
                 Err(e) => s6_failed.push(SlotError::new(name, e.into())),
@@ -355,6 +360,9 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<(), Reconci
     let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));
     fs::rename(&dir, &hidden).map_err(io(&dir))
 }
+
+/// The logger's script, in a slot dir.
+const LOG_RUN: &str = "log/run";
 
 /// After SIGKILL, how long a deleted slot's process may take to be reaped.
 const KILL_WAIT: Duration = Duration::from_secs(5);
