@@ -187,6 +187,17 @@ fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
                 why,
             )
         })?;
+        // A slot user may start its own slot but not write its root-owned
+        // dir: the next apply puts the `down` file right then.
+        match svkit::s6::control::set_normally_up(&ctx.dir(n), up) {
+            Err(e) if !matches!(e.raw_os_error(), Some(nix::libc::EACCES | nix::libc::EPERM)) => {
+                return Err(Fatal::io(
+                    format!("unable to record the desired state of {n} in its slot dir"),
+                    &e,
+                ));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }
