@@ -210,7 +210,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 29);
+    assert_eq!(keys(gw).len(), 30);
 }
 
 /// A declared slot with no dir (a boot could not make it): a row that

@@ -19,6 +19,7 @@ use super::status::{RawStatus, Status};
 use crate::config::names::is_truthy;
 use crate::config::{Autostart, Model, Readiness, Slot};
 use crate::state::{self, Desired, StateError};
+use crate::stray;
 
 /// Inputs of the autostart decision at render time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -139,11 +140,17 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 
 /// The health check: supervised, not failed, not overdue for readiness,
 /// not blocked on its dependencies, its output getting through
-/// ([`logger`]), and up exactly when s6 wants it up (a
+/// ([`logger`]), no copy of its program left unsupervised ([`stray`]),
+/// and up exactly when s6 wants it up (a
 /// slot an operator stopped, or a finished job, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| {
-        !v.failed && !v.ready_overdue && v.waiting.is_none() && v.log.is_none() && s.up == s.want_up
+        !v.failed
+            && !v.ready_overdue
+            && v.waiting.is_none()
+            && v.log.is_none()
+            && v.stray.is_none()
+            && s.up == s.want_up
     })
 }
 
@@ -238,6 +245,7 @@ impl Judge<'_> {
         let Some(st) = st else {
             return Verdict {
                 desired_up: !dir.join("down").exists(),
+                stray: stray::find(&dir, 0).map(|c| c.pid),
                 ..Verdict::default()
             };
         };
@@ -257,6 +265,7 @@ impl Judge<'_> {
             ready_overdue: ready_overdue(st, notifies, timeout, now),
             waiting,
             log: self.log_fault(name),
+            stray: stray::find(&dir, st.raw.pid).map(|c| c.pid),
         }
     }
 }
@@ -275,4 +284,7 @@ pub struct Verdict {
     pub waiting: Option<String>,
     /// Its output is not getting through ([`logger`]).
     pub log: Option<logger::Fault>,
+    /// The pid of a copy of its program that no supervisor knows
+    /// ([`stray`]).
+    pub stray: Option<i32>,
 }
