@@ -245,6 +245,24 @@ pub fn wait_supervised(slot: &Path, timeout: Duration) -> Result<(), ControlErro
     Ok(())
 }
 
+/// Waits (at most `timeout`) until no s6-supervise listens on any of
+/// `slots` nor on their loggers; false when one still does.
+pub fn wait_unsupervised(slots: &[PathBuf], timeout: Duration) -> bool {
+    let end = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    while slots
+        .iter()
+        .any(|s| supervised(s) || supervised(&s.join("log")))
+    {
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    true
+}
+
 /// Where s6's binaries are: `SVKIT_S6_BIN`, else `/command` when it exists
 /// (s6-overlay), else `PATH`.
 pub fn s6_tool(name: &str) -> PathBuf {
