@@ -161,18 +161,127 @@ pub fn start_order(slots: &[Slot]) -> Vec<&str> {
 }
 
 /// How deep each slot sits: 0 without dependencies, else one more than its
-/// deepest dependency. Starting goes up the depths, stopping down them.
-pub fn depths(slots: &[Slot]) -> BTreeMap<String, usize> {
+/// deepest dependency.
+fn depths(slots: &[Slot]) -> BTreeMap<&str, usize> {
     let by_name: BTreeMap<&str, &Slot> = slots.iter().map(|s| (s.name.as_str(), s)).collect();
-    let mut depth: BTreeMap<String, usize> = BTreeMap::new();
+    let mut depth: BTreeMap<&str, usize> = BTreeMap::new();
     for name in start_order(slots) {
         let d = by_name.get(name).map_or(0, |s| {
             (s.depends_on.iter())
-                .filter_map(|d| depth.get(&d.on).map(|x| x + 1))
+                .filter_map(|d| depth.get(d.on.as_str()).map(|x| x + 1))
                 .max()
                 .unwrap_or(0)
         });
-        depth.insert(name.to_string(), d);
+        depth.insert(name, d);
     }
     depth
+}
+
+/// How high each slot sits: 0 when no slot depends on it, else one more
+/// than its highest dependent.
+fn heights(slots: &[Slot]) -> BTreeMap<&str, usize> {
+    let mut dependents: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in slots {
+        for d in &s.depends_on {
+            dependents.entry(d.on.as_str()).or_default().push(&s.name);
+        }
+    }
+    let mut height: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in start_order(slots).into_iter().rev() {
+        let h = (dependents.get(name).into_iter().flatten())
+            .filter_map(|d| height.get(d).map(|x| x + 1))
+            .max()
+            .unwrap_or(0);
+        height.insert(name, h);
+    }
+    height
+}
+
+/// `names` in layers by `rank` (a name `slots` does not declare ranks 0),
+/// lowest first, empty layers left out, each layer in `names`' order.
+fn layers(names: &[String], rank: &BTreeMap<&str, usize>) -> Vec<Vec<String>> {
+    let of = |n: &String| rank.get(n.as_str()).copied().unwrap_or(0);
+    let max = names.iter().map(of).max().unwrap_or(0);
+    (0..=max)
+        .map(|r| names.iter().filter(|n| of(n) == r).cloned().collect())
+        .filter(|l: &Vec<String>| !l.is_empty())
+        .collect()
+}
+
+/// `names` in layers to start (or restart) them: a slot's dependencies in
+/// an earlier layer than itself.
+pub fn start_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
+    layers(names, &depths(slots))
+}
+
+/// `names` in layers to stop them: the slots nothing depends on first,
+/// then what only they depend on, and so on; a slot's dependents always in
+/// an earlier layer than itself.
+pub fn stop_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
+    layers(names, &heights(slots))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{load, FixedInstances};
+
+    fn slots(json: &str) -> Vec<Slot> {
+        let t = tempfile::tempdir().expect("tempdir");
+        std::fs::write(t.path().join("10.json"), json).expect("write");
+        load(t.path(), &FixedInstances::default())
+            .expect("valid config")
+            .model
+            .slots
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// redis <- migrate <- web, and a worker nothing depends on and that
+    /// depends on nothing.
+    const CHAIN: &str = r#"{ "slots": [
+        { "name": "web", "command": ["x"], "depends_on": { "migrate": "up" } },
+        { "name": "worker", "command": ["x"] },
+        { "name": "migrate", "command": ["x"], "depends_on": { "redis": "up" } },
+        { "name": "redis", "command": ["x"] } ] }"#;
+
+    #[test]
+    fn start_layers_put_dependencies_first() {
+        let s = slots(CHAIN);
+        let all = names(&["migrate", "redis", "web", "worker"]);
+        assert_eq!(
+            start_layers(&s, &all),
+            [
+                names(&["redis", "worker"]),
+                names(&["migrate"]),
+                names(&["web"])
+            ]
+        );
+        // Only the given names, ranked as in the whole graph.
+        assert_eq!(
+            start_layers(&s, &names(&["web", "redis"])),
+            [names(&["redis"]), names(&["web"])]
+        );
+    }
+
+    #[test]
+    fn stop_layers_put_dependents_and_independents_first() {
+        let s = slots(CHAIN);
+        let all = names(&["migrate", "redis", "web", "worker"]);
+        assert_eq!(
+            stop_layers(&s, &all),
+            [
+                names(&["web", "worker"]),
+                names(&["migrate"]),
+                names(&["redis"])
+            ]
+        );
+        // Not in the config (a foreign slot): nothing depends on it.
+        assert_eq!(
+            stop_layers(&s, &names(&["redis", "other"])),
+            [names(&["other"]), names(&["redis"])]
+        );
+    }
 }
