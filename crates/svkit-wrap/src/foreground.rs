@@ -47,11 +47,7 @@ pub fn exec(
     };
     msg::die(
         code,
-        format_args!(
-            "unable to exec {}: {}",
-            prog.to_string_lossy(),
-            strerror(&err)
-        ),
+        format_args!("unable to exec {}: {}", msg::os(prog), strerror(&err)),
     )
 }
 

@@ -28,7 +28,7 @@ struct Seen<'a> {
 
 impl std::fmt::Display for Seen<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.layer.file.display())?;
+        write!(f, "{}", crate::msg::path(&self.layer.file))?;
         if let Some(p) = self.layer.pos(&self.at) {
             write!(f, ":{p}")?;
         }
@@ -174,7 +174,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
                 Some(how) => warnings.push(Warning {
                     message: format!(
                         "{}: {at}: skipping {how} {what}: already defined at {first}",
-                        l.file.display()
+                        crate::msg::path(&l.file)
                     ),
                 }),
             }
@@ -325,7 +325,7 @@ fn instances_of(
                     warnings.push(Warning {
                         message: format!(
                             "{}: {pf}: unable to list {dir}: {e}; no instances discovered there",
-                            l.file.display()
+                            crate::msg::path(&l.file)
                         ),
                     });
                     Vec::new()
@@ -343,8 +343,8 @@ fn instances_of(
             match check_instance_name(&i).and_then(|()| check_slot_name(&name)) {
                 Err(e) => warnings.push(Warning {
                     message: format!(
-                        "{}: {at}: skipping {how} instance {i:?}{whence}: {e}",
-                        l.file.display()
+                        "{}: {at}: skipping {how} instance \"{i}\"{whence}: {e}",
+                        crate::msg::path(&l.file)
                     ),
                 }),
                 Ok(()) => {
