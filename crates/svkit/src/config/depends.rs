@@ -12,8 +12,15 @@ use super::json_pos::FieldPath;
 use super::model::{Condition, Dependency, Kind, OnCleanExit, Slot};
 use super::parse::Layer;
 
-/// Fills each slot's `depends_on` from its raw declaration.
-pub fn resolve(layers: &[Layer], slots: &mut [Slot], diags: &mut Vec<Diagnostic>) {
+/// Fills each slot's `depends_on` from its raw declaration. `declared`
+/// names every slot declared, the invalid ones too: depending on one of
+/// those is left to that slot's own errors.
+pub fn resolve(
+    layers: &[Layer],
+    slots: &mut [Slot],
+    declared: &BTreeSet<String>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let names: BTreeSet<String> = slots.iter().map(|s| s.name.clone()).collect();
     let mut instances: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for s in slots.iter() {
@@ -49,6 +56,7 @@ pub fn resolve(layers: &[Layer], slots: &mut [Slot], diags: &mut Vec<Diagnostic>
             let targets = match instances.get(key.as_str()) {
                 Some(all) => all.clone(),
                 None if names.contains(key) => vec![key.clone()],
+                None if declared.contains(key) => continue,
                 None => {
                     diags.push(layer.diag(&at, format!("depends on undeclared slot `{key}`")));
                     continue;

@@ -30,6 +30,9 @@ pub struct Layer {
     /// (index in the file's `slots` array, slot)
     pub slots: Vec<(usize, RawSlot)>,
     pub redirects: Vec<(usize, RawRedirect)>,
+    /// Names of the slots declared here that did not deserialize: they
+    /// exist, only malformed, so naming one is not a second error.
+    pub broken: Vec<String>,
 }
 
 impl Layer {
@@ -126,6 +129,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         top: RawTop::default(),
         slots: Vec::new(),
         redirects: Vec::new(),
+        broken: Vec::new(),
     };
     let root = FieldPath::root();
     for (key, v) in obj {
@@ -140,11 +144,15 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
                 };
-                for i in 0..items.len() {
+                for (i, item) in items.iter().enumerate() {
                     let p = path.index(i);
                     if key == "slots" {
-                        if let Some(s) = sub::<RawSlot>(&layer, text, &p, &mut diags) {
-                            layer.slots.push((i, s));
+                        match sub::<RawSlot>(&layer, text, &p, &mut diags) {
+                            Some(s) => layer.slots.push((i, s)),
+                            None => {
+                                let name = item.get("name").and_then(Value::as_str);
+                                layer.broken.extend(name.map(str::to_owned));
+                            }
                         }
                     } else if let Some(r) = sub::<RawRedirect>(&layer, text, &p, &mut diags) {
                         layer.redirects.push((i, r));

@@ -186,8 +186,13 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         }
     }
 
-    super::depends::resolve(layers, &mut slots, &mut diags);
-    let redirects = super::redirect::redirects(layers, &seen.keys().cloned().collect(), &mut diags);
+    // Every slot declared, valid or not: a reference to a malformed one is
+    // not an error of its own (the slot's errors say what is wrong).
+    let declared: BTreeSet<String> = (seen.keys().cloned())
+        .chain(layers.iter().flat_map(|l| l.broken.iter().cloned()))
+        .collect();
+    super::depends::resolve(layers, &mut slots, &declared, &mut diags);
+    let redirects = super::redirect::redirects(layers, &declared, &mut diags);
     let templates = (layers.iter().flat_map(|l| &l.slots))
         .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))
         .map(|(_, r)| Template {
