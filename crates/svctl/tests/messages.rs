@@ -120,3 +120,29 @@ fn lines_of_concurrent_programs_never_mix() {
     }
     assert_eq!(errors, 16 * 300);
 }
+
+#[test]
+fn a_hostile_config_dir_name_is_escaped_in_the_answer() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let dir = t.path().join(OsStr::from_bytes(b"cfg\n\x1b[31m\xff"));
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("10.json"),
+        r#"{"slots": [{"name": "a", "command": ["true"]}]}"#,
+    )
+    .expect("write");
+    let o = Command::new(svkit_testkit::bin("svctl"))
+        .args(["check", "--config-dir"])
+        .arg(&dir)
+        .output()
+        .expect("svctl");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_printable(&o.stdout);
+    let out = String::from_utf8(o.stdout).expect("utf-8");
+    assert!(out.contains("/cfg\\n\\e[31m\\xff\n"), "{out}");
+}

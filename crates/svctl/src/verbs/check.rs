@@ -49,7 +49,7 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
         if m.redirects.len() == 1 { "" } else { "s" },
         m.files.len(),
         if m.files.len() == 1 { "" } else { "s" },
-        dir.display(),
+        msg::path(&dir),
         msg::prog(),
     ))?;
     Ok(OK)
