@@ -353,6 +353,15 @@ fn image_root(users: &[&str]) -> tempfile::TempDir {
         ));
     }
     std::fs::write(t.path().join("etc/passwd"), text).expect("write");
+    // The good config's program, which `check --root` looks for too.
+    let bin = t.path().join("usr/local/bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::fs::write(bin.join("app"), "#!/bin/sh\n").expect("write");
+    std::fs::set_permissions(
+        bin.join("app"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
     t
 }
 
@@ -473,7 +482,7 @@ fn hostile_users_are_located_errors() {
         assert!(err.contains(&at), "{shown}: not located: {err}");
         assert!(err.contains(why), "{shown}: {err}");
     }
-    let cfg = config_dir(br#"{"slots": [{"name": "a", "command": ["x"], "user": "4242:4242"}]}"#);
+    let cfg = config_dir(br#"{"slots": [{"name": "a", "command": ["app"], "user": "4242:4242"}]}"#);
     let o = svctl()
         .args(["check", "--config-dir"])
         .arg(cfg.path())

@@ -46,6 +46,13 @@ pub fn main() -> ExitCode {
     for w in &prepared.warnings {
         msg::warn(w);
     }
+    // A program missing from the image is the slot's own failure (it exits
+    // 127 at each start, as status shows): said once here, in plain words.
+    let path = svkit::container::container_env().remove("PATH");
+    let root = std::path::Path::new("/");
+    for d in svkit::config::programs::missing_programs(&prepared.model, root, path.as_deref()) {
+        msg::warn(d);
+    }
     match reconcile::apply(&lock, &prepared.desired, &opts) {
         Ok(outcome) => {
             if let Some(f) = outcome.report(&scandir) {
