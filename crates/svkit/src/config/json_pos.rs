@@ -235,6 +235,10 @@ impl Spans {
     /// each step a binary search among the members, which are in document
     /// order.
     pub fn path_at(&self, offset: usize) -> FieldPath {
+        self.path_of(self.node_at(offset))
+    }
+
+    fn node_at(&self, offset: usize) -> usize {
         let contains = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
         let mut at = 0;
         while let Some(node) = self.nodes.get(at) {
@@ -245,7 +249,32 @@ impl Spans {
                 _ => break,
             }
         }
-        self.path_of(at)
+        at
+    }
+
+    /// Where what an error at `offset` is about begins: the key, when
+    /// `offset` lies in a member's key (an unknown or repeated key), else
+    /// the value of [`Spans::path_at`] (a wrong type, a missing field): a
+    /// reader's eye goes to the start of the thing named, not to where a
+    /// parser noticed.
+    pub fn start_at(&self, offset: usize) -> usize {
+        let at = self.node_at(offset);
+        let Some(node) = self.nodes.get(at) else {
+            return offset;
+        };
+        let kids = &node.kids;
+        let n =
+            kids.partition_point(|&k| self.nodes[k].span.key_start.is_some_and(|ks| ks <= offset));
+        if let Some(&k) = n.checked_sub(1).and_then(|i| kids.get(i)) {
+            let s = self.nodes[k].span;
+            if let Some(ks) = s.key_start.filter(|_| offset < s.start) {
+                return ks;
+            }
+        }
+        if at == 0 && offset >= node.span.end {
+            return offset;
+        }
+        node.span.start
     }
 }
 

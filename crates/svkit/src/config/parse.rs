@@ -245,7 +245,7 @@ fn sub<T: DeserializeOwned>(
 pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
     Diagnostic::new(
         &layer.file,
-        Some(layer.spans.pos(abs)),
+        Some(layer.spans.pos(layer.spans.start_at(abs))),
         Some(layer.spans.path_at(abs).to_string()),
         strip_pos(e),
     )
