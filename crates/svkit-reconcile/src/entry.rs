@@ -38,6 +38,12 @@ pub fn main() -> ExitCode {
     for w in &prepared.warnings {
         msg::warn(w);
     }
+    if svkit::container::s6_overlay_missing().is_none() {
+        let grace = svkit::container::setting("S6_KILL_GRACETIME");
+        if let Some(note) = svkit::container::kill_grace_note(grace.as_deref()) {
+            msg::info(note);
+        }
+    }
     match reconcile::apply(&scandir, &prepared.desired, &opts) {
         Ok(outcome) => {
             if let Some(f) = outcome.report(&scandir) {
