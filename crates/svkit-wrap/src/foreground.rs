@@ -59,10 +59,11 @@ pub fn as_slot(
 }
 
 /// Records this process for the stop hook (see `svkit::foreground`)
-/// when s6-overlay runs (`s6_running`): the command keeps our pid. A
-/// failure costs only the graceful stop, so it is said and the run goes on.
+/// when s6-overlay runs (`s6_running`) and we are its CMD: the command
+/// keeps our pid. A failure costs only the graceful stop, so it is said
+/// and the run goes on.
 pub fn record(slot: Option<&Slot>, s6_running: bool) {
-    if !s6_running {
+    if !s6_running || !svkit::foreground::is_the_cmd() {
         return;
     }
     let path = std::path::Path::new(svkit::foreground::RECORD);

@@ -66,6 +66,10 @@ fn docker_stop_waits_for_the_foreground_commands_handler() {
     let sbx = start(data.path(), &["gateway", "run", "--no-supervise"]);
     sbx.wait_for_log("⚕ gateway default up", Duration::from_secs(30));
     sbx.wait_for_log("⚕ dashboard up", Duration::from_secs(30));
+    // A foreground run under `docker exec` is not the CMD: it leaves the
+    // CMD's record alone.
+    let o = sbx.exec(&["svkit-wrap", "--", "true"]);
+    assert!(o.status.success(), "{o:?}");
     let (code, took, logs) = docker_stop(sbx);
     eprintln!("exit {code} after {took:?}:\n{logs}");
     // Its whole handler ran: without the hook it would get 100 ms.

@@ -78,6 +78,17 @@ impl Record {
     }
 }
 
+/// Is this process the container's CMD, the child of s6-overlay's stage 2
+/// (`rc.init`)? Only the CMD is recorded: a `docker exec C svkit-wrap ...`
+/// is not the container's command and must not take its record.
+pub fn is_the_cmd() -> bool {
+    let parent = std::os::unix::process::parent_id();
+    fs::read(format!("/proc/{parent}/cmdline")).is_ok_and(|argv| {
+        argv.split(|b| *b == 0)
+            .any(|a| a.ends_with(b"/scripts/rc.init"))
+    })
+}
+
 /// Parses `PID START_TIME SIGNAL TIMEOUT_MS`, one line. Anything else is
 /// no record: a bad one must never lead to a signal.
 pub fn parse(text: &str) -> Option<Record> {
