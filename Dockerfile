@@ -209,7 +209,8 @@ COPY rootfs/ /
 #  S6_CMD_RECEIVE_SIGNALS is left unset (s6-overlay's default): `docker stop`
 #    makes PID 1 run the shutdown (cont-finish hooks, then TERM/KILL) and
 #    the container exits 0 — a requested stop is a clean stop, also when the
-#    CMD is svkit-wrap's keep-alive. With `-e S6_CMD_RECEIVE_SIGNALS=1` the
+#    CMD is svkit-wrap's keep-alive. A foreground CMD (an opt-out) is
+#    stopped by 50-svkit-stop, and its own exit code is the container's. With `-e S6_CMD_RECEIVE_SIGNALS=1` the
 #    stop signal goes to the CMD instead and the container exits with its
 #    128+N (143 for docker stop's SIGTERM).
 ENV PATH=/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

@@ -1,7 +1,9 @@
 //! `docker stop` on the real /init with the demo rootfs: the stop hook
 //! gives the foreground command (an opt-out) its stop signal and waits for
 //! its handler, before s6-overlay's final TERM/KILL (whose grace the
-//! sandbox sets to 100 ms, as a small `S6_KILL_GRACETIME` would).
+//! sandbox sets to 100 ms, as a small `S6_KILL_GRACETIME` would); the
+//! container's exit code is then the command's own; and a stray still
+//! gets the final TERM and that grace before KILL.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
@@ -102,4 +104,37 @@ fn after_docker_stop_the_container_exits_with_the_foreground_commands_code() {
         eprintln!("{script}: exit {code} after {took:?}");
         assert_eq!(code, want, "{script}: {logs}");
     }
+}
+
+/// A stray (a slot's double-forked child, which no supervisor knows)
+/// gets s6-overlay's final TERM, then `S6_KILL_GRACETIME` (100 ms here)
+/// before KILL: a handler shorter than that completes.
+#[test]
+fn a_stray_gets_term_and_the_kill_grace() {
+    if !sandbox_or_skip("a_stray_gets_term_and_the_kill_grace") {
+        return;
+    }
+    let config = r#"{ "slots": [ { "name": "forker", "command": ["/opt/forker"] } ] }"#;
+    let r = svkit_testkit::Rootfs::with_svkit(config);
+    r.script(
+        "opt/forker",
+        "#!/bin/sh\n( sh -c 'trap \"sleep 0.03; echo stray handled TERM > /data/stray\" TERM; echo stray up > /data/stray; while :; do sleep 0.01; done' & ) \nexec sleep 100000\n",
+    );
+    let data = tempfile::tempdir().expect("tempdir");
+    let arg = r.arg();
+    let volume = format!("{}:/data", data.path().display());
+    let sbx = Sandbox::start(
+        &["--rootfs", &arg, "--volume", &volume],
+        &["sleep", "100000"],
+    );
+    let stray = data.path().join("stray");
+    poll("the stray up", Duration::from_secs(30), || {
+        std::fs::read_to_string(&stray)
+            .is_ok_and(|t| t.contains("stray up"))
+            .then_some(())
+    });
+    let (code, _, logs) = docker_stop(sbx);
+    assert_eq!(code, 0, "{logs}");
+    let text = std::fs::read_to_string(&stray).unwrap_or_default();
+    assert_eq!(text, "stray handled TERM\n", "{logs}");
 }
