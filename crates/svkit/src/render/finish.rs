@@ -23,7 +23,8 @@ use super::quote::sh_quote;
 use super::{script, RenderEnv};
 use crate::config::{Backoff, Kind, OnCleanExit, Slot};
 use crate::s6::end::{
-    self, End, CONTAINER_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT, REQUEST_PREFIX, START_ERROR_FILE,
+    self, End, CONTAINER_EXITCODE, DECIDED_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT,
+    REQUEST_PREFIX, START_ERROR_FILE,
 };
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
@@ -74,7 +75,7 @@ fn essential(slot: &Slot) -> String {
     }
     let _ = writeln!(
         o,
-        "end_container() {{\n  [ -d {dir} ] || return 0\n  e=$code\n  [ \"$code\" = 256 ] && e=$((128 + sig))\n  echo \"svkit: slot {name} is essential: stopping the container with exit code $e\" >&2\n  echo \"$e\" > {CONTAINER_EXITCODE}\n  {HALT}\n}}",
+        "end_container() {{\n  [ -d {dir} ] || return 0\n  e=$code\n  [ \"$code\" = 256 ] && e=$((128 + sig))\n  echo \"svkit: slot {name} is essential: stopping the container with exit code $e\" >&2\n  echo \"$e\" > {CONTAINER_EXITCODE}\n  echo \"$e\" > {DECIDED_EXITCODE}\n  {HALT}\n}}",
         dir = std::path::Path::new(CONTAINER_EXITCODE)
             .parent()
             .map(|p| p.display().to_string())

@@ -84,6 +84,11 @@ pub fn waiting_for(slot: &Path, st_up: bool) -> Option<String> {
 }
 /// Where s6-overlay reads the container's exit code at halt, and the halt.
 pub const CONTAINER_EXITCODE: &str = "/run/s6-linux-init-container-results/exitcode";
+/// The same code, written beside it by an essential slot's `finish`: the
+/// container's end was decided by a slot, not by a `docker stop`, so the
+/// stop hook leaves the foreground command to the final TERM rather than
+/// let its exit overwrite the code (`foreground`).
+pub const DECIDED_EXITCODE: &str = "/run/s6-linux-init-container-results/exitcode.svkit";
 pub const HALT: &str = "/run/s6/basedir/bin/halt";
 /// `supervise/svkit-request.PID`: the death of PID was asked for.
 pub const REQUEST_PREFIX: &str = "svkit-request.";

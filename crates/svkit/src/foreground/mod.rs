@@ -29,6 +29,7 @@ use nix::unistd::Pid;
 
 use crate::config::Slot;
 use crate::msg::{self, exit};
+use crate::s6::end::DECIDED_EXITCODE;
 use crate::stray::Copy;
 
 /// Where svkit-wrap records the foreground command (a tmpfs under
@@ -200,6 +201,19 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::from(exit::USAGE);
     };
     let t0 = Instant::now();
+    // An essential slot ended the container and wrote its code: when the
+    // command exits, s6-overlay's stage 2 (its parent) would write the
+    // command's code over it and ask for a second halt, which cuts this
+    // stage short. So the command is left to the final TERM, which ends
+    // stage 2 with it, and the container ends as the slot decided.
+    if let Ok(code) = fs::read_to_string(DECIDED_EXITCODE) {
+        msg::info(format_args!(
+            "the container ends with exit code {} as an essential slot decided: the foreground command gets s6-overlay's final TERM",
+            code.trim()
+        ));
+        let _ = msg::out("0\n");
+        return ExitCode::SUCCESS;
+    }
     let code = match stop(Path::new(RECORD), cap) {
         Ok(Outcome::NoRecord | Outcome::NotRunning) => exit::OK,
         Ok(Outcome::Exited(took)) => {
