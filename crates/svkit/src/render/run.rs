@@ -71,9 +71,6 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     o.push_str(&start_liveness(slot, env));
     let check = matches!(slot.readiness, Some(Readiness::Check(_)));
-    if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
-        let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
-    }
     let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
     for (k, v) in &slot.env {
         let _ = writeln!(o, "export {k}={}", sh_quote(v));
@@ -105,7 +102,11 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     words.extend(drop_words(slot, env));
     words.extend(slot.command.iter().cloned());
+    // After the wait, which reads and writes files of the slot dir.
     o.push_str(&wait_for_deps(slot));
+    if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
+        let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
+    }
     if slot.log.is_some() {
         // Only now: until here stderr is the container's own (s6-supervise's),
         // so nothing this script or its helpers print can wait on a full
