@@ -202,7 +202,8 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     std::fs::create_dir_all(scandir.join("p")).expect("mkdir");
     let m = model(&format!(
         r#"{{"state_dir": "{}", "slots": [
-        {{"name": "r", "command": ["a"], "autostart": "remember",
+        {{"name": "d", "command": ["a"]}},
+        {{"name": "r", "command": ["a"], "autostart": "remember", "depends_on": {{"d": "up"}},
           "readiness": {{"check": {{"command": ["true"], "timeout_ms": 5000}}}}}}]}}"#,
         state.display()
     ));

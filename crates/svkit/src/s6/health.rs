@@ -221,8 +221,18 @@ impl Judge<'_> {
             return false;
         };
         let dir = self.scandir.join(name);
-        let started = program_started(&dir, st, end::waiting_for(&dir, st.up).is_some());
+        let started = self.program_started(name, st, end::waiting_for(&dir, st.up).is_some());
         ready_overdue(st, notifies(&dir), Some(timeout), started, now)
+    }
+
+    /// [`program_started`] of the slot `name`; a slot the config gives no
+    /// `depends_on` never waits, so its `run`'s start is its program's (one
+    /// stat less on the health-check path).
+    pub fn program_started(&self, name: &str, st: &Status, waiting: bool) -> Option<SystemTime> {
+        match self.slot(name) {
+            Some(s) if s.depends_on.is_empty() => st.up.then_some(st.since),
+            _ => program_started(&self.scandir.join(name), st, waiting),
+        }
     }
 
     /// The slot's dependencies that failed for good (what keeps a waiting
@@ -292,7 +302,7 @@ impl Judge<'_> {
         let notifies = notifies(&dir);
         let timeout = self.slot(name).and_then(ready_timeout);
         let waiting = end::waiting_for(&dir, st.up);
-        let started = program_started(&dir, st, waiting.is_some());
+        let started = self.program_started(name, st, waiting.is_some());
         let done = done(st, end.as_ref());
         let live = crate::liveness::seen(&dir).filter(|_| st.up);
         let unhealthy = live.as_ref().is_some_and(|l| l.failing > 0);
