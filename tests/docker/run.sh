@@ -32,7 +32,8 @@
 #
 # When no Docker engine answers: a SKIP line and exit 0, or a FAIL line and
 # exit 1 with SVKIT_NO_SKIP=1. Otherwise it ends with the line
-# `N passed, M failed` (one count per scenario) and exits 0 when every
+# `N passed, M failed` (one count per scenario; a failed image build, or no
+# engine with SVKIT_NO_SKIP=1, is one failure) and exits 0 when every
 # scenario passed, 1 otherwise. Containers are named
 # svkit-test-PID-SCENARIO and removed on exit (with their anonymous
 # volumes), whatever happens.
@@ -56,6 +57,8 @@ if ! info=$(docker info 2>&1 >/dev/null); then
     echo "FAIL: no Docker engine answers (docker info failed), and SVKIT_NO_SKIP=1:"
     printf '%s\n' "$info" | tail -n 5 | sed 's/^/    /'
     echo "    start one with: tests/docker/engine.sh up"
+    echo "failed: docker-engine"
+    echo "0 passed, 1 failed"
     exit 1
   fi
   echo "SKIP: no Docker engine answers (docker info failed; tests/docker/engine.sh up starts one)"
@@ -779,7 +782,8 @@ done
 if [ "${SVKIT_TEST_NO_BUILD:-0}" != 1 ]; then
   say "=== tests/docker/engine.sh image $IMAGE (the Dockerfile's offline path)"
   t0=$(date +%s)
-  "$ROOT/tests/docker/engine.sh" image "$IMAGE" || { say "FAIL: tests/docker/engine.sh image $IMAGE"; exit 1; }
+  # A build that fails is one failure, named, in the closing count.
+  "$ROOT/tests/docker/engine.sh" image "$IMAGE" || { say "FAIL: tests/docker/engine.sh image $IMAGE"; say "failed: image-build"; say "0 passed, 1 failed"; exit 1; }
   BUILT=1
   say "    built in $(($(date +%s) - t0)) s"
 fi

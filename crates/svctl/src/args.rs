@@ -277,3 +277,20 @@ pub struct MetricsArgs {
     #[command(flatten)]
     pub at: WhereArgs,
 }
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The slot whose user, cwd, env, env files and secrets the command gets
+    #[arg(value_name = "SLOT")]
+    pub slot: String,
+    /// The command and its arguments (after `--`)
+    #[arg(
+        value_name = "CMD",
+        required = true,
+        last = true,
+        allow_hyphen_values = true
+    )]
+    pub argv: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}

@@ -191,7 +191,8 @@ The s6 services the config needs (a slot, plus one for its logger, plus
 the others s6-svscan supervises) must fit in s6-svscan's limit: inside the
 running container, its own and what is in the scandir; elsewhere (or with
 --root) 1,000 and s6-overlay's own 3, assumed, and said so.
-Exit codes: 0 valid, 1 invalid or too many services, 100 bad usage, 111
+Exit codes: 0 valid, 1 invalid, too many services or a scandir entry that
+stops s6-svscan's scan, 100 bad usage, 111
 unreadable config dir.")]
     Check(CheckArgs),
     /// Render every declared slot into an empty directory (never a live scandir)
@@ -204,6 +205,20 @@ slots with a user), whoever runs it. Users are checked as `svctl check` does.
 Nothing is written when the config is invalid.
 Exit codes: 0 rendered, 1 invalid config, 100 bad usage (e.g. DIR not empty), 111 system error.")]
     Render(RenderArgs),
+    /// Run a one-off command in the foreground as a slot runs its program
+    #[command(after_help = "Examples:
+  svctl exec gateway-default -- app migrate
+  svctl exec api -- sh -c 'echo \"$API_TOKEN\" | wc -c'
+
+The command gets what the slot's program gets: its user (when run as
+root), cwd, env, env files and secrets (read now, as at a start), over the
+container's environment. It is not supervised, does not wait for the
+slot's depends_on, and does not need the slot to run. svctl execs it: its
+exit code is svctl's.
+Exit codes: the command's own; 4 the slot is not declared in the config; 1
+invalid config; 78 an env file or secret refused; 100 bad usage; 111
+system error (e.g. unknown user); 126 not executable; 127 not found.")]
+    Exec(ExecArgs),
     /// Internal: a slot's liveness watcher, started by its run script
     #[command(hide = true)]
     Liveness(LivenessArgs),

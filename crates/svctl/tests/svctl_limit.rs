@@ -274,3 +274,32 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
     assert_eq!(up_count(&sbx), 400);
     wait_all_in_state(&sbx, "every slot still in its wanted state");
 }
+
+/// A name s6-svscan cannot stat (a dangling symlink) stops its scan: no
+/// slot added after it would start. `register` and `apply` refuse with
+/// the entry named, change nothing, and work once it is gone.
+#[test]
+fn a_dangling_symlink_in_the_scandir_is_named_and_nothing_is_added() {
+    if !sandbox_or_skip("a_dangling_symlink_in_the_scandir_is_named_and_nothing_is_added") {
+        return;
+    }
+    let fx = Fixture::new(&config(1));
+    let sbx = fx.boot();
+    wait_all_in_state(&sbx, "up");
+    expect_code(&sbx.sh("ln -s /nonexistent/gone /run/service/gone"), 0);
+    let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "x"]);
+    expect_code(&o, 111);
+    let e = err(&o);
+    assert!(
+        e.contains("s6-svscan cannot stat /run/service/gone (No such file or directory)"),
+        "{e}"
+    );
+    assert!(e.contains("nothing changed"), "{e}");
+    assert!(!rendered(&sbx).contains(&"one-x".to_string()));
+    expect_code(&sbx.sh("rm /run/service/gone"), 0);
+    expect_code(
+        &sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "x"]),
+        0,
+    );
+    expect_code(&sbx.exec(&["svctl", "start", "one-x", "--wait"]), 0);
+}

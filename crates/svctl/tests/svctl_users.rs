@@ -1,7 +1,9 @@
-//! A slot's `user` on the real `/init`: an unknown one stops the boot with
-//! its file, line, column and slots, before anything is written, and
-//! `plan`, `apply` and `check` (inside the container) say the same; a
-//! numeric `uid:gid` with no passwd entry runs as those ids.
+//! A slot's `user` on the real `/init`: an unknown one is named at boot
+//! with its file, line, column and slots, and those slots are not made
+//! (the others are, and run: the container runs degraded, `svctl status`
+//! exits 3); `plan`, `apply` and `check` (inside the container) refuse it
+//! as a config error, writing nothing; a numeric `uid:gid` with no passwd
+//! entry runs as those ids.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
@@ -29,18 +31,24 @@ fn unknown_user_is_a_located_config_error_and_nothing_is_written() {
     }
     let fx = Fixture::new(UNKNOWN);
     let sbx = fx.boot();
-    let logs = sbx.wait_for_log(
-        "svkit-reconcile: fatal: invalid config in /etc/svkit",
-        Duration::from_secs(10),
+    let logs = sbx.wait_for_log("50-svkit exited", Duration::from_secs(10));
+    assert!(
+        logs.contains(&format!("svkit-reconcile: warning: {LOCATED}")),
+        "{logs}"
     );
-    assert!(logs.contains(LOCATED), "{logs}");
-    // Not even the slot whose user is fine: all or nothing.
+    assert!(
+        logs.contains("slot a not applied: unknown user nosuch"),
+        "{logs}"
+    );
+    assert!(logs.contains("50-svkit exited 0"), "{logs}");
+    // The slot whose user is fine is made and runs; a is missing.
+    poll("b up", Duration::from_secs(10), || {
+        (stdout(&sbx.sh("s6-svstat -o up /run/service/b")).trim() == "true").then_some(())
+    });
     let o = sbx.sh("ls -A /run/service; ls -A /data");
     let listed = stdout(&o);
-    assert!(
-        !listed.lines().any(|l| l == "a" || l == "b" || l == "logs"),
-        "{listed}"
-    );
+    assert!(!listed.lines().any(|l| l == "a" || l == "logs"), "{listed}");
+    expect_code(&sbx.exec(&["svctl", "status"]), 3);
     for (who, argv) in [
         ("root", &["svctl", "plan"][..]),
         ("nobody", &["svctl", "plan"][..]),

@@ -26,9 +26,10 @@ const PROGRAMS: [(&str, Program); 4] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 3] = [
+const INTERNAL: [(&str, Internal); 4] = [
     ("log-json", svkit::logs::json::main),
     ("log-watch", svkit::logs::watch::main),
+    ("slot-claim", svkit::stray::main),
     ("slot-env", svkit::slotenv::main),
 ];
 

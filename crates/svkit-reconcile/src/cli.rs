@@ -8,16 +8,18 @@ const AFTER: &str = "Prints one audit line per slot on stdout:
 
 Slot by slot: a slot that cannot be applied (its log dir cannot be made,
 its user is unknown, ...) is left as it was and named on stderr with the
-path and why; the other slots are applied. `svctl apply` is all or nothing.
+path and why; the other slots are applied and the exit code is 0 (the
+container runs degraded; `svctl status` exits 3). `svctl apply` is all or
+nothing.
 
 The whole config is refused, nothing written, when it needs more s6
 services (each slot, each logger, everything else in the scandir and in
 /etc/services.d) than s6-svscan supervises (1,000 under s6-overlay).
 
-Exit codes: 0 done; 1 invalid config or too many services for s6-svscan
-(nothing written); 100 bad usage;
-111 system error (a slot not applied, lock held too long, I/O, s6 not
-answering).
+Exit codes: 0 done, every slot that could be applied applied; 1 invalid
+config or too many services for s6-svscan (nothing written); 100 bad
+usage; 111 nothing could be reconciled (lock held too long, the scandir
+unusable).
 
 Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
 /run/service), SVKIT_S6_BIN (default /command, else PATH).";

@@ -1,8 +1,11 @@
 //! svkit-reconcile: the `/etc/cont-init.d/` hook. Reads the config, renders
 //! the slots into the scandir, prunes stale ones, starts what should start.
 //! The same algorithm as `svctl apply`, slot by slot: a slot that cannot
-//! be made is reported and the others are made (`svctl apply` is all or
-//! nothing).
+//! be made (its log dir, its user, ...) is reported and the others are
+//! made (`svctl apply` is all or nothing). Only a config that cannot be
+//! used at all stops the boot (exit 1): a slot left out is the container
+//! running degraded, which `svctl status` (the HEALTHCHECK) reports, never
+//! a reason for s6-overlay's `S6_BEHAVIOUR_IF_STAGE2_FAILS=2` to stop it.
 
 use crate::cli::Cli;
 use std::process::ExitCode;
@@ -24,7 +27,7 @@ pub fn main() -> ExitCode {
         scope: Scope::EachSlot,
         ..Default::default()
     };
-    let prepared = match reconcile::prepare(&config_dir, &scandir) {
+    let prepared = match reconcile::prepare_for(&config_dir, &scandir, opts.scope) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
             msg::invalid_config(&config_dir, "nothing changed", &diags);
@@ -37,9 +40,13 @@ pub fn main() -> ExitCode {
     }
     match reconcile::apply(&scandir, &prepared.desired, &opts) {
         Ok(outcome) => {
-            let failed = outcome.report(&scandir);
+            if let Some(f) = outcome.report(&scandir) {
+                msg::warn(format_args!(
+                    "{f}; the boot goes on without them (`svctl status` counts them missing)"
+                ));
+            }
             match msg::out(outcome.audit()) {
-                Ok(()) => failed.map_or(ExitCode::SUCCESS, |f| f.report()),
+                Ok(()) => ExitCode::SUCCESS,
                 Err(f) => f.report(),
             }
         }

@@ -16,7 +16,9 @@ pub fn skip(test: &str, why: impl std::fmt::Display) {
     if std::env::var(NO_SKIP_ENV).as_deref() == Ok("1") {
         panic!("{test}: cannot run here and {NO_SKIP_ENV}=1: {why}");
     }
-    eprintln!("SKIP {test}: {why}");
+    // Straight to fd 2, not `eprintln!`: libtest captures the macros, and
+    // a skip hidden in a passing test's captured output would go unseen.
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
     if let Some(log) = std::env::var_os(SKIP_LOG_ENV).filter(|l| !l.is_empty()) {
         // One short write to an O_APPEND file: lines from tests running
         // side by side do not mix.

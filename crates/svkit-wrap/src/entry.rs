@@ -11,6 +11,7 @@ use svkit::config::{self, LoadError, Model};
 use svkit::container;
 use svkit::msg::{self, exit, strerror};
 use svkit::redirect::{self, Decision, Facts};
+use svkit::slotenv::oneoff::OneOff;
 
 /// Prints to stdout (`--help`, `--version`) and exits.
 fn print_and_exit(text: String) -> ! {
@@ -72,19 +73,26 @@ pub fn main() -> std::process::ExitCode {
         s6_missing: container::s6_overlay_missing(),
     };
     let Some(model) = model else {
-        foreground::exec(&routed, None, &facts.container_env)
+        foreground::exec(
+            &OneOff {
+                argv: routed,
+                ..OneOff::default()
+            },
+            &facts.container_env,
+        )
     };
     match redirect::decide(&model, &routed, &facts) {
         Decision::Foreground {
             argv,
             warning,
+            as_slot,
             displaces,
         } => {
             if let Some(w) = warning {
                 msg::warn(w);
             }
-            if let Some(slot) = displaces {
-                match redirect::displace(&model, &slot, &container::scandir()) {
+            if let Some(slot) = &displaces {
+                match redirect::displace(&model, slot, &container::scandir()) {
                     Ok(true) => msg::info(format_args!(
                         "slot {slot} runs the same program: stopped it (not remembered) so that only this foreground run does; `svctl start {slot}` brings it back"
                     )),
@@ -95,7 +103,22 @@ pub fn main() -> std::process::ExitCode {
                     ),
                 }
             }
-            foreground::exec(&argv, model.user.as_deref(), &facts.container_env)
+            let one = match as_slot.as_deref().and_then(|n| model.slot(n)) {
+                Some(slot) => foreground::as_slot(&model, slot, argv, displaces.is_some()),
+                None => OneOff {
+                    argv,
+                    user: model.user.clone(),
+                    ..OneOff::default()
+                },
+            };
+            foreground::exec(&one, &facts.container_env)
+        }
+        Decision::Refused { rule, extra } => {
+            let command = model.slot(&rule.slot).map(|s| s.command.as_slice());
+            msg::die(
+                exit::USAGE,
+                redirect::refusal(&routed, &rule, &extra, command),
+            )
         }
         Decision::Redirect { rule } => {
             let scandir = container::scandir();

@@ -1,11 +1,13 @@
 //! The foreground path: the wrapped command replaces us, with the
-//! container environment restored and privileges dropped to the image's user.
+//! container environment restored, and, for a redirect's opt-out, as its
+//! slot would run it (see `svkit::slotenv::oneoff`).
 
-use nix::unistd::{Gid, Uid};
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
-use svkit::msg::{self, exit, strerror};
+use svkit::config::{Model, Slot};
+use svkit::container;
+use svkit::msg;
+use svkit::redirect;
+use svkit::slotenv::oneoff::{self, OneOff};
 
 pub fn on_path(name: &std::ffi::OsStr) -> bool {
     std::env::var_os("PATH")
@@ -19,78 +21,46 @@ fn is_exec(p: &std::path::Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Execs `argv`. Under s6-overlay the CMD gets a stripped env: the
-/// container's variables come back (ours win), as `with-contenv` does.
-pub fn exec(
-    argv: &[std::ffi::OsString],
-    user: Option<&str>,
-    container_env: &BTreeMap<String, String>,
-) -> ! {
-    let Some((prog, rest)) = argv.split_first() else {
-        msg::die(exit::USAGE, "nothing to run");
-    };
-    let mut cmd = Command::new(prog);
-    cmd.args(rest);
-    for (k, v) in container_env {
-        if std::env::var_os(k).is_none() {
-            cmd.env(k, v);
+/// `argv` as `slot` runs its program; with `supervised` (s6 runs), once
+/// the slot's `depends_on` hold, as its `run` would wait for them.
+pub fn as_slot(
+    model: &Model,
+    slot: &Slot,
+    argv: Vec<std::ffi::OsString>,
+    supervised: bool,
+) -> OneOff {
+    let name = &slot.name;
+    if supervised {
+        let mut note = |line: String| msg::info(format_args!("slot {name}: {line}"));
+        if let Err(e) = redirect::await_deps(
+            model,
+            slot,
+            &container::scandir(),
+            redirect::DEPENDS_TIMEOUT,
+            &mut note,
+        ) {
+            msg::die(
+                e.exit_code(),
+                format_args!("unable to run slot {name}'s command in the foreground: {e}"),
+            );
         }
+    } else if !slot.depends_on.is_empty() {
+        msg::warn(format_args!(
+            "slot {name}: not waiting for its depends_on: no s6 supervision to start them"
+        ));
     }
-    if let Some(user) = user.filter(|u| *u != "root" && Uid::effective().is_root()) {
-        drop_to(&mut cmd, user);
-    }
-    let err = cmd.exec();
-    let code = if err.kind() == std::io::ErrorKind::NotFound {
-        exit::NOT_FOUND
-    } else {
-        exit::CANNOT_EXECUTE
-    };
-    msg::die(
-        code,
-        format_args!(
-            "unable to exec {}: {}",
-            prog.to_string_lossy(),
-            strerror(&err)
+    match oneoff::as_slot(model, slot, argv) {
+        Ok(one) => one,
+        Err(e) => msg::die(
+            svkit::slotenv::START_FAILED,
+            format_args!("slot {name}: not starting: {e}"),
         ),
-    )
+    }
 }
 
-/// Drops privileges in this process, right before the exec: the wrapper
-/// is single-threaded, so there is nothing to race.
-fn drop_to(cmd: &mut Command, user: &str) {
-    let pw = match svkit::passwd::user(user) {
-        Ok(Some(pw)) => pw,
-        _ => msg::die(
-            exit::SYSTEM,
-            format_args!("unable to drop privileges: unknown user {user}"),
-        ),
-    };
-    let (uid, gid) = (Uid::from_raw(pw.uid), Gid::from_raw(pw.gid));
-    // From /etc/group, not initgroups(3): see svkit::passwd.
-    let groups: Vec<Gid> = match svkit::passwd::groups(user, pw.gid) {
-        Ok(g) => g.into_iter().map(Gid::from_raw).collect(),
-        Err(e) => msg::die(
-            exit::SYSTEM,
-            format_args!(
-                "unable to drop privileges: unable to read {}: {}",
-                svkit::passwd::GROUP,
-                strerror(&e)
-            ),
-        ),
-    };
-    let dropped = nix::unistd::setgroups(&groups)
-        .and_then(|()| nix::unistd::setgid(gid))
-        .and_then(|()| nix::unistd::setuid(uid));
-    if let Err(e) = dropped {
-        msg::die(
-            exit::SYSTEM,
-            format_args!(
-                "unable to drop privileges to {user}: {}",
-                strerror(&e.into())
-            ),
-        );
-    }
-    cmd.env("HOME", &pw.home)
-        .env("USER", user)
-        .env("LOGNAME", user);
+/// Execs the command; under s6-overlay the CMD gets a stripped env: the
+/// container's variables come back (ours win), as `with-contenv` does.
+pub fn exec(one: &OneOff, container_env: &BTreeMap<String, String>) -> ! {
+    let e = oneoff::exec(one, container_env);
+    msg::die(e.exit_code(), e)
 }

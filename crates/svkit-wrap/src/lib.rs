@@ -22,12 +22,16 @@ slot instead, and the process stays alive until the container is stopped
 (128+signal): svkit-wrap execs s6-overlay's s6-pause in its place. It runs in the foreground when the redirect's opt-out
 flag is given (and removed), its opt-out variable is truthy (1/true/yes),
 the slot's sentinel variable is set (a supervised child never redirects),
-or s6-overlay is not running (with one warning).
+or s6-overlay is not running (with one warning). Opted out, it runs as its
+slot would (user, cwd, env, env files, secrets), after the slot's
+depends_on when s6 runs (120 s for them all). Words after a redirect's
+match are refused (100), never dropped: the slot runs its own command.
 
 Exit codes: the foreground command's own; 128+N after signal N while
-holding a redirect; 1 invalid config; 100 nothing to run (no ARGV and no
-default_program); 111 system error; 126 command not executable; 127
-command not found.
+holding a redirect; 1 invalid config, or a depends_on that never came; 78
+an env file or secret refused; 100 nothing to run (no ARGV and no
+default_program), or words after a redirect's match; 111 system error; 126
+command not executable; 127 command not found.
 
 Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR
 (default /run/service), SVKIT_S6_BIN.";

@@ -21,3 +21,4 @@ pub mod render;
 pub mod s6;
 pub mod slotenv;
 pub mod state;
+pub mod stray;

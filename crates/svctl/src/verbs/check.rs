@@ -23,6 +23,10 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
             msg::fatal(e);
             return Ok(NOT_OK);
         }
+        Err(e @ CapacityError::ScanBlocked { .. }) => {
+            msg::fatal(e);
+            return Ok(NOT_OK);
+        }
         Err(CapacityError::Io { path, source }) => {
             return Err(Fatal::io(
                 format!("unable to read scandir {}", path.display()),

@@ -35,6 +35,9 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     if !args.all {
         persist(&ctx, &names, op != Op::Stop)?;
     }
+    if op == Op::Stop {
+        end_strays(&ctx, &names);
+    }
     if op == Op::Stop && args.wait {
         return stop_in_order(&ctx, &names, args.timeout);
     }
@@ -110,6 +113,27 @@ fn stop_in_order(ctx: &Ctx, names: &[String], timeout: Duration) -> Result<u8, F
         }
     }
     Ok(OK)
+}
+
+/// Ends the copies of the slots' programs that no supervisor knows
+/// (`svkit::stray`), as their supervisors would stop them. One that
+/// cannot be ended is said, and the stop goes on for the others.
+fn end_strays(ctx: &Ctx, names: &[String]) {
+    for n in names {
+        let dir = ctx.dir(n);
+        let pid = read_slot(&dir).map_or(0, |s| s.raw.pid);
+        match svkit::stray::end_stray(&dir, pid) {
+            Ok(None) => {}
+            Ok(Some((c, _))) => msg::info(format_args!(
+                "slot {n}: ended a copy of its program that its supervisor did not know (pid {})",
+                c.pid
+            )),
+            Err(e) => msg::warn(format_args!(
+                "slot {n}: unable to end a copy of its program that its supervisor does not know: {}",
+                strerror(&e)
+            )),
+        }
+    }
 }
 
 /// Records the desired state of the `remember` slots among `names`, all

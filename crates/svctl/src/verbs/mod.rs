@@ -4,6 +4,7 @@ mod check;
 mod control;
 pub(crate) mod ctx;
 mod events;
+mod exec;
 mod liveness;
 mod logs;
 mod metrics;
@@ -25,6 +26,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Render(a) => render::run(&a),
         Verb::Liveness(a) => liveness::run(&a),
         Verb::Say(a) => Ok(say::run(&a)),
+        Verb::Exec(a) => exec::run(a),
         Verb::Status(a) => status::run(&a),
         Verb::Start(a) => control::run(&a, control::Op::Start),
         Verb::Stop(a) => control::run(&a, control::Op::Stop),

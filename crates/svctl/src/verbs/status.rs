@@ -76,6 +76,12 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
         if let Some(f) = &r.v.log {
             msg::warn(format_args!("slot {}: {f}", r.name));
         }
+        if let Some(pid) = r.v.stray {
+            msg::warn(format_args!(
+                "slot {}: a copy of its program runs unsupervised (pid {pid}), left by a supervisor that died; svctl stop {} ends it",
+                r.name, r.name
+            ));
+        }
     }
     let hidden: Vec<&str> = rows
         .iter()

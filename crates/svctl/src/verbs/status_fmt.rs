@@ -115,6 +115,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "failing": l.failing, "of": l.of, "last_error": l.last_error,
         })),
         "log_dir": r.log_dir,
+        "stray_pid": r.v.stray,
         "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
     });

@@ -15,6 +15,7 @@
 //! `services.d` once the cont-init hooks are done ([`count`]); against
 //! the running s6-svscan's limit ([`limit`]).
 
+pub mod blocked;
 pub mod count;
 pub mod limit;
 
@@ -159,6 +160,12 @@ impl std::error::Error for TooManyServices {}
 #[derive(Debug)]
 pub enum CapacityError {
     TooMany(TooManyServices),
+    /// s6-svscan's scan stops at these entries ([`blocked`]): nothing new
+    /// would start.
+    ScanBlocked {
+        scandir: PathBuf,
+        blockers: Vec<blocked::Blocker>,
+    },
     /// The scandir could not be read.
     Io {
         path: PathBuf,
@@ -170,6 +177,23 @@ impl fmt::Display for CapacityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CapacityError::TooMany(e) => e.fmt(f),
+            CapacityError::ScanBlocked { scandir, blockers } => {
+                let what: Vec<String> = blockers
+                    .iter()
+                    .map(|b| {
+                        format!(
+                            "{} ({})",
+                            scandir.join(&b.name).display(),
+                            crate::msg::strerror(&b.why)
+                        )
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "s6-svscan cannot stat {}: its scan stops there and starts no new service                      until it is gone (a dangling symlink?); remove it, then try again",
+                    what.join(", ")
+                )
+            }
             CapacityError::Io { path, source } => write!(
                 f,
                 "unable to read {}: {}",
@@ -213,11 +237,22 @@ pub fn need_in<'a>(
     Ok(need)
 }
 
-/// [`need_in`] checked against the running s6-svscan's limit.
+/// [`need_in`] checked against the running s6-svscan's limit, in a
+/// scandir whose scan nothing stops ([`blocked`]).
 pub fn check_in<'a>(
     scandir: &Path,
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
 ) -> Result<Fit, CapacityError> {
+    let blockers = blocked::blockers(scandir).map_err(|source| CapacityError::Io {
+        path: scandir.to_path_buf(),
+        source,
+    })?;
+    if !blockers.is_empty() {
+        return Err(CapacityError::ScanBlocked {
+            scandir: scandir.to_path_buf(),
+            blockers,
+        });
+    }
     need_in(scandir, slots)?
         .check(Limit::running())
         .map_err(CapacityError::TooMany)

@@ -2,6 +2,7 @@
 //! validate, gather the autostart facts (container env, remembered desired
 //! states), render. Everything here happens before the first write.
 
+use super::Scope;
 use crate::config::{self, LoadError, Model};
 use crate::render::{render_all, RenderEnv, RenderedSlot};
 use crate::s6::health;
@@ -20,15 +21,23 @@ pub struct Prepared {
 /// `s6-setuidgid`): an unknown one is a config error at its `user` key,
 /// found before anything is written.
 pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Prepared, LoadError> {
+    prepare_for(config_dir, scandir, Scope::All)
+}
+
+/// [`prepare`] for a reconcile of `scope`. Slot by slot (the boot hook), an
+/// unknown user is its slots' failure, not the config's: apply's preflight
+/// leaves them out, named, and the other slots run.
+pub fn prepare_for(config_dir: &Path, scandir: &Path, scope: Scope) -> Result<Prepared, LoadError> {
     // Includes instances registered at runtime (`svctl register`).
     let validated = config::load(config_dir, &state::LiveInstances)?;
+    let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     if RenderEnv::detect(Some(scandir)).as_root {
         let unknown = config::users::unknown_users(&validated.model, &config::users::SystemUsers);
-        if !unknown.is_empty() {
+        if scope == Scope::All && !unknown.is_empty() {
             return Err(LoadError::Invalid(unknown));
         }
+        warnings.extend(unknown.iter().map(ToString::to_string));
     }
-    let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     if let Some((uid, _)) = crate::render::tree_owner(scandir) {
         warnings.extend(users_not_applied(&validated.model, uid));
     }

@@ -43,6 +43,9 @@ pub enum ReconcileError {
     /// The config needs more services than s6-svscan takes: found
     /// before any write.
     TooManyServices(TooManyServices),
+    /// An entry of the scandir stops s6-svscan's scan (`capacity::blocked`):
+    /// found before any write.
+    ScanBlocked(String),
     /// The caller is not the user the supervision tree runs as.
     NotTreeUser {
         scandir: PathBuf,
@@ -109,6 +112,7 @@ impl fmt::Display for ReconcileError {
             }
             ReconcileError::Control(e) => write!(f, "{e}"),
             ReconcileError::TooManyServices(e) => write!(f, "{e}; nothing changed"),
+            ReconcileError::ScanBlocked(why) => write!(f, "{why}; nothing changed"),
             ReconcileError::NotTreeUser {
                 scandir,
                 tree_uid,
@@ -135,6 +139,7 @@ impl From<CapacityError> for ReconcileError {
     fn from(e: CapacityError) -> Self {
         match e {
             CapacityError::TooMany(e) => ReconcileError::TooManyServices(e),
+            e @ CapacityError::ScanBlocked { .. } => ReconcileError::ScanBlocked(e.to_string()),
             CapacityError::Io { path, source } => ReconcileError::Io { path, source },
         }
     }

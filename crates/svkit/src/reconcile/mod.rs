@@ -28,7 +28,7 @@ mod preflight;
 mod treeuser;
 
 pub use apply::{apply, ApplyOptions, Scope};
-pub use desired::{desired, prepare, Prepared};
+pub use desired::{desired, prepare, prepare_for, Prepared};
 pub use error::{ReconcileError, SlotError};
 pub use live::is_ours;
 pub use lock::ScandirLock;

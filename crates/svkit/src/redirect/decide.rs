@@ -82,16 +82,25 @@ impl Facts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Run `argv` in the foreground; `warning` says why supervision was
-    /// not used when the user should know. `displaces`: the slot that
-    /// runs the same program, which must not run beside it (an opt-out
-    /// while s6 runs).
+    /// not used when the user should know. `as_slot`: the rule's slot,
+    /// whose user, cwd, env, env files and secrets the run gets (not for
+    /// a supervised child, which has them). `displaces`: that slot when
+    /// it must not run beside the foreground run, whose `depends_on` are
+    /// then waited for (an opt-out while s6 runs).
     Foreground {
         argv: Vec<OsString>,
         warning: Option<String>,
+        as_slot: Option<String>,
         displaces: Option<String>,
     },
     Redirect {
         rule: Redirect,
+    },
+    /// A redirect would drop these words after the rule's `match`: the
+    /// slot runs its own `command`, never the words given.
+    Refused {
+        rule: Redirect,
+        extra: Vec<OsString>,
     },
 }
 
@@ -100,12 +109,14 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
         return Decision::Foreground {
             argv: routed.to_vec(),
             warning: None,
+            as_slot: None,
             displaces: None,
         };
     };
     let foreground = |warning: Option<String>, displaces: Option<String>| Decision::Foreground {
         argv: stripped.clone(),
         warning,
+        as_slot: Some(rule.slot.clone()),
         displaces,
     };
     // A supervised child never redirects: that is the recursion guard. It
@@ -115,7 +126,12 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
         .get(&model.sentinel_env)
         .is_some_and(|v| !v.is_empty())
     {
-        return foreground(None, None);
+        return Decision::Foreground {
+            argv: stripped,
+            warning: None,
+            as_slot: None,
+            displaces: None,
+        };
     }
     let opted_out = flagged
         || rule
@@ -133,6 +149,10 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
             )),
             None,
         ),
+        None if stripped.len() > rule.matches.len() => Decision::Refused {
+            rule: rule.clone(),
+            extra: stripped[rule.matches.len()..].to_vec(),
+        },
         None => Decision::Redirect { rule: rule.clone() },
     }
 }

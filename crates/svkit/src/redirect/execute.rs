@@ -165,3 +165,25 @@ pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[Str
     }
     line
 }
+
+/// Why a redirect with words after its `match` is refused (see
+/// [`super::Decision::Refused`]), and the two ways on.
+pub fn refusal(
+    routed: &[std::ffi::OsString],
+    rule: &Redirect,
+    extra: &[std::ffi::OsString],
+    command: Option<&[String]>,
+) -> String {
+    let runs = command.map_or_else(String::new, |c| format!(" (`{}`)", c.join(" ")));
+    let mut line = format!(
+        "`{}` matches the redirect to slot {}, which runs its own command{runs}: `{}` would be dropped, so nothing was started. Put them in the slot's command in the config",
+        super::decide::shown(routed),
+        rule.slot,
+        super::decide::shown(extra),
+    );
+    match &rule.opt_out_flag {
+        Some(flag) => line.push_str(&format!(", or add {flag} to run them in the foreground.")),
+        None => line.push('.'),
+    }
+    line
+}

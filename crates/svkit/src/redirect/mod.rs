@@ -5,9 +5,11 @@
 //! [`keep_alive`] blocks in-process until a stop signal.
 
 mod decide;
+mod deps;
 mod execute;
 mod hold;
 
 pub use decide::{decide, route, shown, Decision, Facts, RouteError};
-pub use execute::{breadcrumb, displace, execute, RedirectError};
+pub use deps::{await_deps, DepsError, DEPENDS_TIMEOUT};
+pub use execute::{breadcrumb, displace, execute, refusal, RedirectError};
 pub use hold::{exec_hold, keep_alive};

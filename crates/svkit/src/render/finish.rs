@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use super::quote::sh_quote;
 use super::{script, RenderEnv};
-use crate::config::{Backoff, OnCleanExit, Slot, EXEC_FAILURE_EXIT_CODES};
+use crate::config::{Backoff, Kind, OnCleanExit, Slot, EXEC_FAILURE_EXIT_CODES};
 use crate::s6::end::{
     self, End, CONTAINER_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT, REQUEST_PREFIX, START_ERROR_FILE,
 };
@@ -57,8 +57,8 @@ pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
 }
 
 /// `essential` and `end_container`: a slot that ends for good ends the
-/// container with its exit code, through s6-overlay's own exit code file
-/// and halt (only under s6-overlay).
+/// container with its exit code (a oneshot only when it fails), through
+/// s6-overlay's own exit code file and halt (only under s6-overlay).
 fn essential(slot: &Slot) -> String {
     let mut o = String::new();
     match slot.essential {
@@ -142,9 +142,16 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
             "# A clean exit of the program's own accord, not one asked for, ends the slot.\n",
         );
         let done = end::line(&End::Done);
+        // A longrun's clean exit is its work over (a redirect's command
+        // ended); a oneshot's is its dependents' start.
+        let goes_on = if slot.kind == Kind::Oneshot {
+            "  # A oneshot done is no failure: the container goes on, its dependents start.\n  essential=\n"
+        } else {
+            ""
+        };
         let _ = writeln!(
             o,
-            "if [ \"$code\" = 0 ] && [ -z \"$requested\" ]; then\n  keep_down \"{}\" \"exited cleanly: not restarting (on_clean_exit: stop)\"\nfi",
+            "if [ \"$code\" = 0 ] && [ -z \"$requested\" ]; then\n{goes_on}  keep_down \"{}\" \"exited cleanly: not restarting (on_clean_exit: stop)\"\nfi",
             done.trim_end()
         );
     }

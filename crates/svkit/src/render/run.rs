@@ -66,6 +66,9 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         slot.name,
         comment_safe(&slot.origin.file.display().to_string()),
     );
+    // First: a copy of the program whose supervisor died hard must not run
+    // beside the one this script starts (see `stray`).
+    o.push_str("svkit slot-claim $$ || :\n");
     if slot.log.is_some() {
         o.push_str(&own_log_pipe(slot, env));
     }

@@ -19,6 +19,7 @@ use super::status::{RawStatus, Status};
 use crate::config::names::is_truthy;
 use crate::config::{Autostart, Model, Readiness, Slot};
 use crate::state::{self, Desired, StateError};
+use crate::stray;
 
 /// Inputs of the autostart decision at render time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -162,8 +163,9 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 
 /// The health check: supervised, not failed, not overdue for readiness,
 /// not blocked on its dependencies, its liveness check not failing, its
-/// output getting through ([`logger`]), and up exactly when s6 wants it
-/// up (a slot an operator stopped, or a finished job, is down as wanted).
+/// output getting through ([`logger`]), no copy of its program left
+/// unsupervised ([`stray`]), and up exactly when s6 wants it up (a slot an
+/// operator stopped, or a finished job, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| {
         !v.failed
@@ -171,6 +173,7 @@ pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
             && !v.unhealthy
             && v.waiting.is_none()
             && v.log.is_none()
+            && v.stray.is_none()
             && s.up == s.want_up
     })
 }
@@ -295,6 +298,7 @@ impl Judge<'_> {
         let Some(st) = st else {
             return Verdict {
                 desired_up: !dir.join("down").exists(),
+                stray: stray::find(&dir, 0).map(|c| c.pid),
                 ..Verdict::default()
             };
         };
@@ -326,6 +330,7 @@ impl Judge<'_> {
             unhealthy,
             live,
             log: self.log_fault(name),
+            stray: stray::find(&dir, st.raw.pid).map(|c| c.pid),
         }
     }
 }
@@ -354,4 +359,7 @@ pub struct Verdict {
     pub live: Option<crate::liveness::Seen>,
     /// Its output is not getting through ([`logger`]).
     pub log: Option<logger::Fault>,
+    /// The pid of a copy of its program that no supervisor knows
+    /// ([`stray`]).
+    pub stray: Option<i32>,
 }

@@ -21,6 +21,7 @@
 
 pub mod dotenv;
 pub mod files;
+pub mod oneoff;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;

@@ -54,7 +54,7 @@ fn routing() {
 
 #[test]
 fn redirects_when_nothing_opts_out() {
-    let d = decide(&model(), &argv("app gateway run --replace"), &s6());
+    let d = decide(&model(), &argv("app gateway run"), &s6());
     assert!(
         matches!(d, Decision::Redirect { ref rule } if rule.slot == "gateway-default"),
         "{d:?}"
@@ -65,6 +65,7 @@ fn redirects_when_nothing_opts_out() {
         Decision::Foreground {
             argv: argv("app dashboard"),
             warning: None,
+            as_slot: None,
             displaces: None,
         }
     );
@@ -81,6 +82,7 @@ fn opt_outs() {
     let want = Decision::Foreground {
         argv: argv("app gateway run"),
         warning: None,
+        as_slot: Some("gateway-default".into()),
         displaces: Some("gateway-default".into()),
     };
     assert_eq!(
@@ -119,6 +121,7 @@ fn opt_outs() {
     let own = Decision::Foreground {
         argv: argv("app gateway run"),
         warning: None,
+        as_slot: None,
         displaces: None,
     };
     assert_eq!(decide(&m, &argv("app gateway run"), &f), own);
@@ -142,15 +145,19 @@ fn no_s6_means_foreground_with_one_warning() {
     match decide(&model(), &argv("app gateway run --no-supervise"), &f) {
         Decision::Foreground {
             warning: None,
+            as_slot: Some(s),
             displaces: None,
             ..
-        } => {}
-        d => panic!("opt-out needs no warning and has no slot to displace: {d:?}"),
+        } if s == "gateway-default" => {}
+        d => {
+            panic!("opt-out needs no warning, runs as its slot and has no slot to displace: {d:?}")
+        }
     }
     match decide(&model(), &argv("app gateway run"), &f) {
         Decision::Foreground {
             argv: a,
             warning: Some(w),
+            as_slot: Some(_),
             displaces: None,
         } => {
             assert_eq!(a, argv("app gateway run"));
@@ -159,6 +166,28 @@ fn no_s6_means_foreground_with_one_warning() {
                 "{w}"
             );
         }
+        d => panic!("{d:?}"),
+    }
+}
+
+/// A redirect runs its slot's own command: words after the match would be
+/// dropped, so it is refused; opted out, they reach the foreground run.
+#[test]
+fn extra_words_are_refused_not_dropped() {
+    let m = model();
+    match decide(&m, &argv("app gateway run --port 9999"), &s6()) {
+        Decision::Refused { rule, extra } => {
+            assert_eq!(rule.slot, "gateway-default");
+            assert_eq!(extra, argv("--port 9999"));
+        }
+        d => panic!("{d:?}"),
+    }
+    match decide(
+        &m,
+        &argv("app gateway run --port 9999 --no-supervise"),
+        &s6(),
+    ) {
+        Decision::Foreground { argv: a, .. } => assert_eq!(a, argv("app gateway run --port 9999")),
         d => panic!("{d:?}"),
     }
 }

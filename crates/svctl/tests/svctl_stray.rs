@@ -1,0 +1,110 @@
+//! `kill -9` of a slot's s6-supervise, on s6-overlay's real `/init`:
+//! s6-svscan starts a new supervisor, which knows nothing of the program
+//! the old one started. The copy left behind never runs beside a new
+//! one (the slot's `run` ends it first and says so), and when nothing
+//! starts anew it shows in `svctl status` (exit 3, its pid) until
+//! `svctl stop` ends it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
+
+mod svctl_common;
+
+use std::time::Duration;
+use svctl_common::*;
+
+const CONFIG: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "srv", "command": ["sleep", "100000"],
+      "log": { "dir": "/data/logs/srv", "stdout": false } },
+    { "name": "manual", "command": ["sleep", "200000"], "autostart": "never" }
+  ]
+}"#;
+
+/// The pid of the s6-supervise of `slot` (its argv is `s6-supervise SLOT`).
+fn supervisor_of(sbx: &Sandbox, slot: &str) -> String {
+    let o = sbx.sh(&format!(
+        "for d in /proc/[0-9]*; do [ \"$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)\" = 's6-supervise {slot} ' ] && echo ${{d#/proc/}}; done"
+    ));
+    let pids = stdout(&o);
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 1, "one supervisor of {slot}: {pids:?}");
+    pids[0].to_string()
+}
+
+/// Running, not a zombie.
+fn runs(sbx: &Sandbox, pid: &str) -> bool {
+    sbx.sh(&format!(
+        "grep -q '^State:[[:space:]]*[^Z]' /proc/{pid}/status"
+    ))
+    .status
+    .success()
+}
+
+#[test]
+fn a_copy_left_by_a_killed_supervisor_never_runs_beside_the_new_one() {
+    if !sandbox_or_skip("a_copy_left_by_a_killed_supervisor_never_runs_beside_the_new_one") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["srv"]);
+    wait_field(&sbx, "srv", "up", "true");
+    let first = svstat(&sbx, "srv", "pid");
+    let sup = supervisor_of(&sbx, "srv");
+    expect_code(&sbx.sh(&format!("kill -9 {sup}")), 0);
+    let second = poll("a new copy runs", Duration::from_secs(15), || {
+        let p = svstat(&sbx, "srv", "pid");
+        (svstat(&sbx, "srv", "up") == "true" && p != first && p != "0").then_some(p)
+    });
+    assert!(
+        !runs(&sbx, &first),
+        "the first copy ({first}) still runs beside {second}"
+    );
+    sbx.wait_for_log(
+        &format!("slot srv: a copy of its program from before its supervisor was restarted still ran (pid {first}): stopped it"),
+        Duration::from_secs(5),
+    );
+    let o = sbx.exec(&["svctl", "status", "srv"]);
+    expect_code(&o, 0);
+}
+
+#[test]
+fn a_copy_nothing_replaces_shows_in_status_until_stop_ends_it() {
+    if !sandbox_or_skip("a_copy_nothing_replaces_shows_in_status_until_stop_ends_it") {
+        return;
+    }
+    let fx = Fixture::new(CONFIG);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["manual"]);
+    expect_code(&sbx.exec(&["svctl", "start", "manual"]), 0);
+    wait_field(&sbx, "manual", "up", "true");
+    // Its `down` file stays: a new supervisor starts nothing.
+    expect_code(&sbx.sh("test -e /run/service/manual/down"), 0);
+    let first = svstat(&sbx, "manual", "pid");
+    expect_code(
+        &sbx.sh(&format!("kill -9 {}", supervisor_of(&sbx, "manual"))),
+        0,
+    );
+    poll("a new supervisor", Duration::from_secs(15), || {
+        (supervised(&sbx, "manual") && svstat(&sbx, "manual", "up") == "false").then_some(())
+    });
+    assert!(runs(&sbx, &first), "the copy left behind runs");
+    let (c, v) = status_json(&sbx, &["manual"]);
+    assert_eq!(c, Some(3), "{v}");
+    assert_eq!(v["slots"][0]["stray_pid"].to_string(), first, "{v}");
+    let o = sbx.exec(&["svctl", "status", "manual"]);
+    expect_code(&o, 3);
+    assert!(
+        err(&o).contains(&format!(
+            "a copy of its program runs unsupervised (pid {first})"
+        )),
+        "{}",
+        err(&o)
+    );
+    let o = sbx.exec(&["svctl", "stop", "manual"]);
+    expect_code(&o, 0);
+    assert!(err(&o).contains(&format!("(pid {first})")), "{}", err(&o));
+    assert!(!runs(&sbx, &first), "svctl stop ended the copy");
+    expect_code(&sbx.exec(&["svctl", "status", "manual"]), 0);
+}

@@ -1,0 +1,205 @@
+//! A command run in the foreground as a slot runs its program: the slot's
+//! `env`, then its env files and secrets (read by [`super::collect`], the
+//! rules of `svkit slot-env`), its `cwd` and its `user`. What a redirect's
+//! opt-out and `svctl exec` run; the rendered `run` script follows the
+//! same order. The sentinel is not set: the command is not supervised.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
+use std::process::Command;
+
+use nix::unistd::{Gid, Uid};
+
+use super::{collect, Request, StartError};
+use crate::config::{Model, Slot};
+use crate::msg::{exit, strerror};
+
+/// What to exec, and how.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OneOff {
+    pub argv: Vec<OsString>,
+    /// Set over the inherited environment, in this order (a later one wins).
+    pub vars: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    /// Dropped to when run as root (`None`, `root`: no drop).
+    pub user: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum OneOffError {
+    Start(StartError),
+    NothingToRun,
+    UnknownUser(String),
+    Groups(io::Error),
+    Drop { user: String, source: nix::Error },
+    Chdir { dir: PathBuf, source: io::Error },
+    Exec { prog: OsString, source: io::Error },
+}
+
+impl OneOffError {
+    /// 127 not found, 126 not executable, 78 an env file or secret refused
+    /// (as the slot's start), 100 nothing to run, else 111.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            OneOffError::Start(_) => super::START_FAILED,
+            OneOffError::NothingToRun => exit::USAGE,
+            OneOffError::Exec { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                exit::NOT_FOUND
+            }
+            OneOffError::Exec { .. } => exit::CANNOT_EXECUTE,
+            _ => exit::SYSTEM,
+        }
+    }
+}
+
+impl fmt::Display for OneOffError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OneOffError::Start(e) => write!(f, "not starting: {e}"),
+            OneOffError::NothingToRun => f.write_str("nothing to run"),
+            OneOffError::UnknownUser(u) => {
+                write!(f, "unable to drop privileges: unknown user {u}")
+            }
+            OneOffError::Groups(e) => write!(
+                f,
+                "unable to drop privileges: unable to read {}: {}",
+                crate::passwd::GROUP,
+                strerror(e)
+            ),
+            OneOffError::Drop { user, source } => write!(
+                f,
+                "unable to drop privileges to {user}: {}",
+                strerror(&io::Error::from(*source))
+            ),
+            OneOffError::Chdir { dir, source } => {
+                write!(
+                    f,
+                    "unable to chdir to {}: {}",
+                    dir.display(),
+                    strerror(source)
+                )
+            }
+            OneOffError::Exec { prog, source } => write!(
+                f,
+                "unable to exec {}: {}",
+                prog.to_string_lossy(),
+                strerror(source)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for OneOffError {}
+
+/// `argv` as `slot` would run it. Env files and secrets are read now (as
+/// the caller, before any drop, as the run script does).
+pub fn as_slot(model: &Model, slot: &Slot, argv: Vec<OsString>) -> Result<OneOff, StartError> {
+    let req = Request {
+        slot: slot.name.clone(),
+        sentinel: model.sentinel_env.clone(),
+        env_files: slot.env_files.iter().map(PathBuf::from).collect(),
+        secrets: (slot.secrets.iter())
+            .map(|(k, v)| (k.clone(), PathBuf::from(v)))
+            .collect(),
+        cwd: slot.cwd.as_ref().map(PathBuf::from),
+        argv: argv.clone(),
+    };
+    let mut vars: Vec<(OsString, OsString)> = (slot.env.iter())
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+    vars.extend(collect(&req)?);
+    Ok(OneOff {
+        argv,
+        vars,
+        cwd: req.cwd,
+        user: slot.run_as().map(String::from),
+    })
+}
+
+/// Replaces this process with the command: the container's variables
+/// added where this process has none (under s6-overlay the CMD's
+/// environment is stripped, as `with-contenv` restores it), privileges
+/// dropped when root (HOME, USER and LOGNAME then the user's, unless the
+/// slot sets them), then the one-off's variables. Returns only on failure.
+pub fn exec(one: &OneOff, container_env: &BTreeMap<String, String>) -> OneOffError {
+    let Some((prog, rest)) = one.argv.split_first() else {
+        return OneOffError::NothingToRun;
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(rest);
+    for (k, v) in container_env {
+        if std::env::var_os(k).is_none() {
+            cmd.env(k, v);
+        }
+    }
+    // Before the drop, as the run script enters it.
+    if let Some(dir) = &one.cwd {
+        if let Err(source) = std::env::set_current_dir(dir) {
+            return OneOffError::Chdir {
+                dir: dir.clone(),
+                source,
+            };
+        }
+    }
+    if let Some(user) = (one.user.as_deref()).filter(|u| *u != "root" && Uid::effective().is_root())
+    {
+        if let Err(e) = drop_to(&mut cmd, user) {
+            return e;
+        }
+    }
+    cmd.envs(one.vars.iter().map(|(k, v)| (k, v)));
+    OneOffError::Exec {
+        prog: prog.clone(),
+        source: cmd.exec(),
+    }
+}
+
+/// Drops privileges in this process, right before the exec (callers are
+/// single-threaded here, so there is nothing to race). `uid:gid` needs no
+/// passwd entry, as with `s6-setuidgid`.
+fn drop_to(cmd: &mut Command, user: &str) -> Result<(), OneOffError> {
+    let (uid, gid, groups) = match numeric(user) {
+        Some((uid, gid)) => (uid, gid, vec![gid]),
+        None => {
+            let pw = match crate::passwd::user(user) {
+                Ok(Some(pw)) => pw,
+                _ => return Err(OneOffError::UnknownUser(user.to_string())),
+            };
+            // From /etc/group, not initgroups(3): see crate::passwd.
+            let groups = crate::passwd::groups(user, pw.gid).map_err(OneOffError::Groups)?;
+            cmd.env("HOME", &pw.home)
+                .env("USER", user)
+                .env("LOGNAME", user);
+            (pw.uid, pw.gid, groups)
+        }
+    };
+    let groups: Vec<Gid> = groups.into_iter().map(Gid::from_raw).collect();
+    nix::unistd::setgroups(&groups)
+        .and_then(|()| nix::unistd::setgid(Gid::from_raw(gid)))
+        .and_then(|()| nix::unistd::setuid(Uid::from_raw(uid)))
+        .map_err(|source| OneOffError::Drop {
+            user: user.to_string(),
+            source,
+        })
+}
+
+fn numeric(user: &str) -> Option<(u32, u32)> {
+    let (u, g) = user.split_once(':')?;
+    Some((u.parse().ok()?, g.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_users_parse_and_names_do_not() {
+        assert_eq!(numeric("1000:100"), Some((1000, 100)));
+        assert_eq!(numeric("app"), None);
+        assert_eq!(numeric("1000:x"), None);
+    }
+}

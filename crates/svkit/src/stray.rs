@@ -1,0 +1,356 @@
+//! A copy of a slot's program that no supervisor watches any more.
+//!
+//! When a slot's `s6-supervise` dies hard (`kill -9`, the OOM killer),
+//! s6-svscan starts a new one, which knows nothing of the program the old
+//! one started: it starts a second copy, and the first lives on beside it,
+//! unseen by `s6-svstat` and out of reach of `s6-svc` (two servers on one
+//! port, two workers on one queue).
+//!
+//! So a slot's `run` records who it is before anything else
+//! ([`PROGRAM_FILE`]: pid and start time; `run` execs into the program, so
+//! the pid is the program's), through `svkit slot-claim`, which first ends
+//! the copy the previous record names when it still runs: the slot's down
+//! signal, then KILL after its `timeout-kill` (or [`DEFAULT_STOP`]). A
+//! wanted-down slot's new supervisor starts nothing, so [`find`] lets
+//! `svctl status` show such a copy (not healthy) and `svctl stop` end it.
+//!
+//! A pid alone is not an identity: the record holds the start time too,
+//! and every decision re-reads both from `/proc` right before it acts.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::ExitCode;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use crate::lifeline::identity;
+use crate::msg::{self, exit};
+
+/// Written by `run` (through `svkit slot-claim`) in the slot dir: the pid
+/// and start time of the program it became; and its temp.
+pub const PROGRAM_FILE: &str = ".svkit-program";
+pub const PROGRAM_TMP: &str = ".svkit-program.tmp";
+
+/// How long a stray copy gets after its down signal when the slot has no
+/// `timeout-kill` of its own (s6 itself would wait for ever).
+pub const DEFAULT_STOP: Duration = Duration::from_secs(3);
+
+/// How long a copy gets to die after KILL before it is called unkillable.
+const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// One process, as identified in [`PROGRAM_FILE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copy {
+    pub pid: i32,
+    pub start_time: u64,
+}
+
+impl Copy {
+    /// The process `pid` as it is now; None when gone or a zombie.
+    pub fn of(pid: i32) -> Option<Copy> {
+        identity::live_start_time(pid).map(|start_time| Copy { pid, start_time })
+    }
+
+    /// Still the same running process?
+    pub fn alive(self) -> bool {
+        identity::is_alive(self.pid, self.start_time)
+    }
+}
+
+/// Parses a record: `PID START_TIME`, one line. Anything else is no
+/// record: a bad one must never lead to a kill.
+pub fn parse(text: &str) -> Option<Copy> {
+    let mut words = text.lines().next()?.split(' ');
+    let pid = words.next()?.parse::<i32>().ok().filter(|p| *p > 1)?;
+    let start_time = words.next()?.parse::<u64>().ok()?;
+    words.next().is_none().then_some(Copy { pid, start_time })
+}
+
+/// The record in `slot`, if there is a well-formed one (never through a
+/// symlink, never more than a line's worth).
+pub fn read(slot: &Path) -> Option<Copy> {
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(slot.join(PROGRAM_FILE))
+        .ok()?;
+    let mut text = String::new();
+    f.take(64).read_to_string(&mut text).ok()?;
+    parse(&text)
+}
+
+/// A running copy of the slot's program that its supervisor does not
+/// know: the recorded process, alive, and not the supervised pid
+/// (`supervised`: s6's pid for the slot, 0 when none runs).
+pub fn find(slot: &Path, supervised: u32) -> Option<Copy> {
+    read(slot).filter(|c| u32::try_from(c.pid).ok() != Some(supervised) && c.alive())
+}
+
+/// Writes the record of `me` atomically.
+pub fn record(slot: &Path, me: Copy) -> io::Result<()> {
+    let tmp = slot.join(PROGRAM_TMP);
+    let _ = fs::remove_file(&tmp);
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&tmp)?;
+    io::Write::write_all(&mut f, format!("{} {}\n", me.pid, me.start_time).as_bytes())?;
+    drop(f);
+    fs::rename(&tmp, slot.join(PROGRAM_FILE))
+}
+
+/// The signal and grace the slot's supervisor would use to stop it: its
+/// `down-signal` and `timeout-kill` files, else TERM and [`DEFAULT_STOP`].
+pub fn stop_plan(slot: &Path) -> (Signal, Duration) {
+    let first_line = |name: &str| {
+        fs::read_to_string(slot.join(name))
+            .ok()
+            .and_then(|t| t.lines().next().map(str::to_string))
+    };
+    let sig = first_line("down-signal")
+        .and_then(|s| Signal::from_str(s.trim()).ok())
+        .unwrap_or(Signal::SIGTERM);
+    let grace = first_line("timeout-kill")
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(DEFAULT_STOP, Duration::from_millis);
+    (sig, grace)
+}
+
+/// How ending a copy went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// It exited after its down signal.
+    Stopped,
+    /// It needed KILL.
+    Killed,
+}
+
+/// Ends `copy`: `sig` (and CONT, as s6 does, so a stopped process sees
+/// it), up to `grace`, then KILL to its process group when it leads one
+/// (s6-supervise starts programs as session leaders), else to it alone.
+/// Errors when it cannot be signalled or outlives KILL.
+pub fn end(copy: Copy, sig: Signal, grace: Duration) -> io::Result<Ended> {
+    let pid = Pid::from_raw(copy.pid);
+    let send = |s: Signal, to: Pid| -> io::Result<()> {
+        // Identity re-read right before each signal: never a reused pid.
+        if !copy.alive() {
+            return Ok(());
+        }
+        kill(to, s).map_err(io::Error::from)
+    };
+    send(sig, pid)?;
+    send(Signal::SIGCONT, pid)?;
+    if gone_within(copy, grace) {
+        return Ok(Ended::Stopped);
+    }
+    let leads_group = identity::read_stat(copy.pid)
+        .ok()
+        .flatten()
+        .is_some_and(|st| st.pgrp == copy.pid);
+    send(
+        Signal::SIGKILL,
+        if leads_group {
+            Pid::from_raw(-copy.pid)
+        } else {
+            pid
+        },
+    )?;
+    if gone_within(copy, AFTER_KILL) {
+        return Ok(Ended::Killed);
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("pid {} still runs after KILL", copy.pid),
+    ))
+}
+
+fn gone_within(copy: Copy, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut nap = Duration::from_millis(2);
+    loop {
+        if !copy.alive() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(nap.min(deadline.saturating_duration_since(Instant::now())));
+        nap = (nap * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Ends the stray copy of the slot in `slot`, if there is one (see
+/// [`find`]), the way its supervisor would stop it. `Ok(None)`: none.
+pub fn end_stray(slot: &Path, supervised: u32) -> io::Result<Option<(Copy, Ended)>> {
+    let Some(copy) = find(slot, supervised) else {
+        return Ok(None);
+    };
+    let (sig, grace) = stop_plan(slot);
+    end(copy, sig, grace).map(|how| Some((copy, how)))
+}
+
+/// `svkit slot-claim PID`, run by a slot's `run` from the slot dir before
+/// anything else: ends the copy the previous record names if it still
+/// runs (one line to the container's output), then records PID (the
+/// script, which becomes the program). Never keeps the slot from
+/// starting: a failure is said and the start goes on (exit 0), except
+/// for bad usage.
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
+    msg::init("svkit slot-claim");
+    let args: Vec<OsString> = args.collect();
+    let me = match args.as_slice() {
+        [pid] => pid
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+            .filter(|p| *p > 1),
+        _ => None,
+    };
+    let Some(me) = me else {
+        msg::fatal("usage: svkit slot-claim PID (run by a slot's run script, in the slot dir)");
+        return ExitCode::from(exit::USAGE);
+    };
+    let slot = Path::new(".");
+    let name = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let pid = u32::try_from(me).unwrap_or(0);
+    match end_stray(slot, pid) {
+        Ok(None) => {}
+        Ok(Some((c, how))) => msg::warn(format_args!(
+            "slot {name}: a copy of its program from before its supervisor was restarted still ran (pid {}): {}",
+            c.pid,
+            match how {
+                Ended::Stopped => "stopped it before starting anew",
+                Ended::Killed => "killed it (it outlived its down signal) before starting anew",
+            }
+        )),
+        Err(e) => msg::warn(format_args!(
+            "slot {name}: unable to end a copy of its program from before its supervisor was restarted: {}; starting anyway",
+            msg::strerror(&e)
+        )),
+    }
+    match Copy::of(me) {
+        Some(c) => {
+            if let Err(e) = record(slot, c) {
+                msg::warn(format_args!(
+                    "slot {name}: unable to record its program's pid in {PROGRAM_FILE}: {}",
+                    msg::strerror(&e)
+                ));
+            }
+        }
+        None => msg::warn(format_args!("slot {name}: pid {me} is not running")),
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn records_parse_strictly() {
+        assert_eq!(
+            parse("42 123\n"),
+            Some(Copy {
+                pid: 42,
+                start_time: 123
+            })
+        );
+        for bad in [
+            "", "\n", "42", "42 ", "42 x", "x 1", "0 1", "1 1", "-5 1", "42 1 9", "42  1", " 42 1",
+        ] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_record_reads_back_never_through_a_symlink() {
+        let t = tempfile::tempdir().expect("tempdir");
+        assert_eq!(read(t.path()), None);
+        let me = Copy::of(std::process::id() as i32).expect("me");
+        record(t.path(), me).expect("record");
+        assert_eq!(read(t.path()), Some(me));
+        fs::remove_file(t.path().join(PROGRAM_FILE)).expect("rm");
+        let target = t.path().join("elsewhere");
+        fs::write(&target, format!("{} {}\n", me.pid, me.start_time)).expect("write");
+        std::os::unix::fs::symlink(&target, t.path().join(PROGRAM_FILE)).expect("ln");
+        assert_eq!(read(t.path()), None);
+    }
+
+    #[test]
+    fn only_a_live_unsupervised_copy_is_a_stray() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut child = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let pid = child.id() as i32;
+        let c = Copy::of(pid).expect("child");
+        record(t.path(), c).expect("record");
+        assert_eq!(find(t.path(), 0), Some(c));
+        assert_eq!(find(t.path(), pid as u32), None, "the supervised pid");
+        let stale = Copy {
+            start_time: c.start_time + 1,
+            ..c
+        };
+        record(t.path(), stale).expect("record");
+        assert_eq!(find(t.path(), 0), None, "a reused pid is not the copy");
+        record(t.path(), c).expect("record");
+        fs::write(t.path().join("down-signal"), "SIGHUP\n").expect("write");
+        assert_eq!(stop_plan(t.path()).0, Signal::SIGHUP);
+        let ended = end_stray(t.path(), 0).expect("end");
+        assert_eq!(ended, Some((c, Ended::Stopped)));
+        let _ = child.wait();
+        assert_eq!(find(t.path(), 0), None);
+    }
+
+    #[test]
+    fn a_copy_deaf_to_its_down_signal_is_killed_after_the_grace() {
+        let mut child = Command::new("sh")
+            .args(["-c", "trap '' TERM; while :; do sleep 1; done"])
+            .spawn()
+            .expect("sh");
+        let c = Copy::of(child.id() as i32).expect("child");
+        // Wait (bounded) until the trap is set: until then TERM would kill.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let ignores_term = || {
+            fs::read_to_string(format!("/proc/{}/status", c.pid))
+                .ok()
+                .and_then(|s| {
+                    let mask = s.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+                    u64::from_str_radix(mask.trim(), 16).ok()
+                })
+                .is_some_and(|m| m & (1 << (Signal::SIGTERM as u64 - 1)) != 0)
+        };
+        while !ignores_term() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let started = Instant::now();
+        let how = end(c, Signal::SIGTERM, Duration::from_millis(300)).expect("end");
+        assert_eq!(how, Ended::Killed);
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn stop_plan_defaults_and_reads_the_slot_files() {
+        let t = tempfile::tempdir().expect("tempdir");
+        assert_eq!(stop_plan(t.path()), (Signal::SIGTERM, DEFAULT_STOP));
+        fs::write(t.path().join("timeout-kill"), "250\n").expect("write");
+        fs::write(t.path().join("down-signal"), "SIGNOPE\n").expect("write");
+        assert_eq!(
+            stop_plan(t.path()),
+            (Signal::SIGTERM, Duration::from_millis(250))
+        );
+        fs::write(t.path().join("timeout-kill"), "0\n").expect("write");
+        assert_eq!(stop_plan(t.path()).1, DEFAULT_STOP);
+    }
+}
