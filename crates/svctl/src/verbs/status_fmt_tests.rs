@@ -244,7 +244,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 30);
+    assert_eq!(keys(gw).len(), 31);
 }
 
 /// A declared slot with no dir (a boot could not make it): a row that
