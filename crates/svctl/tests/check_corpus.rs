@@ -3,9 +3,11 @@
 //!
 //! Corpus format: `NAME.json` (one layer) or `NAME/` (several layers, for
 //! cross-file rules), plus `NAME.expect`: one fragment per line, each of
-//! which must appear in svctl's stderr. Every entry must make `check` exit
-//! 1 with every error line naming the file and a line:column, must not
-//! panic, and must make `render` write nothing.
+//! which must appear in svctl's stderr, the first ones pinning where each
+//! error is (`NAME.json:LINE:COL: FIELD:`). Every entry must make `check`
+//! exit 1 with every error line naming the file and a line:column that
+//! points at the start of the key or value it names, must not panic, and
+//! must make `render` write nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
@@ -87,12 +89,17 @@ fn every_bad_config_is_rejected_with_a_location() {
                     .is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
             if !located {
                 failures.push(format!("{name}: error line without file:line:col: {line}"));
+            } else if let Some(why) = misplaced(&cfg, line) {
+                failures.push(format!("{name}: {why}: {line}"));
             }
         }
-        for frag in std::fs::read_to_string(&expect)
-            .expect("read expect")
-            .lines()
-        {
+        let expected = std::fs::read_to_string(&expect).expect("read expect");
+        if !expected.lines().any(pins_a_location) {
+            failures.push(format!(
+                "{name}: the .expect pins no FILE:LINE:COL (its first lines should)"
+            ));
+        }
+        for frag in expected.lines() {
             if !frag.is_empty() && !err.contains(frag) {
                 failures.push(format!("{name}: stderr lacks {frag:?}:\n{err}"));
             }
@@ -118,6 +125,47 @@ fn every_bad_config_is_rejected_with_a_location() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `NAME.json:LINE:COL:` at the start of an `.expect` line.
+fn pins_a_location(line: &str) -> bool {
+    let mut parts = line.splitn(4, ':');
+    let file = parts.next().unwrap_or("");
+    let num =
+        |p: Option<&str>| p.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    file.ends_with(".json") && num(parts.next()) && num(parts.next()) && parts.next().is_some()
+}
+
+/// An error that names a field (`FILE:L:C: FIELD: why`) must point at the
+/// start of a key or a value: a quote, a bracket, a number or a literal,
+/// never the middle or the end of a token. Syntax errors (no field) point
+/// where the parser stopped.
+fn misplaced(cfg: &Path, line: &str) -> Option<String> {
+    let rest = line.strip_prefix(&format!("{}/", cfg.display()))?;
+    let mut parts = rest.splitn(4, ':');
+    let (file, l, c, msg) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let field = msg.trim_start().split(": ").next().unwrap_or("");
+    let names_a_field = msg.trim_start().contains(": ")
+        && !field.is_empty()
+        && field
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.[]{}-".contains(&b));
+    if !names_a_field {
+        return None;
+    }
+    let (l, c): (usize, usize) = (l.parse().ok()?, c.parse().ok()?);
+    let text = std::fs::read(cfg.join(file)).ok()?;
+    let at = text
+        .split(|&b| b == b'\n')
+        .nth(l.checked_sub(1)?)
+        .and_then(|row| row.get(c.checked_sub(1)?).copied());
+    match at {
+        Some(b) if b"\"{[-tfn".contains(&b) || b.is_ascii_digit() => None,
+        other => Some(format!(
+            "column {c} is not the start of a key or value (found {:?})",
+            other.map(char::from)
+        )),
+    }
 }
 
 #[test]

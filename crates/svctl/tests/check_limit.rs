@@ -42,6 +42,14 @@ fn an_images_root_counts_its_services_d_and_assumes_the_rest() {
     let root = t.path().join("root");
     fs::create_dir_all(root.join("etc/services.d/legacy/log")).unwrap();
     fs::write(root.join("etc/passwd"), "root:x:0:0::/root:/bin/sh\n").unwrap();
+    // The slots' program, which `check --root` looks for too.
+    fs::create_dir_all(root.join("bin")).unwrap();
+    fs::write(root.join("bin/true"), "").unwrap();
+    fs::set_permissions(
+        root.join("bin/true"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let cfg = t.path().join("cfg");
     let r = root.display().to_string();
     let c = cfg.display().to_string();

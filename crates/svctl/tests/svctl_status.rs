@@ -237,8 +237,9 @@ const MIXED: &str = r#"{
 }"#;
 
 /// As the slots' user, with a root slot beside them: status shows what it
-/// can read and marks the rest unreadable (exit 4: status unknown), where
-/// it used to fail with `Permission denied` (111). `plan` and `render` say
+/// can read and marks the rest unreadable, exiting by the readable ones
+/// (it used to fail with `Permission denied` (111), then exit 4 whatever
+/// its own slots did); a named unreadable slot is unknown (4). `plan` and `render` say
 /// what root's apply does, where they used to plan every slot as an
 /// update without `s6-setuidgid`.
 #[test]
@@ -253,7 +254,7 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
     wait_field(&sbx, "theirs", "up", "true");
 
     let o = sbx.exec_as("nobody", &["svctl", "status"]);
-    expect_code(&o, 4);
+    expect_code(&o, 0);
     let t = stdout(&o);
     let row = |name: &str| {
         t.lines()
@@ -281,7 +282,7 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
         err(&o)
     );
     let o = sbx.exec_as("nobody", &["svctl", "status", "--json"]);
-    expect_code(&o, 4);
+    expect_code(&o, 0);
     let doc: Value = serde_json::from_slice(&o.stdout).expect("json");
     let theirs = slot(&doc, "theirs");
     assert_eq!(theirs["state"], "unreadable", "{doc}");
@@ -323,5 +324,34 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
     let o = sbx.sh("diff -r /tmp/as-root /tmp/as-nobody && grep -c 's6-setuidgid nobody' /tmp/as-nobody/mine/run");
     expect_code(&o, 0);
     assert_eq!(stdout(&o).trim(), "1");
+    sbx.stop();
+}
+
+/// The slot user's own slot failed for good beside another user's slot:
+/// 3, by its own slots, not 4 for the one it cannot read.
+#[test]
+fn slot_user_status_exits_by_its_own_slots() {
+    if !sandbox_or_skip("slot_user_status_exits_by_its_own_slots") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "mine", "command": ["sh", "-c", "exit 78"] },
+    { "name": "theirs", "command": ["sleep", "1001"], "user": "root" }
+  ]
+}"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["mine", "theirs"]);
+    poll("mine failed", std::time::Duration::from_secs(10), || {
+        let (_, doc) = status_json(&sbx, &["mine"]);
+        (doc["slots"][0]["state"] == "failed").then_some(())
+    });
+    let o = sbx.exec_as("nobody", &["svctl", "status"]);
+    expect_code(&o, 3);
+    assert!(stdout(&o).contains("unreadable"), "{}", stdout(&o));
     sbx.stop();
 }

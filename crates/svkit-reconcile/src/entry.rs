@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use svkit::config::LoadError;
 use svkit::msg::{self, exit, Fatal};
-use svkit::reconcile::{self, ApplyOptions, ReconcileError, Scope};
+use svkit::reconcile::{self, ApplyOptions, ReconcileError, ScandirLock, Scope};
 
 /// The whole program: reconciles, returns the exit code.
 pub fn main() -> ExitCode {
@@ -27,6 +27,14 @@ pub fn main() -> ExitCode {
         scope: Scope::EachSlot,
         ..Default::default()
     };
+    // Before reading the config and the registered instances: a `register`
+    // racing the boot is either seen whole or waits for this apply.
+    let lock = match ScandirLock::acquire(&scandir, opts.lock_timeout) {
+        Ok(l) => l,
+        Err(e) => {
+            return Fatal::system(format!("unable to reconcile {}", scandir.display()), e).report()
+        }
+    };
     let prepared = match reconcile::prepare_for(&config_dir, &scandir, opts.scope) {
         Ok(p) => p,
         Err(LoadError::Invalid(diags)) => {
@@ -38,7 +46,14 @@ pub fn main() -> ExitCode {
     for w in &prepared.warnings {
         msg::warn(w);
     }
-    match reconcile::apply(&scandir, &prepared.desired, &opts) {
+    // A program missing from the image is the slot's own failure (it exits
+    // 127 at each start, as status shows): said once here, in plain words.
+    let path = svkit::container::container_env().remove("PATH");
+    let root = std::path::Path::new("/");
+    for d in svkit::config::programs::missing_programs(&prepared.model, root, path.as_deref()) {
+        msg::warn(d);
+    }
+    match reconcile::apply(&lock, &prepared.desired, &opts) {
         Ok(outcome) => {
             if let Some(f) = outcome.report(&scandir) {
                 msg::warn(format_args!(

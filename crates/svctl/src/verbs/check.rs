@@ -17,6 +17,15 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     if let Err(code) = super::check_users(&dir, &v.model, args.users.root.as_deref())? {
         return Ok(code);
     }
+    if let Some(root) = args.users.root.as_deref() {
+        let missing = svkit::config::programs::missing_programs(&v.model, root, None);
+        if !missing.is_empty() {
+            let n = missing.len();
+            let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
+            msg::invalid_config(&dir, &tail, &missing);
+            return Ok(NOT_OK);
+        }
+    }
     let fit = match fits(&v.model, args.users.root.as_deref()) {
         Ok(fit) => fit,
         Err(CapacityError::TooMany(e)) => {
@@ -44,7 +53,7 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
         if m.redirects.len() == 1 { "" } else { "s" },
         m.files.len(),
         if m.files.len() == 1 { "" } else { "s" },
-        dir.display(),
+        msg::path(&dir),
         msg::prog(),
     ))?;
     Ok(OK)

@@ -41,6 +41,9 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     if op == Op::Stop && args.wait {
         return stop_in_order(&ctx, &names, args.timeout);
     }
+    if op == Op::Restart && args.all {
+        return restart_up(&ctx, &names, args);
+    }
     let mut watched = Vec::new();
     for n in &names {
         let dir = ctx.dir(n);
@@ -64,48 +67,88 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     if !args.wait {
         return Ok(OK);
     }
-    // A oneshot is waited for until it completes; the others until ready.
+    wait_started(&ctx, &names, watched, args.timeout)
+}
+
+/// Waits for what was started: a oneshot until it completes, the others
+/// until ready.
+fn wait_started(
+    ctx: &Ctx,
+    names: &[String],
+    watched: Vec<Watched>,
+    timeout: Duration,
+) -> Result<u8, Fatal> {
     let oneshot = |n: &String| ctx.slot(n).is_some_and(|s| s.kind == Kind::Oneshot);
     let (jobs, services): (Vec<_>, Vec<_>) =
         names.iter().zip(watched).partition(|(n, _)| oneshot(n));
     let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();
     let (jobs, services) = (unzip(jobs), unzip(services));
     let started = Instant::now();
-    let rc = wait_for(&ctx, &services, Target::Ready, false, args.timeout)?;
+    let rc = wait_for(ctx, &services, Target::Ready, false, timeout)?;
     if rc != OK || jobs.is_empty() {
         return Ok(rc);
     }
+    let left = timeout.saturating_sub(started.elapsed());
+    wait_for(ctx, &jobs, Target::Done, false, left)
+}
+
+/// Sends `cmd` to each of `names`; each watched for a state entered after.
+fn send_each(ctx: &Ctx, names: &[String], cmd: Command6) -> Result<Vec<Watched>, Fatal> {
+    let mut watched = Vec::new();
+    for n in names {
+        let dir = ctx.dir(n);
+        let before = read_slot(&dir).ok();
+        send(&dir, &[cmd]).map_err(|e| Fatal::system(e.to_string(), ""))?;
+        let mut w = Watched::new(dir);
+        w.after = before.map(|s| s.raw.stamp);
+        watched.push(w);
+    }
+    Ok(watched)
+}
+
+/// `restart --all`: only the slots that are up (and not being stopped),
+/// in start order, each layer's new processes up before the next layer is
+/// restarted, so that a dependent never starts against the old process of
+/// what it depends on. What is down stays down: `start --all` is for that.
+fn restart_up(ctx: &Ctx, names: &[String], args: &CtlArgs) -> Result<u8, Fatal> {
+    let up: Vec<String> = (names.iter())
+        .filter(|n| read_slot(&ctx.dir(n)).is_ok_and(|s| s.up && s.want_up))
+        .cloned()
+        .collect();
+    let layers = match ctx.model.as_ref() {
+        Some(m) => depends::start_layers(&m.slots, &up),
+        None => vec![up],
+    };
+    let started = Instant::now();
+    let (mut done, mut watched) = (Vec::new(), Vec::new());
+    for layer in layers {
+        let w = send_each(ctx, &layer, Command6::Restart)?;
+        let left = args.timeout.saturating_sub(started.elapsed());
+        let rc = wait_for(ctx, &w, Target::Up, false, left)?;
+        if rc != OK {
+            return Ok(rc);
+        }
+        done.extend(layer);
+        watched.extend(w);
+    }
+    if !args.wait {
+        return Ok(OK);
+    }
     let left = args.timeout.saturating_sub(started.elapsed());
-    wait_for(&ctx, &jobs, Target::Done, false, left)
+    wait_started(ctx, &done, watched, left)
 }
 
 /// Stops `names` in reverse dependency order: the slots nothing depends on
-/// first, waiting until they are down before their dependencies, all
-/// within `timeout`.
+/// first, then what only they depended on, each layer down before the
+/// next, all within `timeout`.
 fn stop_in_order(ctx: &Ctx, names: &[String], timeout: Duration) -> Result<u8, Fatal> {
-    let depths = (ctx.model.as_ref())
-        .map(|m| depends::depths(&m.slots))
-        .unwrap_or_default();
-    let depth = |n: &String| depths.get(n).copied().unwrap_or(0);
-    let mut groups: Vec<Vec<&String>> = Vec::new();
-    let max = names.iter().map(depth).max().unwrap_or(0);
-    for d in (0..=max).rev() {
-        let g: Vec<&String> = names.iter().filter(|n| depth(n) == d).collect();
-        if !g.is_empty() {
-            groups.push(g);
-        }
-    }
+    let layers = match ctx.model.as_ref() {
+        Some(m) => depends::stop_layers(&m.slots, names),
+        None => vec![names.to_vec()],
+    };
     let started = Instant::now();
-    for group in groups {
-        let mut watched = Vec::new();
-        for n in group {
-            let dir = ctx.dir(n);
-            let before = read_slot(&dir).ok();
-            send(&dir, &[Command6::Down]).map_err(|e| Fatal::system(e.to_string(), ""))?;
-            let mut w = Watched::new(dir);
-            w.after = before.map(|s| s.raw.stamp);
-            watched.push(w);
-        }
+    for layer in layers {
+        let watched = send_each(ctx, &layer, Command6::Down)?;
         let left = timeout.saturating_sub(started.elapsed());
         let rc = wait_for(ctx, &watched, Target::Down, false, left)?;
         if rc != OK {
@@ -168,6 +211,17 @@ fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
                 why,
             )
         })?;
+        // A slot user may start its own slot but not write its root-owned
+        // dir: the next apply puts the `down` file right then.
+        match svkit::s6::control::set_normally_up(&ctx.dir(n), up) {
+            Err(e) if !matches!(e.raw_os_error(), Some(nix::libc::EACCES | nix::libc::EPERM)) => {
+                return Err(Fatal::io(
+                    format!("unable to record the desired state of {n} in its slot dir"),
+                    &e,
+                ));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

@@ -1,8 +1,9 @@
-//! `svctl logs SLOT [-n N] [-f]`: the slot's s6-log dir (its `log.dir` in
-//! the config), last lines across archives and `current`, optionally
-//! followed across rotations. The reading is `svkit::logs`.
+//! `svctl logs SLOT [-n N] [-f]`: the slot's s6-log dir, last lines across
+//! archives and `current`, optionally followed across rotations. The
+//! reading is `svkit::logs`.
 
 use std::io;
+use std::path::PathBuf;
 
 use svkit::logs::{tail, Follower, Position};
 use svkit::msg::exit::{NOT_OK, OK};
@@ -11,29 +12,31 @@ use svkit::msg::{self, Fatal};
 use super::ctx::{unknown, Ctx};
 use crate::args::LogsArgs;
 
+/// Where the slot's logger writes: the dir its live `log/run` was rendered
+/// with (the config may have changed since, or not load at all: exactly
+/// when one reads logs to debug), else the config's `log.dir`.
+fn log_dir(ctx: &Ctx, name: &str) -> Option<PathBuf> {
+    std::fs::read_to_string(ctx.dir(name).join("log/run"))
+        .ok()
+        .and_then(|run| svkit::render::rendered_log_dir(&run))
+        .or_else(|| ctx.log_dir(name).map(str::to_string))
+        .map(PathBuf::from)
+}
+
 pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
-    // The log dir is the config's: an invalid config is reported as every
-    // other verb that needs it does (every error, exit 1), not as a slot
-    // without a log dir.
-    let model = match super::load(&args.at.config.dir())? {
-        Ok(v) => v.model,
-        Err(code) => return Ok(code),
-    };
-    let ctx = Ctx {
-        scandir: args.at.scandir(),
-        model: Some(model),
-    };
+    // An invalid config is a warning here: the live slot says where its
+    // logger writes.
+    let ctx = Ctx::load(&args.at);
     let name = &args.slot;
     if !ctx.known(name) && ctx.slot(name).is_none() {
         return Err(unknown(name));
     }
-    let Some(dir) = ctx.log_dir(name) else {
+    let Some(dir) = log_dir(&ctx, name) else {
         msg::fatal(format_args!(
-            "unable to show the log of {name}: the slot has no log dir in the config (its output goes to docker logs)"
+            "unable to show the log of {name}: the slot has no log dir (its output goes to docker logs)"
         ));
         return Ok(NOT_OK);
     };
-    let dir = std::path::PathBuf::from(dir);
     let sys = |e: io::Error| Fatal::io(format!("unable to read log dir {}", dir.display()), &e);
     let (head, pos) = match tail(&dir, args.lines) {
         Ok(t) => t,

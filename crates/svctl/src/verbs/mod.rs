@@ -71,7 +71,7 @@ pub(crate) fn load_quietly(
             Ok(Err(exit::NOT_OK))
         }
         Err(LoadError::Io { path, source }) => Err(Fatal::io(
-            format!("unable to read config {}", path.display()),
+            format!("unable to read config {}", msg::path(&path)),
             &source,
         )),
     }

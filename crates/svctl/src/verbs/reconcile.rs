@@ -9,7 +9,9 @@ use svkit::config::LoadError;
 use svkit::msg::exit::svctl::CHANGES;
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
-use svkit::reconcile::{self, Action, ApplyOptions, Outcome, Prepared, ReconcileError, SlotPlan};
+use svkit::reconcile::{
+    self, Action, ApplyOptions, Outcome, Prepared, ReconcileError, ScandirLock, SlotPlan,
+};
 
 use super::ctx::{require_tree_user, unreadable_scandir};
 use crate::args::{ApplyArgs, PlanArgs};
@@ -133,12 +135,20 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     })
 }
 
-/// Prepares and applies under the scandir lock, printing the audit lines.
-pub fn apply_now(
+/// Takes the scandir lock, before anything is read: what `apply_locked`
+/// plans from must be what is there when it writes.
+pub fn lock(scandir: &Path, opts: &ApplyOptions) -> Result<ScandirLock, Fatal> {
+    ScandirLock::acquire(scandir, opts.lock_timeout)
+        .map_err(|e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e))
+}
+
+/// Prepares and applies under `lock`, printing the audit lines.
+pub fn apply_locked(
+    lock: &ScandirLock,
     config_dir: &Path,
-    scandir: &Path,
     opts: &ApplyOptions,
 ) -> Result<Result<Outcome, u8>, Fatal> {
+    let scandir = lock.scandir();
     let fatal = |e| match e {
         e @ ReconcileError::TooManyServices(_) => config_fault(&e),
         e => Fatal::system(format!("unable to reconcile {}", scandir.display()), e),
@@ -147,7 +157,7 @@ pub fn apply_now(
         Ok(p) => p,
         Err(code) => return Ok(Err(code)),
     };
-    let outcome = reconcile::apply(scandir, &prepared.desired, opts).map_err(fatal)?;
+    let outcome = reconcile::apply(lock, &prepared.desired, opts).map_err(fatal)?;
     let failed = outcome.report(scandir);
     msg::out(outcome.audit())?;
     match failed {
@@ -162,7 +172,8 @@ pub fn apply(args: &ApplyArgs) -> Result<u8, Fatal> {
         lock_timeout: args.lock_timeout,
         ..Default::default()
     };
-    match apply_now(&args.at.config.dir(), &args.at.scandir(), &opts)? {
+    let lock = lock(&args.at.scandir(), &opts)?;
+    match apply_locked(&lock, &args.at.config.dir(), &opts)? {
         Ok(_) => Ok(OK),
         Err(code) => Ok(code),
     }

@@ -3,6 +3,9 @@
 //! instance is recorded under the config's `state_dir`
 //! (`svkit::state::register`), which reconcile reads like the config's own
 //! instance names; then reconcile runs, creating or deleting the slot.
+//! All of it under the scandir lock, from the first read of the config to
+//! the last write: an `apply` or another `register` running at the same
+//! time either sees the record or runs after it, never in between.
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,7 +19,7 @@ use svkit::s6::control::wait_supervised;
 use svkit::state;
 
 use super::ctx::require_tree_user;
-use super::reconcile::apply_now;
+use super::reconcile::{apply_locked, lock};
 use crate::args::RegisterArgs;
 
 /// How long a new slot may take to get its supervisor.
@@ -73,7 +76,11 @@ fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, Strin
 }
 
 pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
-    require_tree_user(&args.at.scandir(), "register an instance")?;
+    let scandir = args.at.scandir();
+    require_tree_user(&scandir, "register an instance")?;
+    let opts = ApplyOptions::default();
+    // Held until the slot has its supervisor: success means it is there.
+    let lock = lock(&scandir, &opts)?;
     let (model, t, slot) = match resolve(args)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -100,13 +107,12 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
     };
     state::register(sd, &t.name, &args.name, owner)
         .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?;
-    let scandir = args.at.scandir();
     let undo = || {
         if !registered {
             let _ = state::unregister(sd, &t.name, &args.name);
         }
     };
-    let applied = apply_now(&args.at.config.dir(), &scandir, &ApplyOptions::default());
+    let applied = apply_locked(&lock, &args.at.config.dir(), &opts);
     match applied {
         Ok(Ok(o)) if o.plans.iter().any(|p| p.name == slot) => {}
         Ok(Ok(_)) => {
@@ -132,7 +138,10 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
 }
 
 pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
-    require_tree_user(&args.at.scandir(), "unregister an instance")?;
+    let scandir = args.at.scandir();
+    require_tree_user(&scandir, "unregister an instance")?;
+    let opts = ApplyOptions::default();
+    let lock = lock(&scandir, &opts)?;
     let (model, t, slot) = match resolve(args)? {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -149,11 +158,7 @@ pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
         msg::fatal(format_args!("unable to unregister {}: {why}", args.name));
         return Ok(NOT_OK);
     }
-    let applied = apply_now(
-        &args.at.config.dir(),
-        &args.at.scandir(),
-        &ApplyOptions::default(),
-    );
+    let applied = apply_locked(&lock, &args.at.config.dir(), &opts);
     match applied {
         Ok(Ok(_)) => Ok(OK),
         other => {

@@ -95,9 +95,14 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
             nix::unistd::geteuid()
         ));
     }
-    Ok(if !unknown.is_empty() || !hidden.is_empty() {
+    // Listing, another user's slot is shown but decides nothing: a slot
+    // user's `svctl status` answers for the slots it can read. Named (or
+    // when nothing is readable), what was asked about is unknown.
+    let readable: Vec<&Row> = rows.iter().filter(|r| r.unreadable.is_none()).collect();
+    let asked_hidden = !hidden.is_empty() && (!args.slots.is_empty() || readable.is_empty());
+    Ok(if !unknown.is_empty() || asked_hidden {
         UNKNOWN_SLOT
-    } else if rows.iter().all(Row::in_wanted_state) {
+    } else if readable.iter().all(|r| r.in_wanted_state()) {
         OK
     } else {
         NOT_IN_STATE

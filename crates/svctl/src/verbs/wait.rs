@@ -20,7 +20,9 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         WaitFor::Down => Target::Down,
         WaitFor::Done => Target::Done,
     };
-    // A name that cannot be a slot dir is simply "gone" (exit 2).
+    // A name that cannot be a slot dir is simply "gone" (exit 2). A slot
+    // the config declares but the scandir has not got yet (the boot hook
+    // has not made it) is "not yet", like any other state not reached.
     let slots: Vec<Watched> = args
         .slots
         .iter()
@@ -30,7 +32,9 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             } else {
                 n.as_str()
             };
-            Watched::new(ctx.dir(n))
+            let mut w = Watched::new(ctx.dir(n));
+            w.patient = ctx.slot(n).is_some();
+            w
         })
         .collect();
     if args.forever {

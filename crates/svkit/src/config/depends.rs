@@ -4,15 +4,23 @@
 //! depending on itself, `completed` of a slot that can never complete,
 //! and cycles are errors at the key that says so.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::Path;
 
 use super::error::Diagnostic;
 use super::json_pos::FieldPath;
 use super::model::{Condition, Dependency, Kind, OnCleanExit, Slot};
 use super::parse::Layer;
 
-/// Fills each slot's `depends_on` from its raw declaration.
-pub fn resolve(layers: &[Layer], slots: &mut [Slot], diags: &mut Vec<Diagnostic>) {
+/// Fills each slot's `depends_on` from its raw declaration. `declared`
+/// names every slot declared, the invalid ones too: depending on one of
+/// those is left to that slot's own errors.
+pub fn resolve(
+    layers: &[Layer],
+    slots: &mut [Slot],
+    declared: &BTreeSet<String>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let names: BTreeSet<String> = slots.iter().map(|s| s.name.clone()).collect();
     let mut instances: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for s in slots.iter() {
@@ -28,9 +36,10 @@ pub fn resolve(layers: &[Layer], slots: &mut [Slot], diags: &mut Vec<Diagnostic>
         .filter(|s| s.kind == Kind::Oneshot || s.restart.on_clean_exit == OnCleanExit::Stop)
         .map(|s| s.name.clone())
         .collect();
+    let raws = Raws::new(layers);
     let mut resolved: Vec<Vec<Dependency>> = Vec::with_capacity(slots.len());
     for s in slots.iter() {
-        let Some((layer, raw)) = raw_of(layers, s) else {
+        let Some((layer, raw)) = raws.of(s) else {
             resolved.push(Vec::new());
             continue;
         };
@@ -47,6 +56,7 @@ pub fn resolve(layers: &[Layer], slots: &mut [Slot], diags: &mut Vec<Diagnostic>
             let targets = match instances.get(key.as_str()) {
                 Some(all) => all.clone(),
                 None if names.contains(key) => vec![key.clone()],
+                None if declared.contains(key) => continue,
                 None => {
                     diags.push(layer.diag(&at, format!("depends on undeclared slot `{key}`")));
                     continue;
@@ -73,7 +83,7 @@ pub fn resolve(layers: &[Layer], slots: &mut [Slot], diags: &mut Vec<Diagnostic>
     for (s, deps) in slots.iter_mut().zip(resolved) {
         s.depends_on = deps;
     }
-    cycles(layers, slots, diags);
+    cycles(&raws, slots, diags);
 }
 
 fn path(s: &Slot) -> FieldPath {
@@ -83,10 +93,38 @@ fn path(s: &Slot) -> FieldPath {
         .key("depends_on")
 }
 
-fn raw_of<'a>(layers: &'a [Layer], s: &Slot) -> Option<(&'a Layer, &'a BTreeMap<String, String>)> {
-    let layer = layers.iter().find(|l| l.file == s.origin.file)?;
-    let (_, raw) = layer.slots.iter().find(|(i, _)| *i == s.origin.index)?;
-    Some((layer, raw.depends_on.as_ref()?))
+/// Each slot's raw `depends_on` by where it was declared: looked up once
+/// per slot, so a config of thousands of slots is not searched thousands
+/// of times.
+struct Raws<'a> {
+    by_origin: HashMap<(&'a Path, usize), (&'a Layer, Option<&'a RawDeps>)>,
+}
+
+type RawDeps = BTreeMap<String, String>;
+
+impl<'a> Raws<'a> {
+    fn new(layers: &'a [Layer]) -> Self {
+        let mut by_origin = HashMap::new();
+        for l in layers {
+            for (i, raw) in &l.slots {
+                // The first layer of a file name wins, as a search in
+                // layer order would find it.
+                (by_origin.entry((l.file.as_path(), *i))).or_insert((l, raw.depends_on.as_ref()));
+            }
+        }
+        Raws { by_origin }
+    }
+
+    fn layer(&self, s: &Slot) -> Option<&'a Layer> {
+        let key = (s.origin.file.as_path(), s.origin.index);
+        self.by_origin.get(&key).map(|(l, _)| *l)
+    }
+
+    fn of(&self, s: &Slot) -> Option<(&'a Layer, &'a RawDeps)> {
+        let key = (s.origin.file.as_path(), s.origin.index);
+        let (l, raw) = self.by_origin.get(&key)?;
+        Some((l, (*raw)?))
+    }
 }
 
 fn condition(word: &str) -> Option<Condition> {
@@ -98,38 +136,142 @@ fn condition(word: &str) -> Option<Condition> {
     }
 }
 
+/// Past this many slots a cycle is shown by its ends and its length: the
+/// error stays one readable line, and its size does not grow with the
+/// square of the cycle's.
+const RING_SHOWN: usize = 12;
+
 /// Reports each slot on a cycle once, with the cycle spelled out.
-fn cycles(layers: &[Layer], slots: &[Slot], diags: &mut Vec<Diagnostic>) {
-    let by_name: BTreeMap<&str, &Slot> = slots.iter().map(|s| (s.name.as_str(), s)).collect();
-    let mut reported = BTreeSet::new();
-    for start in slots {
-        // Depth-first from `start`, looking for a way back to it.
-        let mut stack: Vec<(&str, Vec<&str>)> =
-            vec![(start.name.as_str(), vec![start.name.as_str()])];
-        let mut seen = BTreeSet::new();
-        while let Some((at, trail)) = stack.pop() {
-            let Some(slot) = by_name.get(at) else {
+/// Slots on a cycle are those of a strongly connected component of more
+/// than one slot (a slot depending on itself was refused already, without
+/// an edge); each one's ring is the shortest way back to it inside its
+/// component.
+fn cycles(raws: &Raws, slots: &[Slot], diags: &mut Vec<Diagnostic>) {
+    let graph = Graph::new(slots);
+    let comp = graph.components();
+    let mut size = vec![0usize; slots.len()];
+    for &c in &comp {
+        size[c] += 1;
+    }
+    for (i, s) in slots.iter().enumerate() {
+        if size[comp[i]] < 2 {
+            continue;
+        }
+        let Some(ring) = graph.ring(i, &comp) else {
+            continue;
+        };
+        let names: Vec<&str> = ring.iter().map(|&j| slots[j].name.as_str()).collect();
+        let shown = if names.len() > RING_SHOWN {
+            let head = names[..RING_SHOWN - 2].join(" -> ");
+            let tail = names[names.len() - 2..].join(" -> ");
+            format!("{head} -> ... -> {tail} ({} slots)", names.len() - 1)
+        } else {
+            names.join(" -> ")
+        };
+        if let Some(layer) = raws.layer(s) {
+            diags.push(layer.diag(&path(s), format!("dependency cycle: {shown}")));
+        }
+    }
+}
+
+/// The dependency edges by slot index (unknown names left out).
+struct Graph {
+    adj: Vec<Vec<usize>>,
+}
+
+impl Graph {
+    fn new(slots: &[Slot]) -> Graph {
+        let idx: HashMap<&str, usize> = (slots.iter().enumerate())
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let adj = (slots.iter())
+            .map(|s| {
+                (s.depends_on.iter())
+                    .filter_map(|d| idx.get(d.on.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        Graph { adj }
+    }
+
+    /// Tarjan's strongly connected components, without recursion (a chain
+    /// of thousands would overflow the stack): each slot's component id.
+    fn components(&self) -> Vec<usize> {
+        const UNSEEN: usize = usize::MAX;
+        let n = self.adj.len();
+        let (mut index, mut low, mut comp) = (vec![UNSEEN; n], vec![0; n], vec![UNSEEN; n]);
+        let (mut on_stack, mut stack) = (vec![false; n], Vec::new());
+        let (mut next, mut comps) = (0, 0);
+        for root in 0..n {
+            if index[root] != UNSEEN {
                 continue;
-            };
-            for d in &slot.depends_on {
-                if d.on == start.name {
-                    if reported.insert(start.name.clone()) {
-                        let mut ring = trail.clone();
-                        ring.push(&start.name);
-                        if let Some((layer, _)) = raw_of(layers, start) {
-                            diags.push(layer.diag(
-                                &path(start),
-                                format!("dependency cycle: {}", ring.join(" -> ")),
-                            ));
+            }
+            // (node, how many of its edges are done)
+            let mut work = vec![(root, 0usize)];
+            while let Some(&mut (v, ref mut e)) = work.last_mut() {
+                if *e == 0 && index[v] == UNSEEN {
+                    index[v] = next;
+                    low[v] = next;
+                    next += 1;
+                    stack.push(v);
+                    on_stack[v] = true;
+                }
+                if let Some(&w) = self.adj[v].get(*e) {
+                    *e += 1;
+                    if index[w] == UNSEEN {
+                        work.push((w, 0));
+                    } else if on_stack[w] {
+                        low[v] = low[v].min(index[w]);
+                    }
+                    continue;
+                }
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    low[parent] = low[parent].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp[w] = comps;
+                        if w == v {
+                            break;
                         }
                     }
-                } else if seen.insert(d.on.as_str()) {
-                    let mut next = trail.clone();
-                    next.push(d.on.as_str());
-                    stack.push((d.on.as_str(), next));
+                    comps += 1;
                 }
             }
         }
+        comp
+    }
+
+    /// The shortest way from `start` back to itself inside its component,
+    /// `start` at both ends.
+    fn ring(&self, start: usize, comp: &[usize]) -> Option<Vec<usize>> {
+        let mut prev = vec![usize::MAX; self.adj.len()];
+        let mut queue = VecDeque::from([start]);
+        while let Some(v) = queue.pop_front() {
+            for &w in &self.adj[v] {
+                if comp[w] != comp[start] {
+                    continue;
+                }
+                if w == start {
+                    let mut ring = vec![v];
+                    let mut at = v;
+                    while at != start {
+                        at = *prev.get(at)?;
+                        ring.push(at);
+                    }
+                    ring.reverse();
+                    ring.push(start);
+                    return Some(ring);
+                }
+                if prev[w] == usize::MAX {
+                    prev[w] = v;
+                    queue.push_back(w);
+                }
+            }
+        }
+        None
     }
 }
 
@@ -137,42 +279,159 @@ fn cycles(layers: &[Layer], slots: &[Slot], diags: &mut Vec<Diagnostic>) {
 /// order). Stopping goes the other way. Slots on a cycle (refused by
 /// validation) come last.
 pub fn start_order(slots: &[Slot]) -> Vec<&str> {
-    let mut done: BTreeSet<&str> = BTreeSet::new();
-    let mut order = Vec::with_capacity(slots.len());
-    let mut left: Vec<&Slot> = slots.iter().collect();
-    left.sort_by(|a, b| a.name.cmp(&b.name));
-    while !left.is_empty() {
-        let (ready, wait): (Vec<&Slot>, Vec<&Slot>) = left.iter().partition(|s| {
-            s.depends_on
-                .iter()
-                .all(|d| done.contains(d.on.as_str()) || !slots.iter().any(|x| x.name == d.on))
-        });
-        if ready.is_empty() {
-            order.extend(wait.iter().map(|s| s.name.as_str()));
-            break;
+    let graph = Graph::new(slots);
+    // A slot's round is one more than its latest dependency's: counted
+    // from the slots nothing holds back, each edge looked at once.
+    let mut waiting: Vec<usize> = graph.adj.iter().map(Vec::len).collect();
+    let mut dependents = vec![Vec::new(); slots.len()];
+    for (i, deps) in graph.adj.iter().enumerate() {
+        for &d in deps {
+            dependents[d].push(i);
         }
-        for s in &ready {
-            done.insert(s.name.as_str());
-            order.push(s.name.as_str());
-        }
-        left = wait;
     }
-    order
+    let mut round = vec![0usize; slots.len()];
+    let mut queue: VecDeque<usize> = (0..slots.len()).filter(|&i| waiting[i] == 0).collect();
+    let mut placed = Vec::with_capacity(slots.len());
+    while let Some(i) = queue.pop_front() {
+        placed.push(i);
+        for &k in &dependents[i] {
+            round[k] = round[k].max(round[i] + 1);
+            waiting[k] -= 1;
+            if waiting[k] == 0 {
+                queue.push_back(k);
+            }
+        }
+    }
+    let mut stuck: Vec<usize> = (0..slots.len()).filter(|&i| waiting[i] > 0).collect();
+    placed.sort_by(|&a, &b| (round[a], &slots[a].name).cmp(&(round[b], &slots[b].name)));
+    stuck.sort_by(|&a, &b| slots[a].name.cmp(&slots[b].name));
+    (placed.into_iter().chain(stuck))
+        .map(|i| slots[i].name.as_str())
+        .collect()
 }
 
 /// How deep each slot sits: 0 without dependencies, else one more than its
-/// deepest dependency. Starting goes up the depths, stopping down them.
-pub fn depths(slots: &[Slot]) -> BTreeMap<String, usize> {
+/// deepest dependency.
+fn depths(slots: &[Slot]) -> BTreeMap<&str, usize> {
     let by_name: BTreeMap<&str, &Slot> = slots.iter().map(|s| (s.name.as_str(), s)).collect();
-    let mut depth: BTreeMap<String, usize> = BTreeMap::new();
+    let mut depth: BTreeMap<&str, usize> = BTreeMap::new();
     for name in start_order(slots) {
         let d = by_name.get(name).map_or(0, |s| {
             (s.depends_on.iter())
-                .filter_map(|d| depth.get(&d.on).map(|x| x + 1))
+                .filter_map(|d| depth.get(d.on.as_str()).map(|x| x + 1))
                 .max()
                 .unwrap_or(0)
         });
-        depth.insert(name.to_string(), d);
+        depth.insert(name, d);
     }
     depth
+}
+
+/// How high each slot sits: 0 when no slot depends on it, else one more
+/// than its highest dependent.
+fn heights(slots: &[Slot]) -> BTreeMap<&str, usize> {
+    let mut dependents: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in slots {
+        for d in &s.depends_on {
+            dependents.entry(d.on.as_str()).or_default().push(&s.name);
+        }
+    }
+    let mut height: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in start_order(slots).into_iter().rev() {
+        let h = (dependents.get(name).into_iter().flatten())
+            .filter_map(|d| height.get(d).map(|x| x + 1))
+            .max()
+            .unwrap_or(0);
+        height.insert(name, h);
+    }
+    height
+}
+
+/// `names` in layers by `rank` (a name `slots` does not declare ranks 0),
+/// lowest first, empty layers left out, each layer in `names`' order.
+fn layers(names: &[String], rank: &BTreeMap<&str, usize>) -> Vec<Vec<String>> {
+    let of = |n: &String| rank.get(n.as_str()).copied().unwrap_or(0);
+    let max = names.iter().map(of).max().unwrap_or(0);
+    (0..=max)
+        .map(|r| names.iter().filter(|n| of(n) == r).cloned().collect())
+        .filter(|l: &Vec<String>| !l.is_empty())
+        .collect()
+}
+
+/// `names` in layers to start (or restart) them: a slot's dependencies in
+/// an earlier layer than itself.
+pub fn start_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
+    layers(names, &depths(slots))
+}
+
+/// `names` in layers to stop them: the slots nothing depends on first,
+/// then what only they depend on, and so on; a slot's dependents always in
+/// an earlier layer than itself.
+pub fn stop_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
+    layers(names, &heights(slots))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{load, FixedInstances};
+
+    fn slots(json: &str) -> Vec<Slot> {
+        let t = tempfile::tempdir().expect("tempdir");
+        std::fs::write(t.path().join("10.json"), json).expect("write");
+        load(t.path(), &FixedInstances::default())
+            .expect("valid config")
+            .model
+            .slots
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// redis <- migrate <- web, and a worker nothing depends on and that
+    /// depends on nothing.
+    const CHAIN: &str = r#"{ "slots": [
+        { "name": "web", "command": ["x"], "depends_on": { "migrate": "up" } },
+        { "name": "worker", "command": ["x"] },
+        { "name": "migrate", "command": ["x"], "depends_on": { "redis": "up" } },
+        { "name": "redis", "command": ["x"] } ] }"#;
+
+    #[test]
+    fn start_layers_put_dependencies_first() {
+        let s = slots(CHAIN);
+        let all = names(&["migrate", "redis", "web", "worker"]);
+        assert_eq!(
+            start_layers(&s, &all),
+            [
+                names(&["redis", "worker"]),
+                names(&["migrate"]),
+                names(&["web"])
+            ]
+        );
+        // Only the given names, ranked as in the whole graph.
+        assert_eq!(
+            start_layers(&s, &names(&["web", "redis"])),
+            [names(&["redis"]), names(&["web"])]
+        );
+    }
+
+    #[test]
+    fn stop_layers_put_dependents_and_independents_first() {
+        let s = slots(CHAIN);
+        let all = names(&["migrate", "redis", "web", "worker"]);
+        assert_eq!(
+            stop_layers(&s, &all),
+            [
+                names(&["web", "worker"]),
+                names(&["migrate"]),
+                names(&["redis"])
+            ]
+        );
+        // Not in the config (a foreign slot): nothing depends on it.
+        assert_eq!(
+            stop_layers(&s, &names(&["redis", "other"])),
+            [names(&["other"]), names(&["redis"])]
+        );
+    }
 }

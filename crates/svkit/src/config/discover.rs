@@ -79,9 +79,9 @@ impl InstanceSource for FsInstances {
                     return;
                 }
             }
-            // A non-UTF-8 name is kept lossily: validation then rejects it
-            // with a warning naming it.
-            out.push(String::from_utf8_lossy(name).into_owned());
+            // A non-UTF-8 name is kept with its odd bytes shown as `\xNN`:
+            // validation then rejects it with a warning naming it.
+            out.push(crate::msg::bytes(name));
         })?;
         match failed {
             Some(e) => Err(e.into()),

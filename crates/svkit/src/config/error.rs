@@ -36,7 +36,7 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        f.write_str(&crate::msg::path(&self.file))?;
         if let Some(p) = self.pos {
             write!(f, ":{}:{}", p.line, p.col)?;
         }
@@ -93,7 +93,12 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Io { path, source } => {
-                write!(f, "unable to read {}: {}", path.display(), strerror(source))
+                write!(
+                    f,
+                    "unable to read {}: {}",
+                    crate::msg::path(path),
+                    strerror(source)
+                )
             }
             LoadError::Invalid(d) => {
                 let n = d.len();

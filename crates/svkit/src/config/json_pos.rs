@@ -95,36 +95,94 @@ impl std::fmt::Display for Pos {
 }
 
 /// Every value's span in one document, plus keys seen twice in one object.
+/// The values form a tree of nodes (no field path is built for a value
+/// unless asked for), and every lookup walks down it, by index in an
+/// array, by key in an object (hashed past [`INDEXED`] members), by a
+/// binary search on offsets for [`Spans::path_at`]: never a pass over the
+/// whole document, so a config of 100,000 values has its errors found and
+/// placed as fast as one of ten.
 #[derive(Debug, Default)]
 pub struct Spans {
-    map: HashMap<FieldPath, Span>,
-    order: Vec<FieldPath>,
+    nodes: Vec<Node>,
     /// (path of the repeated member, offset of its second key)
     pub duplicate_keys: Vec<(FieldPath, usize)>,
     line_starts: Vec<usize>,
 }
 
+mod scan;
+
+/// Objects with more members than this get a hash index of their keys.
+const INDEXED: usize = 16;
+
+#[derive(Debug)]
+struct Node {
+    span: Span,
+    /// How its parent reaches it (the root's is never read).
+    seg: Seg,
+    parent: usize,
+    /// Members in document order (a key given twice: once, at its first
+    /// place, holding the last value, as serde_json keeps it).
+    kids: Vec<usize>,
+    /// Key hash -> positions in `kids`, for a large object.
+    index: Option<HashMap<u64, Vec<usize>>>,
+}
+
+fn key_hash(k: &str) -> u64 {
+    // FNV-1a: keys are short and not chosen to collide (a collision only
+    // costs a comparison).
+    k.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 impl Spans {
     /// Scan `text`, which must already be valid JSON (serde_json said so).
     pub fn scan(text: &str) -> Spans {
-        let mut s = Scanner {
-            b: text.as_bytes(),
-            i: 0,
-            out: Spans::default(),
-        };
-        s.out.line_starts.push(0);
-        for (i, c) in text.bytes().enumerate() {
-            if c == b'\n' {
-                s.out.line_starts.push(i + 1);
+        scan::scan(text)
+    }
+
+    /// The node a path leads to.
+    fn find(&self, path: &FieldPath) -> Option<usize> {
+        let mut at = 0;
+        self.nodes.first()?;
+        for seg in &path.0 {
+            at = self.kid(at, seg)?;
+        }
+        Some(at)
+    }
+
+    fn kid(&self, at: usize, seg: &Seg) -> Option<usize> {
+        let node = self.nodes.get(at)?;
+        match seg {
+            Seg::Index(i) => {
+                let k = *node.kids.get(*i)?;
+                matches!(self.nodes[k].seg, Seg::Index(_)).then_some(k)
+            }
+            Seg::Key(key) => {
+                let same = |&k: &usize| matches!(&self.nodes[k].seg, Seg::Key(x) if x == key);
+                match &node.index {
+                    Some(ix) => (ix.get(&key_hash(key))?.iter())
+                        .map(|&p| node.kids[p])
+                        .find(same),
+                    None => node.kids.iter().copied().find(same),
+                }
             }
         }
-        s.ws();
-        s.value(FieldPath::root(), None);
-        s.out
+    }
+
+    /// The field path of a node, from the root down.
+    fn path_of(&self, mut at: usize) -> FieldPath {
+        let mut segs = Vec::new();
+        while at != 0 && at < self.nodes.len() {
+            segs.push(self.nodes[at].seg.clone());
+            at = self.nodes[at].parent;
+        }
+        segs.reverse();
+        FieldPath(segs)
     }
 
     pub fn get(&self, path: &FieldPath) -> Option<Span> {
-        self.map.get(path).copied()
+        self.find(path).map(|n| self.nodes[n].span)
     }
 
     /// Position of a value (or of its key, which is where a reader looks
@@ -155,155 +213,68 @@ impl Spans {
         start + pos.col.saturating_sub(1)
     }
 
+    /// How many members the object or array at `path` has.
+    pub fn len(&self, path: &FieldPath) -> usize {
+        self.find(path).map_or(0, |n| self.nodes[n].kids.len())
+    }
+
     /// The members of the object at `path`, in document order.
     pub fn members(&self, path: &FieldPath) -> Vec<(FieldPath, Span)> {
-        self.order
-            .iter()
-            .filter(|p| {
-                p.0.len() == path.0.len() + 1
-                    && p.0.starts_with(&path.0)
-                    && matches!(p.0.last(), Some(Seg::Key(_)))
+        let Some(n) = self.find(path) else {
+            return Vec::new();
+        };
+        (self.nodes[n].kids.iter())
+            .filter_map(|&k| match &self.nodes[k].seg {
+                Seg::Key(key) => Some((path.key(key.clone()), self.nodes[k].span)),
+                Seg::Index(_) => None,
             })
-            .filter_map(|p| self.get(p).map(|s| (p.clone(), s)))
             .collect()
     }
 
-    /// The deepest value whose span contains `offset`.
+    /// The deepest value whose span contains `offset`: down from the root,
+    /// each step a binary search among the members, which are in document
+    /// order.
     pub fn path_at(&self, offset: usize) -> FieldPath {
-        let mut best: Option<(&FieldPath, usize)> = None;
-        for p in &self.order {
-            if let Some(s) = self.map.get(p) {
-                if s.start <= offset && offset < s.end.max(s.start + 1) {
-                    let depth = p.0.len();
-                    if best.is_none_or(|(_, d)| depth >= d) {
-                        best = Some((p, depth));
-                    }
-                }
-            }
-        }
-        best.map(|(p, _)| p.clone()).unwrap_or_default()
-    }
-}
-
-struct Scanner<'a> {
-    b: &'a [u8],
-    i: usize,
-    out: Spans,
-}
-
-impl Scanner<'_> {
-    fn ws(&mut self) {
-        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
-            self.i += 1;
-        }
+        self.path_of(self.node_at(offset))
     }
 
-    fn record(&mut self, path: FieldPath, span: Span) {
-        if !self.out.map.contains_key(&path) {
-            self.out.order.push(path.clone());
+    fn node_at(&self, offset: usize) -> usize {
+        let contains = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
+        let mut at = 0;
+        while let Some(node) = self.nodes.get(at) {
+            let kids = &node.kids;
+            let n = kids.partition_point(|&k| self.nodes[k].span.start <= offset);
+            match n.checked_sub(1).and_then(|i| kids.get(i)) {
+                Some(&k) if contains(self.nodes[k].span) => at = k,
+                _ => break,
+            }
         }
-        self.out.map.insert(path, span);
+        at
     }
 
-    fn value(&mut self, path: FieldPath, key_start: Option<usize>) {
-        let start = self.i;
-        match self.b.get(self.i) {
-            Some(b'{') => {
-                self.i += 1;
-                let mut seen: Vec<String> = Vec::new();
-                loop {
-                    self.ws();
-                    match self.b.get(self.i) {
-                        Some(b'}') => {
-                            self.i += 1;
-                            break;
-                        }
-                        Some(b',') => {
-                            self.i += 1;
-                            continue;
-                        }
-                        Some(b'"') => {
-                            let ks = self.i;
-                            let key = self.string();
-                            self.ws();
-                            if self.b.get(self.i) == Some(&b':') {
-                                self.i += 1;
-                            }
-                            self.ws();
-                            let child = path.key(key.clone());
-                            if seen.contains(&key) {
-                                self.out.duplicate_keys.push((child.clone(), ks));
-                            } else {
-                                seen.push(key);
-                            }
-                            self.value(child, Some(ks));
-                        }
-                        // Not reachable for valid JSON; stop instead of looping.
-                        _ => break,
-                    }
-                }
-            }
-            Some(b'[') => {
-                self.i += 1;
-                let mut n = 0;
-                loop {
-                    self.ws();
-                    match self.b.get(self.i) {
-                        Some(b']') => {
-                            self.i += 1;
-                            break;
-                        }
-                        Some(b',') => {
-                            self.i += 1;
-                        }
-                        Some(_) => {
-                            self.value(path.index(n), None);
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-            }
-            Some(b'"') => {
-                self.string();
-            }
-            Some(_) => {
-                while self.i < self.b.len()
-                    && !matches!(
-                        self.b[self.i],
-                        b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
-                    )
-                {
-                    self.i += 1;
-                }
-            }
-            None => {}
-        }
-        let span = Span {
-            start,
-            end: self.i,
-            key_start,
+    /// Where what an error at `offset` is about begins: the key, when
+    /// `offset` lies in a member's key (an unknown or repeated key), else
+    /// the value of [`Spans::path_at`] (a wrong type, a missing field): a
+    /// reader's eye goes to the start of the thing named, not to where a
+    /// parser noticed.
+    pub fn start_at(&self, offset: usize) -> usize {
+        let at = self.node_at(offset);
+        let Some(node) = self.nodes.get(at) else {
+            return offset;
         };
-        self.record(path, span);
-    }
-
-    /// Consume a string literal and return its decoded value.
-    fn string(&mut self) -> String {
-        let start = self.i;
-        self.i += 1;
-        while self.i < self.b.len() {
-            match self.b[self.i] {
-                b'\\' => self.i += 2,
-                b'"' => {
-                    self.i += 1;
-                    break;
-                }
-                _ => self.i += 1,
+        let kids = &node.kids;
+        let n =
+            kids.partition_point(|&k| self.nodes[k].span.key_start.is_some_and(|ks| ks <= offset));
+        if let Some(&k) = n.checked_sub(1).and_then(|i| kids.get(i)) {
+            let s = self.nodes[k].span;
+            if let Some(ks) = s.key_start.filter(|_| offset < s.start) {
+                return ks;
             }
         }
-        let end = self.i.min(self.b.len());
-        let raw = std::str::from_utf8(&self.b[start..end]).unwrap_or("\"\"");
-        serde_json::from_str::<String>(raw).unwrap_or_default()
+        if at == 0 && offset >= node.span.end {
+            return offset;
+        }
+        node.span.start
     }
 }
 

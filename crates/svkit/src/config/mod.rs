@@ -21,6 +21,7 @@ mod members;
 pub mod model;
 pub mod names;
 pub mod parse;
+pub mod programs;
 pub mod raw;
 mod redirect;
 mod slot;

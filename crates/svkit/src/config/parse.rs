@@ -9,11 +9,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 
 use super::error::{Diagnostic, Site};
-use super::json_pos::{FieldPath, Pos, Spans};
+use super::json_pos::{FieldPath, Pos, Seg, Spans};
 use super::raw::{RawRedirect, RawSlot, RawTop, TOP_KEYS};
 
 /// Larger files are refused: a config is a few KB, and a runaway file must
@@ -30,6 +30,9 @@ pub struct Layer {
     /// (index in the file's `slots` array, slot)
     pub slots: Vec<(usize, RawSlot)>,
     pub redirects: Vec<(usize, RawRedirect)>,
+    /// Names of the slots declared here that did not deserialize: they
+    /// exist, only malformed, so naming one is not a second error.
+    pub broken: Vec<String>,
 }
 
 impl Layer {
@@ -87,17 +90,16 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             return (None, diags);
         }
     };
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            let pos = Pos {
-                line: e.line(),
-                col: e.column().max(1),
-            };
-            diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
-            return (None, diags);
-        }
-    };
+    // Syntax first, without building the document: the spans below are
+    // all later steps need.
+    if let Err(e) = serde_json::from_str::<Checked>(text) {
+        let pos = Pos {
+            line: e.line(),
+            col: e.column().max(1),
+        };
+        diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
+        return (None, diags);
+    }
     let spans = Spans::scan(text);
     for (path, off) in &spans.duplicate_keys {
         diags.push(Diagnostic::new(
@@ -107,18 +109,17 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             "key defined twice in the same object",
         ));
     }
-    let obj = match value.as_object() {
-        Some(o) => o,
-        None => {
-            diags.push(Diagnostic::new(
-                file,
-                Some(spans.pos(spans.get(&FieldPath::root()).map_or(0, |s| s.start))),
-                None,
-                "expected a JSON object at the top level",
-            ));
-            return (None, diags);
-        }
-    };
+    let root = FieldPath::root();
+    let start = spans.get(&root).map_or(0, |s| s.start);
+    if text.as_bytes().get(start) != Some(&b'{') {
+        diags.push(Diagnostic::new(
+            file,
+            Some(spans.pos(start)),
+            None,
+            "expected a JSON object at the top level",
+        ));
+        return (None, diags);
+    }
 
     let mut layer = Layer {
         file: file.to_path_buf(),
@@ -126,25 +127,34 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         top: RawTop::default(),
         slots: Vec::new(),
         redirects: Vec::new(),
+        broken: Vec::new(),
     };
-    let root = FieldPath::root();
-    for (key, v) in obj {
-        let path = root.key(key.clone());
-        match key.as_str() {
+    for (path, span) in layer.spans.members(&root) {
+        let Some(Seg::Key(key)) = path.0.last() else {
+            continue;
+        };
+        match key.as_ref() {
             "user" => layer.top.user = sub(&layer, text, &path, &mut diags),
             "state_dir" => layer.top.state_dir = sub(&layer, text, &path, &mut diags),
             "sentinel_env" => layer.top.sentinel_env = sub(&layer, text, &path, &mut diags),
             "default_program" => layer.top.default_program = sub(&layer, text, &path, &mut diags),
             "slots" | "redirects" => {
-                let Some(items) = v.as_array() else {
+                if text.as_bytes().get(span.start) != Some(&b'[') {
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
-                };
-                for i in 0..items.len() {
+                }
+                for i in 0..layer.spans.len(&path) {
                     let p = path.index(i);
                     if key == "slots" {
-                        if let Some(s) = sub::<RawSlot>(&layer, text, &p, &mut diags) {
-                            layer.slots.push((i, s));
+                        match sub::<RawSlot>(&layer, text, &p, &mut diags) {
+                            Some(s) => layer.slots.push((i, s)),
+                            None => {
+                                let name = layer.spans.get(&p.key("name"));
+                                let name = name.and_then(|s| text.get(s.start..s.end));
+                                let name =
+                                    name.and_then(|t| serde_json::from_str::<String>(t).ok());
+                                layer.broken.extend(name);
+                            }
                         }
                     } else if let Some(r) = sub::<RawRedirect>(&layer, text, &p, &mut diags) {
                         layer.redirects.push((i, r));
@@ -161,6 +171,50 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         }
     }
     (Some(layer), diags)
+}
+
+/// Any JSON value, read as serde_json reads a `Value` (the same syntax
+/// errors, the same nesting limit) but not kept: nothing is allocated.
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Checked)
+    }
+}
+
+impl<'de> Visitor<'de> for Checked {
+    type Value = Checked;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Checked, A::Error> {
+        while a.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Checked, A::Error> {
+        while a.next_entry::<Checked, Checked>()?.is_some() {}
+        Ok(Checked)
+    }
 }
 
 /// Deserialize the value at `path` from its own text span.
@@ -191,7 +245,7 @@ fn sub<T: DeserializeOwned>(
 pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
     Diagnostic::new(
         &layer.file,
-        Some(layer.spans.pos(abs)),
+        Some(layer.spans.pos(layer.spans.start_at(abs))),
         Some(layer.spans.path_at(abs).to_string()),
         strip_pos(e),
     )

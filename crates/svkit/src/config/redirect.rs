@@ -31,7 +31,7 @@ pub(crate) fn redirects(
                 }
             }
             if !r.match_.is_empty() {
-                let here = format!("{} ({base})", l.file.display());
+                let here = format!("{} ({base})", crate::msg::path(&l.file));
                 if let Some(first) = by_match.get(&r.match_) {
                     diags.push(l.diag(
                         &base.key("match"),

@@ -64,7 +64,7 @@ impl UserDb for PasswdFile {
     }
 
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        crate::msg::path(&self.path).to_string()
     }
 }
 

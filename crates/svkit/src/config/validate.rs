@@ -28,7 +28,7 @@ struct Seen<'a> {
 
 impl std::fmt::Display for Seen<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.layer.file.display())?;
+        write!(f, "{}", crate::msg::path(&self.layer.file))?;
         if let Some(p) = self.layer.pos(&self.at) {
             write!(f, ":{p}")?;
         }
@@ -174,7 +174,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
                 Some(how) => warnings.push(Warning {
                     message: format!(
                         "{}: {at}: skipping {how} {what}: already defined at {first}",
-                        l.file.display()
+                        crate::msg::path(&l.file)
                     ),
                 }),
             }
@@ -186,8 +186,13 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         }
     }
 
-    super::depends::resolve(layers, &mut slots, &mut diags);
-    let redirects = super::redirect::redirects(layers, &seen.keys().cloned().collect(), &mut diags);
+    // Every slot declared, valid or not: a reference to a malformed one is
+    // not an error of its own (the slot's errors say what is wrong).
+    let declared: BTreeSet<String> = (seen.keys().cloned())
+        .chain(layers.iter().flat_map(|l| l.broken.iter().cloned()))
+        .collect();
+    super::depends::resolve(layers, &mut slots, &declared, &mut diags);
+    let redirects = super::redirect::redirects(layers, &declared, &mut diags);
     let templates = (layers.iter().flat_map(|l| &l.slots))
         .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))
         .map(|(_, r)| Template {
@@ -325,7 +330,7 @@ fn instances_of(
                     warnings.push(Warning {
                         message: format!(
                             "{}: {pf}: unable to list {dir}: {e}; no instances discovered there",
-                            l.file.display()
+                            crate::msg::path(&l.file)
                         ),
                     });
                     Vec::new()
@@ -343,8 +348,8 @@ fn instances_of(
             match check_instance_name(&i).and_then(|()| check_slot_name(&name)) {
                 Err(e) => warnings.push(Warning {
                     message: format!(
-                        "{}: {at}: skipping {how} instance {i:?}{whence}: {e}",
-                        l.file.display()
+                        "{}: {at}: skipping {how} instance \"{i}\"{whence}: {e}",
+                        crate::msg::path(&l.file)
                     ),
                 }),
                 Ok(()) => {

@@ -14,10 +14,17 @@
 //!
 //! What svkit writes into a slot's log from beside the program goes
 //! through [`say`], which never blocks on a full log pipe.
+//!
+//! Every message is printable text ([`escape`]: control characters and
+//! bytes that are not UTF-8 shown as escapes), and each of its lines
+//! reaches stderr in one `write(2)`, so the lines of several programs
+//! sharing the container's output (`docker logs`) never mix.
 
+mod escape;
 pub mod exit;
 mod say;
 
+pub use escape::{bytes, escape, os, path};
 pub use say::{say, say_fatal, say_to, Said, CONTAINER_STDERR};
 
 use std::fmt;
@@ -54,8 +61,35 @@ pub fn strerror(e: &io::Error) -> String {
     }
 }
 
+/// A pipe takes a write of at most this many bytes whole, never mixed
+/// with another writer's.
+const PIPE_BUF: usize = 4096;
+
 fn line(level: &str, msg: &dyn fmt::Display) {
-    let _ = writeln!(io::stderr().lock(), "{}: {level}: {msg}", prog());
+    let _ = write_lines(&mut io::stderr().lock(), [compose(level, msg)]);
+}
+
+/// `PROG: LEVEL: MSG` and its newline, MSG escaped.
+fn compose(level: &str, msg: &dyn fmt::Display) -> String {
+    format!("{}: {level}: {}\n", prog(), escape(&msg.to_string()))
+}
+
+/// Writes whole lines, each in one `write(2)`; consecutive lines share a
+/// write while they fit in `PIPE_BUF`, which a pipe takes whole (a config
+/// with thousands of errors is not thousands of system calls).
+fn write_lines(w: &mut impl io::Write, lines: impl IntoIterator<Item = String>) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(PIPE_BUF);
+    for l in lines {
+        if !buf.is_empty() && buf.len() + l.len() > PIPE_BUF {
+            w.write_all(&buf)?;
+            buf.clear();
+        }
+        buf.extend_from_slice(l.as_bytes());
+    }
+    if buf.is_empty() {
+        return Ok(());
+    }
+    w.write_all(&buf)
 }
 
 /// `PROG: fatal: MSG` on stderr (the caller then exits).
@@ -76,15 +110,15 @@ pub fn info(msg: impl fmt::Display) {
 /// `PROG: fatal: invalid config in DIR[: tail]`, then each diagnostic on
 /// its own line (`FILE:LINE:COL: FIELD: message`).
 pub fn invalid_config(dir: &Path, tail: &str, diags: &[Diagnostic]) {
-    let mut what = format!("invalid config in {}", dir.display());
+    let mut what = format!("invalid config in {}", path(dir));
     if !tail.is_empty() {
         what = format!("{what}: {tail}");
     }
-    fatal(what);
-    let mut err = io::stderr().lock();
-    for d in diags {
-        let _ = writeln!(err, "{d}");
-    }
+    let head = compose("fatal", &what);
+    let each = diags
+        .iter()
+        .map(|d| format!("{}\n", escape(&d.to_string())));
+    let _ = write_lines(&mut io::stderr().lock(), std::iter::once(head).chain(each));
 }
 
 /// Prints `PROG: fatal: MSG` and exits with `code`, for code that cannot

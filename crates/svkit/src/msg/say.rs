@@ -82,10 +82,10 @@ fn say_or(log: BorrowedFd<'_>, container: impl FnOnce() -> Option<PathBuf>, text
     }
 }
 
-/// `text` on one line (a newline inside would split it), cut on a
-/// character boundary to fit in one atomic pipe write, newline included.
+/// `text` on one line, escaped (a newline inside would split it), cut on
+/// a character boundary to fit in one atomic pipe write, newline included.
 fn one_line(text: &str) -> Vec<u8> {
-    let flat = text.replace(['\n', '\r'], " ");
+    let flat = super::escape(text);
     let mut end = flat.len().min(PIPE_BUF - 1);
     while !flat.is_char_boundary(end) {
         end -= 1;

@@ -73,18 +73,17 @@ struct Staged<'a> {
     tmp: Option<PathBuf>,
 }
 
-/// Under the lock: sweep, plan, check, write, then tell s6.
+/// Under `lock`, which the caller took before reading what `desired` was
+/// made of: sweep, plan, check, write, then tell s6.
 pub fn apply(
-    scandir: &Path,
+    lock: &ScandirLock,
     desired: &[RenderedSlot],
     opts: &ApplyOptions,
 ) -> Result<Outcome, ReconcileError> {
+    let scandir = lock.scandir();
     check_tree_user(scandir, nix::unistd::geteuid().as_raw())?;
-    // Whole, whatever the scope, and before the lock's first write: past
-    // s6-svscan's limit no new slot would start, not only the extra ones.
-    preflight::fits(scandir, desired)?;
-    let _lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    // Again under the lock: another apply may have added services since.
+    // Whole, whatever the scope: past s6-svscan's limit no new slot would
+    // start, not only the extra ones.
     preflight::fits(scandir, desired)?;
     let swept = sweep(scandir)?;
     let mut failed = Vec::new();
@@ -160,6 +159,7 @@ pub fn apply(
     let mut s6_failed = Vec::new();
     for s in &staged {
         let Action::Update {
+            changed,
             restart,
             log_dir_missing,
             ..
@@ -170,8 +170,12 @@ pub fn apply(
         let name = &s.work.slot.name;
         let dir = scandir.join(name);
         // The log dir is made again: the logger, writing on into the old
-        // one's unlinked `current`, must reopen it.
-        if *log_dir_missing {
+        // one's unlinked `current`, must reopen it. A new `log/run` (its
+        // dir, prefix or format) is read only by a new logger: the logger
+        // alone restarts, the program's pipe to it is s6-svscan's and
+        // outlives it.
+        let logger_changed = changed.iter().any(|p| p == Path::new(LOG_RUN));
+        if *log_dir_missing || logger_changed {
             match control::restart_logger(&dir) {
                 Ok(()) | Err(ControlError::NotSupervised { .. }) => {}
                 Err(e) => s6_failed.push(SlotError::new(name, e.into())),
@@ -188,12 +192,17 @@ pub fn apply(
         .filter(|p| p.action == Action::Delete)
         .collect();
     if !deletes.is_empty() {
+        let mut hidden = Vec::new();
         for p in &deletes {
-            if let Err(e) = delete(scandir, &p.name, opts) {
-                s6_failed.push(SlotError::new(&p.name, e));
+            match delete(scandir, &p.name, opts) {
+                Ok(h) => hidden.push(h),
+                Err(e) => s6_failed.push(SlotError::new(&p.name, e)),
             }
         }
         control::svscanctl(scandir, "-an")?;
+        // s6-svscan ends their supervisors in its own time; what is still
+        // supervised then is left to a later sweep.
+        control::wait_unsupervised(&hidden, SWEEP_WAIT);
         sweep(scandir)?;
     }
     let plans = plans
@@ -250,14 +259,24 @@ fn stage(
     }
 }
 
-/// Leftovers of a crashed apply: `.`-led, so s6-svscan never saw them.
+/// Leftovers of a crashed apply and deleted slots: `.`-led, out of
+/// s6-svscan's sight. A deleted slot's supervisor on its way out still
+/// writes its status there: its dir (still supervised, or filling again
+/// while it is removed) is left for a later sweep, not an error.
 fn sweep(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
     let mut swept = Vec::new();
     for entry in fs::read_dir(scandir).map_err(io(scandir))?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with(TEMP_PREFIX) || name.starts_with(DELETE_PREFIX) {
-            fs::remove_dir_all(entry.path()).map_err(io(entry.path()))?;
-            swept.push(name);
+            let p = entry.path();
+            if control::supervised(&p) || control::supervised(&p.join("log")) {
+                continue;
+            }
+            match fs::remove_dir_all(&p) {
+                Ok(()) => swept.push(name),
+                Err(e) if e.raw_os_error() == Some(nix::libc::ENOTEMPTY) => {}
+                Err(e) => return Err(io(&p)(e)),
+            }
         }
     }
     Ok(swept)
@@ -332,8 +351,9 @@ fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
     }
 }
 
-/// Down (bounded wait), then out of s6-svscan's sight; the caller prunes.
-fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<(), ReconcileError> {
+/// Down (bounded wait), then out of s6-svscan's sight (the dir returned);
+/// the caller prunes.
+fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, ReconcileError> {
     let dir = scandir.join(name);
     match control::send(&dir, &[Command6::Down]) {
         Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
@@ -354,8 +374,15 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<(), Reconci
         wait_down(KILL_WAIT);
     }
     let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));
-    fs::rename(&dir, &hidden).map_err(io(&dir))
+    fs::rename(&dir, &hidden).map_err(io(&dir))?;
+    Ok(hidden)
 }
+
+/// The logger's script, in a slot dir.
+const LOG_RUN: &str = "log/run";
+
+/// How long deleted slots' supervisors may take to end after the rescan.
+const SWEEP_WAIT: Duration = Duration::from_secs(2);
 
 /// After SIGKILL, how long a deleted slot's process may take to be reaped.
 const KILL_WAIT: Duration = Duration::from_secs(5);

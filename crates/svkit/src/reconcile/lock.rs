@@ -1,5 +1,10 @@
 //! One reconcile at a time: an flock on `<scandir>/.svkit/lock`. A second
 //! one waits, bounded, then fails with a message naming the lock.
+//!
+//! The caller takes it before reading anything it plans from (the config,
+//! the registered instances, the scandir) and holds it until its writes are
+//! done: read, plan and write are one step, so a concurrent `register` and
+//! `apply` cannot each undo what the other just did.
 
 use super::error::{io, ReconcileError};
 use nix::fcntl::{Flock, FlockArg};
@@ -10,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub struct ScandirLock {
     _lock: Flock<fs::File>,
+    scandir: std::path::PathBuf,
 }
 
 impl ScandirLock {
@@ -29,7 +35,12 @@ impl ScandirLock {
             .map_err(io(&path))?;
         loop {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => return Ok(ScandirLock { _lock: lock }),
+                Ok(lock) => {
+                    return Ok(ScandirLock {
+                        _lock: lock,
+                        scandir: scandir.to_path_buf(),
+                    })
+                }
                 Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = f,
                 Err((_, e)) => return Err(io(&path)(e.into())),
             }
@@ -39,5 +50,10 @@ impl ScandirLock {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The scandir this lock holds.
+    pub fn scandir(&self) -> &Path {
+        &self.scandir
     }
 }

@@ -50,10 +50,11 @@ pub fn route(
     }
 }
 
-/// argv as one line for messages (bytes that are not UTF-8 shown as U+FFFD).
+/// argv as one line for messages (control characters and bytes that are
+/// not UTF-8 shown as escapes).
 pub fn shown(argv: &[OsString]) -> String {
     argv.iter()
-        .map(|a| a.to_string_lossy())
+        .map(|a| crate::msg::os(a))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -60,9 +60,11 @@ pub fn execute(
         .any(|s| !scandir.join(s).is_dir());
     let mut warnings = Vec::new();
     if missing {
-        let desired = reconcile::desired(model, scandir, &mut warnings);
-        reconcile::apply(scandir, &desired, &ApplyOptions::default())
+        let opts = ApplyOptions::default();
+        let lock = reconcile::ScandirLock::acquire(scandir, opts.lock_timeout)
             .map_err(RedirectError::Reconcile)?;
+        let desired = reconcile::desired(model, scandir, &mut warnings);
+        reconcile::apply(&lock, &desired, &opts).map_err(RedirectError::Reconcile)?;
     }
     let facts = health::start_facts(model, &mut warnings);
     let mut started = vec![rule.slot.clone()];

@@ -125,6 +125,13 @@ fn stdout_action(log: &Log) -> Vec<String> {
     }
 }
 
+/// The log dir a rendered `log/run` writes to (its `dir=` line): where the
+/// slot's logger writes, whatever the config says now.
+pub fn rendered_dir(log_run: &str) -> Option<String> {
+    let at = log_run.find("\ndir=")?;
+    super::quote::sh_unquote(&log_run[at + "\ndir=".len()..])
+}
+
 pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     let user = match (env.as_root, slot.run_as()) {
         (true, Some(u)) => Some(u),
@@ -192,4 +199,19 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     words.push(log.dir.clone());
     let _ = writeln!(o, "exec {}", sh_words(&words));
     o
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rendered_dir_reads_the_dir_back() {
+        let quoted = include_str!("../../../../tests/golden/log/expected/as-root/log/run");
+        assert_eq!(
+            super::rendered_dir(quoted).as_deref(),
+            Some("/var/log/as root")
+        );
+        let bare = include_str!("../../../../tests/golden/plain-host/expected/svc/log/run");
+        assert_eq!(super::rendered_dir(bare).as_deref(), Some("/tmp/svc-logs"));
+        assert_eq!(super::rendered_dir("#!/bin/sh\nexec s6-log\n"), None);
+    }
 }

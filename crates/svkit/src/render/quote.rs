@@ -34,6 +34,33 @@ pub fn sh_quote(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The value of the word [`sh_quote`] wrote at the start of `s` (what
+/// follows it is left alone); None when `s` does not start with one.
+pub fn sh_unquote(s: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = s;
+    let mut any = false;
+    loop {
+        if let Some(r) = rest.strip_prefix('\'') {
+            let end = r.find('\'')?;
+            out.push_str(&r[..end]);
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix("\\'") {
+            out.push('\'');
+            rest = r;
+        } else {
+            let end = rest.find(|c| !is_safe(c)).unwrap_or(rest.len());
+            if end == 0 {
+                break;
+            }
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+        }
+        any = true;
+    }
+    any.then_some(out)
+}
+
 /// Words joined by spaces.
 pub fn sh_words<I, S>(words: I) -> String
 where
@@ -84,5 +111,15 @@ mod tests {
         assert_eq!(sh_quote("#x"), "'#x'");
         assert_eq!(sh_quote("a\nb"), "'a\nb'");
         assert_eq!(comment_safe("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn unquoting_undoes_quoting() {
+        for s in ["app", "/var/log/a b", "it's", "a\nb", "''", "$(x)", "~root"] {
+            let q = format!("{}\nnext line", sh_quote(s));
+            assert_eq!(sh_unquote(&q).as_deref(), Some(s), "{q}");
+        }
+        assert_eq!(sh_unquote("\nx"), None);
+        assert_eq!(sh_unquote("'unterminated"), None);
     }
 }

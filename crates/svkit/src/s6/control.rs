@@ -162,6 +162,30 @@ pub fn restart_logger(slot: &Path) -> Result<(), ControlError> {
     write_control(&slot.join("log"), &[Command6::Restart.byte()])
 }
 
+/// Makes the slot's `down` file say `up` (absent) or not (present), as
+/// reconcile renders it for that desired state: a supervisor started
+/// again (a new s6-supervise, the boot) then keeps what an operator chose,
+/// and a plan finds nothing to put right. Its content and owner mean
+/// nothing to s6, only its presence.
+pub fn set_normally_up(slot: &Path, up: bool) -> std::io::Result<()> {
+    let down = slot.join("down");
+    if up {
+        match std::fs::remove_file(&down) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    } else {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&down)
+            .map(drop)
+    }
+}
+
 /// One write of command bytes to `dir`'s supervisor.
 fn write_control(slot: &Path, bytes: &[u8]) -> Result<(), ControlError> {
     let fifo = slot.join("supervise/control");
@@ -219,6 +243,24 @@ pub fn wait_supervised(slot: &Path, timeout: Duration) -> Result<(), ControlErro
         pause = (pause * 2).min(Duration::from_millis(50));
     }
     Ok(())
+}
+
+/// Waits (at most `timeout`) until no s6-supervise listens on any of
+/// `slots` nor on their loggers; false when one still does.
+pub fn wait_unsupervised(slots: &[PathBuf], timeout: Duration) -> bool {
+    let end = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    while slots
+        .iter()
+        .any(|s| supervised(s) || supervised(&s.join("log")))
+    {
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    true
 }
 
 /// Where s6's binaries are: `SVKIT_S6_BIN`, else `/command` when it exists

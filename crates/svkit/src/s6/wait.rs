@@ -175,7 +175,12 @@ fn eval(
         // Down once `finish` is done too: its verdict is in.
         Target::Down => !st.up && !st.finishing,
         Target::Up => st.up && fresh && started(),
-        Target::Ready => fresh && health::ready(&st, w.notifies) && started(),
+        // A patient wait may have begun before the slot's dir was made:
+        // whether it notifies is only known once it is there.
+        Target::Ready => {
+            let notifies = w.notifies || (w.patient && health::notifies(&w.dir));
+            fresh && health::ready(&st, notifies) && started()
+        }
         Target::Done => fresh && health::done(&st, super::end::read(&w.dir).as_ref()),
     };
     Ok(if met {

@@ -86,7 +86,7 @@ impl fmt::Display for OneOffError {
             OneOffError::Exec { prog, source } => write!(
                 f,
                 "unable to exec {}: {}",
-                prog.to_string_lossy(),
+                crate::msg::os(prog),
                 strerror(source)
             ),
         }

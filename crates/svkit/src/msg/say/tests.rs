@@ -29,11 +29,14 @@ fn full_pipe() -> (io::PipeReader, OwnedFd) {
 fn a_line_goes_whole_to_a_pipe_with_room() {
     let (mut r, w) = io::pipe().expect("pipe");
     let w = OwnedFd::from(w);
-    assert_eq!(say_to(w.as_fd(), None, "svkit: hello\nworld"), Said::Log);
+    assert_eq!(
+        say_to(w.as_fd(), None, "svkit: hello\nworld\x1b[2J\x07"),
+        Said::Log
+    );
     drop(w);
     let mut got = String::new();
     r.read_to_string(&mut got).expect("read");
-    assert_eq!(got, "svkit: hello world\n");
+    assert_eq!(got, "svkit: hello\\nworld\\e[2J\\x07\n");
 }
 
 #[test]
