@@ -194,19 +194,30 @@ COPY rootfs/ /
 #    with-contenv, svkit-wrap and svkit-reconcile read
 #    /run/s6/container_environment for opt-outs and if_env autostart.
 #  S6_KILL_FINISH_MAXTIME=7000: a hard bound (ms) on each cont-finish hook;
-#    50-svkit-stop bounds itself at 6 s (svctl's 5 s + 1 s), this is the
-#    backstop. With S6_KILL_GRACETIME's default 3 s, a worst-case shutdown
-#    (6 s + 3 s) fits in `docker stop`'s default 10 s.
+#    50-svkit-stop bounds itself at 6.5 s (the foreground command and the
+#    slots share SVKIT_STOP_TIMEOUT_MS's 5 s, the slots get at least 0.5 s,
+#    svctl is cut 1 s after), this is the backstop. A worst-case shutdown
+#    (7 s + 0.1 s) fits in `docker stop`'s default 10 s.
+#  S6_KILL_GRACETIME=100: after the hooks, s6-overlay sends TERM to every
+#    process left and sleeps this long in full (3000 ms by default), then
+#    KILL. 50-svkit-stop has already stopped the foreground command and
+#    every slot, each with its own signal and timeout, so what is left is
+#    only strays (a slot's double-forked child): they get TERM and 100 ms.
+#    `docker stop` then takes about the slots' own stop time, not 3 s more.
+#    An image that runs long-lived processes outside svkit (its own
+#    services.d or s6-rc services) can raise it.
 #  S6_CMD_RECEIVE_SIGNALS is left unset (s6-overlay's default): `docker stop`
 #    makes PID 1 run the shutdown (cont-finish hooks, then TERM/KILL) and
 #    the container exits 0 — a requested stop is a clean stop, also when the
-#    CMD is svkit-wrap's keep-alive. With `-e S6_CMD_RECEIVE_SIGNALS=1` the
+#    CMD is svkit-wrap's keep-alive. A foreground CMD (an opt-out) is
+#    stopped by 50-svkit-stop, and its own exit code is the container's. With `-e S6_CMD_RECEIVE_SIGNALS=1` the
 #    stop signal goes to the CMD instead and the container exits with its
 #    128+N (143 for docker stop's SIGTERM).
 ENV PATH=/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     S6_BEHAVIOUR_IF_STAGE2_FAILS=2 \
     S6_KEEP_ENV=0 \
-    S6_KILL_FINISH_MAXTIME=7000
+    S6_KILL_FINISH_MAXTIME=7000 \
+    S6_KILL_GRACETIME=100
 
 # Everything the app writes: profiles, per-profile logs, svkit's remembered
 # desired states (state_dir /data/.svkit). Declared after the chown above so

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Boot, stop and memory of one container running the same three services,
 # each with one log, on the real Docker engine: (a) svkit on s6-overlay,
-# (b) s6-overlay's services.d written by hand, (c) supervisord, and the
-# floor, a shell that starts the three and waits. The images are built from
+# (b) s6-overlay's services.d written by hand, (c) supervisord, the floor,
+# a shell that starts the three and waits, (d) svkit with the shipped stop
+# settings, and (e) (d) with a foreground CMD whose TERM handler takes 1 s. The images are built from
 # the same local base (bench/boot/*/Dockerfile; (a) on top of the shipped
 # Dockerfile's offline image), runs alternate between them, and everything
 # built is removed at the end (the base image stays). Prints a Markdown
@@ -16,9 +17,17 @@ DOCKER=${SVKIT_DOCKER:-docker}
 export SVKIT_DOCKER=$DOCKER
 prog=boot.sh
 # The variants, in table order, and how the tables name them.
-VARIANTS=(svkit s6 supervisord floor)
+VARIANTS=(svkit s6 supervisord floor fast fg)
 declare -A LABEL=([svkit]="(a) svkit" [s6]="(b) s6-overlay by hand"
-  [supervisord]="(c) supervisord" [floor]="floor: no supervisor")
+  [supervisord]="(c) supervisord" [floor]="floor: no supervisor"
+  [fast]="(d) svkit, shipped stop settings" [fg]="(e) (d) + foreground CMD, 1 s TERM handler")
+# (e): (d)'s image with a fourth app as the CMD, through svkit-wrap (no
+# redirect matches it: it runs in the foreground), its TERM handler 1 s.
+FG_ARGS=(--entrypoint /init)
+FG_CMD=(svkit-wrap -- env APP_STOP_MS=1000 app -p fg gateway run)
+FG_DONE="⚕ gateway fg stopped after 1000 ms"
+# The app processes each variant runs.
+declare -A APPS=([svkit]=3 [s6]=3 [supervisord]=3 [floor]=3 [fast]=3 [fg]=4)
 SERVICES=(one two three)
 # Debian's nobody:nogroup, which every service and logger runs as.
 NOBODY=65534:65534
@@ -54,7 +63,8 @@ command -v cc >/dev/null 2>&1 || skip "no C compiler (\`cc\`) for bench/cpss.c, 
 
 tmp=$(mktemp -d)
 tag=svkit-bench-boot-$$
-declare -A IMAGE=([svkit]=$tag-svkit [s6]=$tag-s6 [supervisord]=$tag-supervisord [floor]=$tag-floor)
+declare -A IMAGE=([svkit]=$tag-svkit [s6]=$tag-s6 [supervisord]=$tag-supervisord [floor]=$tag-floor
+  [fast]=$tag-fast [fg]=$tag-fast)
 cleanup() {
   local ids
   ids=$("$DOCKER" ps -aq --filter "name=^$tag-" 2>/dev/null || true)
@@ -62,7 +72,7 @@ cleanup() {
     # shellcheck disable=SC2086 # one word per container id
     "$DOCKER" rm -fv $ids >/dev/null 2>&1 || true
   fi
-  for i in "${IMAGE[@]}" "$tag-base"; do
+  for i in $(printf '%s\n' "${IMAGE[@]}" | sort -u) "$tag-base"; do
     "$DOCKER" image rm "$i" >/dev/null 2>&1 || true
   done
   rm -rf "$tmp"
@@ -88,9 +98,15 @@ chmod 0755 "$tmp/app"
 s6dir=${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}
 
 for v in "${VARIANTS[@]}"; do
+  [ "$v" != fg ] || continue # (d)'s image
   ctx=$tmp/ctx-$v
-  cp -a "bench/boot/$v" "$ctx"
-  [ "$v" = svkit ] || cp "$tmp/app" "$ctx/app"
+  if [ "$v" = fast ]; then
+    cp -a bench/boot/svkit-fast "$ctx"
+    cp bench/boot/svkit/10-bench.json "$ctx/"
+  else
+    cp -a "bench/boot/$v" "$ctx"
+  fi
+  case $v in svkit | fast) ;; *) cp "$tmp/app" "$ctx/app" ;; esac
   if [ "$v" = s6 ]; then
     mkdir "$ctx/s6-overlay"
     cp "$s6dir"/s6-overlay-*.tar.xz "$s6dir/SHA256SUMS" "$ctx/s6-overlay/"
@@ -166,10 +182,12 @@ measure() {
   chown "$NOBODY" "$logs"/*
   chmod 0755 "$logs"
   rm -f "$tmp/run.ret"
+  local pre=() post=()
+  if [ "$v" = fg ]; then pre=("${FG_ARGS[@]}") post=("${FG_CMD[@]}"); fi
   t0=$(now_us)
   (
     "$DOCKER" run -d --network none --name "$name" -v "$logs:/var/log/bench" \
-      "${IMAGE[$v]}" >/dev/null 2>"$tmp/run.err" && now_us >"$tmp/run.ret"
+      "${pre[@]}" "${IMAGE[$v]}" "${post[@]}" >/dev/null 2>"$tmp/run.err" && now_us >"$tmp/run.ret"
   ) &
   local runner=$!
   deadline=$((t0 + 30000000))
@@ -186,6 +204,13 @@ measure() {
     tick
   done
   t_up=$(now_us)
+  if [ "$v" = fg ]; then
+    # The foreground app logs to docker logs (not timed: polled by forks).
+    until "$DOCKER" logs "$name" 2>&1 | grep -qF "⚕ gateway fg up"; do
+      [ "$(now_us)" -lt "$deadline" ] || fail "${LABEL[$v]}: the foreground app was not up 30 s after docker run"
+      tick
+    done
+  fi
   wait "$runner" || { cat "$tmp/run.err" >&2; fail "docker run ${IMAGE[$v]} failed"; }
   t_ret=$(cat "$tmp/run.ret")
 
@@ -221,7 +246,7 @@ measure() {
       pss=$((pss + kib)) anon=$((anon + panon)) nproc=$((nproc + 1))
     fi
   done < <("$tmp/cpss" $pids)
-  [ "$apps" = 3 ] || fail "${LABEL[$v]}: $apps app processes in the container, not 3"
+  [ "$apps" = "${APPS[$v]}" ] || fail "${LABEL[$v]}: $apps app processes in the container, not ${APPS[$v]}"
   # Read once the process set settled: stage 2 is over by then.
   stage=$(stages "$name" "$started_iso")
   mv "$tmp/$v.profile.new" "$tmp/$v.profile"
@@ -246,8 +271,10 @@ measure() {
   for s in "${SERVICES[@]}"; do
     if grep -q ' stopping$' "$logs/$s/current"; then clean=$((clean + 1)); fi
   done
+  # (e)'s foreground app counts when its whole 1 s handler ran.
+  if [ "$v" = fg ] && "$DOCKER" logs "$name" 2>&1 | grep -qF "$FG_DONE"; then clean=$((clean + 1)); fi
   # A service that never logged its end ended no sooner than the container.
-  if [ -z "$t_down" ] || [ "$clean" != 3 ]; then t_down=$t_exit; fi
+  if [ -z "$t_down" ] || [ "$clean" != "${APPS[$v]}" ]; then t_down=$t_exit; fi
   "$DOCKER" rm -v "$name" >/dev/null || fail "docker rm $name failed"
   echo "$((t_up - t0)) $((t_ret - t0)) $((t_exit - s0)) $pss $anon $nproc $clean $((t_down - s0))" \
     "$((started - t0)) $((t_up - started)) $stage" >>"$tmp/$v.runs"
@@ -305,7 +332,7 @@ pss_cell() { echo "${PSS[$1]}"; }
 anon_cell() { echo "${ANON[$1]}"; }
 down_cell() { echo "$(ms "${DOWN[$1]}") ($(ms "${DOWN_MIN[$1]}"))"; }
 nproc_cell() { echo "${NPROC[$1]}"; }
-clean_cell() { echo "${CLEAN[$1]} / $((RUNS * 3))"; }
+clean_cell() { echo "${CLEAN[$1]} / $((RUNS * APPS[$1]))"; }
 size_cell() { mb "${SIZE[$1]}"; }
 over_cell() { mb "$((SIZE[$1] - base_size))"; }
 
@@ -336,11 +363,21 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 boot_ab=$(ratio "${BOOT[svkit]}" "${BOOT[s6]}")
 boot_ac=$(ratio "${BOOT[svkit]}" "${BOOT[supervisord]}")
 mem_ac=$(ratio "${PSS[svkit]}" "${PSS[supervisord]}")
+stop_dc=$(ratio "${STOP[fast]}" "${STOP[supervisord]}")
+stop_db=$(ratio "${STOP[fast]}" "${STOP[s6]}")
+stop_e=$(ms "${STOP[fg]}")
+stop_e_max=$(ms "$(col fg 3 | sort -n | tail -n 1)")
 # verdict RATIO LIMIT: met when RATIO <= LIMIT.
 verdict() { awk -v r="$1" -v l="$2" 'BEGIN { print (r + 0 <= l + 0) ? "met" : "**missed**" }'; }
 v_ab=$(verdict "$boot_ab" 1.1)
 v_ac=$(verdict "$boot_ac" 0.99)
 v_mem=$(verdict "$mem_ac" 0.2)
+v_dc=$(verdict "$stop_dc" 0.5)
+v_db=$(verdict "$stop_db" 0.1)
+v_e=$(verdict "$stop_e_max" 1500)
+clean_all() { [ "${CLEAN[$1]}" = "$((RUNS * APPS[$1]))" ]; }
+v_clean=met
+for v in fast fg; do clean_all "$v" || v_clean="**missed**"; done
 
 volume_note=
 if [ "$("$DOCKER" image inspect -f '{{json .Config.Volumes}}' "${IMAGE[svkit]}")" != null ]; then
@@ -350,6 +387,7 @@ if [ "$("$DOCKER" image inspect -f '{{json .Config.Volumes}}' "${IMAGE[svkit]}")
 fi
 grace_a=$(ms "$((STOP[svkit] - DOWN[svkit]))")
 grace_b=$(ms "$((STOP[s6] - DOWN[s6]))")
+grace_d=$(ms "$((STOP[fast] - DOWN[fast]))")
 size_ab=$(mb "$((SIZE[svkit] - SIZE[s6]))")
 # The s6-linux-init that s6-overlay was built with, for the stop's why.
 linit=$(for d in "$s6dir"/.rootfs-*/package/admin/s6-linux-init-[0-9]*; do [ -d "$d" ] && basename "$d"; done | head -n 1)
@@ -358,7 +396,8 @@ server=$("$DOCKER" version -f '{{.Server.Version}}' 2>/dev/null || echo unknown)
 supervisor_ver=$("$DOCKER" run --rm --network none "${IMAGE[supervisord]}" supervisord --version 2>/dev/null || echo unknown)
 python_ver=$("$DOCKER" run --rm --network none "${IMAGE[supervisord]}" python3 --version 2>/dev/null | awk '{ print $2 }')
 
-header="| measure | ${LABEL[svkit]} | ${LABEL[s6]} | ${LABEL[supervisord]} | ${LABEL[floor]} |"
+header="| measure |$(for v in "${VARIANTS[@]}"; do printf ' %s |' "${LABEL[$v]}"; done)"
+align="|---|$(for _ in "${VARIANTS[@]}"; do printf -- '---:|'; done)"
 cat <<MD
 ## $HEADING
 
@@ -388,6 +427,12 @@ warm-up each.
   and \`S6_KEEP_ENV=0\`, and s6-overlay's defaults for the rest, among them
   \`S6_SERVICES_GRACETIME=3000\` and \`S6_KILL_GRACETIME=3000\` (ms); (a)
   also runs its \`cont-finish.d\` hook (\`svctl stop --all --wait\`).
+  (d) is (a) with the shipped image's \`S6_KILL_GRACETIME=100\`; (e) is
+  (d) with a fourth \`app\` as its CMD (\`svkit-wrap -- env
+  APP_STOP_MS=1000 app -p fg gateway run\`: no redirect matches, so it
+  runs in the foreground) whose TERM handler takes 1 s; the stop hook
+  sends it TERM and waits for it before the slots. Its handler counts as
+  completed when its "stopped after 1000 ms" line is in \`docker logs\`.
 - **supervision memory**: once the boot is over (the container's process
   set unchanged over 0.5 s), every process of the container except the
   three \`app\` services — PID 1, supervisors, loggers, shells, whatever
@@ -399,7 +444,7 @@ warm-up each.
   part of it (\`Pss_Anon\` of \`/proc/PID/smaps_rollup\`: heap and stacks).
 
 $header
-|---|---:|---:|---:|---:|
+$align
 $(row "\`docker run -d\` returned, ms" ret_cell)
 $(row "all three services up, ms" boot_cell)
 $(row "\`docker stop\` → the three services ended, ms" down_cell)
@@ -416,6 +461,10 @@ $(row "over the base image, MB" over_cell)
 | boot: (a) ≤ 1.1 × (b) | ${boot_ab}× | $v_ab |
 | boot: (a) faster than (c) | ${boot_ac}× | $v_ac |
 | supervision memory (PSS): (a) ≤ 1/5 of (c) | ${mem_ac}× | $v_mem |
+| \`docker stop\` → exited: (d) ≤ 0.5 × (c) | ${stop_dc}× | $v_dc |
+| \`docker stop\` → exited: (d) ≤ 1/10 of (b) | ${stop_db}× | $v_db |
+| \`docker stop\` → exited: (e) ≤ 1500 ms in every run, its 1 s handler included | ${stop_e} ms (worst ${stop_e_max}) | $v_e |
+| (d) and (e): every service's TERM handler completed in every run | ${CLEAN[fast]} + ${CLEAN[fg]} | $v_clean |
 
 Where the boot goes (median ms of each step over the same runs, so the
 steps need not add up to the total): the engine's part, up to the
@@ -425,7 +474,7 @@ figure near zero or below), then inside the container; for (a) and (b),
 the steps s6-overlay stamps in \`docker logs -t\`.
 
 $header
-|---|---:|---:|---:|---:|
+$align
 $(row "\`docker run\` → container started (engine)" engine_cell)
 $(row "container started → all three services up" inside_cell)
 $(row "… → s6-overlay's \`legacy-cont-init\` starts" stage1_cell)
@@ -462,8 +511,11 @@ Why the figures are what they are:
   After the services are down, $linit's
   \`s6-linux-init-shutdownd\` sends TERM to whatever is left and then
   sleeps out the whole grace time before KILL, whether anything is left
-  or not. It is the same in (a) and (b) and not changed here; an image
-  that wants a faster \`docker stop\` lowers \`S6_KILL_GRACETIME\`.
+  or not. It is the same in (a) and (b). (d) sets it to 100 ms, as the
+  shipped image does: svkit's stop hook has already stopped every slot
+  (and (e)'s foreground CMD) with its own signal and timeout, so only
+  strays are left for that grace ($grace_d ms from the services' end to the
+  exit here).
   supervisord stops its programs itself and exits once they are gone.
 - **Memory.** s6's supervision is small static C programs: one
   \`s6-supervise\` per service, per logger and per s6-overlay internal

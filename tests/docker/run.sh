@@ -450,6 +450,45 @@ s_clean_stop() {
   logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots (S6_CMD_RECEIVE_SIGNALS=1):"; tail_logs "$c"; return 1; }
 }
 
+# ms since the epoch (GNU date, on the host).
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# `docker stop` of the shipped image in under 1 s: the stop hook stops
+# every slot (their TERM handlers' last lines reach docker logs) and the
+# image's S6_KILL_GRACETIME=100 leaves no 3 s sleep after it.
+s_fast_stop() {
+  c=$(start faststop -e APP_DASHBOARD=1 -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway"; return 1; }
+  wait_logs "$c" "⚕ dashboard up" || return 1
+  t0=$(now_ms)
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  took=$(($(now_ms) - t0))
+  say "    docker stop took ${took} ms"
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "exit code $code, want 0"; tail_logs "$c"; return 1; }
+  for line in "⚕ gateway default stopping" "⚕ dashboard stopping" "$STOP_HOOK_DONE"; do
+    logs_have "$c" "$line" || { err "no '$line' in docker logs"; tail_logs "$c"; return 1; }
+  done
+  [ "$took" -lt 1000 ] || { err "docker stop took ${took} ms, want < 1000"; tail_logs "$c"; return 1; }
+}
+
+# A foreground CMD (the opt-out) whose TERM handler takes 1 s: the stop hook
+# sends it TERM and waits, so the handler completes, and the container
+# still exits within 1.5 s, with the command's own exit code (0).
+s_slow_foreground_stop() {
+  c=$(start slowfg -e APP_STOP_MS=1000 -- gateway run --no-supervise) || return 1
+  wait_logs "$c" "⚕ gateway default up" || return 1
+  t0=$(now_ms)
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  took=$(($(now_ms) - t0))
+  say "    docker stop took ${took} ms"
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "exit code $code, want 0 (the handler's)"; tail_logs "$c"; return 1; }
+  logs_have "$c" "⚕ gateway default stopped after 1000 ms" || { err "the handler did not complete"; tail_logs "$c"; return 1; }
+  [ "$took" -lt 1500 ] || { err "docker stop took ${took} ms, want < 1500"; tail_logs "$c"; return 1; }
+}
+
 # The image's HEALTHCHECK (`svctl status`), with its timing shortened:
 # healthy while every slot is in its wanted state, unhealthy when a wanted
 # slot failed for good (exit 78 = permanent failure) in a container that
@@ -773,7 +812,7 @@ slot_exists_self() { as_self "$1" test -d "/run/service/$2/supervise"; }
 
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop sidecar scratch nonroot arbitrary_uid kubernetes"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop fast_stop slow_foreground_stop sidecar scratch nonroot arbitrary_uid kubernetes"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac

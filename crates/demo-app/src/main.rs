@@ -6,7 +6,8 @@
 //!   app sidecar --port P
 //!
 //! Each server prints a banner (with ⚕), a heartbeat every APP_HEARTBEAT_MS
-//! (default 3000), answers `GET /healthz` on loopback, exits 78 (EX_CONFIG)
+//! (default 3000), takes APP_STOP_MS (default 0) to stop on TERM (a slow
+//! shutdown: `stopping`, then `stopped` when done), answers `GET /healthz` on loopback, exits 78 (EX_CONFIG)
 //! when APP_CONFIG_BAD is set or `$HOME/config.bad` exists, and crashes
 //! (exit 70) on SIGUSR1 — `svctl signal USR1 SLOT` shows a restart.
 
@@ -127,6 +128,14 @@ fn serve(what: &str, port: u16, replace: bool) -> ! {
             }
             Ok(_) => {
                 println!("⚕ {what} stopping");
+                let _ = std::io::stdout().flush();
+                let ms: u64 = (std::env::var("APP_STOP_MS").ok())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                if ms > 0 {
+                    std::thread::sleep(Duration::from_millis(ms));
+                    println!("⚕ {what} stopped after {ms} ms");
+                }
                 std::process::exit(0)
             }
             Err(_) => {}

@@ -11,7 +11,7 @@ use clap_complete::Shell;
 
 /// svctl's verbs, spelled out so that a verb dropped from the CLI (or from
 /// the completions) fails here.
-const VERBS: [&str; 15] = [
+const VERBS: [&str; 16] = [
     "status",
     "start",
     "stop",
@@ -27,6 +27,7 @@ const VERBS: [&str; 15] = [
     "signal",
     "check",
     "render",
+    "exec",
 ];
 
 const COMPLETED: [&str; 3] = ["svctl", "svkit-reconcile", "svkit-lifeline"];

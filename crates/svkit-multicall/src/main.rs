@@ -26,7 +26,8 @@ const PROGRAMS: [(&str, Program); 4] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 4] = [
+const INTERNAL: [(&str, Internal); 5] = [
+    ("foreground-stop", svkit::foreground::main),
     ("log-json", svkit::logs::json::main),
     ("log-watch", svkit::logs::watch::main),
     ("slot-claim", svkit::stray::main),

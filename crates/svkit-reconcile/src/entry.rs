@@ -46,6 +46,12 @@ pub fn main() -> ExitCode {
     for w in &prepared.warnings {
         msg::warn(w);
     }
+    if svkit::container::s6_overlay_missing().is_none() {
+        let grace = svkit::container::setting("S6_KILL_GRACETIME");
+        if let Some(note) = svkit::container::kill_grace_note(grace.as_deref()) {
+            msg::info(note);
+        }
+    }
     // A program missing from the image is the slot's own failure (it exits
     // 127 at each start, as status shows): said once here, in plain words.
     let path = svkit::container::container_env().remove("PATH");

@@ -36,3 +36,36 @@ fn settings_come_from_the_container_environment() {
     });
     sbx.stop();
 }
+
+/// The boot hook says once when the image leaves s6-overlay's 3000 ms
+/// final grace in place, and is quiet when it is set smaller.
+#[test]
+fn the_boot_hook_notes_the_default_kill_grace() {
+    if !sandbox_or_skip("the_boot_hook_notes_the_default_kill_grace") {
+        return;
+    }
+    let rootfs =
+        Rootfs::with_svkit(r#"{ "slots": [ { "name": "s", "command": ["sleep", "1000"] } ] }"#);
+    let rs = rootfs.arg();
+    for (grace, noted) in [("3000", true), ("100", false)] {
+        let env = format!("S6_KILL_GRACETIME={grace}");
+        let sbx = Sandbox::start(&["--rootfs", &rs, "--env", &env], &["sleep", "100000"]);
+        let logs = sbx.wait_for_log("reconcile: slot=s action=create", Duration::from_secs(30));
+        let lines = logs
+            .lines()
+            .filter(|l| {
+                l.starts_with(
+                    "svkit-reconcile: info: S6_KILL_GRACETIME is s6-overlay's default 3000 ms",
+                )
+            })
+            .count();
+        assert_eq!(lines, usize::from(noted), "{grace}: {logs}");
+        if noted {
+            assert!(
+                logs.contains("set S6_KILL_GRACETIME=100 in the image's ENV"),
+                "{logs}"
+            );
+        }
+        sbx.stop();
+    }
+}

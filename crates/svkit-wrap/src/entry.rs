@@ -72,7 +72,9 @@ pub fn main() -> std::process::ExitCode {
             .unwrap_or_default(),
         s6_missing: container::s6_overlay_missing(),
     };
+    let s6_running = facts.s6_missing.is_none();
     let Some(model) = model else {
+        foreground::record(None, s6_running);
         foreground::exec(
             &OneOff {
                 argv: routed,
@@ -103,7 +105,8 @@ pub fn main() -> std::process::ExitCode {
                     ),
                 }
             }
-            let one = match as_slot.as_deref().and_then(|n| model.slot(n)) {
+            let slot = as_slot.as_deref().and_then(|n| model.slot(n));
+            let one = match slot {
                 Some(slot) => foreground::as_slot(&model, slot, argv, displaces.is_some()),
                 None => OneOff {
                     argv,
@@ -111,6 +114,7 @@ pub fn main() -> std::process::ExitCode {
                     ..OneOff::default()
                 },
             };
+            foreground::record(slot, s6_running);
             foreground::exec(&one, &facts.container_env)
         }
         Decision::Refused { rule, extra } => {

@@ -58,6 +58,27 @@ pub fn as_slot(
     }
 }
 
+/// Records this process for the stop hook (see `svkit::foreground`)
+/// when s6-overlay runs (`s6_running`) and we are its CMD: the command
+/// keeps our pid. A failure costs only the graceful stop, so it is said
+/// and the run goes on.
+pub fn record(slot: Option<&Slot>, s6_running: bool) {
+    if !s6_running || !svkit::foreground::is_the_cmd() {
+        return;
+    }
+    let path = std::path::Path::new(svkit::foreground::RECORD);
+    let done = svkit::foreground::Record::me(slot)
+        .ok_or_else(|| std::io::Error::other("unable to read this process's start time"))
+        .and_then(|rec| svkit::foreground::write(path, &rec));
+    if let Err(e) = done {
+        msg::warn(format_args!(
+            "unable to record the foreground command in {}: {}; at docker stop it gets only s6-overlay's final TERM/KILL",
+            path.display(),
+            msg::strerror(&e)
+        ));
+    }
+}
+
 /// Execs the command; under s6-overlay the CMD gets a stripped env: the
 /// container's variables come back (ours win), as `with-contenv` does.
 pub fn exec(one: &OneOff, container_env: &BTreeMap<String, String>) -> ! {

@@ -49,6 +49,25 @@ pub fn s6_overlay_missing() -> Option<String> {
     None
 }
 
+/// s6-overlay's final grace (ms) when `S6_KILL_GRACETIME` is not set to
+/// digits, as its stage 0 reads it.
+pub const S6_DEFAULT_KILL_GRACE_MS: u64 = 3000;
+
+/// The boot hook's note when the container leaves `S6_KILL_GRACETIME`
+/// (`value`, from the container environment) at s6-overlay's 3000 ms:
+/// every `docker stop` then sleeps that long after the stop hook, for
+/// nothing once the hook has stopped what svkit runs.
+pub fn kill_grace_note(value: Option<&str>) -> Option<String> {
+    let ms = value
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(Some(S6_DEFAULT_KILL_GRACE_MS), |v| v.parse::<u64>().ok());
+    (ms == Some(S6_DEFAULT_KILL_GRACE_MS)).then(|| {
+        format!(
+            "S6_KILL_GRACETIME is s6-overlay's default {S6_DEFAULT_KILL_GRACE_MS} ms: every docker stop sleeps that long after the stop hook, in full. svkit's stop hook already stops the foreground command and every slot with its own signal and timeout, so that grace is only for strays (a slot's double-forked child); a small one is safe: set S6_KILL_GRACETIME=100 in the image's ENV (or docker run -e), unless it runs long-lived processes outside svkit"
+        )
+    })
+}
+
 /// The container environment: s6-overlay's dump when it exists (scripts
 /// under `/init` get a stripped env), else our own.
 pub fn container_env() -> BTreeMap<String, String> {
@@ -129,5 +148,22 @@ mod tests {
         assert_eq!(get("NUL"), Some("a\nb"));
         assert_eq!(env.len(), 5, "{env:?}");
         assert!(read_env_dir(&t.path().join("missing")).is_none());
+    }
+
+    #[test]
+    fn only_the_3000_ms_default_gets_the_kill_grace_note() {
+        for default in [
+            None,
+            Some(""),
+            Some("3000"),
+            Some("03000"),
+            Some("3s"),
+            Some("-1"),
+        ] {
+            assert!(kill_grace_note(default).is_some(), "{default:?}");
+        }
+        for set in ["100", "0", "2999", "10000"] {
+            assert_eq!(kill_grace_note(Some(set)), None, "{set}");
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod config;
 pub mod container;
 pub mod dirent;
+pub mod foreground;
 pub mod fsutil;
 pub mod lifeline;
 pub mod liveness;

@@ -1,0 +1,140 @@
+//! `docker stop` on the real /init with the demo rootfs: the stop hook
+//! gives the foreground command (an opt-out) its stop signal and waits for
+//! its handler, before s6-overlay's final TERM/KILL (whose grace the
+//! sandbox sets to 100 ms, as a small `S6_KILL_GRACETIME` would); the
+//! container's exit code is then the command's own; and a stray still
+//! gets the final TERM and that grace before KILL.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use svkit_testkit::{poll, sandbox_or_skip, Sandbox};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn start(data: &Path, cmd: &[&str]) -> Sandbox {
+    let ws = workspace();
+    let rootfs = ws.join("rootfs").display().to_string();
+    let user = ws.join("tests/fixtures/sandbox-user").display().to_string();
+    let volume = format!("{}:/data", data.display());
+    let mut full = vec!["svkit-wrap", "--"];
+    full.extend_from_slice(cmd);
+    Sandbox::start(
+        &[
+            "--rootfs",
+            &rootfs,
+            "--rootfs",
+            &user,
+            "--volume",
+            &volume,
+            "--env",
+            "APP_STOP_MS=1000",
+            "--env",
+            "APP_DASHBOARD=1",
+        ],
+        &full,
+    )
+}
+
+/// `docker stop`, timed from the TERM to PID 1 until PID 1 is gone; the
+/// logs are read before the sandbox is forgotten. (exit code, took, logs)
+fn docker_stop(sbx: Sandbox) -> (i32, Duration, String) {
+    let root = sbx.root();
+    let init = root
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|p| p.to_string_lossy().into_owned())
+        .expect("init pid");
+    let t0 = Instant::now();
+    let killed = Command::new("kill").args(["-TERM", &init]).status();
+    assert!(killed.is_ok_and(|s| s.success()), "kill -TERM {init}");
+    poll("PID 1 to end", Duration::from_secs(30), || {
+        (!Path::new(&format!("/proc/{init}")).exists()).then_some(())
+    });
+    let took = t0.elapsed();
+    let logs = sbx.logs();
+    (sbx.stop(), took, logs)
+}
+
+#[test]
+fn docker_stop_waits_for_the_foreground_commands_handler() {
+    if !sandbox_or_skip("docker_stop_waits_for_the_foreground_commands_handler") {
+        return;
+    }
+    let data = tempfile::tempdir().expect("tempdir");
+    let sbx = start(data.path(), &["gateway", "run", "--no-supervise"]);
+    sbx.wait_for_log("⚕ gateway default up", Duration::from_secs(30));
+    sbx.wait_for_log("⚕ dashboard up", Duration::from_secs(30));
+    // A foreground run under `docker exec` is not the CMD: it leaves the
+    // CMD's record alone.
+    let o = sbx.exec(&["svkit-wrap", "--", "true"]);
+    assert!(o.status.success(), "{o:?}");
+    let (code, took, logs) = docker_stop(sbx);
+    eprintln!("exit {code} after {took:?}:\n{logs}");
+    // Its whole handler ran: without the hook it would get 100 ms.
+    assert!(
+        logs.contains("⚕ gateway default stopped after 1000 ms"),
+        "{logs}"
+    );
+    assert!(logs.contains("⚕ dashboard stopped after 1000 ms"), "{logs}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(code, 0, "{logs}");
+}
+
+#[test]
+fn after_docker_stop_the_container_exits_with_the_foreground_commands_code() {
+    if !sandbox_or_skip("after_docker_stop_the_container_exits_with_the_foreground_commands_code") {
+        return;
+    }
+    let data = tempfile::tempdir().expect("tempdir");
+    // No redirect matches: TERM with the default timeout (5 s).
+    for (script, want) in [
+        (
+            "trap 'echo handled; exit 3' TERM; echo waiting; while :; do sleep 0.05; done",
+            3,
+        ),
+        ("echo waiting; exec sleep 100000", 143),
+    ] {
+        let sbx = start(data.path(), &["sh", "-c", script]);
+        sbx.wait_for_log("waiting", Duration::from_secs(30));
+        let (code, took, logs) = docker_stop(sbx);
+        eprintln!("{script}: exit {code} after {took:?}");
+        assert_eq!(code, want, "{script}: {logs}");
+    }
+}
+
+/// A stray (a slot's double-forked child, which no supervisor knows)
+/// gets s6-overlay's final TERM, then `S6_KILL_GRACETIME` (100 ms here)
+/// before KILL: a handler shorter than that completes.
+#[test]
+fn a_stray_gets_term_and_the_kill_grace() {
+    if !sandbox_or_skip("a_stray_gets_term_and_the_kill_grace") {
+        return;
+    }
+    let config = r#"{ "slots": [ { "name": "forker", "command": ["/opt/forker"] } ] }"#;
+    let r = svkit_testkit::Rootfs::with_svkit(config);
+    r.script(
+        "opt/forker",
+        "#!/bin/sh\n( sh -c 'trap \"sleep 0.03; echo stray handled TERM > /data/stray\" TERM; echo stray up > /data/stray; while :; do sleep 0.01; done' & ) \nexec sleep 100000\n",
+    );
+    let data = tempfile::tempdir().expect("tempdir");
+    let arg = r.arg();
+    let volume = format!("{}:/data", data.path().display());
+    let sbx = Sandbox::start(
+        &["--rootfs", &arg, "--volume", &volume],
+        &["sleep", "100000"],
+    );
+    let stray = data.path().join("stray");
+    poll("the stray up", Duration::from_secs(30), || {
+        std::fs::read_to_string(&stray)
+            .is_ok_and(|t| t.contains("stray up"))
+            .then_some(())
+    });
+    let (code, _, logs) = docker_stop(sbx);
+    assert_eq!(code, 0, "{logs}");
+    let text = std::fs::read_to_string(&stray).unwrap_or_default();
+    assert_eq!(text, "stray handled TERM\n", "{logs}");
+}
