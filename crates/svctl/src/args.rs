@@ -136,6 +136,10 @@ pub struct WaitArgs {
     /// supervised yet or failed (a dependent's run script uses it)
     #[arg(long, conflicts_with_all = ["timeout", "any"])]
     pub forever: bool,
+    /// With --forever: end (exit 2, the failed slot and why on stdout) once
+    /// a slot failed for good (an essential slot's run script uses it)
+    #[arg(long, requires = "forever")]
+    pub give_up: bool,
     /// Return when any one slot is there (default: all of them)
     #[arg(long)]
     pub any: bool,

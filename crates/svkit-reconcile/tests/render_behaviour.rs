@@ -291,7 +291,7 @@ fn max_death_tally_lets_max_deaths_above_100_stop_a_crash_loop() {
     let (_rootfs, sbx) = boot(&format!(
         r#"{{ "user": "nobody", "slots": [
           {{ "name": "loop", "command": ["/opt/svkit-test/crash.sh", "loop"],
-             "restart": {{ "max_deaths": {MAX_DEATHS}, "within_s": 3600 }} }}
+             "restart": {{ "max_deaths": {MAX_DEATHS}, "within_s": 3600, "backoff": {{ "max_s": 0 }} }} }}
         ] }}"#
     ));
     // s6-supervise empties the tally when it starts; it is up (and blocked

@@ -34,7 +34,7 @@ const CONFIG: &str = r#"{
     { "name": "clean-restart", "command": ["sh", "-c", "exit 0"], "autostart": "always",
       "restart": { "on_clean_exit": "restart" } },
     { "name": "backoff", "command": ["sh", "-c", "exit 1"], "autostart": "always",
-      "restart": { "backoff": { "max_s": 4 } } },
+      "restart": { "backoff": { "max_s": 4 }, "max_deaths": 0 } },
     { "name": "loop", "command": ["sh", "-c", "exit 1"], "autostart": "always",
       "restart": { "max_deaths": 3, "within_s": 60 } }
   ]

@@ -167,6 +167,48 @@ fn an_essential_slot_ends_the_container_with_its_code() {
     assert_eq!(c.sbx.wait_exit(Duration::from_secs(30)), 78, "{logs}");
 }
 
+/// A redirect's slot is essential in that container: when a dependency it
+/// waits for fails for good, it can never start, and the container ends
+/// with 69 (EX_UNAVAILABLE), saying why.
+#[test]
+fn a_redirect_whose_dependency_fails_for_good_ends_the_container() {
+    if !sandbox_or_skip("a_redirect_whose_dependency_fails_for_good_ends_the_container") {
+        return;
+    }
+    let layer = tempfile::tempdir().expect("tempdir");
+    let config =
+        fs::read_to_string(workspace().join("rootfs/etc/svkit/10-app.json")).expect("read");
+    let config = config
+        .replace(
+            r#""env": { "HOME": "/data" },
+      "cwd": "/data","#,
+            r#""env": { "HOME": "/data" },
+      "cwd": "/data",
+      "depends_on": { "migrate": "completed" },"#,
+        )
+        .replace(
+            r#""slots": ["#,
+            r#""slots": [
+    { "name": "migrate", "type": "oneshot", "command": ["sh", "-c", "exit 1"],
+      "restart": { "max_deaths": 2 } },"#,
+        );
+    assert!(config.contains(r#""depends_on": { "migrate""#), "{config}");
+    fs::create_dir_all(layer.path().join("etc/svkit")).expect("mkdir");
+    fs::write(layer.path().join("etc/svkit/10-app.json"), config).expect("write");
+    let c = start(&[], &["gateway", "run"], Some(layer.path()));
+    let logs = c.sbx.wait_for_log(
+        "slot gateway-default is essential: stopping the container with exit code 69",
+        Duration::from_secs(40),
+    );
+    assert!(
+        logs.contains(
+            "could not start: dependency migrate failed for good: died 2 times within 60 s"
+        ),
+        "{logs}"
+    );
+    assert_eq!(c.sbx.wait_exit(Duration::from_secs(30)), 69, "{logs}");
+}
+
 /// `remember` keeps what operators chose: a redirect persists nothing, and
 /// a later opt-out run on the same volume never runs beside the slot an
 /// operator started (it stops it for its own life, not remembered).

@@ -168,11 +168,18 @@ fn exec(argv: &[String], timeout: Duration) -> Result<(), String> {
     if !done {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(format!("no answer within {} ms", timeout.as_millis()));
+        return Err(format!("timed out after {} ms", timeout.as_millis()));
     }
     match child.wait() {
         Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(format!("exited {s}")),
+        // "exited 1", not ExitStatus's own "exited exit status: 1".
+        Ok(s) => Err(
+            match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+                (Some(c), _) => format!("exited {c}"),
+                (None, Some(n)) => format!("killed by signal {n}"),
+                (None, None) => format!("ended: {s}"),
+            },
+        ),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -220,9 +227,12 @@ mod tests {
     fn exec_passes_fails_and_times_out() {
         let argv = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(exec(&argv(&["true"]), Duration::from_secs(5)), Ok(()));
-        assert!(exec(&argv(&["false"]), Duration::from_secs(5)).is_err());
+        assert_eq!(
+            exec(&argv(&["false"]), Duration::from_secs(5)),
+            Err("exited 1".into())
+        );
         let e = exec(&argv(&["sleep", "5"]), Duration::from_millis(50)).unwrap_err();
-        assert!(e.contains("no answer"), "{e}");
+        assert_eq!(e, "timed out after 50 ms");
         assert!(exec(&argv(&["/nonexistent"]), Duration::from_secs(1)).is_err());
     }
 }

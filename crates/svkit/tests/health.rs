@@ -134,17 +134,33 @@ fn ready_overdue_and_in_wanted_state() {
     let since = st(up).since;
     let at = |s: u64| since + Duration::from_secs(s);
     let t = Some(Duration::from_secs(30));
-    assert!(!ready_overdue(&st(up), true, t, at(29)));
-    assert!(ready_overdue(&st(up), true, t, at(30)));
-    assert!(!ready_overdue(&st(up), true, None, at(3000)), "no timeout");
-    assert!(!ready_overdue(&st(up), false, t, at(3000)), "ready once up");
+    assert!(!ready_overdue(&st(up), true, t, Some(since), at(29)));
+    assert!(ready_overdue(&st(up), true, t, Some(since), at(30)));
+    assert!(
+        !ready_overdue(&st(up), true, None, Some(since), at(3000)),
+        "no timeout"
+    );
+    assert!(
+        !ready_overdue(&st(up), false, t, Some(since), at(3000)),
+        "ready once up"
+    );
     up.ready = true;
     assert!(ready(&st(up), true));
-    assert!(!ready_overdue(&st(up), true, t, at(3000)));
+    assert!(!ready_overdue(&st(up), true, t, Some(since), at(3000)));
+    // The check counts from the program's start, not from its run's.
+    let later = Some(at(100));
+    up.ready = false;
+    assert!(
+        !ready_overdue(&st(up), true, t, later, at(129)),
+        "started late"
+    );
+    assert!(ready_overdue(&st(up), true, t, later, at(130)));
+    assert!(!ready_overdue(&st(up), true, t, None, at(3000)), "waiting");
+    up.ready = true;
     let mut down = raw(0, 0, false);
     down.ready = true;
     assert!(!ready(&st(down), false));
-    assert!(!ready_overdue(&st(down), true, t, at(3000)));
+    assert!(!ready_overdue(&st(down), true, t, Some(since), at(3000)));
 
     assert!(in_wanted_state(Some(&st(up)), &verdict(true, false)));
     assert!(
@@ -156,6 +172,14 @@ fn ready_overdue_and_in_wanted_state() {
         ..verdict(true, false)
     };
     assert!(!in_wanted_state(Some(&st(up)), &overdue));
+    let unhealthy = Verdict {
+        unhealthy: true,
+        ..verdict(true, false)
+    };
+    assert!(
+        !in_wanted_state(Some(&st(up)), &unhealthy),
+        "liveness failing"
+    );
     assert!(
         in_wanted_state(Some(&exited(1, 1)), &verdict(true, false)),
         "down as wanted"
@@ -178,7 +202,8 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     std::fs::create_dir_all(scandir.join("p")).expect("mkdir");
     let m = model(&format!(
         r#"{{"state_dir": "{}", "slots": [
-        {{"name": "r", "command": ["a"], "autostart": "remember",
+        {{"name": "d", "command": ["a"]}},
+        {{"name": "r", "command": ["a"], "autostart": "remember", "depends_on": {{"d": "up"}},
           "readiness": {{"check": {{"command": ["true"], "timeout_ms": 5000}}}}}}]}}"#,
         state.display()
     ));
@@ -196,9 +221,16 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     assert_eq!(without.verdict("p", None, now), verdict(true, false));
 
     let dead = Status::from_parts(raw(0, 3 << 8, false), false, 1);
-    assert_eq!(with.verdict("r", Some(&dead), now), verdict(false, false));
+    let one_death = |v: Verdict| Verdict { deaths: 1, ..v };
+    assert_eq!(
+        with.verdict("r", Some(&dead), now),
+        one_death(verdict(false, false))
+    );
     write_desired(&state, "r", Desired::Up, None).expect("write");
-    assert_eq!(with.verdict("r", Some(&dead), now), verdict(true, false));
+    assert_eq!(
+        with.verdict("r", Some(&dead), now),
+        one_death(verdict(true, false))
+    );
     // Failed is what finish recorded, with or without the config.
     let why = "exited 3, a permanent exit code";
     std::fs::write(
@@ -218,4 +250,31 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     assert!(with.verdict("r", Some(&up), later).ready_overdue);
     assert!(!without.verdict("r", Some(&up), later).ready_overdue);
     assert!(!with.verdict("r", Some(&up), up.since).ready_overdue);
+
+    // A completion is not a death.
+    let completed = Status::from_parts(raw(0, 0, false), false, 1);
+    std::fs::write(scandir.join("r").join(end::END_FILE), "done\n").expect("end");
+    let v = with.verdict("r", Some(&completed), now);
+    assert!(v.done && v.deaths == 0, "{v:?}");
+    std::fs::remove_file(scandir.join("r").join(end::END_FILE)).expect("rm");
+    // Waiting for dependencies is not the check's time; the program's
+    // start (its run's mark, after s6's stamp) is.
+    std::fs::write(scandir.join("r").join(end::WAITING_FILE), "x (up)\n").expect("w");
+    let v = with.verdict("r", Some(&up), later);
+    assert!(!v.ready_overdue && v.started.is_none(), "{v:?}");
+    std::fs::remove_file(scandir.join("r").join(end::WAITING_FILE)).expect("rm");
+    let mark = scandir.join("r").join(end::STARTED_FILE);
+    let f = std::fs::File::create(&mark).expect("mark");
+    let started = up.since + Duration::from_secs(100);
+    f.set_modified(started).expect("mtime");
+    let v = with.verdict("r", Some(&up), started + Duration::from_secs(4));
+    assert!(!v.ready_overdue && v.started == Some(started), "{v:?}");
+    assert!(
+        with.verdict("r", Some(&up), started + Duration::from_secs(5))
+            .ready_overdue
+    );
+    // A mark older than s6's stamp is an earlier run's.
+    f.set_modified(up.since - Duration::from_secs(1))
+        .expect("mtime");
+    assert_eq!(with.verdict("r", Some(&up), now).started, Some(up.since));
 }

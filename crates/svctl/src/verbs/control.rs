@@ -226,7 +226,7 @@ fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
     Ok(())
 }
 
-fn name_of(dir: &Path) -> String {
+pub(super) fn name_of(dir: &Path) -> String {
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

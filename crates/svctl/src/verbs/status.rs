@@ -142,6 +142,7 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         Err(e) => return Err(sys(e)),
     };
     let v = ctx.judge().verdict(name, st.as_ref(), SystemTime::now());
+    let live = v.live.clone();
     Ok(Row {
         name: name.to_string(),
         ours: is_ours(&dir),
@@ -150,7 +151,7 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable,
         missing: false,
-        live: svkit::liveness::seen(&dir),
+        live,
     })
 }
 

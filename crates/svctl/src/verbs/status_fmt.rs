@@ -73,6 +73,15 @@ impl Row {
         }
     }
 
+    /// Seconds the program has run (up: since it started, not since its
+    /// `run` began waiting for dependencies), or since the slot went down.
+    pub fn secs_since(&self, s: &Status, now: SystemTime) -> u64 {
+        match self.v.started {
+            Some(t) if s.up => now.duration_since(t).map_or(0, |d| d.as_secs()),
+            _ => s.secs_since(now),
+        }
+    }
+
     /// The LSB "running as it should": see `health::in_wanted_state`.
     pub fn in_wanted_state(&self) -> bool {
         health::in_wanted_state(self.st.as_ref(), &self.v)
@@ -101,6 +110,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "ready": r.v.ready,
         "ready_overdue": r.v.ready_overdue,
         "waiting_for": r.v.waiting,
+        "blocked_by": r.v.blocked_by,
         "liveness": r.live.as_ref().map(|l| json!({
             "failing": l.failing, "of": l.of, "last_error": l.last_error,
         })),
@@ -122,16 +132,16 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
             "finishing": s.finishing,
             "never_started": s.never_started,
             "pid": s.pid,
-            "since_s": s.secs_since(now),
+            "since_s": r.secs_since(s, now),
             "since_tai64n": s.raw.stamp.to_string(),
             "ready_s": s.secs_ready(now),
             "ready_since_tai64n": s.raw.ready_stamp.to_string(),
             "last_exit": s.last_exit.json(),
-            "deaths": s.deaths,
+            "deaths": r.v.deaths,
         }),
         // Unknown, not false: this user may not read it.
         None if r.unreadable.is_some() => json!({
-            "supervised": null, "failed": null, "why": null, "done": null, "waiting_for": null,
+            "supervised": null, "failed": null, "why": null, "done": null, "waiting_for": null, "blocked_by": null,
             "ready_overdue": null, "notified": null,
             "up": null, "want": null, "normally": null, "ready": null,
             "paused": null, "finishing": null, "never_started": null,
@@ -186,8 +196,14 @@ fn info(r: &Row, now: SystemTime) -> String {
         }
         return "supervisor not running".into();
     };
-    let t = human_secs(s.secs_since(now));
+    let t = human_secs(r.secs_since(s, now));
     if let (true, Some(w)) = (s.up, &r.v.waiting) {
+        if !r.v.blocked_by.is_empty() {
+            return format!(
+                "waiting for {w}, {t}: {} failed for good",
+                r.v.blocked_by.join(", ")
+            );
+        }
         return format!("waiting for {w}, {t}");
     }
     if s.up {
@@ -200,11 +216,15 @@ fn info(r: &Row, now: SystemTime) -> String {
     if s.finishing {
         return format!("finishing, {t}");
     }
-    match s.last_exit {
+    let exit = match s.last_exit {
         LastExit::None => "not started yet".into(),
         LastExit::Exited(c) => format!("exit {c}, {t} ago"),
         LastExit::Signaled(g) => format!("SIG{}, {t} ago", sig_name(g)),
         LastExit::Other(w) => format!("wstat {w}, {t} ago"),
+    };
+    match &r.v.why {
+        Some(why) if r.v.failed => format!("{exit}: {why}"),
+        _ => exit,
     }
 }
 
@@ -217,11 +237,12 @@ fn log_cell(r: &Row) -> String {
     }
 }
 
-/// The READY column: the one rule of `health::ready`, and `timeout` once
-/// the readiness check gave up.
+/// The READY column: the one rule of `health::ready`, `timeout` once
+/// the readiness check gave up, `unhealthy` while its liveness check fails.
 fn ready_cell(r: &Row, none: &'static str) -> &'static str {
     match &r.st {
         Some(s) if s.up && r.v.ready => "yes",
+        Some(s) if s.up && r.v.unhealthy => "unhealthy",
         Some(s) if s.up && r.v.ready_overdue => "timeout",
         Some(s) if s.up => "no",
         _ => none,
@@ -277,7 +298,7 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
                     .map_or_else(|| none.into(), |p| p.to_string()),
                 info(r, now),
                 ready_cell(r, none).into(),
-                s.map_or_else(|| none.into(), |s| s.deaths.to_string()),
+                s.map_or_else(|| none.into(), |_| r.v.deaths.to_string()),
             ];
             if with_log {
                 c.push(log_cell(r));

@@ -31,7 +31,8 @@ fn raw(pid: u32, wstat: u16, want_up: bool, ready: bool, ago: u64) -> RawStatus 
 /// unless the row is overdue.
 fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
     let st = Status::from_parts(r, true, 2);
-    let ready = health::ready(&st, v.ready_overdue);
+    let ready = health::ready(&st, v.ready_overdue) && !v.unhealthy && v.waiting.is_none();
+    let deaths = health::deaths(&st, v.done);
     Row {
         name: name.into(),
         ours: true,
@@ -39,6 +40,7 @@ fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
         v: Verdict {
             desired_up: true,
             ready,
+            deaths,
             ..v
         },
         log_dir: log.map(str::to_string),
@@ -97,6 +99,27 @@ fn rows() -> Vec<Row> {
             },
             None,
         ),
+        // up, its liveness check failing
+        row(
+            "sick",
+            raw(99, 0, true, false, 40),
+            Verdict {
+                unhealthy: true,
+                ..plain()
+            },
+            None,
+        ),
+        // its run waits for a dependency that failed for good
+        row(
+            "web",
+            raw(100, 0, true, false, 50),
+            Verdict {
+                waiting: Some("migrate (completed)".into()),
+                blocked_by: vec!["migrate".into()],
+                ..plain()
+            },
+            None,
+        ),
         Row {
             name: "orphan".into(),
             ours: false,
@@ -114,15 +137,17 @@ fn rows() -> Vec<Row> {
 fn table_is_aligned_without_colour() {
     let t = table(&rows(), now(), false);
     let expected = "\
-NAME             STATE         WANT  PID   UPTIME/EXIT             READY    DEATHS  LOG
-gateway-default  up            up    4242  1h02m                   yes      2       /data/logs/gw
-dash             down          up    -     exit 1, 5s ago          -        2       -
-worker           down          down  -     SIGTERM, 1m01s ago      -        2       -
-broken           failed        down  -     exit 78, 10s ago        -        2       -
-job              done          down  -     exit 0, 20s ago         -        2       -
-plainup          up            up    77    30s                     yes      2       -
-slow             up            up    88    1m30s                   timeout  2       -
-orphan           unsupervised  -     -     supervisor not running  -        -       -
+NAME             STATE         WANT  PID   UPTIME/EXIT                                                    READY      DEATHS  LOG
+gateway-default  up            up    4242  1h02m                                                          yes        2       /data/logs/gw
+dash             down          up    -     exit 1, 5s ago                                                 -          2       -
+worker           down          down  -     SIGTERM, 1m01s ago                                             -          2       -
+broken           failed        down  -     exit 78, 10s ago: exited 78, a permanent exit code             -          2       -
+job              done          down  -     exit 0, 20s ago                                                -          1       -
+plainup          up            up    77    30s                                                            yes        2       -
+slow             up            up    88    1m30s                                                          timeout    2       -
+sick             up            up    99    40s                                                            unhealthy  2       -
+web              waiting       up    100   waiting for migrate (completed), 50s: migrate failed for good  no         2       -
+orphan           unsupervised  -     -     supervisor not running                                         -          -       -
 ";
     assert_eq!(t, expected);
     assert!(!t.contains('\x1b'));
@@ -152,7 +177,10 @@ fn no_log_column_without_log_dirs() {
 fn wanted_state_rules() {
     let r = rows();
     let ok: Vec<bool> = r.iter().map(Row::in_wanted_state).collect();
-    assert_eq!(ok, [true, false, true, false, true, true, false, false]);
+    assert_eq!(
+        ok,
+        [true, false, true, false, true, true, false, false, false, false]
+    );
 }
 
 #[test]
@@ -199,7 +227,13 @@ fn json_schema() {
     );
     assert_eq!(s[6]["ready"], false);
     assert_eq!(s[6]["ready_overdue"], true);
-    let orphan = &s[7];
+    assert_eq!(s[4]["deaths"], 1, "a completion is not a death");
+    assert_eq!(
+        (&s[7]["ready"], &s[7]["state"]),
+        (&json!(false), &json!("up"))
+    );
+    assert_eq!(s[8]["blocked_by"], json!(["migrate"]));
+    let orphan = &s[9];
     assert_eq!(orphan["supervised"], false);
     assert_eq!(orphan["state"], "unsupervised");
     assert_eq!(orphan["want"], Value::Null);
@@ -210,7 +244,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 30);
+    assert_eq!(keys(gw).len(), 31);
 }
 
 /// A declared slot with no dir (a boot could not make it): a row that

@@ -1,10 +1,14 @@
 //! `svctl wait up|ready|down|done SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
 //! or permanently failed. The waiting itself is `svkit::s6::wait`.
 
-use svkit::msg::Fatal;
-use svkit::s6::wait::{self, Target, Watched};
+use std::path::Path;
 
-use super::control::wait_for;
+use svkit::msg::{self, Fatal};
+use svkit::s6::end::End;
+use svkit::s6::status::Status;
+use svkit::s6::wait::{self, Outcome, Target, Watched};
+
+use super::control::{name_of, wait_for};
 use super::ctx::Ctx;
 use crate::args::{WaitArgs, WaitFor};
 
@@ -38,9 +42,22 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             .into_iter()
             .map(|w| Watched { patient: true, ..w })
             .collect();
-        let never = |_: &std::path::Path, _: &svkit::s6::status::Status| false;
-        wait::wait(&slots, target, false, None, &never)
+        let judge = ctx.judge();
+        let failed = |dir: &Path, st: &Status| args.give_up && judge.failed(&name_of(dir), st);
+        let outcome = wait::wait(&slots, target, false, None, &failed)
             .map_err(|e| Fatal::system("unable to wait", e))?;
+        if let Outcome::Failed(dir) = outcome {
+            // For the run script that waited: what keeps its slot from starting.
+            let n = name_of(&dir);
+            let why = svkit::s6::end::read(&dir)
+                .and_then(|e| match e {
+                    End::Failed(w) => Some(w),
+                    End::Done => None,
+                })
+                .unwrap_or_default();
+            msg::out(format!("dependency {n} failed for good: {why}\n"))?;
+            return Ok(svkit::msg::exit::svctl::GONE_OR_FAILED);
+        }
         return Ok(svkit::msg::exit::OK);
     }
     wait_for(&ctx, &slots, target, args.any, args.timeout)

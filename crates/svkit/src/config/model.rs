@@ -18,6 +18,15 @@ pub const DEFAULT_LOG_MAX_BYTES: u32 = 1_000_000;
 pub const DEFAULT_BACKOFF_MAX_S: u32 = 30;
 pub const DEFAULT_BACKOFF_RESET_AFTER_S: u32 = 60;
 pub const DEFAULT_WITHIN_S: u32 = 60;
+/// Default `max_deaths`: a slot that dies this often within
+/// [`DEFAULT_WITHIN_S`] is failed (with the default backoff, about 15 s of
+/// a program that dies at once), as supervisord's `startretries` ends in
+/// FATAL.
+pub const DEFAULT_MAX_DEATHS: u32 = 5;
+/// Exit codes of a command that is not executable (126) or not found
+/// (127), by the shell's and s6's exec: no retry can help, so they are
+/// permanent whatever `permanent_exit_codes` says.
+pub const EXEC_FAILURE_EXIT_CODES: &[u8] = &[126, 127];
 pub const DEFAULT_CHECK_INTERVAL_MS: u32 = 1000;
 /// The fd s6-notifyoncheck writes to when a readiness check passes.
 pub const CHECK_NOTIFICATION_FD: u32 = 3;
@@ -207,8 +216,10 @@ pub enum LogFormat {
 pub struct Restart {
     pub permanent_exit_codes: Vec<u8>,
     pub on_clean_exit: OnCleanExit,
-    pub backoff: Option<Backoff>,
-    /// Stop for good after this many deaths within `within_s` seconds.
+    /// Always on: a crash loop waits longer after each death.
+    pub backoff: Backoff,
+    /// Stop for good after this many deaths within `within_s` seconds;
+    /// None (`max_deaths: 0`): never.
     pub max_deaths: Option<MaxDeaths>,
 }
 
@@ -217,8 +228,14 @@ impl Default for Restart {
         Restart {
             permanent_exit_codes: DEFAULT_PERMANENT_EXIT_CODES.to_vec(),
             on_clean_exit: OnCleanExit::Restart,
-            backoff: None,
-            max_deaths: None,
+            backoff: Backoff {
+                max_s: DEFAULT_BACKOFF_MAX_S,
+                reset_after_s: DEFAULT_BACKOFF_RESET_AFTER_S,
+            },
+            max_deaths: Some(MaxDeaths {
+                deaths: DEFAULT_MAX_DEATHS,
+                within_s: DEFAULT_WITHIN_S,
+            }),
         }
     }
 }

@@ -331,27 +331,38 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         let pb = p.key("backoff");
         let max_s = bk
             .max_s
-            .and_then(|v| ctx.int(&pb.key("max_s"), v, 1, 3600, " s"))
+            .and_then(|v| ctx.int(&pb.key("max_s"), v, 0, 3600, " s (0 = no delay)"))
             .unwrap_or(DEFAULT_BACKOFF_MAX_S);
         let reset_after_s = bk
             .reset_after_s
             .and_then(|v| ctx.int(&pb.key("reset_after_s"), v, 1, 86_400, " s"))
             .unwrap_or(DEFAULT_BACKOFF_RESET_AFTER_S);
-        out.backoff = Some(Backoff {
+        out.backoff = Backoff {
             max_s,
             reset_after_s,
-        });
+        };
     }
     match (r.max_deaths, r.within_s) {
         (Some(d), w) => {
-            // s6 keeps at most 4096 records in its death tally.
-            let deaths = ctx.int(&p.key("max_deaths"), d, 1, 4096, " deaths");
+            // s6 keeps at most 4096 records in its death tally; 0: never.
+            let deaths = ctx.int(&p.key("max_deaths"), d, 0, 4096, " deaths (0 = never)");
             let within_s = w
                 .and_then(|w| ctx.int(&p.key("within_s"), w, 1, 86_400, " s"))
                 .unwrap_or(DEFAULT_WITHIN_S);
-            out.max_deaths = deaths.map(|deaths| MaxDeaths { deaths, within_s });
+            out.max_deaths = match deaths {
+                Some(0) => None,
+                Some(deaths) => Some(MaxDeaths { deaths, within_s }),
+                None => out.max_deaths,
+            };
         }
-        (None, Some(_)) => ctx.err(&p.key("within_s"), "within_s needs max_deaths"),
+        (None, Some(w)) => {
+            if let (Some(w), Some(m)) = (
+                ctx.int(&p.key("within_s"), w, 1, 86_400, " s"),
+                out.max_deaths.as_mut(),
+            ) {
+                m.within_s = w;
+            }
+        }
         (None, None) => {}
     }
     out

@@ -101,9 +101,20 @@ impl Probe {
         match self {
             Probe::Tcp(addr) => TcpStream::connect_timeout(addr, timeout)
                 .map(|_| ())
-                .map_err(|e| e.to_string()),
+                .map_err(|e| why(&e, timeout)),
             Probe::Http { addr, host, path } => http_get(addr, host, path, timeout),
         }
+    }
+}
+
+/// A socket timeout says so (its errno, EAGAIN, reads "Resource
+/// temporarily unavailable").
+fn why(e: &std::io::Error, timeout: Duration) -> String {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            format!("timed out after {} ms", timeout.as_millis())
+        }
+        _ => e.to_string(),
     }
 }
 
@@ -114,7 +125,7 @@ fn http_get(
     timeout: Duration,
 ) -> std::result::Result<(), String> {
     let deadline = Instant::now() + timeout;
-    let mut s = TcpStream::connect_timeout(addr, timeout).map_err(|e| e.to_string())?;
+    let mut s = TcpStream::connect_timeout(addr, timeout).map_err(|e| why(&e, timeout))?;
     let left = || {
         deadline
             .saturating_duration_since(Instant::now())
@@ -124,7 +135,7 @@ fn http_get(
         .map_err(|e| e.to_string())?;
     let req = format!("GET {path} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: svkit-lifeline\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes())
-        .map_err(|e| format!("sending request: {e}"))?;
+        .map_err(|e| format!("sending request: {}", why(&e, timeout)))?;
     // Only the status line matters; read until its end or 1 KiB.
     let mut buf = Vec::with_capacity(256);
     let mut chunk = [0u8; 256];
@@ -134,7 +145,7 @@ fn http_get(
         match s.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) => return Err(format!("reading response: {e}")),
+            Err(e) => return Err(format!("reading response: {}", why(&e, timeout))),
         }
     }
     let line = String::from_utf8_lossy(&buf);
@@ -267,5 +278,15 @@ mod tests {
         ] {
             assert!(Probe::parse(bad, Some(1), lo()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_http_check_that_gets_no_answer_says_it_timed_out() {
+        // Accepts (the backlog does) but never answers.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", l.local_addr().unwrap());
+        let p = Probe::parse(&url, None, lo()).unwrap();
+        let e = p.attempt(Duration::from_millis(50)).unwrap_err();
+        assert_eq!(e, "reading response: timed out after 50 ms");
     }
 }

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use super::quote::sh_quote;
 use super::{script, RenderEnv};
-use crate::config::{Backoff, Kind, OnCleanExit, Slot};
+use crate::config::{Backoff, Kind, OnCleanExit, Slot, EXEC_FAILURE_EXIT_CODES};
 use crate::s6::end::{
     self, End, CONTAINER_EXITCODE, DECIDED_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT,
     REQUEST_PREFIX, START_ERROR_FILE,
@@ -31,10 +31,9 @@ use crate::s6::end::{
 /// a finish script that is merely waiting out its delay.
 const FINISH_SLACK_MS: u32 = 5000;
 
-pub(super) fn timeout_finish_ms(slot: &Slot) -> Option<u32> {
-    slot.restart
-        .backoff
-        .map(|b| b.max_s.saturating_mul(1000).saturating_add(FINISH_SLACK_MS))
+pub(super) fn timeout_finish_ms(slot: &Slot) -> u32 {
+    let b = slot.restart.backoff;
+    b.max_s.saturating_mul(1000).saturating_add(FINISH_SLACK_MS)
 }
 
 /// (k, window_s, delay_s): after the k-th death in a row, wait delay_s.
@@ -103,41 +102,39 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
     let _ = writeln!(o, "rm -f {END_FILE}");
     // Whether this death was asked for matters to the clean-exit rule, the
     // crash-loop count and the backoff; the records go after every death.
-    let asks =
-        r.on_clean_exit == OnCleanExit::Stop || r.max_deaths.is_some() || r.backoff.is_some();
-    if asks {
-        let _ = writeln!(
-            o,
-            "requested=\n[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1"
-        );
-    }
+    let _ = writeln!(
+        o,
+        "requested=\n[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1"
+    );
     let _ = writeln!(o, "rm -f supervise/{REQUEST_PREFIX}*");
-    let start_error = super::inputs::uses_slot_env(slot);
-    let keeps_down = !r.permanent_exit_codes.is_empty()
-        || r.on_clean_exit == OnCleanExit::Stop
-        || r.max_deaths.is_some()
-        || start_error;
-    if keeps_down {
-        o.push_str("code=${1:-0}\nsig=${2:-0}\n");
-        let svstat_path = env.tool("s6-svstat");
-        let svstat = sh_quote(&svstat_path);
-        o.push_str(&essential(slot));
-        o.push_str(
-            "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n# stderr is the container's own (s6-supervise's), never the slot's log pipe.\n",
-        );
+    o.push_str("code=${1:-0}\nsig=${2:-0}\n");
+    let svstat_path = env.tool("s6-svstat");
+    let svstat = sh_quote(&svstat_path);
+    o.push_str(&essential(slot));
+    o.push_str(
+        "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n# stderr is the container's own (s6-supervise's), never the slot's log pipe.\n",
+    );
+    let _ = writeln!(
+        o,
+        "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  printf '%s\\n' \"$1\" > {END_FILE}\n  echo \"svkit: slot {name} $2\" >&2\n  [ -n \"$essential\" ] && end_container\n  exit 125\n}}"
+    );
+    if super::inputs::may_not_start(slot) {
         let _ = writeln!(
             o,
-            "keep_down() {{\n  [ \"$({svstat} -o wantedup .)\" = false ] && exit 0\n  printf '%s\\n' \"$1\" > {END_FILE}\n  echo \"svkit: slot {name} $2\" >&2\n  [ -n \"$essential\" ] && end_container\n  exit 125\n}}"
+            "# A refused env file or secret, or a dependency failed for good: a fix is\n# needed, not a retry.\nif [ -e {START_ERROR_FILE} ]; then\n  why=\n  IFS= read -r why < {START_ERROR_FILE}\n  rm -f {START_ERROR_FILE}\n  keep_down \"failed: $why\" \"could not start: $why\"\nfi"
         );
     }
-    if start_error {
-        let _ = writeln!(
-            o,
-            "# svkit slot-env refused an env file or a secret: a fix is needed, not a retry.\nif [ -e {START_ERROR_FILE} ]; then\n  why=\n  IFS= read -r why < {START_ERROR_FILE}\n  rm -f {START_ERROR_FILE}\n  keep_down \"failed: $why\" \"could not start: $why\"\nfi"
-        );
-    }
-    if !r.permanent_exit_codes.is_empty() {
-        let codes: Vec<String> = r.permanent_exit_codes.iter().map(u8::to_string).collect();
+    o.push_str("# The shell or s6 could not exec the command: no retry can help.\n");
+    let _ = writeln!(
+        o,
+        "case $code in\n  126) keep_down \"failed: exited 126: command not executable\" \"exited 126, its command is not executable: not restarting\" ;;\n  127) keep_down \"failed: exited 127: command not found\" \"exited 127, its command was not found: not restarting\" ;;\nesac"
+    );
+    let permanent = (r.permanent_exit_codes.iter()).any(|c| !EXEC_FAILURE_EXIT_CODES.contains(c));
+    if permanent {
+        let codes: Vec<String> = (r.permanent_exit_codes.iter())
+            .filter(|c| !EXEC_FAILURE_EXIT_CODES.contains(c))
+            .map(u8::to_string)
+            .collect();
         let _ = writeln!(o, "case $code in\n  {})", codes.join("|"));
         o.push_str("    keep_down \"failed: exited $code, a permanent exit code\" \"exited $code, a permanent failure: not restarting\" ;;\nesac\n");
     }
@@ -159,9 +156,9 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
             done.trim_end()
         );
     }
-    if r.max_deaths.is_some() || r.backoff.is_some() {
-        o.push_str("# An asked-for restart is neither a crash nor a reason to wait.\n[ -n \"$requested\" ] && exit 0\n");
-    }
+    o.push_str(
+        "# An asked-for restart is neither a crash nor a reason to wait.\n[ -n \"$requested\" ] && exit 0\n",
+    );
     let permafailon_path = env.tool("s6-permafailon");
     let permafailon = sh_quote(&permafailon_path);
     if let Some(m) = r.max_deaths {
@@ -180,7 +177,9 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
             w = m.within_s
         );
     }
-    if let Some(b) = r.backoff {
+    // max_s 0: no delay of svkit's (s6 still waits 1 s between starts).
+    if r.backoff.max_s > 0 {
+        let b = r.backoff;
         let _ = writeln!(
             o,
             "# Backoff: k deaths within the window k-1 runs shorter than {} s would take\n# are a crash loop; wait longer after each one, up to {} s.",
@@ -218,6 +217,85 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{self, Model};
+
+    fn model(slots: &str) -> Model {
+        let t = tempfile::tempdir().expect("tempdir");
+        let json = format!(r#"{{ "state_dir": "/nonexistent/.svkit", "slots": [{slots}] }}"#);
+        std::fs::write(t.path().join("10.json"), json).expect("write");
+        config::load(t.path(), &crate::state::LiveInstances)
+            .expect("valid config")
+            .model
+    }
+
+    fn scripts(m: &Model, name: &str) -> (String, String) {
+        let env = RenderEnv {
+            with_contenv: None,
+            s6_bin: Some("/command".into()),
+            as_root: true,
+        };
+        let slot = m.slot(name).expect("slot");
+        (finish(slot, &env), super::super::run::run(m, slot, &env))
+    }
+
+    #[test]
+    fn every_slot_backs_off_and_fails_after_five_deaths_in_a_minute() {
+        let m = model(
+            r#"{ "name": "a", "command": ["x"] },
+               { "name": "never", "command": ["x"], "restart": { "max_deaths": 0 } },
+               { "name": "now", "command": ["x"], "restart": { "backoff": { "max_s": 0 } } },
+               { "name": "job", "command": ["x"], "type": "oneshot",
+                 "restart": { "permanent_exit_codes": [], "within_s": 30 } }"#,
+        );
+        let (a, _) = scripts(&m, "a");
+        assert!(
+            a.contains("/command/s6-permafailon 60 5 0-255 true || rc=$?"),
+            "{a}"
+        );
+        assert!(a.contains("died 2 62 && delay=1"), "{a}");
+        assert!(a.contains("  127) keep_down"), "{a}");
+        let (never, _) = scripts(&m, "never");
+        assert!(!never.contains("permafailon 60 5"), "{never}");
+        assert!(never.contains("died 2 62 && delay=1"), "{never}");
+        let (now, _) = scripts(&m, "now");
+        assert!(!now.contains("delay=") && !now.contains("sleep"), "{now}");
+        // 126/127 stay permanent without any permanent_exit_codes.
+        let (job, _) = scripts(&m, "job");
+        assert!(job.contains("s6-permafailon 30 5 0-255"), "{job}");
+        assert!(
+            job.contains("  126) keep_down") && !job.contains("  78)"),
+            "{job}"
+        );
+    }
+
+    #[test]
+    fn only_an_essential_slot_gives_up_on_a_failed_dependency() {
+        let m = model(
+            r#"{ "name": "db", "command": ["x"] },
+               { "name": "api", "command": ["x"], "essential": true, "depends_on": { "db": "up" } },
+               { "name": "web", "command": ["x"], "essential": false, "depends_on": { "db": "up" } },
+               { "name": "gw", "command": ["x"], "depends_on": { "db": "up" } }"#,
+        );
+        let (f, r) = scripts(&m, "api");
+        assert!(
+            r.contains("why=$(svctl wait \"up\" --forever --give-up db) || rc=$?"),
+            "{r}"
+        );
+        assert!(r.contains("exit 69\n"), "{r}");
+        assert!(f.contains("if [ -e .svkit-start-error ]"), "{f}");
+        let (f, r) = scripts(&m, "web");
+        assert!(
+            r.contains("svctl wait \"up\" --forever db || exit 111"),
+            "{r}"
+        );
+        assert!(
+            !r.contains("--give-up") && !f.contains(".svkit-start-error"),
+            "{r}"
+        );
+        // A redirect decides at run time.
+        let (_, r) = scripts(&m, "gw");
+        assert!(r.contains("if [ -e .svkit-essential ]; then svctl wait \"up\" --forever --give-up db; else svctl wait \"up\" --forever db; fi"), "{r}");
+    }
 
     #[test]
     fn steps_grow_to_max() {

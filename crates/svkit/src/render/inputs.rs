@@ -9,6 +9,20 @@ pub(super) fn uses_slot_env(slot: &Slot) -> bool {
     !slot.env_files.is_empty() || !slot.secrets.is_empty()
 }
 
+/// Whether `run` may leave a start error for `finish`: `slot-env` refusing
+/// an input, or an essential slot's dependency failed for good
+/// ([`gives_up_on_deps`]).
+pub(super) fn may_not_start(slot: &Slot) -> bool {
+    uses_slot_env(slot) || gives_up_on_deps(slot)
+}
+
+/// An essential slot (or one a redirect may make essential) stops waiting
+/// for a dependency that failed for good: it could never start, and the
+/// container must end. Any other slot waits on, visibly.
+pub(super) fn gives_up_on_deps(slot: &Slot) -> bool {
+    !slot.depends_on.is_empty() && slot.essential != Some(false)
+}
+
 /// The words before the rest of `run`'s exec line; empty without inputs.
 /// `slot-env` also enters `cwd` (after it reads the files, from the slot
 /// dir, where it leaves a start error for `finish`), except with a

@@ -15,7 +15,7 @@
 //! | `data/check` | readiness check | sh: the check command, its output to `.svkit-check-output` |
 //! | `timeout-kill` | `stop_timeout_ms` | ms |
 //! | `down-signal` | `down_signal` | `SIGxxx` |
-//! | `timeout-finish` | backoff | ms, above the longest delay |
+//! | `timeout-finish` | always | ms, above the longest backoff delay |
 //! | `max-death-tally` | `max_deaths` > 100 | records kept by s6 |
 //! | `log/run` | `log` | sh: log dir creation, s6-log |
 //! | `.svkit` | always | marker: svkit made this slot |
@@ -125,9 +125,8 @@ pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> Ren
     if let Some(sig) = &slot.down_signal {
         files.push(file("down-signal", format!("{sig}\n"), 0o644));
     }
-    if let Some(ms) = finish::timeout_finish_ms(slot) {
-        files.push(file("timeout-finish", format!("{ms}\n"), 0o644));
-    }
+    let ms = finish::timeout_finish_ms(slot);
+    files.push(file("timeout-finish", format!("{ms}\n"), 0o644));
     if let Some(n) = slot
         .restart
         .max_deaths

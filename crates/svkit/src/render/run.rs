@@ -6,7 +6,10 @@ use super::inputs;
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, LiveCheck, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
-use crate::s6::end::{CHECK_OUTPUT_FILE, WAITING_FILE};
+use crate::s6::end::{
+    CHECK_OUTPUT_FILE, DEPENDENCY_FAILED_EXIT, ESSENTIAL_FILE, STARTED_FILE, START_ERROR_FILE,
+    WAITING_FILE,
+};
 
 /// Shebang and shellcheck directives. Values are single-quoted on purpose,
 /// so shellcheck's hints about `$` or `\` inside single quotes (SC2016,
@@ -71,9 +74,6 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     o.push_str(&start_liveness(slot, env));
     let check = matches!(slot.readiness, Some(Readiness::Check(_)));
-    if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
-        let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
-    }
     let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
     for (k, v) in &slot.env {
         let _ = writeln!(o, "export {k}={}", sh_quote(v));
@@ -105,7 +105,11 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     words.extend(drop_words(slot, env));
     words.extend(slot.command.iter().cloned());
+    // After the wait, which reads and writes files of the slot dir.
     o.push_str(&wait_for_deps(slot));
+    if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
+        let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
+    }
     if slot.log.is_some() {
         // Only now: until here stderr is the container's own (s6-supervise's),
         // so nothing this script or its helpers print can wait on a full
@@ -205,8 +209,27 @@ fn wait_for_deps(slot: &Slot) -> String {
             on.join(" ")
         ));
     }
-    let _ = writeln!(o, "{} || exit 111", waits.join(" && "));
-    let _ = writeln!(o, "rm -f {WAITING_FILE}");
+    let plain = waits.join(" && ");
+    if !inputs::gives_up_on_deps(slot) {
+        let _ = writeln!(o, "{plain} || exit 111");
+        let _ = writeln!(o, "# When the program starts: uptime and the readiness timeout count from here.\n: > {STARTED_FILE}\nrm -f {WAITING_FILE}");
+        return o;
+    }
+    let give_up = waits
+        .iter()
+        .map(|w| w.replacen(" --forever ", " --forever --give-up ", 1))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    let waits = match slot.essential {
+        Some(true) => give_up,
+        // A redirect decides at run time whether the slot is essential.
+        _ => format!("if [ -e {ESSENTIAL_FILE} ]; then {give_up}; else {plain}; fi"),
+    };
+    let _ = writeln!(
+        o,
+        "# An essential slot whose dependency failed for good can never start: the\n# container ends (finish reads why from {START_ERROR_FILE}).\nrc=0\nwhy=$({waits}) || rc=$?\nif [ \"$rc\" = 2 ]; then\n  printf '%s\\n' \"$why\" > {START_ERROR_FILE}\n  exit {DEPENDENCY_FAILED_EXIT}\nfi\n[ \"$rc\" = 0 ] || exit 111"
+    );
+    let _ = writeln!(o, "# When the program starts: uptime and the readiness timeout count from here.\n: > {STARTED_FILE}\nrm -f {WAITING_FILE}");
     o
 }
 

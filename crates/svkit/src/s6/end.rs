@@ -31,6 +31,10 @@ pub const ESSENTIAL_FILE: &str = ".svkit-essential";
 /// Written by `run` while it waits for the slot's `depends_on` (what it
 /// waits for, one line), removed before the program starts.
 pub const WAITING_FILE: &str = ".svkit-waiting";
+/// Made (empty) by `run` when the program starts after waiting for its
+/// `depends_on`: its mtime is when the program started (uptime and the
+/// readiness timeout count from it).
+pub const STARTED_FILE: &str = ".svkit-started";
 /// Written by `svkit slot-env` when an env file or a secret keeps the
 /// slot from starting (why, one line); `finish` reads and removes it.
 pub const START_ERROR_FILE: &str = ".svkit-start-error";
@@ -55,6 +59,7 @@ pub const RUNTIME_FILES: &[&str] = &[
     END_FILE,
     ESSENTIAL_FILE,
     WAITING_FILE,
+    STARTED_FILE,
     START_ERROR_FILE,
     LIVENESS_FILE,
     LIVENESS_TMP,
@@ -90,6 +95,9 @@ pub const CONTAINER_EXITCODE: &str = "/run/s6-linux-init-container-results/exitc
 /// let its exit overwrite the code (`foreground`).
 pub const DECIDED_EXITCODE: &str = "/run/s6-linux-init-container-results/exitcode.svkit";
 pub const HALT: &str = "/run/s6/basedir/bin/halt";
+/// The container's exit code when an essential slot can never start: a
+/// dependency it waits for failed for good (EX_UNAVAILABLE).
+pub const DEPENDENCY_FAILED_EXIT: u8 = 69;
 /// `supervise/svkit-request.PID`: the death of PID was asked for.
 pub const REQUEST_PREFIX: &str = "svkit-request.";
 

@@ -114,18 +114,41 @@ pub fn notifies(dir: &Path) -> bool {
     dir.join("notification-fd").is_file()
 }
 
-/// Up, not ready, and its readiness check gave up (`timeout` after it came
-/// up; s6-notifyoncheck stops checking then): it will not become ready
-/// unless restarted.
+/// Up, not ready, and its readiness check gave up: `timeout` after the
+/// program started (`started`: None while its `run` still waits for its
+/// dependencies, which is no part of the check's time; s6-notifyoncheck
+/// stops checking then): it will not become ready unless restarted.
 pub fn ready_overdue(
     st: &Status,
     notifies: bool,
     timeout: Option<Duration>,
+    started: Option<SystemTime>,
     now: SystemTime,
 ) -> bool {
     st.up
         && !ready(st, notifies)
-        && timeout.is_some_and(|t| now.duration_since(st.since).is_ok_and(|d| d >= t))
+        && timeout
+            .is_some_and(|t| started.is_some_and(|s| now.duration_since(s).is_ok_and(|d| d >= t)))
+}
+
+/// When the program itself started: None when down or while its `run`
+/// waits for dependencies; else when `run` ended its wait
+/// ([`end::STARTED_FILE`], if written since s6 started `run`), or when
+/// s6 started `run` (no wait).
+pub fn program_started(dir: &Path, st: &Status, waiting: bool) -> Option<SystemTime> {
+    if !st.up || waiting {
+        return None;
+    }
+    let stamp = std::fs::symlink_metadata(dir.join(end::STARTED_FILE))
+        .and_then(|m| m.modified())
+        .ok();
+    Some(stamp.filter(|t| *t >= st.since).unwrap_or(st.since))
+}
+
+/// Deaths that were not a completion: a `done` slot's last record in s6's
+/// death tally is its clean exit, not a death.
+pub fn deaths(st: &Status, done: bool) -> u64 {
+    st.deaths.saturating_sub(u64::from(done))
 }
 
 /// The readiness check's timeout of `slot`, when it has one.
@@ -139,14 +162,15 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 }
 
 /// The health check: supervised, not failed, not overdue for readiness,
-/// not blocked on its dependencies, its output getting through
-/// ([`logger`]), no copy of its program left unsupervised ([`stray`]),
-/// and up exactly when s6 wants it up (a
-/// slot an operator stopped, or a finished job, is down as wanted).
+/// not blocked on its dependencies, its liveness check not failing, its
+/// output getting through ([`logger`]), no copy of its program left
+/// unsupervised ([`stray`]), and up exactly when s6 wants it up (a slot an
+/// operator stopped, or a finished job, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| {
         !v.failed
             && !v.ready_overdue
+            && !v.unhealthy
             && v.waiting.is_none()
             && v.log.is_none()
             && v.stray.is_none()
@@ -196,8 +220,37 @@ impl Judge<'_> {
 
     /// [`ready_overdue`] of the slot `name` (its timeout from the config).
     pub fn ready_overdue(&self, name: &str, st: &Status, now: SystemTime) -> bool {
-        let timeout = self.slot(name).and_then(ready_timeout);
-        ready_overdue(st, notifies(&self.scandir.join(name)), timeout, now)
+        let Some(timeout) = self.slot(name).and_then(ready_timeout) else {
+            return false;
+        };
+        let dir = self.scandir.join(name);
+        let started = self.program_started(name, st, end::waiting_for(&dir, st.up).is_some());
+        ready_overdue(st, notifies(&dir), Some(timeout), started, now)
+    }
+
+    /// [`program_started`] of the slot `name`; a slot the config gives no
+    /// `depends_on` never waits, so its `run`'s start is its program's (one
+    /// stat less on the health-check path).
+    pub fn program_started(&self, name: &str, st: &Status, waiting: bool) -> Option<SystemTime> {
+        match self.slot(name) {
+            Some(s) if s.depends_on.is_empty() => st.up.then_some(st.since),
+            _ => program_started(&self.scandir.join(name), st, waiting),
+        }
+    }
+
+    /// The slot's dependencies that failed for good (what keeps a waiting
+    /// slot waiting); empty without the config.
+    pub fn failed_deps(&self, name: &str) -> Vec<String> {
+        let Some(slot) = self.slot(name) else {
+            return Vec::new();
+        };
+        (slot.depends_on.iter())
+            .filter(|d| {
+                let dir = self.scandir.join(&d.on);
+                super::status::read_slot(&dir).is_ok_and(|st| self.failed(&d.on, &st))
+            })
+            .map(|d| d.on.clone())
+            .collect()
     }
 
     /// The slot's configured log dir, when the config is known.
@@ -253,17 +306,29 @@ impl Judge<'_> {
         let notifies = notifies(&dir);
         let timeout = self.slot(name).and_then(ready_timeout);
         let waiting = end::waiting_for(&dir, st.up);
+        let started = self.program_started(name, st, waiting.is_some());
+        let done = done(st, end.as_ref());
+        let live = crate::liveness::seen(&dir).filter(|_| st.up);
+        let unhealthy = live.as_ref().is_some_and(|l| l.failing > 0);
         Verdict {
             desired_up: self.desired_up(name, st),
             failed: failed(st, end.as_ref()),
-            done: done(st, end.as_ref()),
+            done,
             why: match end {
                 Some(End::Failed(why)) if kept_down(&st.raw) => Some(why),
                 _ => None,
             },
-            ready: ready(st, notifies) && waiting.is_none(),
-            ready_overdue: ready_overdue(st, notifies, timeout, now),
+            ready: ready(st, notifies) && waiting.is_none() && !unhealthy,
+            ready_overdue: ready_overdue(st, notifies, timeout, started, now),
+            blocked_by: match waiting {
+                Some(_) => self.failed_deps(name),
+                None => Vec::new(),
+            },
             waiting,
+            started,
+            deaths: deaths(st, done),
+            unhealthy,
+            live,
             log: self.log_fault(name),
             stray: stray::find(&dir, st.raw.pid).map(|c| c.pid),
         }
@@ -282,6 +347,16 @@ pub struct Verdict {
     pub ready_overdue: bool,
     /// Up, but its `run` still waits for these dependencies.
     pub waiting: Option<String>,
+    /// While waiting: the dependencies that failed for good.
+    pub blocked_by: Vec<String>,
+    /// When the program started ([`program_started`]): its uptime.
+    pub started: Option<SystemTime>,
+    /// Deaths in s6's tally, its completion not counted ([`deaths`]).
+    pub deaths: u64,
+    /// Up and its liveness check failing (not yet restarted for it).
+    pub unhealthy: bool,
+    /// What its liveness watcher last saw, while up, when it has one.
+    pub live: Option<crate::liveness::Seen>,
     /// Its output is not getting through ([`logger`]).
     pub log: Option<logger::Fault>,
     /// The pid of a copy of its program that no supervisor knows

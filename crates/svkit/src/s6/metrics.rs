@@ -115,7 +115,7 @@ const FAMILIES: &[Family] = &[
     ("svkit_slot_done", "Whether the slot is kept down after a clean exit of its own (1): a finished job.", |m, _| b(m.v.done)),
     ("svkit_slot_ready_overdue", "Whether the slot is up but its readiness check gave up (1).", |m, _| b(m.v.ready_overdue)),
     ("svkit_slot_log_ok", "Whether the slot's output gets through its logger (1) or not (0: see svctl status for why); absent without a logger.", |m, _| if m.logger { b(m.v.log.is_none()) } else { None }),
-    ("svkit_slot_deaths", "Deaths (restarts) in s6's death tally: since its supervisor started, at most max-death-tally (default 100).", |m, _| m.st.as_ref().map(|s| s.deaths as f64)),
+    ("svkit_slot_deaths", "Deaths (restarts) in s6's death tally: since its supervisor started, at most max-death-tally (default 100).", |m, _| m.st.as_ref().map(|_| m.v.deaths as f64)),
     ("svkit_slot_since_seconds", "Seconds since the slot last went up or down.", |m, now| m.st.as_ref().map(|s| s.secs_since(now) as f64)),
     ("svkit_slot_uptime_seconds", "Seconds the slot's process has been up; 0 when down.", |m, now| m.st.as_ref().map(|s| if s.up { s.secs_since(now) as f64 } else { 0.0 })),
     ("svkit_slot_state_change_timestamp_seconds", "Unix time the slot last went up or down.", |m, _| m.st.as_ref().map(|s| secs(s.since))),

@@ -27,7 +27,8 @@ pub fn json_line(e: &Event) -> String {
         "want": st.map(|s| updown(s.want_up)),
         "pid": st.and_then(|s| s.pid),
         "last_exit": st.map_or(Value::Null, |s| LastExit::json(s.last_exit)),
-        "deaths": st.map(|s| s.deaths),
+        // A job's completion is not a death (as in `svctl status`).
+        "deaths": st.map(|s| crate::s6::health::deaths(s, e.what == What::Done)),
         "why": e.why,
     });
     v.to_string()

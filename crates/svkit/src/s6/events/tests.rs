@@ -144,6 +144,14 @@ fn lines_carry_the_exit_and_both_times() {
         text_line(&e),
         "2027-01-15T08:00:00.123456Z gw-a down (signal SIGKILL)"
     );
+    // A job's completion is not a death.
+    let done = Event {
+        what: What::Done,
+        status: Some(status(0, 0, false, false)),
+        ..e.clone()
+    };
+    let v: serde_json::Value = serde_json::from_str(&json_line(&done)).expect("json");
+    assert_eq!(v["deaths"], 0);
     let removed = Event {
         what: What::Removed,
         s6: None,
