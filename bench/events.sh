@@ -5,7 +5,8 @@
 # stream costs while nothing happens. Prints a Markdown section on stdout,
 # progress on stderr.
 #
-# How: one sandbox with one slot (`sleep`, always up). `svctl events --json
+# How: one sandbox with one slot (`sleep`, always up; no backoff and no death
+# limit, so each SIGKILL is restarted at once). `svctl events --json
 # crash` runs in the background. Quiet first: its utime+stime (clock ticks)
 # and voluntary context switches over QUIET seconds with nothing
 # happening. Then RUNS times: an `s6-svwait -d` starts (and is waited for
@@ -86,7 +87,8 @@ eval "lib_$(declare -f bench_cleanup)"
 bench_cleanup() { lib_bench_cleanup; rm -rf "$layer"; }
 mkdir -p "$layer/etc/svkit" "$layer/etc/cont-init.d"
 cat >"$layer/etc/svkit/10-bench.json" <<'JSON'
-{ "slots": [ { "name": "crash", "command": ["sleep", "100000"] } ] }
+{ "slots": [ { "name": "crash", "command": ["sleep", "100000"],
+  "restart": { "backoff": { "max_s": 0 }, "max_deaths": 0 } } ] }
 JSON
 printf '#!/bin/sh\nexec svkit-reconcile >/dev/null\n' >"$layer/etc/cont-init.d/50-svkit"
 chmod +x "$layer/etc/cont-init.d/50-svkit"

@@ -9,7 +9,11 @@
 //! - `backoff` exits 1 with `backoff.max_s: 4`: the delays its `finish`
 //!   announces grow up to `max_s`, and the gaps between its deaths, read
 //!   from s6's own `supervise/death_tally`, are at least those delays;
-//! - `loop` exits 1 with `max_deaths: 3, within_s: 60`: stopped after 3.
+//! - `loop` exits 1 with `max_deaths: 3, within_s: 60`: stopped after 3;
+//! - `reset` exits 1 at once, but its 4th run lasts 8 s, well past
+//!   `backoff.reset_after_s` (1 s) and the window its 3 deaths before it
+//!   span: the delays start over after it (1, 2, then none, then 1 s;
+//!   without the reset the 4th would be 4 s).
 //!
 //! Every wait is a deadline poll. "Stays down" is checked by an observation
 //! window: a deadline poll (at least [`WINDOW`], and for as long as the
@@ -36,7 +40,10 @@ const CONFIG: &str = r#"{
     { "name": "backoff", "command": ["sh", "-c", "exit 1"], "autostart": "always",
       "restart": { "backoff": { "max_s": 4 }, "max_deaths": 0 } },
     { "name": "loop", "command": ["sh", "-c", "exit 1"], "autostart": "always",
-      "restart": { "max_deaths": 3, "within_s": 60 } }
+      "restart": { "max_deaths": 3, "within_s": 60 } },
+    { "name": "reset", "autostart": "always",
+      "command": ["sh", "-c", "n=$(cat /tmp/reset.n 2>/dev/null || echo 0); n=$((n + 1)); echo $n > /tmp/reset.n; [ $n -eq 4 ] && sleep 8; exit 1"],
+      "restart": { "backoff": { "max_s": 4, "reset_after_s": 1 }, "max_deaths": 0 } }
   ]
 }"#;
 
@@ -221,6 +228,19 @@ fn restart_policy_under_real_s6() {
         Some("true"),
         "a backing-off slot stays wanted up"
     );
+
+    // Backoff reset: a run longer than reset_after_s starts the count over.
+    let reset = poll("reset announced 3 delays", Duration::from_secs(30), || {
+        let said: Vec<u32> = (sbx.logs().lines())
+            .filter_map(|l| {
+                l.split_once("slot reset is crash-looping: restarting in ")
+                    .and_then(|(_, rest)| rest.strip_suffix(" s"))
+                    .and_then(|n| n.parse().ok())
+            })
+            .collect();
+        (said.len() >= 3).then_some(said)
+    });
+    assert_eq!(reset[..3], [1, 2, 1], "delays of `reset`: {reset:?}");
 
     for needle in [
         "slot perm exited 78, a permanent failure",

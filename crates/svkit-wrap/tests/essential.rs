@@ -5,13 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod demo_image;
+use demo_image::workspace;
 
 /// The demo config with `"essential": VALUE` added to the slot `slot`,
 /// as a rootfs dir that replaces the image's file.
@@ -31,29 +29,6 @@ fn config_with(slot: &str, value: bool) -> tempfile::TempDir {
     dir
 }
 
-/// `docker run -e ENV... IMAGE CMD...` with the demo rootfs and `config`.
-fn start(config: &Path, data: &Path, env: &[&str], cmd: &[&str]) -> Sandbox {
-    let ws = workspace();
-    let mut args: Vec<String> = vec![
-        "--rootfs".into(),
-        ws.join("rootfs").display().to_string(),
-        "--rootfs".into(),
-        ws.join("tests/fixtures/sandbox-user").display().to_string(),
-        "--rootfs".into(),
-        config.display().to_string(),
-        "--volume".into(),
-        format!("{}:/data", data.display()),
-    ];
-    for e in env {
-        args.push("--env".into());
-        args.push(e.to_string());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut full = vec!["svkit-wrap", "--"];
-    full.extend_from_slice(cmd);
-    Sandbox::start(&args, &full)
-}
-
 #[test]
 fn essential_true_on_any_slot_ends_the_container_with_its_code() {
     if !sandbox_or_skip("essential_true_on_any_slot_ends_the_container_with_its_code") {
@@ -62,11 +37,11 @@ fn essential_true_on_any_slot_ends_the_container_with_its_code() {
     let cfg = config_with("dashboard", true);
     let data = tempfile::tempdir().expect("tempdir");
     // A foreground CMD; the dashboard (no redirect names it) exits 78.
-    let sbx = start(
-        cfg.path(),
+    let sbx = demo_image::start(
         data.path(),
         &["APP_DASHBOARD=1", "APP_CONFIG_BAD=1"],
         &["sleep", "100000"],
+        &[cfg.path()],
     );
     let logs = sbx.wait_for_log(
         "dashboard is essential: stopping the container with exit code 78",
@@ -82,11 +57,11 @@ fn essential_false_on_a_redirects_slot_keeps_the_container_running() {
     }
     let cfg = config_with("gateway-{instance}", false);
     let data = tempfile::tempdir().expect("tempdir");
-    let sbx = start(
-        cfg.path(),
+    let sbx = demo_image::start(
         data.path(),
         &["APP_CONFIG_BAD=1"],
         &["gateway", "run"],
+        &[cfg.path()],
     );
     sbx.wait_for_log("s6 supervision", Duration::from_secs(30));
     poll("gateway-default failed", Duration::from_secs(30), || {

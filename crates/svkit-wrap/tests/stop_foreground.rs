@@ -6,37 +6,15 @@
 //! gets the final TERM and that grace before KILL.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use svkit_testkit::{poll, sandbox_or_skip, Sandbox};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod demo_image;
 
 fn start(data: &Path, cmd: &[&str]) -> Sandbox {
-    let ws = workspace();
-    let rootfs = ws.join("rootfs").display().to_string();
-    let user = ws.join("tests/fixtures/sandbox-user").display().to_string();
-    let volume = format!("{}:/data", data.display());
-    let mut full = vec!["svkit-wrap", "--"];
-    full.extend_from_slice(cmd);
-    Sandbox::start(
-        &[
-            "--rootfs",
-            &rootfs,
-            "--rootfs",
-            &user,
-            "--volume",
-            &volume,
-            "--env",
-            "APP_STOP_MS=1000",
-            "--env",
-            "APP_DASHBOARD=1",
-        ],
-        &full,
-    )
+    demo_image::start(data, &["APP_STOP_MS=1000", "APP_DASHBOARD=1"], cmd, &[])
 }
 
 /// `docker stop`, timed from the TERM to PID 1 until PID 1 is gone; the

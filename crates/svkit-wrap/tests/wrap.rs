@@ -3,13 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod demo_image;
+use demo_image::workspace;
 
 struct Container {
     sbx: Sandbox,
@@ -27,29 +26,9 @@ fn start(env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Container {
 
 /// [`start`] with a data volume that outlives the container.
 fn start_on(data: &Path, env: &[&str], cmd: &[&str], extra_rootfs: Option<&Path>) -> Sandbox {
-    let ws = workspace();
-    let mut args: Vec<String> = vec![
-        "--rootfs".into(),
-        ws.join("rootfs").display().to_string(),
-        "--rootfs".into(),
-        ws.join("tests/fixtures/sandbox-user").display().to_string(),
-        "--volume".into(),
-        format!("{}:/data", data.display()),
-        "--env".into(),
-        "APP_HEARTBEAT_MS=500".into(),
-    ];
-    if let Some(r) = extra_rootfs {
-        args.push("--rootfs".into());
-        args.push(r.display().to_string());
-    }
-    for e in env {
-        args.push("--env".into());
-        args.push(e.to_string());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut full = vec!["svkit-wrap", "--"];
-    full.extend_from_slice(cmd);
-    Sandbox::start(&args, &full)
+    let mut env = env.to_vec();
+    env.push("APP_HEARTBEAT_MS=500");
+    demo_image::start(data, &env, cmd, extra_rootfs.as_slice())
 }
 
 fn wants_up(sbx: &Sandbox, slot: &str) -> bool {

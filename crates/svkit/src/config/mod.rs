@@ -127,3 +127,17 @@ pub fn load_layers(
 pub fn load(dir: &Path, src: &dyn InstanceSource) -> Result<Validated, LoadError> {
     load_layers(&read_layers(dir)?, src)
 }
+
+/// The model of one valid layer `/etc/svkit/10.json` holding `json`, for
+/// unit tests of the rules that read a model.
+#[cfg(test)]
+pub(crate) fn test_model(json: &str) -> Model {
+    let files = vec![(
+        std::path::PathBuf::from("/etc/svkit/10.json"),
+        json.as_bytes().to_vec(),
+    )];
+    match load_layers(&files, &FixedInstances::default()) {
+        Ok(v) => v.model,
+        Err(e) => panic!("test config is invalid: {e}"),
+    }
+}

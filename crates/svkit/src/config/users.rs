@@ -129,16 +129,9 @@ fn slot_list(slots: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{load_layers, FixedInstances};
 
     fn model(json: &str) -> Model {
-        let files = vec![(
-            PathBuf::from("/etc/svkit/10.json"),
-            json.as_bytes().to_vec(),
-        )];
-        load_layers(&files, &FixedInstances::default())
-            .expect("valid")
-            .model
+        crate::config::test_model(json)
     }
 
     fn db(text: &str) -> PasswdFile {
