@@ -61,6 +61,34 @@ impl Copy {
     pub fn alive(self) -> bool {
         identity::is_alive(self.pid, self.start_time)
     }
+
+    /// Sends `sig` to it (to its process group with `group`), its identity
+    /// re-read right before: never to a reused pid. `Ok(false)`: it was
+    /// gone already.
+    pub fn signal(self, sig: Signal, group: bool) -> io::Result<bool> {
+        if !self.alive() {
+            return Ok(false);
+        }
+        let to = Pid::from_raw(if group { -self.pid } else { self.pid });
+        kill(to, sig).map_err(io::Error::from)?;
+        Ok(true)
+    }
+
+    /// Waits until it is gone, polling, at most `limit`: whether it went.
+    pub fn gone_within(self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut nap = Duration::from_millis(2);
+        loop {
+            if !self.alive() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(nap.min(deadline.saturating_duration_since(Instant::now())));
+            nap = (nap * 2).min(Duration::from_millis(20));
+        }
+    }
 }
 
 /// Parses a record: `PID START_TIME`, one line. Anything else is no
@@ -139,53 +167,23 @@ pub enum Ended {
 /// (s6-supervise starts programs as session leaders), else to it alone.
 /// Errors when it cannot be signalled or outlives KILL.
 pub fn end(copy: Copy, sig: Signal, grace: Duration) -> io::Result<Ended> {
-    let pid = Pid::from_raw(copy.pid);
-    let send = |s: Signal, to: Pid| -> io::Result<()> {
-        // Identity re-read right before each signal: never a reused pid.
-        if !copy.alive() {
-            return Ok(());
-        }
-        kill(to, s).map_err(io::Error::from)
-    };
-    send(sig, pid)?;
-    send(Signal::SIGCONT, pid)?;
-    if gone_within(copy, grace) {
+    copy.signal(sig, false)?;
+    copy.signal(Signal::SIGCONT, false)?;
+    if copy.gone_within(grace) {
         return Ok(Ended::Stopped);
     }
     let leads_group = identity::read_stat(copy.pid)
         .ok()
         .flatten()
         .is_some_and(|st| st.pgrp == copy.pid);
-    send(
-        Signal::SIGKILL,
-        if leads_group {
-            Pid::from_raw(-copy.pid)
-        } else {
-            pid
-        },
-    )?;
-    if gone_within(copy, AFTER_KILL) {
+    copy.signal(Signal::SIGKILL, leads_group)?;
+    if copy.gone_within(AFTER_KILL) {
         return Ok(Ended::Killed);
     }
     Err(io::Error::new(
         io::ErrorKind::TimedOut,
         format!("pid {} still runs after KILL", copy.pid),
     ))
-}
-
-fn gone_within(copy: Copy, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    let mut nap = Duration::from_millis(2);
-    loop {
-        if !copy.alive() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(nap.min(deadline.saturating_duration_since(Instant::now())));
-        nap = (nap * 2).min(Duration::from_millis(50));
-    }
 }
 
 /// Ends the stray copy of the slot in `slot`, if there is one (see

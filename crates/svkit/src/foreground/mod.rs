@@ -24,8 +24,7 @@ use std::process::ExitCode;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
 use crate::config::Slot;
 use crate::msg::{self, exit};
@@ -163,25 +162,17 @@ pub fn stop(path: &Path, cap: Duration) -> io::Result<Outcome> {
     let Some(rec) = read(path) else {
         return Ok(Outcome::NoRecord);
     };
-    let pid = Pid::from_raw(rec.copy.pid);
     for sig in [rec.signal, Signal::SIGCONT] {
-        // Identity re-read right before each signal: never a reused pid.
-        if !rec.copy.alive() {
+        if !rec.copy.signal(sig, false)? {
             return Ok(Outcome::NotRunning);
         }
-        kill(pid, sig).map_err(io::Error::from)?;
     }
     let t0 = Instant::now();
-    let deadline = t0 + rec.timeout.min(cap);
-    let mut nap = Duration::from_millis(2);
-    while rec.copy.alive() {
-        if Instant::now() >= deadline {
-            return Ok(Outcome::StillRuns(t0.elapsed()));
-        }
-        std::thread::sleep(nap.min(deadline.saturating_duration_since(Instant::now())));
-        nap = (nap * 2).min(Duration::from_millis(20));
-    }
-    Ok(Outcome::Exited(t0.elapsed()))
+    Ok(if rec.copy.gone_within(rec.timeout.min(cap)) {
+        Outcome::Exited(t0.elapsed())
+    } else {
+        Outcome::StillRuns(t0.elapsed())
+    })
 }
 
 /// `svkit foreground-stop MS`, run by the stop hook: stops the recorded
