@@ -10,6 +10,7 @@ pub mod container;
 pub mod dirent;
 pub mod foreground;
 pub mod fsutil;
+pub mod import;
 pub mod lifeline;
 pub mod liveness;
 pub mod logs;
