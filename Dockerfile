@@ -252,7 +252,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 # Stage `prebuilt` (offline path, `--target prebuilt`): base + the binaries
 # from the build context's dist/bin/, built beforehand (static: any Linux
 # host of the image's architecture will do) with
-#   cargo build --release --locked -p svkit-multicall -p svkit-demo-app
+#   cargo build --release --locked -p svkit-cli -p svkit-demo-app
 # It sits BEFORE the builder stage on purpose: the legacy builder builds every
 # stage up to the target, and must not need the rust image for this one.
 ############################################################################
@@ -292,7 +292,7 @@ COPY .cargo/ .cargo/
 # another platform's binary.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target,id=svkit-target-${TARGETARCH},sharing=locked \
-    cargo build --release --locked -p svkit-multicall -p svkit-demo-app \
+    cargo build --release --locked -p svkit-cli -p svkit-demo-app \
  && rel="target/$(rustc --print host-tuple)/release" \
  && mkdir -p /out \
  && install -m 0755 "${rel}/svkit" "${rel}/app" /out/ \

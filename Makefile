@@ -51,11 +51,15 @@ deps:
 s6-overlay: deps
 	tests/s6-overlay/build.sh
 
+# The shipped `svkit` answers to each tool's name: the target dirs get the
+# same links an image has (`target/TUPLE/release/svctl`).
 build:
 	$(CARGO) build --workspace
+	dist/link-tools.sh target/$$(rustc --print host-tuple)/debug
 
 release:
 	$(CARGO) build --workspace --release
+	dist/link-tools.sh target/$$(rustc --print host-tuple)/release
 
 # The release tarball: dist/svkit-VERSION-ARCH.tar.xz (static binaries and
 # the s6-overlay hooks, extracted at /; docs/image.md) and dist/SHA256SUMS.

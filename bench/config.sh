@@ -21,7 +21,7 @@ for t in jq python3; do
     exit 0
   fi
 done
-[ -x "$REL/svctl" ] || cargo build --release -p svctl >&2
+[ -x "$REL/svctl" ] || { cargo build --release -p svkit-cli >&2 && dist/link-tools.sh "$REL"; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

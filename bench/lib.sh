@@ -46,7 +46,7 @@ host_ready() {
     shift
   done
   shift
-  [ "$built" = 1 ] || cargo build --release --workspace >&2
+  [ "$built" = 1 ] || { cargo build --release --workspace >&2 && dist/link-tools.sh "$REL"; }
   [ "$(id -u)" -eq 0 ] || why="the sandbox needs root"
   for t in "$@"; do
     command -v "$t" >/dev/null 2>&1 || why=${why:-"$t missing (apt-get install -y s6 execline util-linux python3)"}

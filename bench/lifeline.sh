@@ -11,7 +11,7 @@ RUNS=${LIFELINE_BENCH_RUNS:-7}
 PY=$(command -v python3)
 
 if [ ! -x "$BIN" ]; then
-  cargo build --release -p svkit-lifeline >&2
+  cargo build --release -p svkit-cli >&2 && dist/link-tools.sh "${BIN%/*}"
 fi
 # lsof is the baseline only, never a runtime dependency of svkit.
 if ! command -v lsof >/dev/null 2>&1; then

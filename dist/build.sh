@@ -35,7 +35,7 @@ VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 PROGRAMS="svctl svkit-lifeline svkit-reconcile svkit-wrap"
 NAME=svkit-$VERSION-$ARCH
 
-"$CARGO" build --release --locked --target "$TARGET" -p svkit-multicall >&2 ||
+"$CARGO" build --release --locked --target "$TARGET" -p svkit-cli >&2 ||
   fail "cargo build failed"
 bin=target/$TARGET/release/svkit
 # The link table in the binary and the one here must agree.

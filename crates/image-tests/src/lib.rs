@@ -41,7 +41,7 @@ pub const S6_OVERLAY_PINS: [(&str, &str, &str); 4] = [
 ];
 
 /// The packages the image's builder stage must build, and nothing else.
-pub const IMAGE_PACKAGES: [&str; 2] = ["svkit-multicall", "svkit-demo-app"];
+pub const IMAGE_PACKAGES: [&str; 2] = ["svkit-cli", "svkit-demo-app"];
 
 /// Dev-only packages no image may build.
 pub const DEV_ONLY_PACKAGES: [&str; 3] = ["svkit-sandbox", "svkit-testkit", "svkit-image-tests"];

@@ -97,7 +97,7 @@ fn snippet_names_what_a_user_must_add() {
     }
     // The binary: built by -p, installed on PATH with its program links.
     assert!(
-        text.contains("-p svkit-multicall")
+        text.contains("-p svkit-cli")
             && text.contains(r#""target/$(rustc --print host-tuple)/release/svkit""#)
             && text.contains("$(/out/svkit --list)"),
         "the snippet builds and ships svkit and links its programs"

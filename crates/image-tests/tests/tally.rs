@@ -35,7 +35,7 @@ const CRASHED_BIN: &str = "\
      Running tests/svctl_events.rs (target/x86_64-unknown-linux-gnu/debug/deps/svctl_events-0123456789abcdef)
 
 running 4 tests
-error: test failed, to rerun pass `-p svctl --test svctl_events`
+error: test failed, to rerun pass `-p svkit-cli --test svctl_events`
 
 Caused by:
   process didn't exit successfully: `target/debug/deps/svctl_events-0123456789abcdef` (signal: 11, SIGSEGV: invalid memory reference)

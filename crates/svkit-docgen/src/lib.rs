@@ -24,9 +24,9 @@ use clap_complete::Shell;
 /// The binaries with a clap definition: completions and man pages.
 pub fn clap_commands() -> Vec<Command> {
     vec![
-        svctl::cli::Cli::command(),
-        svkit_reconcile::cli::Cli::command(),
-        svkit_lifeline::cli::Cli::command(),
+        svkit_cli::svctl::cli::Cli::command(),
+        svkit_cli::reconcile::cli::Cli::command(),
+        svkit_cli::lifeline::cli::Cli::command(),
     ]
 }
 
@@ -49,10 +49,10 @@ pub fn completion_path(shell: Shell, bin: &str) -> PathBuf {
 }
 
 /// svkit-wrap's command line, for its man page only: rebuilt from
-/// [`svkit_wrap::HELP`] (about line, usage, prose) so the page says what
+/// [`svkit_cli::wrap::HELP`] (about line, usage, prose) so the page says what
 /// `svkit-wrap --help` says. The binary itself does not use clap.
 pub fn wrap_command() -> Command {
-    let help = svkit_wrap::HELP;
+    let help = svkit_cli::wrap::HELP;
     let (first, rest) = help.split_once("\n\n").unwrap_or((help, ""));
     let about = first.strip_prefix("svkit-wrap: ").unwrap_or(first);
     // The paragraphs after the usage line: the description, then the
@@ -68,7 +68,7 @@ pub fn wrap_command() -> Command {
     let description = paragraphs[..split].join("\n\n");
     let after = paragraphs[split..].join("\n\n");
     let mut cmd = Command::new("svkit-wrap")
-        .version(svkit_wrap::VERSION)
+        .version(svkit_cli::wrap::VERSION)
         .about(about)
         .long_about(description)
         // svkit-wrap's -h and --help print the same text.

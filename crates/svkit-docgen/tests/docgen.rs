@@ -121,7 +121,7 @@ fn the_binary_writes_the_same_files_and_checks_its_usage() {
 
 #[test]
 fn every_svctl_verb_is_completed() {
-    let cli: BTreeSet<String> = svctl::cli::Cli::command()
+    let cli: BTreeSet<String> = svkit_cli::svctl::cli::Cli::command()
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
         .map(|s| s.get_name().to_owned())
@@ -251,7 +251,7 @@ fn the_svkit_wrap_page_says_what_its_help_says() {
         .join(" ");
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let plain = words(&plain);
-    for para in svkit_wrap::HELP.split("\n\n").skip(1) {
+    for para in svkit_cli::wrap::HELP.split("\n\n").skip(1) {
         if para.starts_with("Usage:") {
             continue;
         }
@@ -346,8 +346,8 @@ fn key_lines(bin: &str) -> &'static [&'static str] {
 fn lib_output(bin: &str, argv: &[&str]) -> String {
     if bin == "svkit-wrap" {
         return match argv {
-            ["--help"] | ["-h"] => format!("{}\n", svkit_wrap::HELP),
-            ["--version"] => format!("svkit-wrap {}\n", svkit_wrap::VERSION),
+            ["--help"] | ["-h"] => format!("{}\n", svkit_cli::wrap::HELP),
+            ["--version"] => format!("svkit-wrap {}\n", svkit_cli::wrap::VERSION),
             _ => unreachable!("{argv:?}"),
         };
     }
@@ -378,13 +378,13 @@ fn library_help_keeps_its_key_lines() {
 
 /// The built binary, or None (with the reason printed) when it is not built.
 fn built(bin: &str) -> Option<PathBuf> {
-    let path = svkit_testkit::bin(bin);
-    if path.is_file() {
-        Some(path)
+    let svkit = svkit_testkit::bin("svkit");
+    if svkit.is_file() {
+        Some(svkit_testkit::tool(bin))
     } else {
         println!(
-            "skip: {} not built (cargo build --workspace, or run this with -p {bin})",
-            path.display()
+            "skip: {} not built (cargo build --workspace, or run this with -p svkit-cli)",
+            svkit.display()
         );
         None
     }

@@ -249,6 +249,31 @@ fn copy_binaries(from: &Path, to: &Path) -> Result<()> {
             install(&entry.path(), &to.join(name))?;
         }
     }
+    link_tools(to)
+}
+
+/// The shipped `svkit` is one binary answering to each tool's name: link
+/// every name it lists to it, as an image does.
+fn link_tools(bin: &Path) -> Result<()> {
+    let svkit = bin.join("svkit");
+    if !svkit.is_file() {
+        return Ok(());
+    }
+    let out = Command::new(&svkit)
+        .arg("--list")
+        .output()
+        .context("unable to run svkit --list")?;
+    if !out.status.success() {
+        bail!(
+            "svkit --list failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for tool in String::from_utf8_lossy(&out.stdout).lines() {
+        let link = bin.join(tool);
+        let _ = fs::remove_file(&link);
+        symlink("svkit", &link).with_context(|| format!("unable to link {}", link.display()))?;
+    }
     Ok(())
 }
 

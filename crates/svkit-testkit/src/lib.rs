@@ -23,6 +23,23 @@ pub fn bin(name: &str) -> PathBuf {
     bin_dir().join(name)
 }
 
+/// The shipped `svkit` under a tool's name, as an image installs it: a
+/// symlink named TOOL to it (the name it is run as picks the program).
+/// Made once per target dir, atomically (tests run in parallel).
+pub fn tool(name: &str) -> PathBuf {
+    let dir = bin_dir().join("tools");
+    let link = dir.join(name);
+    if link.exists() {
+        return link;
+    }
+    let _ = std::fs::create_dir_all(&dir);
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let _ = std::os::unix::fs::symlink("../svkit", &tmp);
+    let _ = std::fs::rename(&tmp, &link);
+    link
+}
+
 fn on_path(name: &str) -> bool {
     std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))

@@ -207,57 +207,5 @@ pub fn out_error(e: io::Error) -> Result<(), Fatal> {
     }
 }
 
-/// Parses argv with `P`. `--help` and `--version` print to stdout and exit
-/// 0; bad usage prints `PROG: fatal: usage: WHAT; see --help` and
-/// exits 100.
-#[cfg(feature = "clap")]
-pub fn parse<P: clap::Parser>() -> P {
-    match P::try_parse() {
-        Ok(p) => p,
-        Err(e) => std::process::exit(i32::from(clap_error(&e))),
-    }
-}
-
-/// Prints what a clap error asks for; its exit code.
-#[cfg(feature = "clap")]
-pub fn clap_error(e: &clap::Error) -> u8 {
-    use clap::error::ErrorKind;
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => match e.print().or_else(out_error) {
-            Ok(()) => exit::OK,
-            Err(f) => {
-                fatal(&f);
-                f.code
-            }
-        },
-        _ => {
-            fatal(format_args!("usage: {}", usage_line(e)));
-            exit::USAGE
-        }
-    }
-}
-
-/// `WHAT; see --help`, one line: clap's first paragraph without its
-/// `error: ` (a list it announces with `:` joined in), or, for a missing
-/// command, the usage line (`svctl <COMMAND>`).
-#[cfg(feature = "clap")]
-pub fn usage_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    let what = if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        text.lines()
-            .find_map(|l| l.strip_prefix("Usage: "))
-            .unwrap_or("a command is missing")
-            .to_owned()
-    } else {
-        let first: Vec<&str> = text
-            .lines()
-            .take_while(|l| !l.trim().is_empty())
-            .map(str::trim)
-            .collect();
-        first.join(" ").trim_start_matches("error: ").to_owned()
-    };
-    format!("{what}; see --help")
-}
-
 #[cfg(test)]
 mod tests;

@@ -37,54 +37,6 @@ fn only_a_broken_pipe_is_quiet() {
     );
 }
 
-#[cfg(feature = "clap")]
-#[test]
-fn a_usage_error_is_one_line() {
-    use clap::Parser;
-    #[derive(Parser, Debug)]
-    #[command(name = "t")]
-    struct Cli {
-        #[arg(long)]
-        n: u32,
-        #[arg(long, value_enum)]
-        to: Option<To>,
-    }
-    #[derive(clap::ValueEnum, Clone, Debug)]
-    enum To {
-        Up,
-        Down,
-    }
-    #[derive(Parser, Debug)]
-    #[command(name = "t")]
-    enum Verbs {
-        Go,
-    }
-    let e = Cli::try_parse_from(["t", "--n", "x"]).expect_err("bad value");
-    assert_eq!(
-        usage_line(&e),
-        "invalid value 'x' for '--n <N>': invalid digit found in string; see --help"
-    );
-    let e = Cli::try_parse_from(["t", "--bogus"]).expect_err("bad flag");
-    assert_eq!(
-        usage_line(&e),
-        "unexpected argument '--bogus' found; see --help"
-    );
-    // Lists clap prints on lines of their own are joined in.
-    let e = Cli::try_parse_from(["t"]).expect_err("missing --n");
-    assert_eq!(
-        usage_line(&e),
-        "the following required arguments were not provided: --n <N>; see --help"
-    );
-    let e = Cli::try_parse_from(["t", "--n", "1", "--to", "x"]).expect_err("bad value");
-    assert_eq!(
-        usage_line(&e),
-        "invalid value 'x' for '--to <TO>' [possible values: up, down]; see --help"
-    );
-    // No command at all: clap would print the whole help; the usage line.
-    let e = Verbs::try_parse_from(["t"]).expect_err("no command");
-    assert_eq!(usage_line(&e), "t <COMMAND>; see --help");
-}
-
 /// Records each `write` call apart, as the kernel would see them.
 #[derive(Default)]
 struct Writes(Vec<Vec<u8>>);

@@ -1,0 +1,10 @@
+//! The tools of the shipped `svkit` binary, a module each: argv, messages
+//! and exit codes over the `svkit` library, where every behaviour lives.
+//! `svkit-docgen` renders completions and man pages from their CLI
+//! definitions.
+
+pub mod clapmsg;
+pub mod lifeline;
+pub mod reconcile;
+pub mod svctl;
+pub mod wrap;

@@ -1,0 +1,181 @@
+//! `svkit-lifeline`: a thin main over `svkit::lifeline`.
+
+use std::net::IpAddr;
+use std::process::ExitCode;
+
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+
+use crate::lifeline::cli::Cli;
+use svkit::lifeline::{self, reap, spawn::Event, Error, Launched, Probe, Spec, StopSources};
+use svkit::msg::{self, exit, exit::lifeline::PORT_FREE};
+
+fn fatal(e: &Error) -> ExitCode {
+    msg::fatal(e);
+    ExitCode::from(e.exit_code())
+}
+
+/// The child's code (128+N for signal N), as an exit code.
+fn code(c: i32) -> ExitCode {
+    ExitCode::from(c.clamp(0, 255) as u8)
+}
+
+fn usage(what: &str) -> ExitCode {
+    msg::fatal(format_args!("usage: {what}"));
+    ExitCode::from(exit::USAGE)
+}
+
+/// The whole program: returns its exit code (the child's, once one ran).
+pub fn main() -> ExitCode {
+    // Read first: the longer we wait, the likelier a dead parent has already
+    // been replaced by a reaper as our parent.
+    let parent = nix::unistd::getppid();
+    msg::init("svkit-lifeline");
+    let cli: Cli = crate::clapmsg::parse();
+    if let Some(port) = cli.which_port {
+        if !cli.cmd.is_empty() {
+            return usage("--which-port takes no command");
+        }
+        return which_port(port, cli.bind);
+    }
+    run(cli, parent)
+}
+
+fn which_port(port: u16, bind: Option<IpAddr>) -> ExitCode {
+    let report = match reap::inspect_port(port, bind) {
+        Ok(r) => r,
+        Err(e) => return fatal(&e),
+    };
+    let mut text = String::new();
+    for id in &report.owners {
+        text += &format!(
+            "{}\t{}\t{}\t{}\n",
+            id.pid,
+            id.euid,
+            id.start_time,
+            id.command_line()
+        );
+    }
+    for s in &report.unowned {
+        text += &format!(
+            "-\t{}\t-\tno visible process holds {} (socket inode {})\n",
+            s.uid, s.local, s.inode
+        );
+    }
+    if let Err(f) = msg::out(text) {
+        return f.report();
+    }
+    if report.is_free() {
+        ExitCode::from(PORT_FREE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
+    if cli.cmd.is_empty() {
+        return usage("no command given (svkit-lifeline [OPTIONS] -- CMD ARGS...)");
+    }
+    let bind = cli
+        .bind
+        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+    let mut spec = Spec::new(cli.cmd.clone());
+    spec.port = cli.port;
+    spec.bind = bind;
+    spec.state = cli.state.clone();
+    spec.match_args = cli.match_args;
+    spec.grace = cli.grace;
+    spec.ready_timeout = cli.ready_timeout;
+    spec.death_signal = cli.child_deathsig;
+    if let Some(r) = &cli.ready {
+        match Probe::parse(r, cli.port, bind) {
+            Ok(p) => spec.ready = Some(p),
+            Err(e) => return fatal(&e),
+        }
+    }
+    if let Err(e) = spec.validate() {
+        return fatal(&e);
+    }
+
+    // Signals are blocked before anything else so a SIGTERM that arrives
+    // while reaping or probing is queued, not fatal: it is read from the
+    // signalfd and turned into an orderly stop.
+    let mask =
+        match lifeline::spawn::block_signals(&[Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP]) {
+            Ok(m) => m,
+            Err(e) => return fatal(&e),
+        };
+    let signals = match SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+    {
+        Ok(s) => s,
+        Err(e) => {
+            return fatal(&Error::Io {
+                what: "unable to create a signalfd".into(),
+                source: e.into(),
+            })
+        }
+    };
+    // A parent outside our PID namespace shows as pid 0: `docker exec`'s
+    // runtime, which may exit the moment we start (`docker exec -d`) or
+    // live on long after. Its death says nothing about ours, so there is
+    // nothing to bind to.
+    let outside = parent.as_raw() == 0;
+    if outside && !cli.no_parent_deathsig {
+        msg::info(
+            "parent is outside this PID namespace (docker exec?): \
+             not bound to it; stop lifeline with SIGTERM",
+        );
+    }
+    if !cli.no_parent_deathsig && !outside {
+        // TERM (not KILL) so the parent's death goes through the orderly
+        // stop below; it arrives through the signalfd like any SIGTERM.
+        if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGTERM) {
+            return fatal(&Error::Io {
+                what: "unable to set PR_SET_PDEATHSIG".into(),
+                source: e.into(),
+            });
+        }
+        if nix::unistd::getppid() != parent {
+            msg::fatal("parent exited before lifeline started: nothing spawned");
+            return ExitCode::from(exit::SYSTEM);
+        }
+    }
+    let mut stop = StopSources::new(signals, cli.watch_stdin);
+
+    let (launched, reaped) = match lifeline::run::launch(&spec, &mut || stop.requested()) {
+        Ok(x) => x,
+        Err(e) => return fatal(&e),
+    };
+    if let Some(r) = reaped {
+        if !r.terminated.is_empty() {
+            msg::info(format_args!(
+                "reaped stale instance(s) on port {}: pids {:?} (SIGKILL needed for {:?})",
+                spec.port.unwrap_or(0),
+                r.terminated,
+                r.killed
+            ));
+        }
+    }
+    let (mut running, mut stopping) = match launched {
+        Launched::Ready(r) => (r, false),
+        Launched::StopRequested(r) => (r, true),
+    };
+    while !stopping {
+        let event = {
+            let fds = stop.fds();
+            running.wait_event(&fds)
+        };
+        match event {
+            Ok(Event::Exited(_)) => break,
+            Ok(Event::Fd(i)) => stopping = stop.drain(i),
+            Err(e) => {
+                msg::warn(format_args!("{e}: stopping the child"));
+                stopping = true;
+            }
+        }
+    }
+    match lifeline::run::finish(&spec, &mut running, stopping) {
+        Ok(status) => code(lifeline::exit_code(status)),
+        Err(e) => fatal(&e),
+    }
+}

@@ -1,0 +1,143 @@
+//! What the slot verbs share: the scandir and the config (when it loads).
+//! What a slot's state means is `svkit::s6::health`'s to decide.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use svkit::config::{Autostart, Model, Slot};
+use svkit::msg::{self, exit::svctl::UNKNOWN_SLOT, Fatal};
+use svkit::s6::health::Judge;
+use svkit::state;
+
+use crate::svctl::args::WhereArgs;
+
+pub struct Ctx {
+    pub scandir: PathBuf,
+    /// None when the config could not be loaded (a warning was printed):
+    /// status still works, without log dirs and remembered states.
+    pub model: Option<Model>,
+}
+
+impl Ctx {
+    /// Loads the config leniently: an invalid or unreadable config is a
+    /// warning, not an error, for verbs that only need the scandir.
+    pub fn load(at: &WhereArgs) -> Ctx {
+        let dir = at.config.dir();
+        let model = match svkit::config::load(&dir, &state::LiveInstances) {
+            Ok(v) => Some(v.model),
+            // No config dir at all (outside an image): nothing to say.
+            Err(svkit::config::LoadError::Io { path, .. }) if path == dir && !dir.exists() => None,
+            Err(e) => {
+                let why = e.to_string();
+                let first = why.lines().next().unwrap_or_default();
+                msg::warn(format_args!("config {} not used: {first}", dir.display()));
+                None
+            }
+        };
+        Ctx {
+            scandir: at.scandir(),
+            model,
+        }
+    }
+
+    pub fn dir(&self, slot: &str) -> PathBuf {
+        self.scandir.join(slot)
+    }
+
+    pub fn slot(&self, name: &str) -> Option<&Slot> {
+        self.model.as_ref().and_then(|m| m.slot(name))
+    }
+
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.model.as_ref().map(|m| Path::new(m.state_dir.as_str()))
+    }
+
+    pub fn remembers(&self, name: &str) -> bool {
+        self.slot(name)
+            .is_some_and(|s| s.autostart == Autostart::Remember)
+    }
+
+    /// Slots in the scandir, sorted: svkit's (with the marker) or all.
+    pub fn list(&self, all: bool) -> Result<Vec<String>, Fatal> {
+        let rd = fs::read_dir(&self.scandir).map_err(|e| unreadable_scandir(&self.scandir, &e))?;
+        let mut out = Vec::new();
+        for e in rd.flatten() {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let p = e.path();
+            // d_type saves a stat per slot; the scandir may also hold
+            // symlinks to service dirs (services.d), which need one.
+            let dir = match e.file_type() {
+                Ok(t) if t.is_dir() => true,
+                Ok(t) if t.is_symlink() => p.is_dir(),
+                _ => false,
+            };
+            if !dir {
+                continue;
+            }
+            if all || svkit::reconcile::is_ours(&p) {
+                out.push(name);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Named slots, or every svkit slot with `all`; an unknown name is fatal
+    /// (exit 4) before anything is done.
+    pub fn resolve(&self, names: &[String], all: bool) -> Result<Vec<String>, Fatal> {
+        if all {
+            return self.list(false);
+        }
+        for n in names {
+            if !self.known(n) {
+                return Err(unknown(n));
+            }
+        }
+        Ok(names.to_vec())
+    }
+
+    pub fn known(&self, name: &str) -> bool {
+        !name.is_empty() && !name.starts_with('.') && !name.contains('/') && self.dir(name).is_dir()
+    }
+
+    /// The library's rules (desired, failed) with this config and scandir.
+    pub fn judge(&self) -> Judge<'_> {
+        Judge {
+            model: self.model.as_ref(),
+            scandir: &self.scandir,
+        }
+    }
+
+    /// The slot's log dir, from the config.
+    pub fn log_dir(&self, name: &str) -> Option<&str> {
+        self.slot(name)
+            .and_then(|s| s.log.as_ref())
+            .map(|l| l.dir.as_str())
+    }
+}
+
+pub fn unknown(name: &str) -> Fatal {
+    Fatal::new(
+        UNKNOWN_SLOT,
+        format!("unknown slot {name}"),
+        "not in the scandir",
+    )
+}
+
+/// The scandir itself cannot be read (e.g. it does not exist).
+pub fn unreadable_scandir(scandir: &Path, e: &std::io::Error) -> Fatal {
+    Fatal::io(format!("unable to read scandir {}", scandir.display()), e)
+}
+
+/// Verbs that change the scandir or the registry run as the user the
+/// supervision tree runs as: root in an image that boots as root, the
+/// container's user in a non-root one. Checked before anything is written.
+pub fn require_tree_user(scandir: &Path, what: &str) -> Result<(), Fatal> {
+    svkit::reconcile::check_tree_user(scandir, nix::unistd::geteuid().as_raw())
+        .map_err(|e| Fatal::system(format!("unable to {what}"), e))
+}

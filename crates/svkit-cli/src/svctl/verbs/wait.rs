@@ -1,0 +1,64 @@
+//! `svctl wait up|ready|down|done SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
+//! or permanently failed. The waiting itself is `svkit::s6::wait`.
+
+use std::path::Path;
+
+use svkit::msg::{self, Fatal};
+use svkit::s6::end::End;
+use svkit::s6::status::Status;
+use svkit::s6::wait::{self, Outcome, Target, Watched};
+
+use super::control::{name_of, wait_for};
+use super::ctx::Ctx;
+use crate::svctl::args::{WaitArgs, WaitFor};
+
+pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
+    let ctx = Ctx::load(&args.at);
+    let target = match args.what {
+        WaitFor::Up => Target::Up,
+        WaitFor::Ready => Target::Ready,
+        WaitFor::Down => Target::Down,
+        WaitFor::Done => Target::Done,
+    };
+    // A name that cannot be a slot dir is simply "gone" (exit 2). A slot
+    // the config declares but the scandir has not got yet (the boot hook
+    // has not made it) is "not yet", like any other state not reached.
+    let slots: Vec<Watched> = args
+        .slots
+        .iter()
+        .map(|n| {
+            let n = if n.contains('/') || n.starts_with('.') || n.is_empty() {
+                ".invalid"
+            } else {
+                n.as_str()
+            };
+            let mut w = Watched::new(ctx.dir(n));
+            w.patient = ctx.slot(n).is_some();
+            w
+        })
+        .collect();
+    if args.forever {
+        let slots: Vec<Watched> = slots
+            .into_iter()
+            .map(|w| Watched { patient: true, ..w })
+            .collect();
+        let judge = ctx.judge();
+        let failed = |dir: &Path, st: &Status| args.give_up && judge.failed(&name_of(dir), st);
+        let outcome = wait::wait(&slots, target, false, None, &failed)
+            .map_err(|e| Fatal::system("unable to wait", e))?;
+        if let Outcome::Failed(dir) = outcome {
+            // For the run script that waited: what keeps its slot from starting.
+            let n = name_of(&dir);
+            let why = svkit::s6::end::read(&dir)
+                .and_then(|e| match e {
+                    End::Failed(w) => Some(w),
+                    End::Done => None,
+                })
+                .unwrap_or_default();
+            msg::out(format!("dependency {n} failed for good: {why}\n"))?;
+            return Ok(svkit::msg::exit::svctl::GONE_OR_FAILED);
+        }
+        return Ok(svkit::msg::exit::OK);
+    }
+    wait_for(&ctx, &slots, target, args.any, args.timeout)
+}
