@@ -213,12 +213,12 @@ fn every_wait_is_bounded_by_default() {
         .output()
         .expect("svctl");
     let help = stdout(&o);
-    assert!(help.contains("[default: 60000]"), "{help}");
+    assert!(help.contains("[default: 60s]"), "{help}");
     let o = std::process::Command::new(svkit_testkit::tool("svctl"))
         .args(["start", "--help"])
         .output()
         .expect("svctl");
-    assert!(stdout(&o).contains("[default: 60000]"));
+    assert!(stdout(&o).contains("[default: 60s]"));
 }
 
 /// A oneshot runs to completion at boot: done, healthy; `start --wait` and
@@ -412,7 +412,7 @@ fn a_hung_slot_is_restarted_by_its_liveness_check() {
     wait_field(&sbx, "web", "up", "true");
     let watchers = || {
         stdout(&sbx.sh(
-            "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = svctl ] && grep -q liveness $p/cmdline 2>/dev/null && echo $p; done | wc -l",
+            "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = svkit ] && grep -q liveness $p/cmdline 2>/dev/null && echo $p; done | wc -l",
         ))
         .trim()
         .parse::<usize>()

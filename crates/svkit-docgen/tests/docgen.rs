@@ -323,7 +323,7 @@ fn key_lines(bin: &str) -> &'static [&'static str] {
         "svkit-reconcile" => &[
             "Boot hook: render the declared svkit slots into the s6 scandir",
             "Usage: svkit-reconcile [OPTIONS]",
-            "      --lock-timeout <MS>  How long to wait for another reconcile to finish [default: 30000]",
+            "      --lock-timeout <DURATION>  How long to wait for another reconcile to finish: 500ms, 3s, 2m; a bare number is milliseconds [default: 30s]",
             "  reconcile: slot=gateway-default action=create state=up",
         ],
         "svkit-lifeline" => &[
