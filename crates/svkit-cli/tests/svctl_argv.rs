@@ -52,21 +52,7 @@ fn bad_argv_exits_100() {
 
 #[test]
 fn every_verb_has_examples() {
-    for verb in [
-        "status",
-        "start",
-        "stop",
-        "restart",
-        "wait",
-        "logs",
-        "plan",
-        "apply",
-        "register",
-        "unregister",
-        "signal",
-        "check",
-        "render",
-    ] {
+    for verb in svkit_testkit::SVCTL_VERBS {
         let o = svctl(&[verb, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{verb}");
         let text = String::from_utf8_lossy(&o.stdout);
