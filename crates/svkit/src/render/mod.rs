@@ -27,7 +27,7 @@ mod log;
 pub mod quote;
 mod run;
 
-pub use env::{tree_is_root, tree_owner, RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
+pub use env::{tree_is_root, tree_owner, RenderEnv, WITH_CONTENV};
 pub use log::rendered_dir as rendered_log_dir;
 
 use std::path::PathBuf;
