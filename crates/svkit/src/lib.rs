@@ -19,7 +19,6 @@ pub mod lifeline;
 pub mod liveness;
 pub mod logs;
 pub mod msg;
-pub mod par;
 pub mod passwd;
 pub mod reconcile;
 pub mod redirect;

@@ -112,26 +112,7 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
     if req.op == Op::Restart && req.all {
         return restart_up(slots, names, req);
     }
-    let mut watched = Vec::new();
-    for n in names {
-        let dir = slots.dir(n);
-        let before = read_slot(&dir).ok();
-        let was_up = before.as_ref().is_some_and(|s| s.up);
-        let cmd = match req.op {
-            Op::Start => Command6::Up,
-            Op::Stop => Command6::Down,
-            Op::Restart if was_up => Command6::Restart,
-            Op::Restart => Command6::Up,
-        };
-        control::send(&dir, &[cmd])?;
-        let mut w = Watched::new(dir);
-        // Only a state entered after the command counts, except for a
-        // start of a slot already up (nothing will change).
-        if !(req.op == Op::Start && was_up) {
-            w.after = before.map(|s| s.raw.stamp);
-        }
-        watched.push(w);
-    }
+    let watched = send_each(slots, names, req.op)?;
     if !req.wait {
         return Ok(Waited::Met);
     }
@@ -176,15 +157,26 @@ fn wait_started(
     wait_for(slots, &jobs, Target::Done, false, left)
 }
 
-/// Sends `cmd` to each of `names`; each watched for a state entered after.
-fn send_each(slots: &Slots, names: &[String], cmd: Command6) -> Result<Vec<Watched>, Error> {
+/// Sends what `op` means to each of `names`, each then watched for a
+/// state entered after the command (but a start of a slot already up:
+/// nothing will change).
+fn send_each(slots: &Slots, names: &[String], op: Op) -> Result<Vec<Watched>, Error> {
     let mut watched = Vec::new();
     for n in names {
         let dir = slots.dir(n);
         let before = read_slot(&dir).ok();
+        let was_up = before.as_ref().is_some_and(|s| s.up);
+        let cmd = match op {
+            Op::Start => Command6::Up,
+            Op::Stop => Command6::Down,
+            Op::Restart if was_up => Command6::Restart,
+            Op::Restart => Command6::Up,
+        };
         control::send(&dir, &[cmd])?;
         let mut w = Watched::new(dir);
-        w.after = before.map(|s| s.raw.stamp);
+        if !(op == Op::Start && was_up) {
+            w.after = before.map(|s| s.raw.stamp);
+        }
         watched.push(w);
     }
     Ok(watched)
@@ -206,7 +198,7 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
     let started = Instant::now();
     let (mut done, mut watched) = (Vec::new(), Vec::new());
     for layer in layers {
-        let w = send_each(slots, &layer, Command6::Restart)?;
+        let w = send_each(slots, &layer, Op::Restart)?;
         let left = req.timeout.saturating_sub(started.elapsed());
         let waited = wait_for(slots, &w, Target::Up, false, left)?;
         if waited != Waited::Met {
@@ -232,7 +224,7 @@ pub fn stop_in_order(slots: &Slots, names: &[String], timeout: Duration) -> Resu
     };
     let started = Instant::now();
     for layer in layers {
-        let watched = send_each(slots, &layer, Command6::Down)?;
+        let watched = send_each(slots, &layer, Op::Stop)?;
         let left = timeout.saturating_sub(started.elapsed());
         let waited = wait_for(slots, &watched, Target::Down, false, left)?;
         if waited != Waited::Met {
