@@ -412,7 +412,9 @@ fn a_hung_slot_is_restarted_by_its_liveness_check() {
     wait_field(&sbx, "web", "up", "true");
     let watchers = || {
         stdout(&sbx.sh(
-            "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = svctl ] && grep -q liveness $p/cmdline 2>/dev/null && echo $p; done | wc -l",
+            // The detached watcher runs the one svkit binary again: its
+            // comm is svkit, the run script's `svctl liveness` svctl.
+            "for p in /proc/[0-9]*; do case \"$(cat $p/comm 2>/dev/null)\" in svctl|svkit) grep -q liveness $p/cmdline 2>/dev/null && echo $p;; esac; done | wc -l",
         ))
         .trim()
         .parse::<usize>()
