@@ -10,6 +10,7 @@
 //! shutdown: `stopping`, then `stopped` when done), answers `GET /healthz` on loopback, exits 78 (EX_CONFIG)
 //! when APP_CONFIG_BAD is set or `$HOME/config.bad` exists, and crashes
 //! (exit 70) on SIGUSR1 — `svctl signal USR1 SLOT` shows a restart.
+#![forbid(unsafe_code)]
 
 use nix::sys::signal::{SigSet, Signal};
 use std::io::{Read, Write};

@@ -3,7 +3,7 @@
 //! the project's specification, and lookups of the external checkers (hadolint, shellcheck).
 //!
 //! The tests themselves are in `tests/`.
-
+#![forbid(unsafe_code)]
 // Test support only (never shipped): a broken fixture may fail a test loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

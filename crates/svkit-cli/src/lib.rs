@@ -2,8 +2,11 @@
 //! and exit codes over the `svkit` library, where every behaviour lives.
 //! `svkit-docgen` renders completions and man pages from their CLI
 //! definitions.
+#![forbid(unsafe_code)]
 
+pub mod apply;
 pub mod clapmsg;
+pub mod config;
 pub mod duration;
 pub mod internal;
 pub mod lifeline;

@@ -6,6 +6,7 @@
 //! Why one file: statically linked, each program carries its own copy of
 //! libc and of Rust's standard library (about 1 MB each), so four separate
 //! binaries cannot be small; one shares them (docs/PERFORMANCE.md).
+#![forbid(unsafe_code)]
 
 use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;

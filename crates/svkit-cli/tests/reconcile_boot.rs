@@ -380,7 +380,8 @@ fn progress(sbx: &Sandbox, names: &[&str]) -> Vec<String> {
 }
 
 /// Starts `svkit-reconcile` in the background inside, pausing `pause_ms`
-/// under the lock before it renames anything: its pid goes to
+/// under the lock before it renames anything (a hook of debug builds, which
+/// the sandbox runs): its pid goes to
 /// `/tmp/NAME.pid`, its output to `/tmp/NAME.out`, its exit code (once it
 /// ends) to `/tmp/NAME.rc`.
 fn start_reconcile(sbx: &Sandbox, name: &str, pause_ms: u64) {

@@ -79,7 +79,7 @@ fn a_full_log_pipe_never_stops_a_liveness_restart() {
     // The pipe is full and the logger copies nothing to stdout: the line
     // can only have come through the container's own stderr.
     sbx.wait_for_log(
-        "svkit: liveness check of hung failed 3 times in a row",
+        "svkit: warning: liveness check of hung failed 3 times in a row",
         Duration::from_secs(10),
     );
     assert!(sbx.sh(&format!("kill -CONT {logger}")).status.success());

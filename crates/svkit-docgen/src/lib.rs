@@ -13,6 +13,7 @@
 //! svkit-wrap parses its argv by hand (everything after `--` belongs to the
 //! wrapped command), so it gets no completion script, and its man page is
 //! built from its `--help` text by [`wrap_command`].
+#![forbid(unsafe_code)]
 
 use std::fs;
 use std::io;

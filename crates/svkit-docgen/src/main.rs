@@ -1,5 +1,6 @@
 //! `svkit-docgen OUTDIR`: write shell completions and man pages for svkit's
 //! binaries under OUTDIR (`make completions` uses `target/completions`).
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -3,6 +3,7 @@
 //! Tests that need the sandbox call [`sandbox_or_skip`]: off root or without
 //! s6-overlay's tarballs they skip through [`skip`] (a failure where
 //! nothing may skip, as in `make test` as root).
+#![forbid(unsafe_code)]
 
 mod skip;
 pub use skip::{root_or_skip, skip, NO_SKIP_ENV, SKIP_LOG_ENV};

@@ -33,6 +33,47 @@ pub fn scandir() -> PathBuf {
     path_from_env("SVKIT_SCANDIR", "/run/service")
 }
 
+/// Override of the directory of s6's binaries.
+pub const S6_BIN_ENV: &str = "SVKIT_S6_BIN";
+/// s6-overlay's binary dir.
+pub const OVERLAY_BIN: &str = "/command";
+
+/// Where s6's binaries are, for what svkit runs and what it renders alike:
+/// `SVKIT_S6_BIN`, else s6-overlay's `/command` when it exists; `None`:
+/// found on `PATH`.
+pub fn s6_bin_dir() -> Option<String> {
+    match setting(S6_BIN_ENV) {
+        Some(d) => Some(d),
+        None if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
+        None => None,
+    }
+}
+
+/// The s6 program `name` in [`s6_bin_dir`] (a bare name: looked up on `PATH`).
+pub fn s6_tool(name: &str) -> PathBuf {
+    s6_bin_dir().map_or_else(|| PathBuf::from(name), |d| Path::new(&d).join(name))
+}
+
+/// The executable regular file `program` names: itself when it holds a
+/// `/`, else the first of that name in a directory of `PATH` (unset: the
+/// usual `/usr/local/bin:/usr/bin:/bin`).
+pub fn find_program(program: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if program.as_os_str().is_empty() {
+        return None;
+    }
+    let is_exec = |p: &Path| {
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.to_string_lossy().contains('/') {
+        return is_exec(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| is_exec(p))
+}
+
 /// Why s6-overlay is not detected, or None when it is. Detects s6 itself
 /// (PID 1 is s6-svscan and the overlay's basedir exists), not "a
 /// container": that guess fails on containerd, Fly and `docker run --init`.

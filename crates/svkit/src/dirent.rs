@@ -1,5 +1,9 @@
 //! Listing a directory with one buffer for the whole walk and no
 //! allocation per entry: the /proc walk lists thousands of entries.
+//! Measured on `svkit-lifeline --which-port` with 2,650 processes (release
+//! build, 11 runs interleaved, 2 shared CPUs): median 281 ms with this and
+//! `readlinkat` from the open `fd` dir, 422 ms with `std::fs::read_dir`
+//! and `read_link` of each full path.
 
 use rustix::fs::{FileType, RawDir};
 use std::ffi::CStr;

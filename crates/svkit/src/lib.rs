@@ -2,11 +2,15 @@
 //!
 //! Binaries are thin wrappers over this crate; every behaviour lives here,
 //! in a module named after its concern.
+// One unsafe block, allowed where it is (`lifeline::spawn`): std offers
+// no safe way to run code between fork and exec.
+#![deny(unsafe_code)]
 
 pub mod capacity;
 pub mod clock;
 pub mod config;
 pub mod container;
+pub mod control;
 pub mod dirent;
 pub mod foreground;
 pub mod fsutil;
@@ -15,7 +19,6 @@ pub mod lifeline;
 pub mod liveness;
 pub mod logs;
 pub mod msg;
-pub mod par;
 pub mod passwd;
 pub mod reconcile;
 pub mod redirect;

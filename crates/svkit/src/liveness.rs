@@ -99,8 +99,8 @@ pub fn watch(w: &Watch, pid: &OwnedFd) -> io::Result<()> {
                     // the line never waits on that pipe (msg::say).
                     send(&w.slot, &[Command6::Restart, Command6::Cont])
                         .map_err(io::Error::other)?;
-                    crate::msg::say(&format!(
-                        "svkit: liveness check of {} failed {failing} times in a row ({why}): restarting it",
+                    crate::msg::say_warn(format_args!(
+                        "liveness check of {} failed {failing} times in a row ({why}): restarting it",
                         name(&w.slot)
                     ));
                     // The restart ends the watched process, and so this watch.

@@ -1,5 +1,5 @@
-//! The lifeline library off the caller's thread: the caller keeps running
-//! while probes, reaping and spawning happen on workers.
+//! The lifeline library: the caller keeps running while the start (reap,
+//! spawn, probe) happens on a worker; the port inspection and reaping it uses.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod lifeline_common;
@@ -100,28 +100,10 @@ fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
 }
 
 #[test]
-fn caller_keeps_ticking_while_a_probe_times_out() {
-    let port = free_port("127.0.0.1");
-    let probe = Probe::parse("tcp", Some(port), "127.0.0.1".parse().unwrap()).unwrap();
-    let mut pending = lifeline::probe_in_background(probe, Duration::from_millis(300));
-    let mut result = None;
-    let ticks = tick_until(|| {
-        result = pending.try_result();
-        result.is_some()
-    });
-    // A try_result that waited for the probe would have had the result at
-    // the first look: the caller saw it pending, then got the timeout.
-    assert!(ticks >= 1, "try_result blocked until the probe timed out");
-    assert!(matches!(result.unwrap(), Err(Error::ReadyTimeout { .. })));
-}
-
-#[test]
 fn inspect_finds_our_listeners_v4_and_v6() {
     let l4 = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l4.local_addr().unwrap().port();
-    let report = lifeline::inspect_in_background(port, Some("127.0.0.1".parse().unwrap()))
-        .wait()
-        .unwrap();
+    let report = lifeline::inspect_port(port, Some("127.0.0.1".parse().unwrap())).unwrap();
     assert!(report
         .owners
         .iter()
@@ -155,15 +137,10 @@ fn clear_port_is_a_noop_when_free_and_refuses_ourselves() {
     let mut sp = spec(vec!["true".into()]);
     sp.port = Some(port);
     sp.match_args = Some(MatchArgs::All);
-    assert_eq!(
-        lifeline::clear_port_in_background(sp.clone())
-            .wait()
-            .unwrap(),
-        None
-    );
+    assert_eq!(lifeline::run::clear_port(&sp).unwrap(), None);
     // The test binary holds the port: not `true`, so a stranger.
     let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
-    match lifeline::clear_port_in_background(sp).wait() {
+    match lifeline::run::clear_port(&sp) {
         Err(Error::PortHeld(r)) => {
             assert!(r
                 .owners

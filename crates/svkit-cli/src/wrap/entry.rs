@@ -5,9 +5,10 @@
 //! container's). Argument parsing is by hand: everything after an optional
 //! `--` belongs to the wrapped command, flags included.
 
+use crate::config::Policy;
 use crate::wrap::{foreground, HELP, VERSION};
 use std::path::Path;
-use svkit::config::{self, LoadError, Model};
+use svkit::config::{self, Model};
 use svkit::container;
 use svkit::msg::{self, exit, strerror};
 use svkit::redirect::{self, Decision, Facts};
@@ -21,25 +22,15 @@ fn print_and_exit(text: String) -> ! {
     }
 }
 
+/// The config, when there is one (without: nothing to redirect; plain
+/// routing still works).
 fn load_model(dir: &Path) -> Option<Model> {
-    // With the instances `svctl register` added, as the boot hook sees them.
-    match config::load(dir, &svkit::state::LiveInstances) {
-        Ok(v) => {
-            for w in &v.warnings {
-                msg::warn(w);
-            }
-            Some(v.model)
+    match crate::config::load(dir, Policy::IfPresent) {
+        Ok(v) => v.map(|v| v.model),
+        Err(f) => {
+            f.report();
+            std::process::exit(i32::from(f.code))
         }
-        // No config dir: nothing to redirect; plain routing still works.
-        Err(LoadError::Io {
-            ref path,
-            ref source,
-        }) if path == dir && source.kind() == std::io::ErrorKind::NotFound => None,
-        Err(LoadError::Invalid(diags)) => {
-            msg::invalid_config(dir, "", &diags);
-            std::process::exit(i32::from(exit::NOT_OK))
-        }
-        Err(e) => msg::die(exit::SYSTEM, e),
     }
 }
 

@@ -10,15 +10,7 @@ use svkit::redirect;
 use svkit::slotenv::oneoff::{self, OneOff};
 
 pub fn on_path(name: &std::ffi::OsStr) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| is_exec(&d.join(name))))
-        .unwrap_or(false)
-}
-
-fn is_exec(p: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    container::find_program(std::path::Path::new(name)).is_some()
 }
 
 /// `argv` as `slot` runs its program; with `supervised` (s6 runs), once

@@ -204,15 +204,6 @@ impl Spans {
         }
     }
 
-    pub fn offset_of(&self, pos: Pos) -> usize {
-        let start = self
-            .line_starts
-            .get(pos.line.saturating_sub(1))
-            .copied()
-            .unwrap_or(0);
-        start + pos.col.saturating_sub(1)
-    }
-
     /// How many members the object or array at `path` has.
     pub fn len(&self, path: &FieldPath) -> usize {
         self.find(path).map_or(0, |n| self.nodes[n].kids.len())

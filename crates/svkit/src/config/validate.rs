@@ -63,9 +63,6 @@ impl Found {
     }
 }
 
-/// Below this many instances a second thread costs more than it saves.
-const BUILDS_PER_WORKER: usize = 64;
-
 /// Validate every layer together. `Err` holds every problem found.
 pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
     let mut diags = Vec::new();
@@ -130,23 +127,25 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             declared.insert(f.name.clone(), Seen { layer: l, at });
         }
     }
-    // Instances build independently: hundreds of them are worth the CPUs.
-    let built = crate::par::map(&todo, BUILDS_PER_WORKER, |(l, idx, raw, base, found)| {
-        let mut ctx = SlotCtx {
-            layer: l,
-            base: base.clone(),
-            instance: found.instance.as_deref(),
-            sentinel_env: &sentinel_env,
-            diags: Vec::new(),
-        };
-        let origin = Origin {
-            file: l.file.clone(),
-            index: *idx,
-            template: raw.name.clone(),
-        };
-        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
-        (slot, ctx.diags)
-    });
+    let built: Vec<_> = todo
+        .iter()
+        .map(|(l, idx, raw, base, found)| {
+            let mut ctx = SlotCtx {
+                layer: l,
+                base: base.clone(),
+                instance: found.instance.as_deref(),
+                sentinel_env: &sentinel_env,
+                diags: Vec::new(),
+            };
+            let origin = Origin {
+                file: l.file.clone(),
+                index: *idx,
+                template: raw.name.clone(),
+            };
+            let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
+            (slot, ctx.diags)
+        })
+        .collect();
     for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
         let Found {
             name,

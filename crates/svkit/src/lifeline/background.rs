@@ -1,6 +1,6 @@
-//! Off-thread versions of everything that blocks, for callers with an event
-//! loop: each call returns at once with a handle to poll (`try_result`) or
-//! to block on later (`wait`).
+//! The lifeline sequence off the caller's thread, for callers with an event
+//! loop (spawning and probing never stall it): the call returns at once
+//! with a handle to poll (`try_result`) or to block on later (`wait`).
 //!
 //! A started child is supervised by its own worker thread for its whole
 //! life. That is not only convenience: `PR_SET_PDEATHSIG` fires when the
@@ -8,19 +8,16 @@
 //! one that lives as long as the child.
 
 use std::io;
-use std::net::IpAddr;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread;
-use std::time::Duration;
 
 use super::error::{Error, Result};
-use super::ready::Probe;
-use super::reap::{self, PortReport, ReapOutcome};
+use super::reap::ReapOutcome;
 use super::run::{self, Launched, Spec};
 use super::spawn::{exit_code, Event};
 
-/// The future result of work running on a worker thread.
+/// The future result of the worker's work.
 #[derive(Debug)]
 pub struct Pending<T> {
     rx: Receiver<Result<T>>,
@@ -34,53 +31,17 @@ fn worker_gone() -> Error {
     )
 }
 
-impl<T: Send + 'static> Pending<T> {
-    /// Runs `work` on a new thread.
-    pub fn spawn(name: &str, work: impl FnOnce() -> Result<T> + Send + 'static) -> Pending<T> {
-        let (tx, rx) = mpsc::channel();
-        let done = match thread::Builder::new().name(name.into()).spawn(move || {
-            let _ = tx.send(work());
-        }) {
-            Ok(_) => None,
-            Err(e) => Some(Err(Error::io("unable to start a worker thread", e))),
-        };
-        Pending { rx, done }
-    }
-
-    fn poll(&mut self, timeout: Option<Duration>) {
-        if self.done.is_some() {
-            return;
-        }
-        self.done = match timeout {
-            None => match self.rx.try_recv() {
-                Ok(r) => Some(r),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => Some(Err(worker_gone())),
-            },
-            Some(d) => match self.rx.recv_timeout(d) {
-                Ok(r) => Some(r),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => Some(Err(worker_gone())),
-            },
-        };
-    }
-
-    /// Has the work finished? Never blocks.
-    pub fn is_finished(&mut self) -> bool {
-        self.poll(None);
-        self.done.is_some()
-    }
-
+impl<T> Pending<T> {
     /// The result if the work finished (taken: later calls return `None`).
     /// Never blocks.
     pub fn try_result(&mut self) -> Option<Result<T>> {
-        self.poll(None);
-        self.done.take()
-    }
-
-    /// Waits at most `d` for the result.
-    pub fn wait_timeout(&mut self, d: Duration) -> Option<Result<T>> {
-        self.poll(Some(d));
+        if self.done.is_none() {
+            self.done = match self.rx.try_recv() {
+                Ok(r) => Some(r),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => Some(Err(worker_gone())),
+            };
+        }
         self.done.take()
     }
 
@@ -91,41 +52,6 @@ impl<T: Send + 'static> Pending<T> {
         }
         self.rx.recv().unwrap_or_else(|_| Err(worker_gone()))
     }
-}
-
-/// Who holds `port`, found off-thread.
-pub fn inspect_in_background(port: u16, bind: Option<IpAddr>) -> Pending<PortReport> {
-    Pending::spawn("lifeline-inspect", move || reap::inspect_port(port, bind))
-}
-
-/// Polls `probe` off-thread until it passes (`Ok`) or `timeout` passes.
-pub fn probe_in_background(probe: Probe, timeout: Duration) -> Pending<()> {
-    Pending::spawn("lifeline-probe", move || {
-        let mut last = String::new();
-        let passed = reap::poll_until(timeout, || {
-            match probe.attempt(Duration::from_millis(500)) {
-                Ok(()) => true,
-                Err(why) => {
-                    last = why;
-                    false
-                }
-            }
-        });
-        if passed {
-            Ok(())
-        } else {
-            Err(Error::ReadyTimeout {
-                target: probe.target(),
-                waited_ms: timeout.as_millis(),
-                last,
-            })
-        }
-    })
-}
-
-/// Clears the port (reaping a proven stale instance) off-thread.
-pub fn clear_port_in_background(spec: Spec) -> Pending<Option<ReapOutcome>> {
-    Pending::spawn("lifeline-reap", move || run::clear_port(&spec))
 }
 
 /// A running child, supervised by its worker thread.

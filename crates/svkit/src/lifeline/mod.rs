@@ -10,7 +10,8 @@
 //! - [`ready`]: TCP and HTTP readiness probes;
 //! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
 //! - [`stop`]: what asks a running lifeline to stop (signals, stdin EOF);
-//! - [`run`]: the sequence; [`background`]: the same off the caller's thread.
+//! - [`run`]: the sequence; [`background`]: the same off the caller's thread
+//!   (spawning and probing never stall a caller's event loop).
 //!
 //! `docs/lifeline.md` is the user-facing description.
 
@@ -27,10 +28,7 @@ pub mod statefile;
 pub mod stop;
 pub(crate) mod sys;
 
-pub use background::{
-    clear_port_in_background, inspect_in_background, probe_in_background, start_in_background,
-    Pending, Sidecar,
-};
+pub use background::{start_in_background, Pending, Sidecar};
 pub use error::{Error, Result};
 pub use ready::Probe;
 pub use reap::{inspect_port, MatchArgs, PortReport};

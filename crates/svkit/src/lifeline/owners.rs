@@ -4,8 +4,8 @@
 //! system call on `/proc` costs microseconds on a VM, so the walk makes as
 //! few as it can: names are resolved relative to a directory already open
 //! (`openat` of `PID/fd` from `/proc`, `readlinkat` of each descriptor from
-//! there), nothing is stat'ed, a short `getdents64` ends a listing without
-//! asking again, and the pids are split across the CPUs. A process whose
+//! there), nothing is stat'ed, and a short `getdents64` ends a listing
+//! without asking again. A process whose
 //! `fd` directory we may not read (another user's, without privilege) is
 //! reported as unreadable so that "no visible owner" can be told apart from
 //! "no owner".
@@ -29,13 +29,6 @@ pub struct Scan {
 impl Scan {
     pub fn pids(&self) -> BTreeSet<i32> {
         self.owners.values().flatten().copied().collect()
-    }
-
-    fn merge(&mut self, other: Scan) {
-        for (inode, holders) in other.owners {
-            self.owners.entry(inode).or_default().extend(holders);
-        }
-        self.unreadable.extend(other.unreadable);
     }
 }
 
@@ -66,18 +59,8 @@ pub fn scan_root(root: &str, wanted: &BTreeSet<u64>) -> io::Result<Scan> {
             pids.push(pid);
         }
     })?;
-    let mut out = Scan::default();
-    let parts = crate::par::map_chunks(&pids, PIDS_PER_WORKER, |chunk| {
-        scan_pids(&proc, chunk, wanted)
-    });
-    for part in parts {
-        out.merge(part);
-    }
-    Ok(out)
+    Ok(scan_pids(&proc, &pids, wanted))
 }
-
-/// Below this many processes a second thread costs more than it saves.
-const PIDS_PER_WORKER: usize = 256;
 
 fn scan_pids(proc: &OwnedFd, pids: &[i32], wanted: &BTreeSet<u64>) -> Scan {
     let mut out = Scan::default();

@@ -46,34 +46,13 @@ pub struct Matcher {
     euid: u32,
 }
 
-/// Resolves a program name as `execvp` would: with a `/` as is, else the
-/// first executable regular file of that name on `PATH`.
-pub fn resolve_program(program: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    if program.as_os_str().is_empty() {
-        return None;
-    }
-    let is_exec = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if program.to_string_lossy().contains('/') {
-        return is_exec(program).then(|| program.to_path_buf());
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| is_exec(p))
-}
-
 impl Matcher {
     /// Builds the matcher for `argv` (`argv[0]` is resolved through `PATH`).
     pub fn new(argv: &[OsString], mode: MatchArgs) -> Result<Matcher> {
         let first = argv
             .first()
             .ok_or_else(|| Error::Usage("--match needs a command".into()))?;
-        let exe = resolve_program(Path::new(first)).ok_or_else(|| Error::Spawn {
+        let exe = crate::container::find_program(Path::new(first)).ok_or_else(|| Error::Spawn {
             program: first.to_string_lossy().into_owned(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         })?;

@@ -91,6 +91,7 @@ pub fn spawn(spec: &ChildSpec) -> Result<Running> {
     // process whose other threads held the allocator's lock) and only makes
     // async-signal-safe system calls (sigprocmask, setsid, prctl, getppid);
     // it allocates nothing, errors included (an OS error code is no box).
+    #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
             // The binary blocks the signals it reads through a signalfd; the

@@ -6,7 +6,7 @@
 //! itself as the filter (reading the pipe, writing to the logger's stdout),
 //! then execs s6-log with its stdout on the pipe. s6-log stays the
 //! supervised process (signals, locking and rotation as without a filter)
-//! and reaps the filter; the filter ignores TERM, HUP and INT so that
+//! and reaps the filter; the filter blocks TERM, HUP and INT so that
 //! whatever s6-log writes on its way out still gets through, and ends when
 //! s6-log closes the pipe.
 //!
@@ -133,12 +133,14 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
 }
 
 fn run_filter(slot: &str) -> ExitCode {
-    use nix::sys::signal::{signal, SigHandler, Signal};
+    use nix::sys::signal::{SigSet, Signal};
+    // Blocked, they stay pending for good (this process never unblocks
+    // them): the filter outlives a TERM sent to s6-log's process group.
+    let mut held = SigSet::empty();
     for s in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
-        // SAFETY: SIG_IGN installs no handler code; nothing else in this
-        // single-threaded process depends on these signals' disposition.
-        let _ = unsafe { signal(s, SigHandler::SigIgn) };
+        held.add(s);
     }
+    let _ = held.thread_block();
     let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
     let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     match filter(slot, &mut input, &mut output) {

@@ -25,7 +25,7 @@ pub mod exit;
 mod say;
 
 pub use escape::{bytes, escape, os, path};
-pub use say::{say, say_fatal, say_to, Said, CONTAINER_STDERR};
+pub use say::{say, say_fatal, say_to, say_warn, Said, CONTAINER_STDERR};
 
 use std::fmt;
 use std::io::{self, Write as _};
@@ -128,13 +128,16 @@ pub fn die(code: u8, msg: impl fmt::Display) -> ! {
     std::process::exit(i32::from(code))
 }
 
-/// A failure to report: `PROG: fatal: what: why`, exit `code`.
+/// A failure to report: `PROG: fatal: what: why`, exit `code`; or one
+/// already reported in full (every error of an invalid config), of which
+/// only the exit code is left.
 #[derive(Debug)]
 pub struct Fatal {
     pub code: u8,
     pub what: String,
     /// Empty when `what` says it all (e.g. a library error's own text).
     pub why: String,
+    reported: bool,
 }
 
 impl Fatal {
@@ -143,6 +146,15 @@ impl Fatal {
             code,
             what: what.into(),
             why: why.to_string(),
+            reported: false,
+        }
+    }
+
+    /// A failure already said: [`Fatal::report`] prints nothing more.
+    pub fn reported(code: u8) -> Self {
+        Fatal {
+            reported: true,
+            ..Fatal::new(code, "", "")
         }
     }
 
@@ -161,9 +173,12 @@ impl Fatal {
         Fatal::system(what, strerror(e))
     }
 
-    /// Prints the message; the exit code for `main` to return.
+    /// Prints the message (unless already said); the exit code for `main`
+    /// to return.
     pub fn report(&self) -> ExitCode {
-        fatal(self);
+        if !self.reported {
+            fatal(self);
+        }
         ExitCode::from(self.code)
     }
 }

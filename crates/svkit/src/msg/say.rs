@@ -56,6 +56,11 @@ pub fn say_fatal(msg: impl std::fmt::Display) -> Said {
     say(&format!("{}: fatal: {msg}", super::prog()))
 }
 
+/// `PROG: warning: MSG`, said as [`say`] does.
+pub fn say_warn(msg: impl std::fmt::Display) -> Said {
+    say(&format!("{}: warning: {msg}", super::prog()))
+}
+
 /// PID 1's stderr when PID 1 is s6-overlay's s6-svscan: elsewhere PID 1's
 /// stderr is no container's output (a host's init, a test runner).
 fn container_stderr() -> Option<PathBuf> {

@@ -387,10 +387,15 @@ const SWEEP_WAIT: Duration = Duration::from_secs(2);
 /// After SIGKILL, how long a deleted slot's process may take to be reaped.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
-/// Test hook: widen the window between building a slot and renaming it, so
-/// a test can kill -9 an apply in the middle. Unset in production.
+/// Test hook of the sandbox tests: widen the window between building a
+/// slot and renaming it, so a test can kill -9 an apply in the middle.
+/// Debug builds only (what the tests run): a release build has none.
+#[cfg(debug_assertions)]
 fn test_pause(var: &str) {
     if let Some(ms) = std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
 }
+
+#[cfg(not(debug_assertions))]
+fn test_pause(_var: &str) {}

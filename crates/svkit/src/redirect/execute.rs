@@ -1,10 +1,10 @@
 //! Carry out a redirect: ensure the slot, want it up, start companions.
 
 use crate::config::{Model, Redirect};
+use crate::control::{self, Waited};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
-use crate::s6::control::{self, Command6, ControlError};
-use crate::s6::status::StatusError;
-use crate::s6::{end, health, wait};
+use crate::s6::control::ControlError;
+use crate::s6::{end, health};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +13,8 @@ use std::time::Duration;
 pub enum RedirectError {
     Reconcile(ReconcileError),
     Control(ControlError),
-    Status(StatusError),
+    /// A displaced slot could not be stopped.
+    Stop(control::Error),
     /// The slot could not be made essential for this container.
     Essential(std::io::Error),
     /// The rule names a slot the config does not declare (validation
@@ -26,7 +27,7 @@ impl fmt::Display for RedirectError {
         match self {
             RedirectError::Reconcile(e) => write!(f, "unable to render the slot: {e}"),
             RedirectError::Control(e) => write!(f, "{e}"),
-            RedirectError::Status(e) => write!(f, "{e}"),
+            RedirectError::Stop(e) => write!(f, "{e}"),
             RedirectError::Essential(e) => {
                 write!(
                     f,
@@ -76,28 +77,26 @@ pub fn execute(
     {
         end::mark_essential(&scandir.join(&rule.slot)).map_err(RedirectError::Essential)?;
     }
-    want_up(model, &rule.slot, scandir)?;
+    for w in &warnings {
+        crate::msg::warn(w);
+    }
+    // Not persisted: the container's command asks for the slot again at
+    // every boot.
+    let want_up = |name: &str| {
+        control::start_unrecorded(&scandir.join(name), SUPERVISE_TIMEOUT)
+            .map_err(RedirectError::Control)
+    };
+    want_up(&rule.slot)?;
     for name in &rule.also_start {
         let Some(slot) = model.slot(name) else {
             continue;
         };
         if health::autostarts(slot, &facts) {
-            want_up(model, name, scandir)?;
+            want_up(name)?;
             started.push(name.clone());
         }
     }
     Ok(started)
-}
-
-fn want_up(model: &Model, name: &str, scandir: &Path) -> Result<(), RedirectError> {
-    if model.slot(name).is_none() {
-        return Err(RedirectError::NoSlot(name.to_string()));
-    }
-    let dir = scandir.join(name);
-    control::wait_supervised(&dir, SUPERVISE_TIMEOUT).map_err(RedirectError::Control)?;
-    // Not persisted: `remember` keeps what operators chose. The container's
-    // command asks for the slot again at every boot.
-    control::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)
 }
 
 /// Bound on a displaced slot's stop: its `stop_timeout_ms` when longer.
@@ -112,30 +111,25 @@ pub fn displace(model: &Model, name: &str, scandir: &Path) -> Result<bool, Redir
     let Ok(st) = crate::s6::status::read_slot(&dir) else {
         return Ok(false);
     };
-    if !(st.up || st.want_up) || !control::supervised(&dir) {
+    if !(st.up || st.want_up) || !crate::s6::control::supervised(&dir) {
         return Ok(false);
     }
-    control::send(&dir, &[Command6::Down]).map_err(RedirectError::Control)?;
     let kill_after = model
         .slot(name)
         .and_then(|s| s.stop_timeout_ms)
         .map(|ms| Duration::from_millis(u64::from(ms)) + Duration::from_secs(1));
     let timeout = kill_after.map_or(DISPLACE_TIMEOUT, |k| k.max(DISPLACE_TIMEOUT));
-    let watched = [wait::Watched::new(dir.clone())];
-    let never_failed = |_: &Path, _: &crate::s6::status::Status| false;
-    match wait::wait(
-        &watched,
-        wait::Target::Down,
-        false,
-        Some(timeout),
-        &never_failed,
-    ) {
-        Ok(wait::Outcome::Met | wait::Outcome::Gone(_)) => Ok(true),
+    let slots = control::Slots {
+        scandir,
+        model: Some(model),
+    };
+    match control::stop_in_order(&slots, &[name.to_string()], timeout) {
+        Ok(Waited::Met | Waited::Gone(_)) => Ok(true),
         Ok(_) => Err(RedirectError::Control(ControlError::Timeout {
             slot: dir,
             what: "down",
         })),
-        Err(e) => Err(RedirectError::Status(e)),
+        Err(e) => Err(RedirectError::Stop(e)),
     }
 }
 

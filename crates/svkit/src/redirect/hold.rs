@@ -41,7 +41,7 @@ pub fn exec_hold(slot: &str) -> std::io::Error {
     // Unblocked: s6-pause waits in pause(2) for a signal to end it. A stop
     // arriving before it runs ends this process the same way.
     let _ = stop_signals().thread_unblock();
-    let _ = std::process::Command::new(crate::s6::control::s6_tool("s6-pause")).exec();
+    let _ = std::process::Command::new(crate::container::s6_tool("s6-pause")).exec();
     // The real path, not /proc/self/exe: the name is what ps and comm show.
     // Run as a link to the multi-call `svkit`, the real path is svkit's:
     // the `svkit-wrap` link beside it keeps the name.

@@ -6,10 +6,6 @@ use std::path::Path;
 
 /// s6-overlay's env-restoring wrapper.
 pub const WITH_CONTENV: &str = "/command/with-contenv";
-/// s6-overlay's binary dir.
-pub const OVERLAY_BIN: &str = "/command";
-/// Override of the s6 binary dir.
-pub const S6_BIN_ENV: &str = "SVKIT_S6_BIN";
 
 /// How rendered scripts reach s6 and the container env.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,22 +28,17 @@ impl RenderEnv {
         }
     }
 
-    /// Look at this machine: `/command/with-contenv`, `SVKIT_S6_BIN` (else
-    /// `/command` when present, else `PATH`), and who runs the supervision
+    /// Look at this machine: `/command/with-contenv`, where s6's binaries
+    /// are ([`crate::container::s6_bin_dir`]), and who runs the supervision
     /// tree of `scandir` ([`tree_is_root`]; `None`, no live tree: root, as
     /// an image's `/init` runs it). Never the caller's uid: what an operator
     /// plans as the slots' user is what root would apply.
     pub fn detect(scandir: Option<&Path>) -> RenderEnv {
-        let s6_bin = match crate::container::setting(S6_BIN_ENV) {
-            Some(d) => Some(d),
-            None if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
-            None => None,
-        };
         RenderEnv {
             with_contenv: Path::new(WITH_CONTENV)
                 .is_file()
                 .then(|| WITH_CONTENV.to_string()),
-            s6_bin,
+            s6_bin: crate::container::s6_bin_dir(),
             as_root: scandir.is_none_or(tree_is_root),
         }
     }

@@ -27,7 +27,7 @@ mod log;
 pub mod quote;
 mod run;
 
-pub use env::{tree_is_root, tree_owner, RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
+pub use env::{tree_is_root, tree_owner, RenderEnv, WITH_CONTENV};
 pub use log::rendered_dir as rendered_log_dir;
 
 use std::path::PathBuf;
@@ -150,14 +150,10 @@ pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> Ren
 
 /// Render every slot of the model, deciding autostart from `facts`.
 pub fn render_all(model: &Model, env: &RenderEnv, facts: &StartFacts) -> Vec<RenderedSlot> {
-    // Slots render independently; hundreds of instances are worth the CPUs.
-    crate::par::map(&model.slots, RENDERS_PER_WORKER, |s| {
-        render_slot(model, s, env, health::autostarts(s, facts))
-    })
+    (model.slots.iter())
+        .map(|s| render_slot(model, s, env, health::autostarts(s, facts)))
+        .collect()
 }
-
-/// Below this many slots a second thread costs more than it saves.
-const RENDERS_PER_WORKER: usize = 64;
 
 /// The marker: JSON so tools can read it, stable so an unchanged slot
 /// renders byte for byte the same (keys in sorted order, as they always

@@ -263,22 +263,9 @@ pub fn wait_unsupervised(slots: &[PathBuf], timeout: Duration) -> bool {
     true
 }
 
-/// Where s6's binaries are: `SVKIT_S6_BIN`, else `/command` when it exists
-/// (s6-overlay), else `PATH`.
-pub fn s6_tool(name: &str) -> PathBuf {
-    if let Some(dir) = crate::container::setting("SVKIT_S6_BIN") {
-        return PathBuf::from(dir).join(name);
-    }
-    let command = Path::new("/command").join(name);
-    if command.exists() {
-        return command;
-    }
-    PathBuf::from(name)
-}
-
 /// `s6-svscanctl FLAGS SCANDIR`, e.g. `-a` (rescan) or `-an` (rescan, prune).
 pub fn svscanctl(scandir: &Path, flags: &str) -> Result<(), ControlError> {
-    let tool = s6_tool("s6-svscanctl");
+    let tool = crate::container::s6_tool("s6-svscanctl");
     let out = Command::new(&tool)
         .arg(flags)
         .arg(scandir)

@@ -10,20 +10,12 @@ use crate::svctl::cli::CheckArgs;
 
 pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     let dir = args.config.dir();
-    let v = match super::load(&dir)? {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
-    if let Err(code) = super::check_users(&dir, &v.model, args.users.root.as_deref())? {
-        return Ok(code);
-    }
+    let v = crate::config::required(&dir, false)?;
+    super::check_users(&dir, &v.model, args.users.root.as_deref())?;
     if let Some(root) = args.users.root.as_deref() {
         let missing = svkit::config::programs::missing_programs(&v.model, root, None);
         if !missing.is_empty() {
-            let n = missing.len();
-            let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
-            msg::invalid_config(&dir, &tail, &missing);
-            return Ok(NOT_OK);
+            return Err(crate::config::invalid(&dir, &missing, None));
         }
     }
     let fit = match fits(&v.model, args.users.root.as_deref()) {

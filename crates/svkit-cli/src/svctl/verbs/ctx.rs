@@ -4,11 +4,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use svkit::config::{Autostart, Model, Slot};
-use svkit::msg::{self, exit::svctl::UNKNOWN_SLOT, Fatal};
+use svkit::config::{Model, Slot};
+use svkit::control::Slots;
+use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
 use svkit::s6::health::Judge;
-use svkit::state;
 
+use crate::config::Policy;
 use crate::svctl::args::WhereArgs;
 
 pub struct Ctx {
@@ -19,25 +20,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Loads the config leniently: an invalid or unreadable config is a
-    /// warning, not an error, for verbs that only need the scandir.
-    pub fn load(at: &WhereArgs) -> Ctx {
-        let dir = at.config.dir();
-        let model = match svkit::config::load(&dir, &state::LiveInstances) {
-            Ok(v) => Some(v.model),
-            // No config dir at all (outside an image): nothing to say.
-            Err(svkit::config::LoadError::Io { path, .. }) if path == dir && !dir.exists() => None,
-            Err(e) => {
-                let why = e.to_string();
-                let first = why.lines().next().unwrap_or_default();
-                msg::warn(format_args!("config {} not used: {first}", dir.display()));
-                None
-            }
-        };
-        Ctx {
+    /// Loads the config leniently ([`Policy::Lenient`]), for verbs that
+    /// only need the scandir.
+    pub fn load(at: &WhereArgs) -> Result<Ctx, Fatal> {
+        let model = crate::config::load(&at.config.dir(), Policy::Lenient)?.map(|v| v.model);
+        Ok(Ctx {
             scandir: at.scandir(),
             model,
-        }
+        })
     }
 
     pub fn dir(&self, slot: &str) -> PathBuf {
@@ -46,15 +36,6 @@ impl Ctx {
 
     pub fn slot(&self, name: &str) -> Option<&Slot> {
         self.model.as_ref().and_then(|m| m.slot(name))
-    }
-
-    pub fn state_dir(&self) -> Option<&Path> {
-        self.model.as_ref().map(|m| Path::new(m.state_dir.as_str()))
-    }
-
-    pub fn remembers(&self, name: &str) -> bool {
-        self.slot(name)
-            .is_some_and(|s| s.autostart == Autostart::Remember)
     }
 
     /// Slots in the scandir, sorted: svkit's (with the marker) or all.
@@ -107,9 +88,14 @@ impl Ctx {
 
     /// The library's rules (desired, failed) with this config and scandir.
     pub fn judge(&self) -> Judge<'_> {
-        Judge {
-            model: self.model.as_ref(),
+        self.slots().judge()
+    }
+
+    /// The slots as `svkit::control` acts on them.
+    pub fn slots(&self) -> Slots<'_> {
+        Slots {
             scandir: &self.scandir,
+            model: self.model.as_ref(),
         }
     }
 

@@ -38,7 +38,7 @@ impl Sink for Out {
 }
 
 pub fn run(args: &EventsArgs) -> Result<u8, Fatal> {
-    let ctx = Ctx::load(&args.at);
+    let ctx = Ctx::load(&args.at)?;
     let scope = if args.slots.is_empty() {
         Scope::Ours
     } else {

@@ -12,10 +12,7 @@ use crate::svctl::args::ExecArgs;
 
 pub fn run(args: ExecArgs) -> Result<u8, Fatal> {
     let dir = args.config.dir();
-    let model = match super::load(&dir)? {
-        Ok(v) => v.model,
-        Err(code) => return Ok(code),
-    };
+    let model = crate::config::required(&dir, false)?.model;
     let Some(slot) = model.slot(&args.slot) else {
         return Err(Fatal::new(
             UNKNOWN_SLOT,

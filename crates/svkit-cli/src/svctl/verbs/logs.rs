@@ -26,7 +26,7 @@ fn log_dir(ctx: &Ctx, name: &str) -> Option<PathBuf> {
 pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     // An invalid config is a warning here: the live slot says where its
     // logger writes.
-    let ctx = Ctx::load(&args.at);
+    let ctx = Ctx::load(&args.at)?;
     let name = &args.slot;
     if !ctx.known(name) && ctx.slot(name).is_none() {
         return Err(unknown(name));

@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use crate::svctl::args::MetricsArgs;
 
 pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
-    let ctx = Ctx::load(&args.at);
+    let ctx = Ctx::load(&args.at)?;
     let names = if args.slots.is_empty() {
         ctx.list(args.all)?
     } else {

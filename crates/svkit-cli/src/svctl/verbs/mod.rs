@@ -14,7 +14,8 @@ mod status;
 pub(crate) mod status_fmt;
 mod wait;
 
-use svkit::msg::{self, exit, Fatal};
+use svkit::control::Op;
+use svkit::msg::{self, Fatal};
 
 use crate::svctl::cli::{Cli, Verb};
 
@@ -24,9 +25,9 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Render(a) => render::run(&a),
         Verb::Exec(a) => exec::run(a),
         Verb::Status(a) => status::run(&a),
-        Verb::Start(a) => control::run(&a, control::Op::Start),
-        Verb::Stop(a) => control::run(&a, control::Op::Stop),
-        Verb::Restart(a) => control::run(&a, control::Op::Restart),
+        Verb::Start(a) => control::run(&a, Op::Start),
+        Verb::Stop(a) => control::run(&a, Op::Stop),
+        Verb::Restart(a) => control::run(&a, Op::Restart),
         Verb::Signal(a) => control::signal(&a),
         Verb::Wait(a) => wait::run(&a),
         Verb::Logs(a) => logs::run(&a),
@@ -39,51 +40,16 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
     }
 }
 
-/// Load the config with the instances registered at runtime (as apply,
-/// plan and status see it), printing warnings; an invalid config prints
-/// every error and yields `Err(exit code)` so callers stop before any write.
-pub(crate) fn load(dir: &std::path::Path) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
-    let v = load_quietly(dir)?;
-    if let Ok(v) = &v {
-        for w in &v.warnings {
-            msg::warn(w);
-        }
-    }
-    Ok(v)
-}
-
-/// [`load`] without printing the warnings: for a verb that loads again
-/// before it acts (`register` applies), whose second load prints them.
-pub(crate) fn load_quietly(
-    dir: &std::path::Path,
-) -> Result<Result<svkit::config::Validated, u8>, Fatal> {
-    use svkit::config::LoadError;
-    match svkit::config::load(dir, &svkit::state::LiveInstances) {
-        Ok(v) => Ok(Ok(v)),
-        Err(LoadError::Invalid(diags)) => {
-            let n = diags.len();
-            let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
-            msg::invalid_config(dir, &tail, &diags);
-            Ok(Err(exit::NOT_OK))
-        }
-        Err(LoadError::Io { path, source }) => Err(Fatal::io(
-            format!("unable to read config {}", msg::path(&path)),
-            &source,
-        )),
-    }
-}
-
 /// The users check of the verbs that need no live tree (`check`,
 /// `render`): with `--root DIR`, against DIR/etc/passwd; else against this
 /// system's database, where an unknown user is an error only inside the
 /// running container (this system is then the image) and a warning
-/// elsewhere (a build host need not have the image's users). Errors are
-/// printed and yield `Err(exit code)`.
+/// elsewhere (a build host need not have the image's users).
 pub(crate) fn check_users(
     dir: &std::path::Path,
     model: &svkit::config::Model,
     root: Option<&std::path::Path>,
-) -> Result<Result<(), u8>, Fatal> {
+) -> Result<(), Fatal> {
     use svkit::config::users::{unknown_users, PasswdFile, SystemUsers};
     let (diags, strict) = match root {
         Some(r) => {
@@ -101,18 +67,15 @@ pub(crate) fn check_users(
         ),
     };
     if diags.is_empty() {
-        return Ok(Ok(()));
+        return Ok(());
     }
     if strict {
-        let n = diags.len();
-        let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
-        msg::invalid_config(dir, &tail, &diags);
-        return Ok(Err(exit::NOT_OK));
+        return Err(crate::config::invalid(dir, &diags, None));
     }
     for d in &diags {
         msg::warn(format_args!(
             "{d} (it must exist in the image; --root DIR checks an image's root)"
         ));
     }
-    Ok(Ok(()))
+    Ok(())
 }

@@ -5,40 +5,16 @@
 use std::path::Path;
 
 use serde_json::{json, Value};
-use svkit::config::LoadError;
 use svkit::msg::exit::svctl::CHANGES;
-use svkit::msg::exit::{NOT_OK, OK};
+use svkit::msg::exit::OK;
 use svkit::msg::{self, Fatal};
 use svkit::reconcile::{
-    self, Action, ApplyOptions, Outcome, Prepared, ReconcileError, ScandirLock, SlotPlan,
+    self, Action, ApplyOptions, Outcome, ReconcileError, ScandirLock, Scope, SlotPlan,
 };
 
 use super::ctx::{require_tree_user, unreadable_scandir};
+pub use crate::apply::lock;
 use crate::svctl::args::{ApplyArgs, PlanArgs};
-
-/// Loads and renders; an invalid config prints every error and yields the
-/// exit code.
-pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Result<Prepared, u8>, Fatal> {
-    match reconcile::prepare(config_dir, scandir) {
-        Ok(p) => {
-            for w in &p.warnings {
-                msg::warn(w);
-            }
-            Ok(Ok(p))
-        }
-        Err(LoadError::Invalid(diags)) => {
-            msg::invalid_config(config_dir, "nothing changed", &diags);
-            Ok(Err(NOT_OK))
-        }
-        Err(e) => Err(Fatal::system("unable to load the config", e)),
-    }
-}
-
-/// A config that cannot be applied as it is (too many services for
-/// s6-svscan): exit 1, as an invalid config, its own text saying it all.
-fn config_fault(e: &ReconcileError) -> Fatal {
-    Fatal::new(e.exit_code(), e.to_string(), "")
-}
 
 /// Slots in dependency order, each with what it waits for (`depends_on`);
 /// empty when no slot depends on another.
@@ -98,15 +74,12 @@ fn plan_json(plans: &[SlotPlan], order: &[(String, Vec<String>)]) -> String {
 
 pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     let scandir = args.at.scandir();
-    let prepared = match prepare(&args.at.config.dir(), &scandir)? {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
-    };
+    let prepared = crate::apply::prepare(&args.at.config.dir(), &scandir, Scope::All)?;
     let plans = reconcile::plan(&scandir, &prepared.desired).map_err(|e| match e {
         ReconcileError::Io { path, source } if path == scandir => {
             unreadable_scandir(&scandir, &source)
         }
-        e @ ReconcileError::TooManyServices(_) => config_fault(&e),
+        e @ ReconcileError::TooManyServices(_) => crate::apply::failed(&scandir, e),
         e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
     })?;
     let order = start_order(&prepared.model);
@@ -135,34 +108,17 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     })
 }
 
-/// Takes the scandir lock, before anything is read: what `apply_locked`
-/// plans from must be what is there when it writes.
-pub fn lock(scandir: &Path, opts: &ApplyOptions) -> Result<ScandirLock, Fatal> {
-    ScandirLock::acquire(scandir, opts.lock_timeout)
-        .map_err(|e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e))
-}
-
-/// Prepares and applies under `lock`, printing the audit lines.
+/// Prepares and applies under `lock`; slots not applied fail it (`svctl
+/// apply` is all or nothing).
 pub fn apply_locked(
     lock: &ScandirLock,
     config_dir: &Path,
     opts: &ApplyOptions,
-) -> Result<Result<Outcome, u8>, Fatal> {
-    let scandir = lock.scandir();
-    let fatal = |e| match e {
-        e @ ReconcileError::TooManyServices(_) => config_fault(&e),
-        e => Fatal::system(format!("unable to reconcile {}", scandir.display()), e),
-    };
-    let prepared = match prepare(config_dir, scandir)? {
-        Ok(p) => p,
-        Err(code) => return Ok(Err(code)),
-    };
-    let outcome = reconcile::apply(lock, &prepared.desired, opts).map_err(fatal)?;
-    let failed = outcome.report(scandir);
-    msg::out(outcome.audit())?;
-    match failed {
+) -> Result<Outcome, Fatal> {
+    let applied = crate::apply::apply(lock, config_dir, opts, |_| {})?;
+    match applied.failed {
         Some(f) => Err(f),
-        None => Ok(Ok(outcome)),
+        None => Ok(applied.outcome),
     }
 }
 
@@ -172,11 +128,9 @@ pub fn apply(args: &ApplyArgs) -> Result<u8, Fatal> {
         lock_timeout: args.lock_timeout,
         ..Default::default()
     };
-    let lock = lock(&args.at.scandir(), &opts)?;
-    match apply_locked(&lock, &args.at.config.dir(), &opts)? {
-        Ok(_) => Ok(OK),
-        Err(code) => Ok(code),
-    }
+    let lock = lock(&args.at.scandir(), opts.lock_timeout)?;
+    apply_locked(&lock, &args.at.config.dir(), &opts)?;
+    Ok(OK)
 }
 
 #[cfg(test)]

@@ -55,24 +55,24 @@ fn pick(args: &RegisterArgs, all: Vec<Template>) -> Result<Template, Fatal> {
 }
 
 /// The config, template and expanded slot name, after every check.
-fn resolve(args: &RegisterArgs) -> Result<Result<(config::Model, Template, String), u8>, Fatal> {
+fn resolve(args: &RegisterArgs) -> Result<(config::Model, Template, String), Fatal> {
     let dir = args.at.config.dir();
     // The apply that follows loads the config again and prints its
     // warnings: once is enough.
-    let model = match super::load_quietly(&dir)? {
-        Ok(v) => v.model,
-        Err(code) => return Ok(Err(code)),
-    };
+    let model = crate::config::required(&dir, true)?.model;
     let t = pick(args, model.templates.clone())?;
     let slot = t.name.replace(INSTANCE_VAR, &args.name);
     let bad = check_instance_name(&args.name)
         .map_err(|e| format!("instance `{}`: {e}", args.name))
         .and_then(|()| check_slot_name(&slot).map_err(|e| format!("slot `{slot}`: {e}")));
     if let Err(why) = bad {
-        msg::fatal(format_args!("unable to register {}: {why}", args.name));
-        return Ok(Err(NOT_OK));
+        return Err(Fatal::new(
+            NOT_OK,
+            format!("unable to register {}", args.name),
+            why,
+        ));
     }
-    Ok(Ok((model, t, slot)))
+    Ok((model, t, slot))
 }
 
 pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
@@ -80,11 +80,8 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
     require_tree_user(&scandir, "register an instance")?;
     let opts = ApplyOptions::default();
     // Held until the slot has its supervisor: success means it is there.
-    let lock = lock(&scandir, &opts)?;
-    let (model, t, slot) = match resolve(args)? {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let lock = lock(&scandir, opts.lock_timeout)?;
+    let (model, t, slot) = resolve(args)?;
     let sd = Path::new(&model.state_dir);
     let registered = state::is_registered(sd, &t.name, &args.name);
     if !registered && model.slot(&slot).is_some() {
@@ -114,18 +111,14 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
     };
     let applied = apply_locked(&lock, &args.at.config.dir(), &opts);
     match applied {
-        Ok(Ok(o)) if o.plans.iter().any(|p| p.name == slot) => {}
-        Ok(Ok(_)) => {
+        Ok(o) if o.plans.iter().any(|p| p.name == slot) => {}
+        Ok(_) => {
             undo();
-            msg::fatal(format_args!(
-                "unable to register {}: reconcile ignored it (see the warnings above)",
-                args.name
+            return Err(Fatal::new(
+                NOT_OK,
+                format!("unable to register {}", args.name),
+                "reconcile ignored it (see the warnings above)",
             ));
-            return Ok(NOT_OK);
-        }
-        Ok(Err(code)) => {
-            undo();
-            return Ok(code);
         }
         Err(f) => {
             undo();
@@ -141,11 +134,8 @@ pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
     let scandir = args.at.scandir();
     require_tree_user(&scandir, "unregister an instance")?;
     let opts = ApplyOptions::default();
-    let lock = lock(&scandir, &opts)?;
-    let (model, t, slot) = match resolve(args)? {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let lock = lock(&scandir, opts.lock_timeout)?;
+    let (model, t, slot) = resolve(args)?;
     let sd = Path::new(&model.state_dir);
     let removed = state::unregister(sd, &t.name, &args.name)
         .map_err(|e| Fatal::system(format!("unable to unregister {}", args.name), e))?;
@@ -155,20 +145,16 @@ pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
         } else {
             format!("not a registered instance of {}", t.name)
         };
-        msg::fatal(format_args!("unable to unregister {}: {why}", args.name));
-        return Ok(NOT_OK);
+        return Err(Fatal::new(
+            NOT_OK,
+            format!("unable to unregister {}", args.name),
+            why,
+        ));
     }
-    let applied = apply_locked(&lock, &args.at.config.dir(), &opts);
-    match applied {
-        Ok(Ok(_)) => Ok(OK),
-        other => {
-            // Keep the registry in step with the scandir: the slot is still there.
-            let _ = state::register(sd, &t.name, &args.name, None);
-            match other {
-                Ok(Err(code)) => Ok(code),
-                Err(f) => Err(f),
-                Ok(Ok(_)) => Ok(OK),
-            }
-        }
+    if let Err(f) = apply_locked(&lock, &args.at.config.dir(), &opts) {
+        // Keep the registry in step with the scandir: the slot is still there.
+        let _ = state::register(sd, &t.name, &args.name, None);
+        return Err(f);
     }
+    Ok(OK)
 }

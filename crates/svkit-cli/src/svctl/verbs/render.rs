@@ -17,13 +17,8 @@ pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
     let to = &args.to;
     let create = check_target(to)?;
     let dir = args.config.dir();
-    let v = match super::load(&dir)? {
-        Ok(v) => v,
-        Err(code) => return Ok(code),
-    };
-    if let Err(code) = super::check_users(&dir, &v.model, args.users.root.as_deref())? {
-        return Ok(code);
-    }
+    let v = crate::config::required(&dir, false)?;
+    super::check_users(&dir, &v.model, args.users.root.as_deref())?;
     let facts = StartFacts {
         env: svkit::container::utf8_env(),
         // Desired states persisted by `svctl start/stop` are not read here:

@@ -15,7 +15,7 @@ use super::status_fmt::{json_doc, table, want_colour, Row};
 use crate::svctl::args::StatusArgs;
 
 pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
-    let ctx = Ctx::load(&args.at);
+    let ctx = Ctx::load(&args.at)?;
     let declared_missing = ctx
         .model
         .as_ref()

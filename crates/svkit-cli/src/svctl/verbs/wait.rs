@@ -8,12 +8,14 @@ use svkit::s6::end::End;
 use svkit::s6::status::Status;
 use svkit::s6::wait::{self, Outcome, Target, Watched};
 
-use super::control::{name_of, wait_for};
+use svkit::control::{name_of, wait_for};
+
+use super::control::{said, system};
 use super::ctx::Ctx;
 use crate::svctl::args::{WaitArgs, WaitFor};
 
 pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
-    let ctx = Ctx::load(&args.at);
+    let ctx = Ctx::load(&args.at)?;
     let target = match args.what {
         WaitFor::Up => Target::Up,
         WaitFor::Ready => Target::Ready,
@@ -60,5 +62,6 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         }
         return Ok(svkit::msg::exit::OK);
     }
-    wait_for(&ctx, &slots, target, args.any, args.timeout)
+    let waited = wait_for(&ctx.slots(), &slots, target, args.any, args.timeout).map_err(system)?;
+    Ok(said(waited))
 }

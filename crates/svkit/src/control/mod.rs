@@ -1,0 +1,315 @@
+//! Slot control: what `svctl start|stop|restart|signal` and the redirect
+//! do to slots. Commands go to each slot's supervisor (`s6::control`, the
+//! bytes `s6-svc` writes); stops go in reverse dependency order and
+//! starts in dependency order; what `remember` slots want is persisted
+//! first; waits are bounded and end in a [`Waited`] for the caller to say.
+
+mod waiting;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::config::{depends, Autostart, Kind, Model, Slot};
+use crate::msg::{self, strerror};
+use crate::s6::control::{self, Command6, ControlError};
+use crate::s6::health::Judge;
+use crate::s6::status::{read_slot, StatusError};
+use crate::s6::wait::{Target, Watched};
+use crate::state::{write_desired, Desired, StateError};
+
+pub use waiting::{wait_for, Waited};
+
+/// What an operator asks of slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Start,
+    Stop,
+    Restart,
+}
+
+/// The slots of one scandir, with the config that declares them when it
+/// loaded (without it: no order, nothing remembered).
+#[derive(Debug, Clone, Copy)]
+pub struct Slots<'a> {
+    pub scandir: &'a Path,
+    pub model: Option<&'a Model>,
+}
+
+impl<'a> Slots<'a> {
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.scandir.join(name)
+    }
+
+    pub fn slot(&self, name: &str) -> Option<&'a Slot> {
+        self.model.and_then(|m| m.slot(name))
+    }
+
+    /// The library's rules (desired, failed) for these slots.
+    pub fn judge(&self) -> Judge<'a> {
+        Judge {
+            model: self.model,
+            scandir: self.scandir,
+        }
+    }
+}
+
+/// How an [`Op`] is carried out.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    pub op: Op,
+    /// A bulk action over every slot (the shutdown hook's `stop --all`):
+    /// it does not rewrite what operators chose for each slot, and a
+    /// restart restarts only what is up.
+    pub all: bool,
+    /// Wait until started slots are ready (a oneshot: done) or stopped
+    /// ones down.
+    pub wait: bool,
+    pub timeout: Duration,
+}
+
+#[derive(Debug)]
+pub enum Error {
+    Control(ControlError),
+    /// What a `remember` slot wants could not be recorded.
+    Remember {
+        what: String,
+        why: String,
+    },
+    Wait(StatusError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Control(e) => write!(f, "{e}"),
+            Error::Remember { what, why } => write!(f, "{what}: {why}"),
+            Error::Wait(e) => write!(f, "unable to wait: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<ControlError> for Error {
+    fn from(e: ControlError) -> Self {
+        Error::Control(e)
+    }
+}
+
+/// Carries out `req` on `names` (slots of the scandir).
+pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Error> {
+    if !req.all {
+        // A restart wants the slot up, as a start does.
+        persist(slots, names, req.op != Op::Stop)?;
+    }
+    if req.op == Op::Stop {
+        end_strays(slots, names);
+        if req.wait {
+            return stop_in_order(slots, names, req.timeout);
+        }
+    }
+    if req.op == Op::Restart && req.all {
+        return restart_up(slots, names, req);
+    }
+    let watched = send_each(slots, names, req.op)?;
+    if !req.wait {
+        return Ok(Waited::Met);
+    }
+    wait_started(slots, names, watched, req.timeout)
+}
+
+/// Sends `cmd` (e.g. a signal) to each of `names`.
+pub fn send_all(slots: &Slots, names: &[String], cmd: Command6) -> Result<(), Error> {
+    for n in names {
+        control::send(&slots.dir(n), &[cmd])?;
+    }
+    Ok(())
+}
+
+/// Wants the slot up once its supervisor runs (a slot just rendered has
+/// none yet: bounded by `supervise`). Not persisted: `remember` keeps what
+/// operators chose.
+pub fn start_unrecorded(dir: &Path, supervise: Duration) -> Result<(), ControlError> {
+    control::wait_supervised(dir, supervise)?;
+    control::send(dir, &[Command6::Up])
+}
+
+/// Waits for what was started: a oneshot until it completes, the others
+/// until ready.
+fn wait_started(
+    slots: &Slots,
+    names: &[String],
+    watched: Vec<Watched>,
+    timeout: Duration,
+) -> Result<Waited, Error> {
+    let oneshot = |n: &String| slots.slot(n).is_some_and(|s| s.kind == Kind::Oneshot);
+    let (jobs, services): (Vec<_>, Vec<_>) =
+        names.iter().zip(watched).partition(|(n, _)| oneshot(n));
+    let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();
+    let (jobs, services) = (unzip(jobs), unzip(services));
+    let started = Instant::now();
+    let w = wait_for(slots, &services, Target::Ready, false, timeout)?;
+    if w != Waited::Met || jobs.is_empty() {
+        return Ok(w);
+    }
+    let left = timeout.saturating_sub(started.elapsed());
+    wait_for(slots, &jobs, Target::Done, false, left)
+}
+
+/// Sends what `op` means to each of `names`, each then watched for a
+/// state entered after the command (but a start of a slot already up:
+/// nothing will change).
+fn send_each(slots: &Slots, names: &[String], op: Op) -> Result<Vec<Watched>, Error> {
+    let mut watched = Vec::new();
+    for n in names {
+        let dir = slots.dir(n);
+        let before = read_slot(&dir).ok();
+        let was_up = before.as_ref().is_some_and(|s| s.up);
+        let cmd = match op {
+            Op::Start => Command6::Up,
+            Op::Stop => Command6::Down,
+            Op::Restart if was_up => Command6::Restart,
+            Op::Restart => Command6::Up,
+        };
+        control::send(&dir, &[cmd])?;
+        let mut w = Watched::new(dir);
+        if !(op == Op::Start && was_up) {
+            w.after = before.map(|s| s.raw.stamp);
+        }
+        watched.push(w);
+    }
+    Ok(watched)
+}
+
+/// `restart --all`: only the slots that are up (and not being stopped),
+/// in start order, each layer's new processes up before the next layer is
+/// restarted, so that a dependent never starts against the old process of
+/// what it depends on. What is down stays down: `start --all` is for that.
+fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Error> {
+    let up: Vec<String> = (names.iter())
+        .filter(|n| read_slot(&slots.dir(n)).is_ok_and(|s| s.up && s.want_up))
+        .cloned()
+        .collect();
+    let layers = match slots.model {
+        Some(m) => depends::start_layers(&m.slots, &up),
+        None => vec![up],
+    };
+    let started = Instant::now();
+    let (mut done, mut watched) = (Vec::new(), Vec::new());
+    for layer in layers {
+        let w = send_each(slots, &layer, Op::Restart)?;
+        let left = req.timeout.saturating_sub(started.elapsed());
+        let waited = wait_for(slots, &w, Target::Up, false, left)?;
+        if waited != Waited::Met {
+            return Ok(waited);
+        }
+        done.extend(layer);
+        watched.extend(w);
+    }
+    if !req.wait {
+        return Ok(Waited::Met);
+    }
+    let left = req.timeout.saturating_sub(started.elapsed());
+    wait_started(slots, &done, watched, left)
+}
+
+/// Stops `names` in reverse dependency order: the slots nothing depends on
+/// first, then what only they depended on, each layer down before the
+/// next, all within `timeout`. Not persisted.
+pub fn stop_in_order(slots: &Slots, names: &[String], timeout: Duration) -> Result<Waited, Error> {
+    let layers = match slots.model {
+        Some(m) => depends::stop_layers(&m.slots, names),
+        None => vec![names.to_vec()],
+    };
+    let started = Instant::now();
+    for layer in layers {
+        let watched = send_each(slots, &layer, Op::Stop)?;
+        let left = timeout.saturating_sub(started.elapsed());
+        let waited = wait_for(slots, &watched, Target::Down, false, left)?;
+        if waited != Waited::Met {
+            return Ok(waited);
+        }
+    }
+    Ok(Waited::Met)
+}
+
+/// Ends the copies of the slots' programs that no supervisor knows
+/// (`crate::stray`), as their supervisors would stop them. One that
+/// cannot be ended is said, and the stop goes on for the others.
+fn end_strays(slots: &Slots, names: &[String]) {
+    for n in names {
+        let dir = slots.dir(n);
+        let pid = read_slot(&dir).map_or(0, |s| s.raw.pid);
+        match crate::stray::end_stray(&dir, pid) {
+            Ok(None) => {}
+            Ok(Some((c, _))) => msg::info(format_args!(
+                "slot {n}: ended a copy of its program that its supervisor did not know (pid {})",
+                c.pid
+            )),
+            Err(e) => msg::warn(format_args!(
+                "slot {n}: unable to end a copy of its program that its supervisor does not know: {}",
+                strerror(&e)
+            )),
+        }
+    }
+}
+
+/// Records the desired state of the `remember` slots among `names`, all
+/// before the first command: a refusal changes nothing.
+fn persist(slots: &Slots, names: &[String], up: bool) -> Result<(), Error> {
+    let Some(model) = slots.model else {
+        return Ok(());
+    };
+    let sd = Path::new(model.state_dir.as_str());
+    let root = nix::unistd::geteuid().is_root();
+    let tree = crate::render::tree_owner(slots.scandir);
+    let remembered = names
+        .iter()
+        .filter_map(|n| model.slot(n).map(|s| (n, s)))
+        .filter(|(_, s)| s.autostart == Autostart::Remember);
+    for (n, slot) in remembered {
+        let what = format!("unable to persist the desired state of {n}");
+        let owner = match (root, tree, slot.run_as()) {
+            (false, _, _) => None,
+            // A non-root tree: its user, who changes the state next.
+            (true, Some(t), _) => Some(t),
+            (true, None, Some(u)) => {
+                Some(
+                    crate::reconcile::lookup_user(u).map_err(|e| Error::Remember {
+                        what: what.clone(),
+                        why: e.to_string(),
+                    })?,
+                )
+            }
+            (true, None, None) => None,
+        };
+        let d = if up { Desired::Up } else { Desired::Down };
+        write_desired(sd, n, d, owner).map_err(|e| Error::Remember {
+            what: format!("{what} in {}", sd.display()),
+            why: match &e {
+                StateError::Io { source, .. } => strerror(source),
+                other => other.to_string(),
+            },
+        })?;
+        // A slot user may start its own slot but not write its root-owned
+        // dir: the next apply puts the `down` file right then.
+        match control::set_normally_up(&slots.dir(n), up) {
+            Err(e) if !matches!(e.raw_os_error(), Some(nix::libc::EACCES | nix::libc::EPERM)) => {
+                return Err(Error::Remember {
+                    what: format!("unable to record the desired state of {n} in its slot dir"),
+                    why: strerror(&e),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The slot's name: its dir's last component.
+pub fn name_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

@@ -1,0 +1,122 @@
+//! Bounded waits for slots, with svkit's rules on top of s6's states: a
+//! slot that failed for good, or whose readiness check gave up, ends the
+//! wait; ready includes output getting through.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::s6::logger::Fault;
+use crate::s6::status::{read_slot, Status};
+use crate::s6::wait::{self, Outcome, Target, Watched};
+
+use super::{name_of, Error, Slots};
+
+/// What a wait came to (with nothing to wait for: [`Waited::Met`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waited {
+    Met,
+    /// Slots not at `target` when `after` ran out.
+    Timeout {
+        pending: Vec<String>,
+        target: Target,
+        after: Duration,
+    },
+    /// Ready, but their output does not get through (their logger at
+    /// fault) when `after` ran out.
+    LogStuck {
+        slots: Vec<(String, Fault)>,
+        after: Duration,
+    },
+    /// Removed, or no supervisor runs on it.
+    Gone(String),
+    /// Its readiness check gave up (waiting for ready).
+    GaveUp(String),
+    /// Failed for good; why, when known.
+    Failed {
+        slot: String,
+        why: Option<String>,
+    },
+}
+
+/// How often a wait for ready looks again at a slot that is up and ready
+/// but whose output is not getting through.
+const LOG_RECHECK: Duration = Duration::from_millis(200);
+
+/// The watched slots whose logger is at fault (all of them must be fine;
+/// with `any`, one fine slot is enough and nothing is reported).
+fn log_faults(slots: &Slots, watched: &[Watched], any: bool) -> Vec<(String, Fault)> {
+    let judge = slots.judge();
+    let names: Vec<String> = watched.iter().map(|w| name_of(&w.dir)).collect();
+    let mut faults: Vec<Option<Fault>> = names.iter().map(|n| judge.log_fault(n)).collect();
+    judge.mark_stalled(names.iter().map(String::as_str).zip(faults.iter_mut()));
+    if any && faults.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .zip(faults)
+        .filter_map(|(n, f)| f.map(|f| (n, f)))
+        .collect()
+}
+
+/// Waits (at most `timeout`) until every watched slot (with `any`: one)
+/// reaches `target`.
+pub fn wait_for(
+    slots: &Slots,
+    watched: &[Watched],
+    target: Target,
+    any: bool,
+    timeout: Duration,
+) -> Result<Waited, Error> {
+    let judge = slots.judge();
+    let overdue = |n: &str, st: &Status| {
+        target == Target::Ready && judge.ready_overdue(n, st, SystemTime::now())
+    };
+    let failed = |dir: &Path, st: &Status| {
+        let n = name_of(dir);
+        judge.failed(&n, st) || overdue(&n, st)
+    };
+    let deadline = Instant::now() + timeout;
+    let outcome = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let outcome = wait::wait(watched, target, any, Some(left), &failed).map_err(Error::Wait)?;
+        // Ready includes output getting through: a slot whose logger is
+        // stuck is not ready yet (it may be once the disk has room), and
+        // nothing signals that, so it is looked at again.
+        let stuck = match (&outcome, target) {
+            (Outcome::Met, Target::Ready) => log_faults(slots, watched, any),
+            _ => Vec::new(),
+        };
+        if stuck.is_empty() {
+            break outcome;
+        }
+        if Instant::now() >= deadline {
+            return Ok(Waited::LogStuck {
+                slots: stuck,
+                after: timeout,
+            });
+        }
+        std::thread::sleep(LOG_RECHECK.min(deadline.saturating_duration_since(Instant::now())));
+    };
+    Ok(match outcome {
+        Outcome::Met => Waited::Met,
+        Outcome::Timeout { pending } => Waited::Timeout {
+            pending: pending.iter().map(|p| name_of(p)).collect(),
+            target,
+            after: timeout,
+        },
+        Outcome::Gone(dir) => Waited::Gone(name_of(&dir)),
+        Outcome::Failed(dir) => {
+            let slot = name_of(&dir);
+            let st = read_slot(&dir).ok();
+            if st.as_ref().is_some_and(|st| overdue(&slot, st)) {
+                Waited::GaveUp(slot)
+            } else {
+                let why = st
+                    .map(|st| judge.verdict(&slot, Some(&st), SystemTime::now()))
+                    .and_then(|v| v.why);
+                Waited::Failed { slot, why }
+            }
+        }
+    })
+}
