@@ -21,6 +21,7 @@ pub mod reconcile;
 pub mod redirect;
 pub mod render;
 pub mod s6;
+pub mod slot;
 pub mod slotenv;
 pub mod state;
 pub mod stray;

@@ -7,23 +7,21 @@
 //! the program; it holds a pidfd of that process and ends when it ends, so
 //! every restart has exactly one watcher. It only checks while the slot is
 //! up, ready and not waiting for dependencies. Its restart goes through
-//! `s6::control::send`, so `finish` knows the death was asked for. What it
-//! last saw is in [`STATE_FILE`] (`svctl status` shows it). What it says
+//! `slot::end::send`, so `finish` knows the death was asked for. What it
+//! last saw is in its record (`slot::liveness`) (`svctl status` shows it). What it says
 //! goes to the slot's log without ever blocking on it ([`crate::msg::say`]).
 
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::lifeline::ready::Probe;
-use crate::s6::control::{send, Command6};
-use crate::s6::{end, health, status};
-
-/// In the slot dir: `ok 0/3` or `failing 2/3: WHY`, one line.
-pub use end::LIVENESS_FILE as STATE_FILE;
+use crate::s6::control::Command6;
+use crate::s6::status;
+use crate::slot::end::{self, send};
+use crate::slot::{health, liveness};
 
 /// One check, resolved.
 #[derive(Debug, Clone)]
@@ -42,31 +40,6 @@ pub struct Watch {
     pub failures: u32,
 }
 
-/// What [`STATE_FILE`] says, for status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seen {
-    pub failing: u32,
-    pub of: u32,
-    pub last_error: Option<String>,
-}
-
-/// Reads [`STATE_FILE`] of `slot` (None: no watcher wrote one).
-pub fn seen(slot: &Path) -> Option<Seen> {
-    let text = fs::read_to_string(slot.join(STATE_FILE)).ok()?;
-    let line = text.lines().next()?;
-    let (head, why) = match line.split_once(": ") {
-        Some((h, w)) => (h, Some(w.to_string())),
-        None => (line, None),
-    };
-    let count = head.split_whitespace().nth(1)?;
-    let (n, of) = count.split_once('/')?;
-    Some(Seen {
-        failing: n.parse().ok()?,
-        of: of.parse().ok()?,
-        last_error: why,
-    })
-}
-
 /// A pidfd of `pid`, to [`watch`] it.
 pub fn pidfd(pid: i32) -> io::Result<OwnedFd> {
     crate::lifeline::sys::pidfd_open(pid)
@@ -75,7 +48,7 @@ pub fn pidfd(pid: i32) -> io::Result<OwnedFd> {
 /// Runs the checks until the process behind `pid` ends.
 pub fn watch(w: &Watch, pid: &OwnedFd) -> io::Result<()> {
     let mut failing = 0u32;
-    write_state(&w.slot, failing, w.failures, None);
+    liveness::write(&w.slot, failing, w.failures, None);
     loop {
         if ended(pid, w.interval)? {
             return Ok(());
@@ -87,12 +60,12 @@ pub fn watch(w: &Watch, pid: &OwnedFd) -> io::Result<()> {
             Ok(()) => {
                 if failing > 0 {
                     failing = 0;
-                    write_state(&w.slot, 0, w.failures, None);
+                    liveness::write(&w.slot, 0, w.failures, None);
                 }
             }
             Err(why) => {
                 failing += 1;
-                write_state(&w.slot, failing, w.failures, Some(&why));
+                liveness::write(&w.slot, failing, w.failures, Some(&why));
                 if failing >= w.failures {
                     // Restart first, then say so: a program hung on a full
                     // log pipe must not take the restart down with it, and
@@ -184,44 +157,9 @@ fn exec(argv: &[String], timeout: Duration) -> Result<(), String> {
     }
 }
 
-/// Best effort: a state that cannot be written changes nothing about the
-/// checks themselves.
-fn write_state(slot: &Path, failing: u32, of: u32, why: Option<&str>) {
-    let line = match why {
-        None => format!("ok {failing}/{of}\n"),
-        Some(w) => format!("failing {failing}/{of}: {}\n", w.replace('\n', " ")),
-    };
-    let tmp = slot.join(end::LIVENESS_TMP);
-    let write = || -> io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(line.as_bytes())?;
-        fs::rename(&tmp, slot.join(STATE_FILE))
-    };
-    let _ = write();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn state_reads_back() {
-        let t = tempfile::tempdir().expect("tempdir");
-        assert_eq!(seen(t.path()), None);
-        write_state(t.path(), 0, 3, None);
-        assert_eq!(
-            seen(t.path()),
-            Some(Seen {
-                failing: 0,
-                of: 3,
-                last_error: None
-            })
-        );
-        write_state(t.path(), 2, 3, Some("connection refused\nx"));
-        let s = seen(t.path()).expect("seen");
-        assert_eq!((s.failing, s.of), (2, 3));
-        assert_eq!(s.last_error.as_deref(), Some("connection refused x"));
-    }
 
     #[test]
     fn exec_passes_fails_and_times_out() {

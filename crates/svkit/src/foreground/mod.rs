@@ -28,7 +28,7 @@ use nix::sys::signal::Signal;
 
 use crate::config::Slot;
 use crate::msg::{self, exit};
-use crate::s6::end::DECIDED_EXITCODE;
+use crate::slot::end::DECIDED_EXITCODE;
 use crate::stray::Copy;
 
 /// Where svkit-wrap records the foreground command (a tmpfs under

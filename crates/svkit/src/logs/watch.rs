@@ -1,6 +1,6 @@
 //! `svkit log-watch`: the one process that looks at every slot's logger
 //! while the container runs, because s6 does not (see
-//! [`crate::s6::logger`] for what goes wrong unseen).
+//! [`crate::slot::logger`] for what goes wrong unseen).
 //!
 //! It runs as a supervised service of its own without a logger (the image
 //! ships it in `/etc/services.d/svkit-log-watch`), so its lines reach the
@@ -23,9 +23,9 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{self, Model};
 use crate::msg::{self, exit};
 use crate::s6::control;
-use crate::s6::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
-use crate::s6::logger::{self, Fault, PipeLevel};
 use crate::s6::status::locked;
+use crate::slot::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
+use crate::slot::logger::{self, Fault, PipeLevel};
 
 /// How often every logger is looked at: a stalled pipe is seen within two
 /// periods.
@@ -106,7 +106,7 @@ fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
         .filter(|n| !n.starts_with('.'))
         .filter(|n| {
             let dir = scandir.join(n);
-            crate::reconcile::is_ours(&dir) && logger::has_logger(&dir)
+            crate::slot::owner::is_ours(&dir) && logger::has_logger(&dir)
         })
         .collect()
 }

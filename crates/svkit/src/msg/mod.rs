@@ -34,8 +34,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use crate::config::Diagnostic;
-
 static PROG: OnceLock<&'static str> = OnceLock::new();
 
 /// Stdout's reader went away: later output is dropped.
@@ -108,8 +106,9 @@ pub fn info(msg: impl fmt::Display) {
 }
 
 /// `PROG: fatal: invalid config in DIR[: tail]`, then each diagnostic on
-/// its own line (`FILE:LINE:COL: FIELD: message`).
-pub fn invalid_config(dir: &Path, tail: &str, diags: &[Diagnostic]) {
+/// its own line (`FILE:LINE:COL: FIELD: message`, as config's diagnostics
+/// display: generic, so messages stay below config).
+pub fn invalid_config(dir: &Path, tail: &str, diags: &[impl fmt::Display]) {
     let mut what = format!("invalid config in {}", path(dir));
     if !tail.is_empty() {
         what = format!("{what}: {tail}");

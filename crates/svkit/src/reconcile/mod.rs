@@ -30,7 +30,6 @@ mod treeuser;
 pub use apply::{apply, ApplyOptions, Scope};
 pub use desired::{desired, prepare, prepare_for, Prepared};
 pub use error::{ReconcileError, SlotError};
-pub use live::is_ours;
 pub use lock::ScandirLock;
 pub use outcome::Outcome;
 pub use plan::{plan, Action, SlotPlan};

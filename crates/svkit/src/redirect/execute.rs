@@ -4,7 +4,7 @@ use crate::config::{Model, Redirect};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::{self, Command6, ControlError};
 use crate::s6::status::StatusError;
-use crate::s6::{end, health, wait};
+use crate::slot::{end, health, wait};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -97,7 +97,7 @@ fn want_up(model: &Model, name: &str, scandir: &Path) -> Result<(), RedirectErro
     control::wait_supervised(&dir, SUPERVISE_TIMEOUT).map_err(RedirectError::Control)?;
     // Not persisted: `remember` keeps what operators chose. The container's
     // command asks for the slot again at every boot.
-    control::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)
+    crate::slot::end::send(&dir, &[Command6::Up]).map_err(RedirectError::Control)
 }
 
 /// Bound on a displaced slot's stop: its `stop_timeout_ms` when longer.
@@ -115,7 +115,7 @@ pub fn displace(model: &Model, name: &str, scandir: &Path) -> Result<bool, Redir
     if !(st.up || st.want_up) || !control::supervised(&dir) {
         return Ok(false);
     }
-    control::send(&dir, &[Command6::Down]).map_err(RedirectError::Control)?;
+    crate::slot::end::send(&dir, &[Command6::Down]).map_err(RedirectError::Control)?;
     let kill_after = model
         .slot(name)
         .and_then(|s| s.stop_timeout_ms)

@@ -27,16 +27,14 @@ mod log;
 pub mod quote;
 mod run;
 
-pub use env::{tree_is_root, tree_owner, RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
+pub use env::{RenderEnv, OVERLAY_BIN, S6_BIN_ENV, WITH_CONTENV};
 pub use log::rendered_dir as rendered_log_dir;
 
 use std::path::PathBuf;
 
 use crate::config::{Model, Slot};
-use crate::s6::health::{self, StartFacts};
-
-/// Name of the marker file in every slot svkit renders.
-pub const MARKER: &str = ".svkit";
+use crate::slot::health::{self, StartFacts};
+use crate::slot::owner::MARKER;
 
 /// One file of a slot. Every file svkit renders is root's.
 #[derive(Debug, Clone, PartialEq, Eq)]

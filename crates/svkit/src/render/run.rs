@@ -6,7 +6,7 @@ use super::inputs;
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, LiveCheck, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
-use crate::s6::end::{
+use crate::slot::end::{
     CHECK_OUTPUT_FILE, DEPENDENCY_FAILED_EXIT, ESSENTIAL_FILE, STARTED_FILE, START_ERROR_FILE,
     WAITING_FILE,
 };

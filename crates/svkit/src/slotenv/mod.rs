@@ -34,7 +34,7 @@ use std::process::ExitCode;
 
 use crate::config::names::{check_arg_len, check_env_name};
 use crate::msg::{self, exit, strerror};
-pub use crate::s6::end::START_ERROR_FILE;
+pub use crate::slot::end::START_ERROR_FILE;
 
 /// Exit code of a start refused for a file: EX_CONFIG, permanent in
 /// every restart policy's defaults.

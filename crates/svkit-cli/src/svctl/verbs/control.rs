@@ -10,10 +10,11 @@ use svkit::config::{depends, Kind};
 use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, strerror, Fatal};
-use svkit::s6::control::{send, Command6};
-use svkit::s6::logger::Fault;
+use svkit::s6::control::Command6;
 use svkit::s6::status::read_slot;
-use svkit::s6::wait::{self, Outcome, Target, Watched};
+use svkit::slot::end::send;
+use svkit::slot::logger::Fault;
+use svkit::slot::wait::{self, Outcome, Target, Watched};
 use svkit::state::{write_desired, Desired};
 
 use super::ctx::Ctx;
@@ -183,7 +184,7 @@ fn end_strays(ctx: &Ctx, names: &[String]) {
 /// before the first command: a refusal changes nothing.
 fn persist(ctx: &Ctx, names: &[String], up: bool) -> Result<(), Fatal> {
     let root = nix::unistd::geteuid().is_root();
-    let tree = svkit::render::tree_owner(&ctx.scandir);
+    let tree = svkit::slot::owner::tree_owner(&ctx.scandir);
     for n in names.iter().filter(|n| ctx.remembers(n)) {
         let (Some(sd), Some(slot)) = (ctx.state_dir(), ctx.slot(n)) else {
             continue;

@@ -1,12 +1,12 @@
 //! What the slot verbs share: the scandir and the config (when it loads).
-//! What a slot's state means is `svkit::s6::health`'s to decide.
+//! What a slot's state means is `svkit::slot::health`'s to decide.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use svkit::config::{Autostart, Model, Slot};
 use svkit::msg::{self, exit::svctl::UNKNOWN_SLOT, Fatal};
-use svkit::s6::health::Judge;
+use svkit::slot::health::Judge;
 use svkit::state;
 
 use crate::svctl::args::WhereArgs;
@@ -79,7 +79,7 @@ impl Ctx {
             if !dir {
                 continue;
             }
-            if all || svkit::reconcile::is_ours(&p) {
+            if all || svkit::slot::owner::is_ours(&p) {
                 out.push(name);
             }
         }

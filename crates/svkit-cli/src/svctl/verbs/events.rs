@@ -1,10 +1,10 @@
 //! `svctl events [--json] [SLOT...]`: state changes as s6 announces them.
-//! The stream itself is `svkit::s6::events`.
+//! The stream itself is `svkit::slot::events`.
 
 use std::os::fd::AsFd;
 
 use svkit::msg::{self, exit, Fatal};
-use svkit::s6::events::{follow, json_line, text_line, Event, EventsError, Scope, Sink};
+use svkit::slot::events::{follow, json_line, text_line, Event, EventsError, Scope, Sink};
 
 use super::ctx::{unknown, Ctx};
 use crate::svctl::args::EventsArgs;

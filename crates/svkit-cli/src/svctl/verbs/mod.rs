@@ -13,7 +13,6 @@ mod register;
 mod render;
 mod say;
 mod status;
-pub(crate) mod status_fmt;
 mod wait;
 
 use svkit::msg::{self, exit, Fatal};

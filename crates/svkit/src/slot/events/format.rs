@@ -28,7 +28,7 @@ pub fn json_line(e: &Event) -> String {
         "pid": st.and_then(|s| s.pid),
         "last_exit": st.map_or(Value::Null, |s| LastExit::json(s.last_exit)),
         // A job's completion is not a death (as in `svctl status`).
-        "deaths": st.map(|s| crate::s6::health::deaths(s, e.what == What::Done)),
+        "deaths": st.map(|s| crate::slot::health::deaths(s, e.what == What::Done)),
         "why": e.why,
     });
     v.to_string()

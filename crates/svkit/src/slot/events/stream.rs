@@ -15,11 +15,12 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
 use super::logrecord::LogRecords;
-use super::{judge, Event, EventsError, Subscription, What};
+use super::{judge, Event, EventsError, What};
 use crate::msg::strerror;
-use crate::reconcile::is_ours;
-use crate::s6::health::Judge;
+use crate::s6::fifo::Subscription;
 use crate::s6::status::read_slot;
+use crate::slot::health::Judge;
+use crate::slot::owner::is_ours;
 
 /// Which slots to follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
