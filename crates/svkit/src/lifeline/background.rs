@@ -15,10 +15,10 @@ use std::thread;
 use std::time::Duration;
 
 use super::error::{Error, Result};
-use super::ready::Probe;
 use super::reap::{self, PortReport, ReapOutcome};
 use super::run::{self, Launched, Spec};
 use super::spawn::{exit_code, Event};
+use crate::probe::Probe;
 
 /// The future result of work running on a worker thread.
 #[derive(Debug)]

@@ -27,7 +27,7 @@ use nix::unistd::Pid;
 use super::error::{Error, Result};
 use super::identity;
 use super::reap::poll_until;
-use super::sys;
+use crate::sys;
 
 /// Environment variable set for the child: its stdin is a pipe held by
 /// lifeline, and EOF on it means "lifeline is gone, exit".

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 use super::end::{self, End};
 use super::logger;
 use crate::config::names::is_truthy;
-use crate::config::{Autostart, Model, Readiness, Slot};
+use crate::config::{Autostart, Model, Slot};
 use crate::s6::status::{RawStatus, Status};
 use crate::state::{self, Desired, StateError};
 use crate::stray;
@@ -154,9 +154,7 @@ pub fn deaths(st: &Status, done: bool) -> u64 {
 /// The readiness check's timeout of `slot`, when it has one.
 pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
     match &slot.readiness {
-        Some(Readiness::Check(c)) if c.timeout_ms > 0 => {
-            Some(Duration::from_millis(u64::from(c.timeout_ms)))
-        }
+        Some(r) if r.timeout_ms > 0 => Some(Duration::from_millis(u64::from(r.timeout_ms))),
         _ => None,
     }
 }
