@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::error::{Error, Result};
 use super::reap::{self, PortReport, ReapOutcome};
 use super::run::{self, Launched, Spec};
-use super::spawn::{exit_code, Event};
+use super::spawn::{exit_code, Wake};
 use crate::probe::Probe;
 
 /// The future result of work running on a worker thread.
@@ -230,8 +230,8 @@ fn supervise(spec: Spec, tx: mpsc::Sender<Result<Sidecar>>) {
     // which closes the stop pipe: the wait below then stops the child.
     drop(tx.send(Ok(sidecar)));
     let stop = match running.wait_event(&[stop_reader.as_fd()]) {
-        Ok(Event::Exited(_)) => false,
-        Ok(Event::Fd(_)) => true,
+        Ok(Wake::Exited(_)) => false,
+        Ok(Wake::Fd(_)) => true,
         Err(e) => {
             let _ = exit_tx.send(Err(e));
             let _ = run::finish(&spec, &mut running, true);

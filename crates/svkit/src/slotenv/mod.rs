@@ -89,13 +89,12 @@ impl fmt::Display for StartError {
 pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
     let mut vars = Vec::new();
     for path in &req.env_files {
-        let text =
-            files::read(path, files::Kind::EnvFile, files::MAX_ENV_FILE_BYTES).map_err(|why| {
-                StartError::EnvFile {
-                    path: path.clone(),
-                    why,
-                }
-            })?;
+        let text = files::read(path, files::Purpose::EnvFile, files::MAX_ENV_FILE_BYTES).map_err(
+            |why| StartError::EnvFile {
+                path: path.clone(),
+                why,
+            },
+        )?;
         let line_err = |line: usize, msg: String| StartError::EnvLine {
             path: path.clone(),
             line,

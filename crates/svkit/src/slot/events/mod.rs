@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 pub use format::{json_line, text_line};
-pub use stream::{follow, Scope, Sink, Stop};
+pub use stream::{follow, Followed, Sink, Stop};
 
 use super::health::{kept_down, Verdict};
 use crate::msg::strerror;
