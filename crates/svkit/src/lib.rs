@@ -1,7 +1,10 @@
 //! svkit core library.
 //!
 //! Binaries are thin wrappers over this crate; every behaviour lives here,
-//! in a module named after its concern.
+//! in a module named after its concern. Top-level modules import each other
+//! without a cycle, and each module's doc says what it may not import
+//! (`tests/layering.rs` holds them to it): `s6` is s6's protocol, `slot`
+//! svkit's rules about slots on top of it, `probe` the one probe.
 
 pub mod capacity;
 pub mod clock;

@@ -1,8 +1,8 @@
 //! The library's module layering, read from its sources: no import cycle
 //! between top-level modules, and the layering rules each module's doc
 //! states (`s6` and `probe` import nothing of svkit's domain, `config`
-//! nothing of `lifeline`, `render` nothing of `s6`, `slot` nothing that
-//! drives slots).
+//! nothing of `lifeline` nor of the model's consumers, `render` nothing of
+//! `s6`, `slot` nothing that drives slots).
 //!
 //! An edge `a -> b` is any `crate::b` path in a non-test source file of
 //! top-level module `a` (comments, `#[cfg(test)]` items and `*tests.rs` files
@@ -21,7 +21,10 @@ const INFRASTRUCTURE: &[&str] = &["msg", "clock", "fsutil", "container", "sys"];
 const RULES: &[(&str, Option<&[&str]>)] = &[
     ("s6", None),
     ("probe", None),
-    ("config", Some(&["lifeline"])),
+    (
+        "config",
+        Some(&["lifeline", "render", "reconcile", "slot", "state"]),
+    ),
     ("render", Some(&["s6"])),
     (
         "slot",

@@ -19,6 +19,8 @@
 //! bytes that are not UTF-8 shown as escapes), and each of its lines
 //! reaches stderr in one `write(2)`, so the lines of several programs
 //! sharing the container's output (`docker logs`) never mix.
+//!
+//! Infrastructure: imports nothing of svkit's domain (only `container`).
 
 mod escape;
 pub mod exit;

@@ -4,6 +4,10 @@
 //! diffing them against a live slot and ownership of `supervise/` are the
 //! caller's job.
 //!
+//! Imports nothing of `s6`: what a script must agree on with the readers of
+//! slots (record file names, exit-code rules, the marker, autostart) comes
+//! from [`crate::slot`].
+//!
 //! Layout of one slot (paths relative to the slot dir):
 //!
 //! | file | when | content |

@@ -89,7 +89,8 @@ impl Row {
     }
 }
 
-fn updown(b: bool) -> &'static str {
+/// `up` or `down`, as status and events spell a wanted state.
+pub(super) fn updown(b: bool) -> &'static str {
     if b {
         "up"
     } else {

@@ -5,14 +5,7 @@ use serde_json::{json, Value};
 use super::{Event, What};
 use crate::clock::rfc3339_utc;
 use crate::s6::status::{sig_name, LastExit};
-
-fn updown(b: bool) -> &'static str {
-    if b {
-        "up"
-    } else {
-        "down"
-    }
-}
+use crate::slot::status_fmt::updown;
 
 /// The event as one JSON object, without the newline.
 pub fn json_line(e: &Event) -> String {
