@@ -4,6 +4,8 @@
 //! definitions.
 
 pub mod clapmsg;
+pub mod duration;
+pub mod internal;
 pub mod lifeline;
 pub mod reconcile;
 pub mod svctl;

@@ -26,10 +26,12 @@ const PROGRAMS: [(&str, Program); 4] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 5] = [
+const INTERNAL: [(&str, Internal); 7] = [
     ("foreground-stop", svkit::foreground::main),
+    ("liveness", svkit_cli::internal::liveness::main),
     ("log-json", svkit::logs::json::main),
     ("log-watch", svkit::logs::watch::main),
+    ("say", svkit_cli::internal::say::main),
     ("slot-claim", svkit::stray::main),
     ("slot-env", svkit::slotenv::main),
 ];

@@ -25,6 +25,9 @@ fn bad_argv_exits_100() {
         &["start", "--wait", "--timeout", "soon", "x"],
         &["start", "--wait", "--timeout", "-5", "x"],
         &["wait", "up", "--timeout", "1.5", "x"],
+        &["wait", "up", "--timeout", "2h", "x"],
+        &["wait", "up", "--timeout", "25h", "x"],
+        &["apply", "--lock-timeout", "soon"],
         &["wait", "sideways", "x"],
         &["wait", "up"],
         &["start"],
@@ -49,21 +52,7 @@ fn bad_argv_exits_100() {
 
 #[test]
 fn every_verb_has_examples() {
-    for verb in [
-        "status",
-        "start",
-        "stop",
-        "restart",
-        "wait",
-        "logs",
-        "plan",
-        "apply",
-        "register",
-        "unregister",
-        "signal",
-        "check",
-        "render",
-    ] {
+    for verb in svkit_testkit::SVCTL_VERBS {
         let o = svctl(&[verb, "--help"]);
         assert_eq!(o.status.code(), Some(0), "{verb}");
         let text = String::from_utf8_lossy(&o.stdout);
@@ -132,4 +121,20 @@ fn not_supervised_reads_like_s6() {
     assert_eq!(o.status.code(), Some(3));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["slots"][0]["state"], "unsupervised");
+}
+
+/// One duration syntax: `500ms`, `3s`, `2m`, and the bare milliseconds the
+/// option always took. Past argv parsing, the wait fails for its own
+/// reason (no such slot here), never as bad usage.
+#[test]
+fn durations_take_units_and_bare_milliseconds() {
+    for t in ["2s", "500ms", "1m", "0.5s", "2000"] {
+        for argv in [
+            &["wait", "up", "--timeout", t, "x"][..],
+            &["start", "--wait", "--timeout", t, "x"][..],
+        ] {
+            let o = svctl(argv);
+            assert_ne!(o.status.code(), Some(100), "{argv:?}: {o:?}");
+        }
+    }
 }

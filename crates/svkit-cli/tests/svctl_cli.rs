@@ -541,26 +541,10 @@ fn scandir_option_is_where_the_docs_say() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/svctl.md"))
             .expect("docs/svctl.md");
     assert!(
-        doc.contains("every verb but `check` and `render` takes `--scandir DIR`"),
+        doc.contains("every verb but `check`, `render` and `exec` takes\n`--scandir DIR`"),
         "docs/svctl.md no longer says which verbs take --scandir"
     );
-    let verbs = [
-        "status",
-        "start",
-        "stop",
-        "restart",
-        "wait",
-        "logs",
-        "events",
-        "metrics",
-        "plan",
-        "apply",
-        "register",
-        "unregister",
-        "signal",
-        "check",
-        "render",
-    ];
+    let verbs = svkit_testkit::SVCTL_VERBS;
     let help =
         String::from_utf8(svctl().arg("--help").output().expect("run").stdout).expect("utf-8");
     for v in verbs {
@@ -570,13 +554,13 @@ fn scandir_option_is_where_the_docs_say() {
         );
         let h = svctl().args([v, "--help"]).output().expect("run");
         let takes = String::from_utf8_lossy(&h.stdout).contains("--scandir");
-        assert_eq!(takes, !matches!(v, "check" | "render"), "{v}");
+        assert_eq!(takes, !matches!(v, "check" | "render" | "exec"), "{v}");
         assert!(
             String::from_utf8_lossy(&h.stdout).contains("--config-dir"),
             "{v}"
         );
     }
-    for v in ["check", "render"] {
+    for v in ["check", "render", "exec"] {
         let o = svctl()
             .args([v, "--scandir", "/run/service"])
             .output()

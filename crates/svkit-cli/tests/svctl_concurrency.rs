@@ -124,6 +124,6 @@ fn concurrent_verbs_keep_every_reported_registration() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // The registrations agree with the scandir: nothing left to apply.
-    expect_code(&sbx.exec(&["svctl", "plan"]), 0);
+    sbx.run(&["svctl", "plan"], 0);
     Arc::try_unwrap(sbx).ok().expect("one owner").stop();
 }

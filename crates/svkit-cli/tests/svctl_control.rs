@@ -67,41 +67,44 @@ fn start_stop_restart_wait_until_reached() {
     let fx = Fixture::new(CONFIG);
     let sbx = fx.boot();
     wait_supervised(&sbx, ALL);
-    let o = sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "gw-a"]);
-    expect_code(&o, 0);
+    sbx.run(
+        &["svctl", "start", "--wait", "--timeout", "10000", "gw-a"],
+        0,
+    );
     assert_eq!(svstat(&sbx, "gw-a", "up"), "true");
     let pid = svstat(&sbx, "gw-a", "pid");
-    let o = sbx.exec(&["svctl", "restart", "--wait", "--timeout", "10000", "gw-a"]);
-    expect_code(&o, 0);
+    sbx.run(
+        &["svctl", "restart", "--wait", "--timeout", "10000", "gw-a"],
+        0,
+    );
     let now = svstat(&sbx, "gw-a", "up,pid");
     assert!(
         now.starts_with("true ") && !now.ends_with(&format!(" {pid}")),
         "{pid} -> {now}"
     );
-    let o = sbx.exec(&[
-        "svctl",
-        "stop",
-        "--wait",
-        "--timeout",
-        "10000",
-        "gw-a",
-        "gw-b",
-    ]);
-    expect_code(&o, 0);
+    sbx.run(
+        &[
+            "svctl",
+            "stop",
+            "--wait",
+            "--timeout",
+            "10000",
+            "gw-a",
+            "gw-b",
+        ],
+        0,
+    );
     assert_eq!(svstat(&sbx, "gw-a", "up"), "false");
     assert_eq!(svstat(&sbx, "gw-b", "up"), "false");
     // Stopped by an operator: down as wanted, not a failure.
     let (rc, _) = status_json(&sbx, &["gw-a", "gw-b"]);
     assert_eq!(rc, Some(0));
     // wait: already met, and a slot that does not exist.
-    expect_code(&sbx.exec(&["svctl", "wait", "down", "gw-a", "gw-b"]), 0);
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "up", "--timeout", "200", "gw-a"]),
-        1,
-    );
-    expect_code(&sbx.exec(&["svctl", "wait", "up", "nope"]), 2);
-    expect_code(
-        &sbx.exec(&[
+    sbx.run(&["svctl", "wait", "down", "gw-a", "gw-b"], 0);
+    sbx.run(&["svctl", "wait", "up", "--timeout", "200", "gw-a"], 1);
+    sbx.run(&["svctl", "wait", "up", "nope"], 2);
+    sbx.run(
+        &[
             "svctl",
             "wait",
             "up",
@@ -110,12 +113,11 @@ fn start_stop_restart_wait_until_reached() {
             "500",
             "gw-a",
             "nope",
-        ]),
+        ],
         1,
     );
     // Unknown slots are refused before anything is done.
-    let o = sbx.exec(&["svctl", "start", "gw-a", "nope"]);
-    expect_code(&o, 4);
+    let o = sbx.run(&["svctl", "start", "gw-a", "nope"], 4);
     assert_eq!(svstat(&sbx, "gw-a", "up"), "false");
     assert!(
         err(&o).starts_with("svctl: fatal: unknown slot nope"),
@@ -123,15 +125,15 @@ fn start_stop_restart_wait_until_reached() {
         err(&o)
     );
     // signal: the process gets it, s6 restarts it.
-    expect_code(&sbx.exec(&["svctl", "start", "--wait", "gw-a"]), 0);
+    sbx.run(&["svctl", "start", "--wait", "gw-a"], 0);
     let pid = svstat(&sbx, "gw-a", "pid");
-    expect_code(&sbx.exec(&["svctl", "signal", "SIGKILL", "gw-a"]), 0);
+    sbx.run(&["svctl", "signal", "SIGKILL", "gw-a"], 0);
     poll("gw-a respawned", std::time::Duration::from_secs(10), || {
         let s = svstat(&sbx, "gw-a", "up,pid");
         (s.starts_with("true ") && !s.ends_with(&format!(" {pid}"))).then_some(())
     });
     assert_eq!(svstat(&sbx, "gw-a", "signal"), "NA");
-    expect_code(&sbx.exec(&["svctl", "signal", "BOGUS", "gw-a"]), 100);
+    sbx.run(&["svctl", "signal", "BOGUS", "gw-a"], 100);
     sbx.stop();
 }
 
@@ -145,22 +147,15 @@ fn wait_ready_returns_when_the_app_notifies_and_timeouts_exit_1() {
     wait_supervised(&sbx, ALL);
     expect_code(&sbx.sh("mkfifo -m 0666 /tmp/go"), 0);
     // Up, but not ready until something is written to /tmp/go.
-    let o = sbx.exec(&["svctl", "start", "--wait", "--timeout", "300", "rdy"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "start", "--wait", "--timeout", "300", "rdy"], 1);
     assert!(
         err(&o).contains("timed out after 300 ms waiting for rdy to be ready"),
         "{}",
         err(&o)
     );
     assert_eq!(svstat(&sbx, "rdy", "up,ready"), "true false");
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "up", "--timeout", "10000", "rdy"]),
-        0,
-    );
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "ready", "--timeout", "200", "rdy"]),
-        1,
-    );
+    sbx.run(&["svctl", "wait", "up", "--timeout", "10000", "rdy"], 0);
+    sbx.run(&["svctl", "wait", "ready", "--timeout", "200", "rdy"], 1);
     // A waiter in the background; it must not be done before the signal.
     let o = sbx.sh(
         "sh -c 'svctl wait ready --timeout 60000 rdy & echo $! > /tmp/wait.pid.tmp; \
@@ -204,12 +199,12 @@ fn all_and_remembered_state_across_restarts() {
     wait_supervised(&sbx, ALL);
     // rdy needs its fifo to start at all; give it one that is never written.
     expect_code(&sbx.sh("mkfifo -m 0666 /tmp/go"), 0);
-    expect_code(
-        &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "rem"]),
+    sbx.run(
+        &["svctl", "start", "--wait", "--timeout", "10000", "rem"],
         0,
     );
-    expect_code(
-        &sbx.exec(&["svctl", "stop", "--all", "--wait", "--timeout", "10000"]),
+    sbx.run(
+        &["svctl", "stop", "--all", "--wait", "--timeout", "10000"],
         0,
     );
     for s in ALL {
@@ -231,10 +226,7 @@ fn all_and_remembered_state_across_restarts() {
     let sbx = fx.boot();
     wait_supervised(&sbx, &["rem"]);
     wait_field(&sbx, "rem", "up", "true");
-    expect_code(
-        &sbx.exec(&["svctl", "stop", "--wait", "--timeout", "10000", "rem"]),
-        0,
-    );
+    sbx.run(&["svctl", "stop", "--wait", "--timeout", "10000", "rem"], 0);
     assert_eq!(
         std::fs::read_to_string(&desired).expect("desired"),
         "down\n"

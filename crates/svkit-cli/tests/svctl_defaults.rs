@@ -85,8 +85,7 @@ fn a_slot_that_keeps_dying_backs_off_and_fails_by_default() {
     assert!(took >= Duration::from_secs(7), "failed after {took:?}");
 
     // The dependent waits, and says what for and why it never ends.
-    let o = sbx.exec(&["svctl", "status"]);
-    expect_code(&o, 3);
+    let o = sbx.run(&["svctl", "status"], 3);
     let table = stdout(&o);
     let line = |slot: &str| {
         table
@@ -179,8 +178,7 @@ fn readiness_and_uptime_count_from_the_programs_start() {
             (api["state"] == "waiting" && api["since_s"].as_u64() >= Some(2)).then_some(())
         },
     );
-    let o = sbx.exec(&["svctl", "wait", "ready", "api", "--timeout", "20000"]);
-    expect_code(&o, 0);
+    sbx.run(&["svctl", "wait", "ready", "api", "--timeout", "20000"], 0);
     // Its uptime is the program's, not its run's (which waited 4 s).
     let (_, doc) = status_json(&sbx, &["api"]);
     let api = slot_json(&doc, "api");
@@ -199,8 +197,7 @@ fn readiness_and_uptime_count_from_the_programs_start() {
             assert_eq!((rc, &s["ready"]), (Some(3), &false.into()), "{s}");
         })
     });
-    let o = sbx.exec(&["svctl", "status", "sick"]);
-    expect_code(&o, 3);
+    let o = sbx.run(&["svctl", "status", "sick"], 3);
     let table = stdout(&o);
     let at = table.find("READY").expect("READY column");
     let row = table.lines().nth(1).expect("sick's row");

@@ -11,19 +11,9 @@ use std::time::Duration;
 use serde_json::Value;
 use svctl_common::*;
 
-/// `crash` runs until killed; `job` exits 0 once /tmp/go is written
-/// (kept down: done); `bad` exits 78 once /tmp/bad is written (failed).
-const CONFIG: &str = r#"{
-  "user": "nobody",
-  "state_dir": "/data/.svkit",
-  "slots": [
-    { "name": "crash", "command": ["sleep", "1000"], "autostart": "always" },
-    { "name": "job", "autostart": "always", "restart": { "on_clean_exit": "stop" },
-      "command": ["sh", "-c", "mkfifo /tmp/go 2>/dev/null; read x < /tmp/go; exit 0"] },
-    { "name": "bad", "autostart": "always",
-      "command": ["sh", "-c", "mkfifo /tmp/bad 2>/dev/null; read x < /tmp/bad; exit 78"] }
-  ]
-}"#;
+fn config() -> String {
+    crash_job_bad_config("")
+}
 
 const ALL: &[&str] = &["crash", "job", "bad"];
 
@@ -151,7 +141,7 @@ fn events_report_crashes_done_and_failed_as_they_happen_and_sleep_between() {
     if !sandbox_or_skip("events_report_crashes_done_and_failed_as_they_happen_and_sleep_between") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
+    let fx = Fixture::new(&config());
     let sbx = fx.boot();
     wait_supervised(&sbx, ALL);
     for s in ALL {
@@ -226,7 +216,7 @@ fn events_report_crashes_done_and_failed_as_they_happen_and_sleep_between() {
 
     // An operator's stop: down, then stopped.
     let n = events(&sbx, "ev").len();
-    expect_code(&sbx.exec(&["svctl", "stop", "crash"]), 0);
+    sbx.run(&["svctl", "stop", "crash"], 0);
     let (i, _) = wait_event(&sbx, "ev", "crash", "down", n);
     wait_event(&sbx, "ev", "crash", "stopped", i + 1);
 
@@ -235,7 +225,7 @@ fn events_report_crashes_done_and_failed_as_they_happen_and_sleep_between() {
     poll("txt subscribed", LONG, || {
         (fifos(&sbx, "crash") == 2).then_some(())
     });
-    expect_code(&sbx.exec(&["svctl", "start", "crash"]), 0);
+    sbx.run(&["svctl", "start", "crash"], 0);
     let line = poll("a text line", LONG, || {
         let t = std::fs::read_to_string(inside(&sbx, "tmp/txt.out")).unwrap_or_default();
         t.lines()
@@ -268,7 +258,7 @@ fn events_end_when_the_reader_goes_away_and_follow_new_slots() {
     if !sandbox_or_skip("events_end_when_the_reader_goes_away_and_follow_new_slots") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
+    let fx = Fixture::new(&config());
     let sbx = fx.boot();
     wait_supervised(&sbx, ALL);
     // The reader is gone before anything happens: it ends at once,
@@ -293,8 +283,7 @@ fn events_end_when_the_reader_goes_away_and_follow_new_slots() {
     );
     assert_eq!(fifos(&sbx, "crash"), 0);
     // Unknown slots are refused before anything is done.
-    let o = sbx.exec(&["svctl", "events", "crash", "nope"]);
-    expect_code(&o, 4);
+    let o = sbx.run(&["svctl", "events", "crash", "nope"], 4);
     assert!(err(&o).contains("unknown slot nope"), "{}", err(&o));
     assert_eq!(fifos(&sbx, "crash"), 0);
 
@@ -303,25 +292,23 @@ fn events_end_when_the_reader_goes_away_and_follow_new_slots() {
     poll("ev subscribed", LONG, || {
         ALL.iter().all(|s| fifos(&sbx, s) == 1).then_some(())
     });
-    let more = CONFIG.replace(
-        r#"{ "name": "crash","#,
-        r#"{ "name": "late", "command": ["sleep", "1004"], "autostart": "always" },
-    { "name": "crash","#,
+    let more = crash_job_bad_config(
+        r#"{ "name": "late", "command": ["sleep", "1004"], "autostart": "always" },"#,
     );
     expect_code(&sbx.reconcile_with(&more), 0);
     let (i, _) = wait_event(&sbx, "ev", "late", "added", 0);
     wait_supervised(&sbx, &["late"]);
     wait_field(&sbx, "late", "up", "true");
-    expect_code(&sbx.exec(&["svctl", "stop", "late"]), 0);
+    sbx.run(&["svctl", "stop", "late"], 0);
     let (i, _) = wait_event(&sbx, "ev", "late", "stopped", i + 1);
-    expect_code(&sbx.reconcile_with(CONFIG), 0);
+    expect_code(&sbx.reconcile_with(&config()), 0);
     let (_, gone) = wait_event(&sbx, "ev", "late", "removed", i + 1);
     assert!(gone["s6"].is_null(), "{gone}");
     // Still following the others (up first: an apply may have restarted
     // it, and stopping a slot that is down announces nothing).
-    expect_code(&sbx.exec(&["svctl", "wait", "up", "crash"]), 0);
+    sbx.run(&["svctl", "wait", "up", "crash"], 0);
     let n = events(&sbx, "ev").len();
-    expect_code(&sbx.exec(&["svctl", "stop", "crash"]), 0);
+    sbx.run(&["svctl", "stop", "crash"], 0);
     wait_event(&sbx, "ev", "crash", "stopped", n);
     expect_code(&sbx.sh("kill -INT $(cat /tmp/ev.pid)"), 0);
     let rc = poll("ev ended", LONG, || {

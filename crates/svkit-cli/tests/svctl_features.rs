@@ -138,17 +138,13 @@ fn template_dependencies_and_exit_code_policies_on_the_real_init() {
     poll("web waits", Duration::from_secs(10), || {
         (state(&sbx, "web") == "waiting").then_some(())
     });
-    expect_code(&sbx.exec(&["svctl", "start", "worker-a", "--wait"]), 0);
+    sbx.run(&["svctl", "start", "worker-a", "--wait"], 0);
     // Still waiting: only one instance is up (its run looks again on each
     // change; give it the time a change takes to be seen).
-    let o = sbx.exec(&["svctl", "wait", "ready", "web", "--timeout", "1500"]);
-    expect_code(&o, 1);
+    sbx.run(&["svctl", "wait", "ready", "web", "--timeout", "1500"], 1);
     assert_eq!(state(&sbx, "web"), "waiting");
-    expect_code(&sbx.exec(&["svctl", "start", "worker-b", "--wait"]), 0);
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "ready", "web", "--timeout", "10000"]),
-        0,
-    );
+    sbx.run(&["svctl", "start", "worker-b", "--wait"], 0);
+    sbx.run(&["svctl", "wait", "ready", "web", "--timeout", "10000"], 0);
     assert_eq!(state(&sbx, "web"), "up");
 
     // Any of several permanent exit codes fails the slot for good.

@@ -26,7 +26,7 @@ fn fill_pipe(sbx: &Sandbox, fx: &Fixture, slot: &str) -> String {
     assert!(sbx.sh(&format!("kill -STOP {logger}")).status.success());
     std::fs::write(fx.data.path().join("flood"), "").expect("write");
     let old = svstat(sbx, slot, "pid");
-    expect_code(&sbx.exec(&["svctl", "restart", slot]), 0);
+    sbx.run(&["svctl", "restart", slot], 0);
     poll(
         &format!("{slot}'s writer blocked on its full log pipe"),
         Duration::from_secs(20),

@@ -78,11 +78,13 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
 
     // A restart: the program exits 0 on SIGTERM, yet it is restarted.
     let old = pid(&sbx, "clean");
-    let o = sbx.exec(&["svctl", "restart", "--wait", "--timeout", "10000", "clean"]);
-    expect_code(&o, 0);
+    sbx.run(
+        &["svctl", "restart", "--wait", "--timeout", "10000", "clean"],
+        0,
+    );
     let old = wait_new_pid(&sbx, "clean", &old);
     // An operator's SIGTERM: the same.
-    expect_code(&sbx.exec(&["svctl", "signal", "TERM", "clean"]), 0);
+    sbx.run(&["svctl", "signal", "TERM", "clean"], 0);
     let old = wait_new_pid(&sbx, "clean", &old);
     let (rc, doc) = status_json(&sbx, &["clean"]);
     assert_eq!(rc, Some(0), "{doc}");
@@ -91,17 +93,17 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
     // A start right on the heels of a stop, while `finish` may still be
     // deciding: the stop is never taken for a clean exit of its own.
     for _ in 0..3 {
-        expect_code(&sbx.exec(&["svctl", "stop", "clean"]), 0);
-        expect_code(
-            &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "clean"]),
+        sbx.run(&["svctl", "stop", "clean"], 0);
+        sbx.run(
+            &["svctl", "start", "--wait", "--timeout", "10000", "clean"],
             0,
         );
     }
     let old = wait_new_pid(&sbx, "clean", &old);
 
     // A plain stop: down as wanted, never failed.
-    expect_code(
-        &sbx.exec(&["svctl", "stop", "--wait", "--timeout", "10000", "clean"]),
+    sbx.run(
+        &["svctl", "stop", "--wait", "--timeout", "10000", "clean"],
         0,
     );
     let (rc, doc) = status_json(&sbx, &["clean"]);
@@ -114,8 +116,8 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
     assert!(!sbx.root().join("run/service/clean/.svkit-end").exists());
 
     // Its own clean exit: done, healthy, kept down.
-    expect_code(
-        &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "clean"]),
+    sbx.run(
+        &["svctl", "start", "--wait", "--timeout", "10000", "clean"],
         0,
     );
     let old = wait_new_pid(&sbx, "clean", &old);
@@ -135,8 +137,8 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
     assert!(table.contains("done"), "{table}");
 
     // A permanent exit code: failed, and status says why.
-    expect_code(
-        &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "clean"]),
+    sbx.run(
+        &["svctl", "start", "--wait", "--timeout", "10000", "clean"],
         0,
     );
     let old = wait_new_pid(&sbx, "clean", &old);
@@ -151,8 +153,7 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
         .unwrap_or("")
         .to_string();
     assert!(why.contains("exited 78"), "{doc}");
-    let o = sbx.exec(&["svctl", "wait", "up", "--timeout", "10000", "clean"]);
-    expect_code(&o, 2);
+    let o = sbx.run(&["svctl", "wait", "up", "--timeout", "10000", "clean"], 2);
     assert!(
         err(&o).contains("failed permanently (exited 78"),
         "{}",
@@ -172,8 +173,8 @@ fn a_restart_remembers_up_and_ready_has_one_rule() {
     // A restart of a stopped `remember` slot starts it, and remembers up.
     let desired = fx.data.path().join(".svkit/desired/rem");
     assert!(!desired.exists());
-    expect_code(
-        &sbx.exec(&["svctl", "restart", "--wait", "--timeout", "10000", "rem"]),
+    sbx.run(
+        &["svctl", "restart", "--wait", "--timeout", "10000", "rem"],
         0,
     );
     let text = std::fs::read_to_string(&desired).expect("desired state of rem");
@@ -181,10 +182,7 @@ fn a_restart_remembers_up_and_ready_has_one_rule() {
 
     // No readiness: ready once up, in the table, the JSON and `wait ready`.
     wait_field(&sbx, "plain", "up", "true");
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "ready", "--timeout", "5000", "plain"]),
-        0,
-    );
+    sbx.run(&["svctl", "wait", "ready", "--timeout", "5000", "plain"], 0);
     let (_, doc) = status_json(&sbx, &["plain"]);
     assert_eq!(slot_json(&doc, "plain")["ready"], true, "{doc}");
     let table = stdout(&sbx.exec(&["svctl", "status", "plain"]));
@@ -201,8 +199,7 @@ fn a_restart_remembers_up_and_ready_has_one_rule() {
     assert_eq!(slot_json(&doc, "slow")["ready"], false);
     let table = stdout(&sbx.exec(&["svctl", "status", "slow"]));
     assert!(table.contains("timeout"), "{table}");
-    let o = sbx.exec(&["svctl", "wait", "ready", "--timeout", "60000", "slow"]);
-    expect_code(&o, 2);
+    let o = sbx.run(&["svctl", "wait", "ready", "--timeout", "60000", "slow"], 2);
     assert!(err(&o).contains("readiness check gave up"), "{}", err(&o));
 }
 
@@ -213,12 +210,12 @@ fn every_wait_is_bounded_by_default() {
         .output()
         .expect("svctl");
     let help = stdout(&o);
-    assert!(help.contains("[default: 60000]"), "{help}");
+    assert!(help.contains("[default: 60s]"), "{help}");
     let o = std::process::Command::new(svkit_testkit::tool("svctl"))
         .args(["start", "--help"])
         .output()
         .expect("svctl");
-    assert!(stdout(&o).contains("[default: 60000]"));
+    assert!(stdout(&o).contains("[default: 60s]"));
 }
 
 /// A oneshot runs to completion at boot: done, healthy; `start --wait` and
@@ -241,8 +238,8 @@ fn a_oneshot_runs_to_completion_and_is_done() {
     std::os::unix::fs::chown(fx.data.path().join("migrations"), Some(NOBODY), None).expect("chown");
     let sbx = fx.boot();
     wait_supervised(&sbx, &["migrate", "broken"]);
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "done", "--timeout", "10000", "migrate"]),
+    sbx.run(
+        &["svctl", "wait", "done", "--timeout", "10000", "migrate"],
         0,
     );
     let (_, doc) = status_json(&sbx, &["migrate"]);
@@ -254,20 +251,22 @@ fn a_oneshot_runs_to_completion_and_is_done() {
             .count()
     };
     assert_eq!(runs(), 1, "once per boot");
-    expect_code(
-        &sbx.exec(&[
+    sbx.run(
+        &[
             "svctl",
             "restart",
             "--wait",
             "--timeout",
             "10000",
             "migrate",
-        ]),
+        ],
         0,
     );
     assert_eq!(runs(), 2, "again on restart, done when --wait returns");
-    let o = sbx.exec(&["svctl", "wait", "done", "--timeout", "10000", "broken"]);
-    expect_code(&o, 2);
+    sbx.run(
+        &["svctl", "wait", "done", "--timeout", "10000", "broken"],
+        2,
+    );
     let (rc, doc) = status_json(&sbx, &["migrate", "broken"]);
     let b = slot_json(&doc, "broken");
     assert_eq!((rc, &b["state"]), (Some(3), &"failed".into()), "{doc}");
@@ -344,16 +343,10 @@ fn dependencies_start_in_order_and_stop_in_reverse() {
         plan.contains("order: 1. db\norder: 2. migrate after db (ready)\norder: 3. web after migrate (completed)\n"),
         "{plan}"
     );
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "up", "--timeout", "300", "web"]),
-        1,
-    );
+    sbx.run(&["svctl", "wait", "up", "--timeout", "300", "web"], 1);
 
     sbx.sh("touch /tmp/dbready");
-    expect_code(
-        &sbx.exec(&["svctl", "wait", "up", "--timeout", "10000", "web"]),
-        0,
-    );
+    sbx.run(&["svctl", "wait", "up", "--timeout", "10000", "web"], 0);
     poll("web started", Duration::from_secs(10), || {
         lines().contains("start web").then_some(())
     });
@@ -361,8 +354,8 @@ fn dependencies_start_in_order_and_stop_in_reverse() {
     let (rc, doc) = status_json(&sbx, &[]);
     assert_eq!(rc, Some(0), "{doc}");
 
-    expect_code(
-        &sbx.exec(&["svctl", "stop", "--all", "--wait", "--timeout", "10000"]),
+    sbx.run(
+        &["svctl", "stop", "--all", "--wait", "--timeout", "10000"],
         0,
     );
     assert_eq!(
@@ -412,7 +405,7 @@ fn a_hung_slot_is_restarted_by_its_liveness_check() {
     wait_field(&sbx, "web", "up", "true");
     let watchers = || {
         stdout(&sbx.sh(
-            "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = svctl ] && grep -q liveness $p/cmdline 2>/dev/null && echo $p; done | wc -l",
+            "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = svkit ] && grep -q liveness $p/cmdline 2>/dev/null && echo $p; done | wc -l",
         ))
         .trim()
         .parse::<usize>()

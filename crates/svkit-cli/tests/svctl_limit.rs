@@ -137,8 +137,7 @@ fn past_the_limit_the_boot_hook_renders_nothing_and_every_verb_refuses() {
     let others = format!("{} others in /run/service", OVERLAY_OWN + legacy);
     let now = refused(&others, 998 + OVERLAY_OWN + legacy);
     for verb in ["check", "plan", "apply"] {
-        let o = sbx.exec(&["svctl", verb]);
-        expect_code(&o, 1);
+        let o = sbx.run(&["svctl", verb], 1);
         assert!(
             err(&o).contains(&format!("svctl: fatal: {now}")),
             "svctl {verb}: {}",
@@ -183,8 +182,7 @@ fn at_boot_the_services_d_still_to_come_count_and_later_once() {
     // Once linked, it is one of the others in the scandir, counted once.
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     wait_supervised(&sbx, &names);
-    let o = sbx.exec(&["svctl", "check"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "check"], 1);
     assert!(
         err(&o).contains(&format!(
             "the config needs {total} s6 services (498 slots, 498 loggers, \
@@ -215,8 +213,7 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     wait_supervised(&sbx, &names);
     let others = OVERLAY_OWN + legacy;
-    let o = sbx.exec(&["svctl", "check"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "check"], 0);
     assert!(
         stdout(&o).contains(&format!(
             "svctl: {} s6 services needed (400 slots, 400 loggers, {others} others in \
@@ -237,7 +234,7 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
         fs::create_dir_all(fx.data.path().join(format!("more/m{i}"))).expect("mkdir");
     }
     let t1 = Instant::now();
-    expect_code(&sbx.exec(&["svctl", "apply"]), 0);
+    sbx.run(&["svctl", "apply"], 0);
     wait_all_in_state(&sbx, "every slot supervised after apply");
     eprintln!(
         "measured: apply of {more} more, to {} services: {:?}",
@@ -245,15 +242,13 @@ fn four_hundred_boot_all_up_and_one_registration_past_the_limit_is_refused() {
         t1.elapsed()
     );
     if odd == 1 {
-        let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "a"]);
-        expect_code(&o, 0);
+        sbx.run(&["svctl", "register", "--slot", "one-{instance}", "a"], 0);
         assert!(supervised(&sbx, "one-a"));
     }
     wait_all_in_state(&sbx, "every slot supervised at 1,000");
 
     // One more is past it: refused, named, nothing registered or made.
-    let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "b"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "register", "--slot", "one-{instance}", "b"], 1);
     assert!(
         err(&o).contains(&format!(
             "svctl: fatal: the config needs 1,001 s6 services ({} slots, {} loggers, \
@@ -287,8 +282,7 @@ fn a_dangling_symlink_in_the_scandir_is_named_and_nothing_is_added() {
     let sbx = fx.boot();
     wait_all_in_state(&sbx, "up");
     expect_code(&sbx.sh("ln -s /nonexistent/gone /run/service/gone"), 0);
-    let o = sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "x"]);
-    expect_code(&o, 111);
+    let o = sbx.run(&["svctl", "register", "--slot", "one-{instance}", "x"], 111);
     let e = err(&o);
     assert!(
         e.contains("s6-svscan cannot stat /run/service/gone (No such file or directory)"),
@@ -297,9 +291,6 @@ fn a_dangling_symlink_in_the_scandir_is_named_and_nothing_is_added() {
     assert!(e.contains("nothing changed"), "{e}");
     assert!(!rendered(&sbx).contains(&"one-x".to_string()));
     expect_code(&sbx.sh("rm /run/service/gone"), 0);
-    expect_code(
-        &sbx.exec(&["svctl", "register", "--slot", "one-{instance}", "x"]),
-        0,
-    );
-    expect_code(&sbx.exec(&["svctl", "start", "one-x", "--wait"]), 0);
+    sbx.run(&["svctl", "register", "--slot", "one-{instance}", "x"], 0);
+    sbx.run(&["svctl", "start", "one-x", "--wait"], 0);
 }

@@ -113,7 +113,7 @@ fn deleted_log_dir_is_made_again_by_apply() {
     let sbx = fx.boot();
     let dir = fx.data.path().join("logs/t");
     wait_lines(&dir, "tick", 0);
-    expect_code(&sbx.exec(&["svctl", "plan"]), 0);
+    sbx.run(&["svctl", "plan"], 0);
     // The image's log watcher would mend this by itself within a second
     // (svctl_loghealth tests that): stopped here, apply is what is tested.
     expect_code(
@@ -125,8 +125,7 @@ fn deleted_log_dir_is_made_again_by_apply() {
     fs::remove_dir_all(&dir).expect("rm -rf the log dir");
 
     for who in ["root", "nobody"] {
-        let o = sbx.exec_as(who, &["svctl", "plan"]);
-        expect_code(&o, 2);
+        let o = sbx.run_as(who, &["svctl", "plan"], 2);
         assert_eq!(
             stdout(&o),
             "reconcile: slot=t action=update state=up log_dir=missing\n",
@@ -136,8 +135,7 @@ fn deleted_log_dir_is_made_again_by_apply() {
     let o = sbx.exec(&["svctl", "plan", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["slots"][0]["log_dir_missing"], true, "{v}");
-    let o = sbx.exec(&["svctl", "apply"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "apply"], 0);
     assert!(
         stdout(&o).contains("slot=t action=update state=up log_dir=missing"),
         "{}",
@@ -148,7 +146,7 @@ fn deleted_log_dir_is_made_again_by_apply() {
     wait_lines(&dir, "tick", 0);
     assert_ne!(svstat(&sbx, "t/log", "pid"), logger, "logger restarted");
     assert_eq!(svstat(&sbx, "t", "pid"), program, "the program was not");
-    expect_code(&sbx.exec(&["svctl", "plan"]), 0);
+    sbx.run(&["svctl", "plan"], 0);
     sbx.stop();
 }
 
@@ -215,7 +213,7 @@ fn registered_again_the_new_logger_writes_to_its_files() {
     let fx = Fixture::new(TEMPLATE);
     let sbx = fx.boot();
     let dir = fx.data.path().join("logs/eve");
-    expect_code(&sbx.exec(&["svctl", "register", "eve"]), 0);
+    sbx.run(&["svctl", "register", "eve"], 0);
     wait_lines(&dir, "tick", 0);
     for round in 0..10 {
         let o = sbx.sh("svctl unregister eve >/dev/null && svctl register eve >/dev/null");

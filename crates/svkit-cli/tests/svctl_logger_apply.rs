@@ -49,22 +49,19 @@ fn apply_restarts_a_changed_logger_and_logs_follow_it() {
     // the changed log/run says the logger must move.
     expect_code(&sbx.sh("mkdir -m 0750 /data/logs/b"), 0);
     write(&config("/data/logs/b"));
-    let o = sbx.exec(&["svctl", "apply"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "apply"], 0);
     assert!(stdout(&o).contains("files=log/run"), "{}", stdout(&o));
     wait_ticks(&fx, "logs/b/current");
     assert_eq!(svstat(&sbx, "app", "pid"), pid, "the program was restarted");
 
     // Changed, not applied: the logger still writes to b, and logs reads b.
     write(&config("/data/logs/c"));
-    let o = sbx.exec(&["svctl", "logs", "app", "-n", "3"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "logs", "app", "-n", "3"], 0);
     assert!(stdout(&o).contains("tick"), "{}\n{}", stdout(&o), err(&o));
 
     // An invalid config: a warning, and the lines all the same.
     write("{ not json");
-    let o = sbx.exec(&["svctl", "logs", "app", "-n", "3"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "logs", "app", "-n", "3"], 0);
     assert!(stdout(&o).contains("tick"), "{}\n{}", stdout(&o), err(&o));
     assert!(err(&o).contains("not used"), "{}", err(&o));
     sbx.stop();

@@ -50,7 +50,7 @@ fn logs_tail_across_rotation_and_follow() {
     let sbx = fx.boot();
     wait_supervised(&sbx, &["chatty"]);
     expect_code(&sbx.sh("echo one > /tmp/tag"), 0);
-    expect_code(&sbx.exec(&["svctl", "start", "--wait", "chatty"]), 0);
+    sbx.run(&["svctl", "start", "--wait", "chatty"], 0);
     // s6-log rotates when `current` *approaches* max_bytes (its docs): a
     // burst it reads in one chunk overshoots (a 13948-byte `current` was
     // seen), so no bound on one file holds. That max_bytes reached it shows
@@ -69,12 +69,10 @@ fn logs_tail_across_rotation_and_follow() {
         },
     );
 
-    let o = sbx.exec(&["svctl", "logs", "-n", "5", "chatty"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "logs", "-n", "5", "chatty"], 0);
     assert_eq!(bodies(&stdout(&o)), lines("one", 995, 1000));
     // Spanning archives and current, in order.
-    let o = sbx.exec_as("nobody", &["svctl", "logs", "-n", "700", "chatty"]);
-    expect_code(&o, 0);
+    let o = sbx.run_as("nobody", &["svctl", "logs", "-n", "700", "chatty"], 0);
     assert_eq!(bodies(&stdout(&o)), lines("one", 300, 1000));
     let o = sbx.exec(&["svctl", "logs", "-n", "5000", "chatty"]);
     assert_eq!(bodies(&stdout(&o)), lines("one", 0, 1000));
@@ -101,7 +99,7 @@ fn logs_tail_across_rotation_and_follow() {
         (fds.contains(" -> /data/logs/chatty/current\n") && fds.contains("inotify")).then_some(())
     });
     expect_code(&sbx.sh("echo two > /tmp/tag"), 0);
-    expect_code(&sbx.exec(&["svctl", "restart", "--wait", "chatty"]), 0);
+    sbx.run(&["svctl", "restart", "--wait", "chatty"], 0);
     let text = poll(
         "follower saw the second run",
         Duration::from_secs(10),
@@ -114,9 +112,8 @@ fn logs_tail_across_rotation_and_follow() {
     assert_eq!(bodies(&text), lines("two", 0, 1000));
 
     // No log dir: a clear error; unknown slot: 4.
-    let o = sbx.exec(&["svctl", "logs", "quiet"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "logs", "quiet"], 1);
     assert!(err(&o).contains("no log dir"), "{}", err(&o));
-    expect_code(&sbx.exec(&["svctl", "logs", "nope"]), 4);
+    sbx.run(&["svctl", "logs", "nope"], 4);
     sbx.stop();
 }

@@ -88,7 +88,7 @@ fn follow_keeps_every_line_across_fast_rotations() {
     let sbx = fx.boot();
     wait_supervised(&sbx, &["burst"]);
     follow(&sbx, "burst");
-    expect_code(&sbx.exec(&["svctl", "start", "burst"]), 0);
+    sbx.run(&["svctl", "start", "burst"], 0);
     poll("the burst logged", Duration::from_secs(60), || {
         burst_logged(&fx, "burst", LINES)
     });
@@ -140,7 +140,7 @@ fn follow_says_when_s6_log_deleted_files_it_had_not_read() {
     // The follower frozen while s6-log rotates hundreds of times and keeps
     // 2 archives: most of the burst is deleted before it can look.
     expect_code(&sbx.sh(&format!("kill -STOP {pid}")), 0);
-    expect_code(&sbx.exec(&["svctl", "start", "tight"]), 0);
+    sbx.run(&["svctl", "start", "tight"], 0);
     poll("the burst logged", Duration::from_secs(60), || {
         burst_logged(&fx, "tight", 100_000)
     });

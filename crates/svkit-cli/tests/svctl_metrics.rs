@@ -12,18 +12,11 @@ use std::time::Duration;
 use svctl_common::*;
 use svkit_testkit::skip;
 
-const CONFIG: &str = r#"{
-  "user": "nobody",
-  "state_dir": "/data/.svkit",
-  "slots": [
-    { "name": "crash", "command": ["sleep", "1000"], "autostart": "always" },
-    { "name": "job", "autostart": "always", "restart": { "on_clean_exit": "stop" },
-      "command": ["sh", "-c", "mkfifo /tmp/go 2>/dev/null; read x < /tmp/go; exit 0"] },
-    { "name": "bad", "autostart": "always",
-      "command": ["sh", "-c", "mkfifo /tmp/bad 2>/dev/null; read x < /tmp/bad; exit 78"] },
-    { "name": "off", "command": ["sleep", "1001"], "autostart": "never" }
-  ]
-}"#;
+fn config() -> String {
+    crash_job_bad_config(
+        r#"{ "name": "off", "command": ["sleep", "1001"], "autostart": "never" },"#,
+    )
+}
 
 const ALL: &[&str] = &["crash", "job", "bad", "off"];
 
@@ -106,7 +99,7 @@ fn metrics_parse_with_prometheus_own_parser_and_say_what_status_says() {
         );
         return;
     }
-    let fx = Fixture::new(CONFIG);
+    let fx = Fixture::new(&config());
     let sbx = fx.boot();
     wait_supervised(&sbx, ALL);
     for s in ["crash", "job", "bad"] {
@@ -123,8 +116,7 @@ fn metrics_parse_with_prometheus_own_parser_and_say_what_status_says() {
         (s.starts_with("true ") && !s.ends_with(&format!(" {pid}"))).then_some(())
     });
 
-    let o = sbx.exec(&["svctl", "metrics"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "metrics"], 0);
     let text = stdout(&o);
     let m = parse(&text);
     let v = |family: &str, slot: &str| -> Option<f64> {
@@ -193,11 +185,9 @@ fn metrics_parse_with_prometheus_own_parser_and_say_what_status_says() {
     );
 
     // Named slots; an unknown one is refused with nothing printed.
-    let o = sbx.exec(&["svctl", "metrics", "job"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "metrics", "job"], 0);
     assert_eq!(parse(&stdout(&o))["svkit_slot_done"].len(), 1);
-    let o = sbx.exec(&["svctl", "metrics", "job", "nope"]);
-    expect_code(&o, 4);
+    let o = sbx.run(&["svctl", "metrics", "job", "nope"], 4);
     assert_eq!(stdout(&o), "");
     // As the slots' user, the documented atomic write to a textfile dir.
     let o = sbx.sh("mkdir -p /tmp/prom && chown nobody /tmp/prom && \

@@ -41,16 +41,18 @@ fn restart_all_restarts_what_is_up_dependencies_first() {
         wait_field(&sbx, s, "up", "true");
     }
     // rem is remembered off (its default); manual is stopped by hand.
-    expect_code(
-        &sbx.exec(&["svctl", "stop", "--wait", "--timeout", "10000", "manual"]),
+    sbx.run(
+        &["svctl", "stop", "--wait", "--timeout", "10000", "manual"],
         0,
     );
     let pids: Vec<String> = ["app", "redis"]
         .iter()
         .map(|s| svstat(&sbx, s, "pid"))
         .collect();
-    let o = sbx.exec(&["svctl", "restart", "--all", "--wait", "--timeout", "10000"]);
-    expect_code(&o, 0);
+    sbx.run(
+        &["svctl", "restart", "--all", "--wait", "--timeout", "10000"],
+        0,
+    );
     for s in ["manual", "rem"] {
         assert_eq!(svstat(&sbx, s, "up,wantedup"), "false false", "{s}");
     }
@@ -84,8 +86,10 @@ fn stop_all_stops_dependents_and_independents_first() {
     for s in ["base", "dep", "worker"] {
         wait_field(&sbx, s, "up", "true");
     }
-    let o = sbx.exec(&["svctl", "stop", "--all", "--wait", "--timeout", "10000"]);
-    expect_code(&o, 0);
+    sbx.run(
+        &["svctl", "stop", "--all", "--wait", "--timeout", "10000"],
+        0,
+    );
     let (base, dep, worker) = (
         stamp(&sbx, "base"),
         stamp(&sbx, "dep"),

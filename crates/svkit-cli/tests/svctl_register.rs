@@ -72,21 +72,19 @@ fn register_then_unregister_an_instance() {
         .join(".svkit/instances/gw-{instance}/eve")
         .is_file());
     // Twice is fine; a name the config declares is not registrable.
-    expect_code(&sbx.exec(&["svctl", "register", "eve"]), 0);
-    expect_code(&sbx.exec(&["svctl", "register", "default"]), 1);
-    expect_code(&sbx.exec(&["svctl", "register", "Bad/Name"]), 1);
-    expect_code(
-        &sbx.exec(&["svctl", "register", "--slot", "nope-{instance}", "x"]),
+    sbx.run(&["svctl", "register", "eve"], 0);
+    sbx.run(&["svctl", "register", "default"], 1);
+    sbx.run(&["svctl", "register", "Bad/Name"], 1);
+    sbx.run(
+        &["svctl", "register", "--slot", "nope-{instance}", "x"],
         100,
     );
     let (_, doc) = status_json(&sbx, &["gw-eve"]);
     assert_eq!(doc["slots"][0]["log_dir"], "/data/logs/eve");
     // check and render see the same slots as apply and status.
-    let o = sbx.exec(&["svctl", "check"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "check"], 0);
     assert!(stdout(&o).contains("config ok: 3 slots"), "{}", stdout(&o));
-    let o = sbx.exec(&["svctl", "render", "--to", "/tmp/rendered"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "render", "--to", "/tmp/rendered"], 0);
     assert!(
         stdout(&o).contains("render: slot=gw-eve "),
         "{}",
@@ -97,8 +95,7 @@ fn register_then_unregister_an_instance() {
     let sbx = fx.boot();
     wait_supervised(&sbx, &["gw-eve"]);
     wait_field(&sbx, "gw-eve", "up", "true");
-    let o = sbx.exec(&["svctl", "unregister", "eve"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "unregister", "eve"], 0);
     assert!(
         stdout(&o).contains("reconcile: slot=gw-eve action=delete"),
         "{}",
@@ -113,11 +110,9 @@ fn register_then_unregister_an_instance() {
         1,
         "the check sees supervisors"
     );
-    let o = sbx.exec(&["svctl", "unregister", "eve"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "unregister", "eve"], 1);
     assert!(err(&o).contains("not a registered instance"), "{}", err(&o));
-    let o = sbx.exec(&["svctl", "unregister", "default"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "unregister", "default"], 1);
     assert!(err(&o).contains("declared by the config"), "{}", err(&o));
     assert!(supervised(&sbx, "gw-default"));
     sbx.stop();
@@ -130,8 +125,7 @@ fn several_templates_need_slot() {
     }
     let fx = Fixture::new(TWO_TEMPLATES);
     let sbx = fx.boot();
-    let o = sbx.exec(&["svctl", "register", "x"]);
-    expect_code(&o, 100);
+    let o = sbx.run(&["svctl", "register", "x"], 100);
     assert!(err(&o).contains("--slot"), "{}", err(&o));
     let o = register_then_svok(&sbx, &["--slot", "wk-{instance}", "x"], "wk-x");
     expect_code(&o, 0);

@@ -30,20 +30,17 @@ fn start_and_stop_of_a_remember_slot_leave_nothing_to_plan() {
         assert_eq!(code(&o), Some(0), "after {when}: {}{}", stdout(&o), err(&o));
     };
     plan("the boot");
-    expect_code(
-        &sbx.exec(&["svctl", "start", "--wait", "--timeout", "10000", "rem"]),
+    sbx.run(
+        &["svctl", "start", "--wait", "--timeout", "10000", "rem"],
         0,
     );
     plan("start");
     assert!(!down.exists());
-    expect_code(
-        &sbx.exec(&["svctl", "stop", "--wait", "--timeout", "10000", "rem"]),
-        0,
-    );
+    sbx.run(&["svctl", "stop", "--wait", "--timeout", "10000", "rem"], 0);
     plan("stop");
     assert!(down.exists());
-    expect_code(
-        &sbx.exec(&["svctl", "restart", "--wait", "--timeout", "10000", "rem"]),
+    sbx.run(
+        &["svctl", "restart", "--wait", "--timeout", "10000", "rem"],
         0,
     );
     plan("restart");

@@ -143,8 +143,7 @@ fn status_matches_s6_svstat_and_exit_codes() {
     assert_eq!(rc, Some(4));
     assert_eq!(doc["unknown"][0], "nope");
     // The table: same exit codes, a header, one line per slot.
-    let o = sbx.exec(&["svctl", "status"]);
-    expect_code(&o, 3);
+    let o = sbx.run(&["svctl", "status"], 3);
     let t = stdout(&o);
     assert!(t.starts_with("NAME "), "{t}");
     assert_eq!(t.lines().count(), all.len() + 1, "{t}");
@@ -172,9 +171,8 @@ fn slot_user_controls_its_slots_but_cannot_apply() {
     let sbx = fx.boot();
     wait_supervised(&sbx, &["gw-default", "rem"]);
     wait_field(&sbx, "gw-default", "up", "true");
-    let o = sbx.exec_as("nobody", &["svctl", "status", "--json", "gw-default"]);
-    expect_code(&o, 0);
-    let o = sbx.exec_as(
+    sbx.run_as("nobody", &["svctl", "status", "--json", "gw-default"], 0);
+    sbx.run_as(
         "nobody",
         &[
             "svctl",
@@ -184,10 +182,10 @@ fn slot_user_controls_its_slots_but_cannot_apply() {
             "10000",
             "gw-default",
         ],
+        0,
     );
-    expect_code(&o, 0);
     assert_eq!(svstat(&sbx, "gw-default", "up"), "false");
-    let o = sbx.exec_as(
+    sbx.run_as(
         "nobody",
         &[
             "svctl",
@@ -197,31 +195,29 @@ fn slot_user_controls_its_slots_but_cannot_apply() {
             "10000",
             "gw-default",
         ],
+        0,
     );
-    expect_code(&o, 0);
     assert_eq!(svstat(&sbx, "gw-default", "up"), "true");
     // A remember slot: the user's choice is persisted, owned by the user.
-    let o = sbx.exec_as(
+    sbx.run_as(
         "nobody",
         &["svctl", "start", "--wait", "--timeout", "10000", "rem"],
+        0,
     );
-    expect_code(&o, 0);
     let o = sbx.sh("cat /data/.svkit/desired/rem; stat -c %U /data/.svkit/desired/rem");
     assert_eq!(stdout(&o), "up\nnobody\n");
-    let o = sbx.exec_as(
+    sbx.run_as(
         "nobody",
         &["svctl", "restart", "--wait", "--timeout", "10000", "rem"],
+        0,
     );
-    expect_code(&o, 0);
-    let o = sbx.exec_as("nobody", &["svctl", "apply"]);
-    expect_code(&o, 111);
+    let o = sbx.run_as("nobody", &["svctl", "apply"], 111);
     assert!(
         err(&o).contains("svctl: fatal: unable to apply: permission denied"),
         "{}",
         err(&o)
     );
-    let o = sbx.exec_as("nobody", &["svctl", "register", "eve"]);
-    expect_code(&o, 111);
+    let o = sbx.run_as("nobody", &["svctl", "register", "eve"], 111);
     assert!(err(&o).contains("needs root"), "{}", err(&o));
     sbx.stop();
 }
@@ -253,8 +249,7 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
     wait_field(&sbx, "mine", "up", "true");
     wait_field(&sbx, "theirs", "up", "true");
 
-    let o = sbx.exec_as("nobody", &["svctl", "status"]);
-    expect_code(&o, 0);
+    let o = sbx.run_as("nobody", &["svctl", "status"], 0);
     let t = stdout(&o);
     let row = |name: &str| {
         t.lines()
@@ -281,8 +276,7 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
         "{}",
         err(&o)
     );
-    let o = sbx.exec_as("nobody", &["svctl", "status", "--json"]);
-    expect_code(&o, 0);
+    let o = sbx.run_as("nobody", &["svctl", "status", "--json"], 0);
     let doc: Value = serde_json::from_slice(&o.stdout).expect("json");
     let theirs = slot(&doc, "theirs");
     assert_eq!(theirs["state"], "unreadable", "{doc}");
@@ -300,15 +294,14 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
     );
     assert!(mine["unreadable"].is_null(), "{doc}");
     // Naming only one's own slots: the usual answer.
-    expect_code(&sbx.exec_as("nobody", &["svctl", "status", "mine"]), 0);
-    expect_code(&sbx.exec_as("nobody", &["svctl", "status", "theirs"]), 4);
+    sbx.run_as("nobody", &["svctl", "status", "mine"], 0);
+    sbx.run_as("nobody", &["svctl", "status", "theirs"], 4);
     // Root still sees everything.
     let (rc, doc) = status_json(&sbx, &[]);
     assert_eq!(rc, Some(0), "{doc}");
 
     // plan as the user: what root's apply would do, i.e. nothing.
-    let o = sbx.exec_as("nobody", &["svctl", "plan"]);
-    expect_code(&o, 0);
+    let o = sbx.run_as("nobody", &["svctl", "plan"], 0);
     let plan = stdout(&o);
     assert_eq!(plan.lines().count(), 2, "{plan}");
     assert!(
@@ -316,11 +309,8 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
         "{plan}"
     );
     // render as the user and as root: the same files, dropping to nobody.
-    expect_code(
-        &sbx.exec_as("nobody", &["svctl", "render", "--to", "/tmp/as-nobody"]),
-        0,
-    );
-    expect_code(&sbx.exec(&["svctl", "render", "--to", "/tmp/as-root"]), 0);
+    sbx.run_as("nobody", &["svctl", "render", "--to", "/tmp/as-nobody"], 0);
+    sbx.run(&["svctl", "render", "--to", "/tmp/as-root"], 0);
     let o = sbx.sh("diff -r /tmp/as-root /tmp/as-nobody && grep -c 's6-setuidgid nobody' /tmp/as-nobody/mine/run");
     expect_code(&o, 0);
     assert_eq!(stdout(&o).trim(), "1");
@@ -350,8 +340,7 @@ fn slot_user_status_exits_by_its_own_slots() {
         let (_, doc) = status_json(&sbx, &["mine"]);
         (doc["slots"][0]["state"] == "failed").then_some(())
     });
-    let o = sbx.exec_as("nobody", &["svctl", "status"]);
-    expect_code(&o, 3);
+    let o = sbx.run_as("nobody", &["svctl", "status"], 3);
     assert!(stdout(&o).contains("unreadable"), "{}", stdout(&o));
     sbx.stop();
 }

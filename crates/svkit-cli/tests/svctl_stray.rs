@@ -65,8 +65,7 @@ fn a_copy_left_by_a_killed_supervisor_never_runs_beside_the_new_one() {
         &format!("slot srv: a copy of its program from before its supervisor was restarted still ran (pid {first}): stopped it"),
         Duration::from_secs(5),
     );
-    let o = sbx.exec(&["svctl", "status", "srv"]);
-    expect_code(&o, 0);
+    sbx.run(&["svctl", "status", "srv"], 0);
 }
 
 #[test]
@@ -77,7 +76,7 @@ fn a_copy_nothing_replaces_shows_in_status_until_stop_ends_it() {
     let fx = Fixture::new(CONFIG);
     let sbx = fx.boot();
     wait_supervised(&sbx, &["manual"]);
-    expect_code(&sbx.exec(&["svctl", "start", "manual"]), 0);
+    sbx.run(&["svctl", "start", "manual"], 0);
     wait_field(&sbx, "manual", "up", "true");
     // Its `down` file stays: a new supervisor starts nothing.
     expect_code(&sbx.sh("test -e /run/service/manual/down"), 0);
@@ -93,8 +92,7 @@ fn a_copy_nothing_replaces_shows_in_status_until_stop_ends_it() {
     let (c, v) = status_json(&sbx, &["manual"]);
     assert_eq!(c, Some(3), "{v}");
     assert_eq!(v["slots"][0]["stray_pid"].to_string(), first, "{v}");
-    let o = sbx.exec(&["svctl", "status", "manual"]);
-    expect_code(&o, 3);
+    let o = sbx.run(&["svctl", "status", "manual"], 3);
     assert!(
         err(&o).contains(&format!(
             "a copy of its program runs unsupervised (pid {first})"
@@ -102,9 +100,8 @@ fn a_copy_nothing_replaces_shows_in_status_until_stop_ends_it() {
         "{}",
         err(&o)
     );
-    let o = sbx.exec(&["svctl", "stop", "manual"]);
-    expect_code(&o, 0);
+    let o = sbx.run(&["svctl", "stop", "manual"], 0);
     assert!(err(&o).contains(&format!("(pid {first})")), "{}", err(&o));
     assert!(!runs(&sbx, &first), "svctl stop ended the copy");
-    expect_code(&sbx.exec(&["svctl", "status", "manual"]), 0);
+    sbx.run(&["svctl", "status", "manual"], 0);
 }

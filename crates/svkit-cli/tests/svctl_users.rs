@@ -48,7 +48,7 @@ fn unknown_user_is_a_located_config_error_and_nothing_is_written() {
     let o = sbx.sh("ls -A /run/service; ls -A /data");
     let listed = stdout(&o);
     assert!(!listed.lines().any(|l| l == "a" || l == "logs"), "{listed}");
-    expect_code(&sbx.exec(&["svctl", "status"]), 3);
+    sbx.run(&["svctl", "status"], 3);
     for (who, argv) in [
         ("root", &["svctl", "plan"][..]),
         ("nobody", &["svctl", "plan"][..]),
@@ -56,8 +56,7 @@ fn unknown_user_is_a_located_config_error_and_nothing_is_written() {
         // Inside the running container this machine is the image.
         ("root", &["svctl", "check"][..]),
     ] {
-        let o = sbx.exec_as(who, argv);
-        expect_code(&o, 1);
+        let o = sbx.run_as(who, argv, 1);
         assert!(err(&o).contains(LOCATED), "{who} {argv:?}: {}", err(&o));
     }
     let o = sbx.sh("ls -A /run/service; ls -A /data");
@@ -92,8 +91,7 @@ fn numeric_user_without_passwd_entry_runs_as_its_ids() {
         "grep -E '^(Uid|Gid):' /proc/{pid}/status | awk '{{print $2}}'; stat -c %u:%g /data/logs/n"
     ));
     assert_eq!(stdout(&o), "4242\n4243\n4242:4243\n");
-    let o = sbx.exec(&["svctl", "plan"]);
-    expect_code(&o, 0);
-    expect_code(&sbx.exec(&["svctl", "check"]), 0);
+    sbx.run(&["svctl", "plan"], 0);
+    sbx.run(&["svctl", "check"], 0);
     sbx.stop();
 }

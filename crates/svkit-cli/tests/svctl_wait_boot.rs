@@ -35,16 +35,14 @@ fn wait_waits_for_the_boot_to_make_a_declared_slot() {
     });
     assert!(!sbx.root().join("run/service/api").exists());
     // Declared, not made yet: a timeout (1), not "no such slot" (2).
-    let o = sbx.exec(&["svctl", "wait", "ready", "api", "--timeout", "300"]);
-    expect_code(&o, 1);
+    let o = sbx.run(&["svctl", "wait", "ready", "api", "--timeout", "300"], 1);
     assert!(
         err(&o).contains("waiting for api to be ready"),
         "{}",
         err(&o)
     );
     // Neither declared nor there: no such slot, at once.
-    let o = sbx.exec(&["svctl", "wait", "ready", "nope", "--timeout", "20000"]);
-    expect_code(&o, 2);
+    let o = sbx.run(&["svctl", "wait", "ready", "nope", "--timeout", "20000"], 2);
     assert!(err(&o).contains("no such slot"), "{}", err(&o));
     // Started while the boot is held, it returns once api is ready.
     let o = sbx.sh("svctl wait ready api --timeout 20000 & w=$!; \

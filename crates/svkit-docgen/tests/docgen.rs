@@ -9,26 +9,7 @@ use std::process::Command;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-/// svctl's verbs, spelled out so that a verb dropped from the CLI (or from
-/// the completions) fails here.
-const VERBS: [&str; 16] = [
-    "status",
-    "start",
-    "stop",
-    "restart",
-    "wait",
-    "logs",
-    "events",
-    "metrics",
-    "plan",
-    "apply",
-    "register",
-    "unregister",
-    "signal",
-    "check",
-    "render",
-    "exec",
-];
+use svkit_testkit::SVCTL_VERBS as VERBS;
 
 const COMPLETED: [&str; 3] = ["svctl", "svkit-reconcile", "svkit-lifeline"];
 
@@ -127,7 +108,10 @@ fn every_svctl_verb_is_completed() {
         .map(|s| s.get_name().to_owned())
         .collect();
     let listed: BTreeSet<String> = VERBS.iter().map(|v| v.to_string()).collect();
-    assert_eq!(cli, listed, "svctl's verbs changed: update VERBS here");
+    assert_eq!(
+        cli, listed,
+        "svctl's verbs changed: update SVCTL_VERBS in svkit-testkit"
+    );
 
     let (dir, _) = generated();
     let bash = read(&dir.path().join("bash/svctl"));
@@ -323,7 +307,7 @@ fn key_lines(bin: &str) -> &'static [&'static str] {
         "svkit-reconcile" => &[
             "Boot hook: render the declared svkit slots into the s6 scandir",
             "Usage: svkit-reconcile [OPTIONS]",
-            "      --lock-timeout <MS>  How long to wait for another reconcile to finish [default: 30000]",
+            "      --lock-timeout <DURATION>  How long to wait for another reconcile to finish: 500ms, 3s, 2m; a bare number is milliseconds [default: 30s]",
             "  reconcile: slot=gateway-default action=create state=up",
         ],
         "svkit-lifeline" => &[

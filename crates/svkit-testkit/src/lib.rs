@@ -19,6 +19,28 @@ pub fn bin_dir() -> PathBuf {
     deps.parent().map(Path::to_path_buf).unwrap_or(deps)
 }
 
+/// svctl's verbs, spelled out once for every test that checks them
+/// against the CLI, its help, the completions and the docs: a verb
+/// dropped from any of them fails there.
+pub const SVCTL_VERBS: [&str; 16] = [
+    "status",
+    "start",
+    "stop",
+    "restart",
+    "wait",
+    "logs",
+    "events",
+    "metrics",
+    "plan",
+    "apply",
+    "register",
+    "unregister",
+    "signal",
+    "check",
+    "render",
+    "exec",
+];
+
 pub fn bin(name: &str) -> PathBuf {
     bin_dir().join(name)
 }
@@ -189,6 +211,23 @@ impl Sandbox {
             .unwrap_or_else(|e| panic!("svkit-sandbox exec: {e}"))
     }
 
+    /// `exec`, asserting the exit code (both streams shown when it
+    /// differs); the output, for what the test checks next.
+    #[track_caller]
+    pub fn run(&self, argv: &[&str], want: i32) -> Output {
+        let o = self.exec(argv);
+        expect_code(&o, want);
+        o
+    }
+
+    /// `exec_as`, asserting the exit code, as [`Sandbox::run`].
+    #[track_caller]
+    pub fn run_as(&self, user: &str, argv: &[&str], want: i32) -> Output {
+        let o = self.exec_as(user, argv);
+        expect_code(&o, want);
+        o
+    }
+
     /// Replaces the test config (`/etc/svkit/10-test.json`, as
     /// [`Rootfs::with_svkit`] wrote it) and runs the boot hook again, as an
     /// operator's `svctl apply` would. The exit code is the caller's to check.
@@ -314,6 +353,18 @@ pub fn poll<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>)
         }
         std::thread::sleep(Duration::from_millis(25));
     }
+}
+
+/// Asserts the exit code, showing both streams when it differs.
+#[track_caller]
+pub fn expect_code(o: &Output, want: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(want),
+        "stdout: {}\nstderr: {}",
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -72,8 +72,9 @@ pub struct Cli {
     #[arg(long = "match", value_name = "N", num_args = 0..=1, default_missing_value = "all", value_parser = parse_match)]
     pub match_args: Option<MatchArgs>,
 
-    /// Seconds between SIGTERM and SIGKILL (reaping and stopping); `500ms` also works.
-    #[arg(long, value_name = "SECS", default_value = "3", value_parser = parse_grace)]
+    /// Time between SIGTERM and SIGKILL (reaping and stopping): 500ms, 3s,
+    /// 2m; a bare number is seconds.
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = crate::duration::secs)]
     pub grace: Duration,
 
     /// Wait until the child answers: `tcp` (connect to --bind:--port) or
@@ -81,8 +82,9 @@ pub struct Cli {
     #[arg(long, value_name = "tcp|URL")]
     pub ready: Option<String>,
 
-    /// Milliseconds to wait for readiness; `5s` also works.
-    #[arg(long, value_name = "MS", default_value = "10000", value_parser = parse_ready_timeout)]
+    /// How long to wait for readiness: 500ms, 3s, 2m; a bare number is
+    /// milliseconds.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::duration::millis)]
     pub ready_timeout: Duration,
 
     /// Stop the child and exit when lifeline's stdin reaches EOF (data read is discarded).
@@ -122,33 +124,6 @@ fn parse_match(s: &str) -> Result<MatchArgs, String> {
     s.parse::<usize>()
         .map(MatchArgs::Prefix)
         .map_err(|_| format!("{s:?}: want `all` or a number of arguments"))
-}
-
-/// A duration: `NUMBERms`, `NUMBERs`, or a bare NUMBER in `bare_unit_ms`.
-fn parse_duration(s: &str, bare_unit_ms: f64) -> Result<Duration, String> {
-    let (num, unit_ms) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        (s, bare_unit_ms)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * unit_ms <= 86_400_000.0 => {
-            Ok(Duration::from_secs_f64(v * unit_ms / 1000.0))
-        }
-        _ => Err(format!(
-            "{s:?} is not a duration (e.g. 3, 0.5, 500ms, 2s; at most a day)"
-        )),
-    }
-}
-
-fn parse_grace(s: &str) -> Result<Duration, String> {
-    parse_duration(s, 1000.0)
-}
-
-fn parse_ready_timeout(s: &str) -> Result<Duration, String> {
-    parse_duration(s, 1.0)
 }
 
 fn parse_deathsig(s: &str) -> Result<Signal, String> {

@@ -38,7 +38,8 @@ pub struct Cli {
     /// Scandir [default: $SVKIT_SCANDIR or /run/service].
     #[arg(long, value_name = "DIR")]
     pub scandir: Option<PathBuf>,
-    /// How long to wait for another reconcile to finish.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    pub lock_timeout: u64,
+    /// How long to wait for another reconcile to finish: 500ms, 3s, 2m; a
+    /// bare number is milliseconds.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::duration::millis)]
+    pub lock_timeout: std::time::Duration,
 }

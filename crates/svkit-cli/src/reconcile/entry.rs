@@ -9,7 +9,6 @@
 
 use crate::reconcile::cli::Cli;
 use std::process::ExitCode;
-use std::time::Duration;
 use svkit::config::LoadError;
 use svkit::msg::{self, exit, Fatal};
 use svkit::reconcile::{self, ApplyOptions, ReconcileError, ScandirLock, Scope};
@@ -23,7 +22,7 @@ pub fn main() -> ExitCode {
         .unwrap_or_else(svkit::config::config_dir_from_env);
     let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
     let opts = ApplyOptions {
-        lock_timeout: Duration::from_millis(cli.lock_timeout),
+        lock_timeout: cli.lock_timeout,
         scope: Scope::EachSlot,
         ..Default::default()
     };

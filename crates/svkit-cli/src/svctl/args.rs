@@ -85,14 +85,7 @@ pub struct StatusArgs {
 /// How long a wait lasts unless `--timeout` says otherwise: every wait is
 /// bounded, so a health check or a script never hangs on a slot that will
 /// not get there.
-pub const DEFAULT_WAIT_MS: &str = "60000";
-
-/// A timeout in milliseconds.
-pub fn parse_ms(s: &str) -> Result<Duration, String> {
-    s.parse::<u64>()
-        .map(Duration::from_millis)
-        .map_err(|_| format!("`{s}` is not a number of milliseconds"))
-}
+pub const DEFAULT_WAIT: &str = "60s";
 
 #[derive(Debug, Args)]
 pub struct CtlArgs {
@@ -105,8 +98,9 @@ pub struct CtlArgs {
     /// Return only when the state is reached
     #[arg(long)]
     pub wait: bool,
-    /// With --wait: give up after MS milliseconds (exit 1)
-    #[arg(long, value_name = "MS", value_parser = parse_ms, requires = "wait", default_value = DEFAULT_WAIT_MS)]
+    /// With --wait: give up after DURATION (exit 1): 500ms, 3s, 2m; a bare
+    /// number is milliseconds
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis, requires = "wait", default_value = DEFAULT_WAIT)]
     pub timeout: Duration,
     #[command(flatten)]
     pub at: WhereArgs,
@@ -129,8 +123,9 @@ pub struct WaitArgs {
     /// Slots to wait for
     #[arg(value_name = "SLOT", required = true)]
     pub slots: Vec<String>,
-    /// Give up after MS milliseconds (exit 1)
-    #[arg(long, value_name = "MS", value_parser = parse_ms, default_value = DEFAULT_WAIT_MS)]
+    /// Give up after DURATION (exit 1): 500ms, 3s, 2m; a bare number is
+    /// milliseconds
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis, default_value = DEFAULT_WAIT)]
     pub timeout: Duration,
     /// No time limit, and keep waiting through a slot that is gone, not
     /// supervised yet or failed (a dependent's run script uses it)
@@ -173,8 +168,9 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// How long to wait for another reconcile to finish
-    #[arg(long, value_name = "MS", value_parser = parse_ms, default_value = "30000")]
+    /// How long to wait for another reconcile to finish: 500ms, 3s, 2m; a
+    /// bare number is milliseconds
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis, default_value = "30s")]
     pub lock_timeout: Duration,
     #[command(flatten)]
     pub at: WhereArgs,
@@ -210,48 +206,6 @@ pub struct SignalArgs {
     pub slots: Vec<String>,
     #[command(flatten)]
     pub at: WhereArgs,
-}
-
-/// `svctl liveness` (internal; rendered into a slot's `run` when it has a
-/// `liveness` check).
-#[derive(Debug, Args)]
-pub struct LivenessArgs {
-    /// The slot dir
-    #[arg(long, value_name = "DIR")]
-    pub slot_dir: std::path::PathBuf,
-    /// The process to watch (the run script, which execs the program)
-    #[arg(long)]
-    pub pid: i32,
-    /// Start the watcher in the background and return at once
-    #[arg(long)]
-    pub detach: bool,
-    #[arg(long, value_name = "MS", value_parser = parse_ms)]
-    pub interval: Duration,
-    #[arg(long, value_name = "MS", value_parser = parse_ms)]
-    pub timeout: Duration,
-    #[arg(long, value_name = "N")]
-    pub failures: u32,
-    /// `IP:port` to connect to
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["http", "exec"])]
-    pub tcp: Option<std::net::SocketAddr>,
-    /// URL that must answer 2xx
-    #[arg(long, value_name = "URL", conflicts_with = "exec")]
-    pub http: Option<String>,
-    /// A command that must exit 0
-    #[arg(last = true, value_name = "ARGV")]
-    pub exec: Vec<String>,
-}
-
-/// `svctl say` (internal; rendered into a slot's `run` for its notices).
-#[derive(Debug, Args)]
-pub struct SayArgs {
-    /// The words of the line, joined by spaces
-    #[arg(
-        value_name = "WORD",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub words: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -219,10 +219,4 @@ Exit codes: the command's own; 4 the slot is not declared in the config; 1
 invalid config; 78 an env file or secret refused; 100 bad usage; 111
 system error (e.g. unknown user); 126 not executable; 127 not found.")]
     Exec(ExecArgs),
-    /// Internal: a slot's liveness watcher, started by its run script
-    #[command(hide = true)]
-    Liveness(LivenessArgs),
-    /// Internal: a line into the slot's log that never waits on a full pipe
-    #[command(hide = true)]
-    Say(SayArgs),
 }

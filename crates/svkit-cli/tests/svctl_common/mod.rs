@@ -1,14 +1,14 @@
 //! Shared fixture of svctl's sandbox tests: a rootfs with a config and the
 //! reconcile hook, and a data volume that survives restarts.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Output;
 use std::time::Duration;
 
-pub use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
+pub use svkit_testkit::{expect_code, poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
 
 /// uid/gid of `nobody` (the slots' user), the same inside the sandbox.
 pub const NOBODY: u32 = 65534;
@@ -41,18 +41,6 @@ pub fn code(o: &Output) -> Option<i32> {
 
 pub fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Asserts the exit code, showing both streams when it differs.
-#[track_caller]
-pub fn expect_code(o: &Output, want: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(want),
-        "stdout: {}\nstderr: {}",
-        stdout(o),
-        err(o)
-    );
 }
 
 pub fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
@@ -92,4 +80,25 @@ pub fn status_json(sbx: &Sandbox, slots: &[&str]) -> (Option<i32>, serde_json::V
     let v = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("status --json: {e}: {}\n{}", stdout(&o), err(&o)));
     (code(&o), v)
+}
+
+/// The slots `svctl events` and `svctl metrics` are tested on: `crash`
+/// runs until killed; `job` exits 0 once /tmp/go is written (kept down:
+/// done); `bad` exits 78 once /tmp/bad is written (failed); then `extra`
+/// slot objects (JSON, each followed by a comma) if any.
+pub fn crash_job_bad_config(extra: &str) -> String {
+    format!(
+        r#"{{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    {extra}
+    {{ "name": "crash", "command": ["sleep", "1000"], "autostart": "always" }},
+    {{ "name": "job", "autostart": "always", "restart": {{ "on_clean_exit": "stop" }},
+      "command": ["sh", "-c", "mkfifo /tmp/go 2>/dev/null; read x < /tmp/go; exit 0"] }},
+    {{ "name": "bad", "autostart": "always",
+      "command": ["sh", "-c", "mkfifo /tmp/bad 2>/dev/null; read x < /tmp/bad; exit 78"] }}
+  ]
+}}"#
+    )
 }

@@ -1,6 +1,6 @@
 //! Saying a line without ever blocking, for what svkit writes into a
 //! slot's log from beside the program: the liveness watcher, `svkit
-//! slot-env`, the `run` script's own notices (`svctl say`).
+//! slot-env`, the `run` script's own notices (`svkit say`).
 //!
 //! A slot's log is its stdout: a pipe to its logger, about 64 KiB (the
 //! program's stderr joins it; the `run` script's own stderr, before it

@@ -169,7 +169,7 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
     );
     let _ = writeln!(
         o,
-        "svctl liveness --detach --slot-dir \"$PWD\" --pid $$ {opts} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2",
+        "svkit liveness --detach --slot-dir \"$PWD\" --pid $$ {opts} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2",
         sh_words(&tail),
         slot.name
     );
@@ -178,7 +178,7 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
 
 /// `depends_on`: wait (no time limit, without polling, through a
 /// dependency that is gone or failed) until each condition holds, saying
-/// so in the log (`svctl say`: never blocked by a full log pipe) and in
+/// so in the log (`svkit say`: never blocked by a full log pipe) and in
 /// `.svkit-waiting` (what `svctl status` shows).
 fn wait_for_deps(slot: &Slot) -> String {
     if slot.depends_on.is_empty() {
@@ -193,7 +193,7 @@ fn wait_for_deps(slot: &Slot) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# depends_on: start only once {what}.\nsvctl say \"svkit: slot {} waits for {what}\"\nprintf '%s\\n' \"{what}\" > {WAITING_FILE}",
+        "# depends_on: start only once {what}.\nsvkit say \"svkit: slot {} waits for {what}\"\nprintf '%s\\n' \"{what}\" > {WAITING_FILE}",
         slot.name
     );
     let mut waits = Vec::new();

@@ -5,13 +5,11 @@ mod control;
 pub(crate) mod ctx;
 mod events;
 mod exec;
-mod liveness;
 mod logs;
 mod metrics;
 mod reconcile;
 mod register;
 mod render;
-mod say;
 mod status;
 mod wait;
 
@@ -23,8 +21,6 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
     match cli.verb {
         Verb::Check(a) => check::run(&a),
         Verb::Render(a) => render::run(&a),
-        Verb::Liveness(a) => liveness::run(&a),
-        Verb::Say(a) => Ok(say::run(&a)),
         Verb::Exec(a) => exec::run(a),
         Verb::Status(a) => status::run(&a),
         Verb::Start(a) => control::run(&a, control::Op::Start),

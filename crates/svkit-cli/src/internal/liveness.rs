@@ -1,29 +1,34 @@
-//! `svctl liveness` (internal): the watcher a slot's `run` starts before it
+//! `svkit liveness`: the watcher a slot's `run` starts before it
 //! execs the program (see `svkit::liveness`). `--detach` starts it in the
 //! background, in its own process group, and returns: the watcher is then
 //! no child of the program (no zombie for it to reap) and outlives this
 //! process only as long as the program runs.
 
 use std::os::unix::process::CommandExt as _;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use clap::Parser;
 
 use svkit::liveness::{self, Watcher};
 use svkit::msg::exit::OK;
 use svkit::msg::Fatal;
 use svkit::probe::Probe;
 
-use crate::svctl::args::LivenessArgs;
-
 /// Its stderr is the slot's log pipe: its own failures are said without
 /// blocking on it (`msg::say`), as every line of the watcher is.
-pub fn run(args: &LivenessArgs) -> Result<u8, Fatal> {
-    match watch(args) {
-        Ok(code) => Ok(code),
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
+    let args: LivenessArgs = match super::parse("liveness", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    ExitCode::from(match watch(&args) {
+        Ok(code) => code,
         Err(f) => {
             svkit::msg::say_fatal(&f);
-            Ok(f.code)
+            f.code
         }
-    }
+    })
 }
 
 fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
@@ -35,7 +40,7 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
         Probe::Exec(args.exec.clone())
     } else {
         return Err(Fatal::usage(
-            "svctl liveness",
+            "svkit liveness",
             "needs one of --tcp, --http or -- ARGV",
         ));
     };
@@ -43,18 +48,13 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
     let pid = liveness::pidfd(args.pid)
         .map_err(|e| Fatal::system(format!("unable to watch pid {}", args.pid), e))?;
     if args.detach {
+        // Again as `svkit liveness ...`, without --detach; from its own
+        // path, so `ps` names it `svkit`.
         let exe =
-            std::env::current_exe().map_err(|e| Fatal::system("unable to find svctl itself", e))?;
-        // argv[0] kept: the multi-call binary knows its tool by that name.
-        let mut again: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        let arg0 = if again.is_empty() {
-            "svctl".into()
-        } else {
-            again.remove(0)
-        };
-        again.retain(|a| a != "--detach");
+            std::env::current_exe().map_err(|e| Fatal::system("unable to find svkit itself", e))?;
+        let again = std::env::args_os().skip(1).filter(|a| a != "--detach");
         Command::new(exe)
-            .arg0(arg0)
+            .arg0("svkit")
             .args(again)
             .stdin(Stdio::null())
             .process_group(0)
@@ -73,4 +73,33 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
     };
     liveness::watch(&w, &pid).map_err(|e| Fatal::system("liveness watcher", e))?;
     Ok(OK)
+}
+
+/// Rendered into a slot's `run` when it has a `liveness` check.
+#[derive(Debug, Parser)]
+pub struct LivenessArgs {
+    /// The slot dir
+    #[arg(long, value_name = "DIR")]
+    pub slot_dir: std::path::PathBuf,
+    /// The process to watch (the run script, which execs the program)
+    #[arg(long)]
+    pub pid: i32,
+    /// Start the watcher in the background and return at once
+    #[arg(long)]
+    pub detach: bool,
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis)]
+    pub interval: Duration,
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis)]
+    pub timeout: Duration,
+    #[arg(long, value_name = "N")]
+    pub failures: u32,
+    /// `IP:port` to connect to
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["http", "exec"])]
+    pub tcp: Option<std::net::SocketAddr>,
+    /// URL that must answer 2xx
+    #[arg(long, value_name = "URL", conflicts_with = "exec")]
+    pub http: Option<String>,
+    /// A command that must exit 0
+    #[arg(last = true, value_name = "ARGV")]
+    pub exec: Vec<String>,
 }
