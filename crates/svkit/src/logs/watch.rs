@@ -37,7 +37,7 @@ const RESTART_EVERY: Duration = Duration::from_secs(10);
 
 /// What the watcher remembers of one slot between looks.
 #[derive(Default)]
-struct Seen {
+struct SlotMemory {
     fault: Option<Fault>,
     pipe: Option<PipeLevel>,
     restarted: Option<Instant>,
@@ -51,7 +51,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
     }
     let scandir = crate::container::scandir();
     let config_dir = config::config_dir_from_env();
-    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut seen: BTreeMap<String, SlotMemory> = BTreeMap::new();
     let mut model: Option<Model> = None;
     let mut loaded_for = None;
     loop {
@@ -112,7 +112,7 @@ fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
 }
 
 /// One look at one slot: judge, report a change, mend what can be mended.
-fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut Seen) {
+fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
     let mut fault = logger::check_now(dir, log_dir);
     let pipe = if fault.is_none() {
         PipeLevel::read(dir)
