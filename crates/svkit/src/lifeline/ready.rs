@@ -25,7 +25,7 @@ pub fn parse_ready(spec: &str, port: Option<u16>, bind: IpAddr) -> Result<Probe>
 
 /// Outcome of waiting for readiness, when nothing failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waited {
+pub enum ReadyOrStop {
     Ready,
     /// `stop_requested` returned true first.
     StopRequested,
@@ -38,14 +38,14 @@ pub fn wait_ready(
     probe: &Probe,
     timeout: Duration,
     stop_requested: &mut dyn FnMut() -> bool,
-) -> Result<Waited> {
+) -> Result<ReadyOrStop> {
     let start = Instant::now();
     let deadline = start + timeout;
     let mut pause = Duration::from_millis(5);
     let mut last = String::from("no attempt");
     loop {
         if stop_requested() {
-            return Ok(Waited::StopRequested);
+            return Ok(ReadyOrStop::StopRequested);
         }
         if let Some(status) = child.try_exit()? {
             let status = match status.code() {
@@ -68,7 +68,7 @@ pub fn wait_ready(
         // Cap each attempt so a child that accepts but never answers cannot
         // hide its own exit or a stop request for long.
         match probe.attempt((deadline - now).min(Duration::from_millis(500))) {
-            Ok(()) => return Ok(Waited::Ready),
+            Ok(()) => return Ok(ReadyOrStop::Ready),
             Err(why) => last = why,
         }
         let now = Instant::now();
