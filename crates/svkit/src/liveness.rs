@@ -7,92 +7,57 @@
 //! the program; it holds a pidfd of that process and ends when it ends, so
 //! every restart has exactly one watcher. It only checks while the slot is
 //! up, ready and not waiting for dependencies. Its restart goes through
-//! `s6::control::send`, so `finish` knows the death was asked for. What it
-//! last saw is in [`STATE_FILE`] (`svctl status` shows it). What it says
-//! goes to the slot's log without ever blocking on it ([`crate::msg::say`]).
+//! `slot::end::send`, so `finish` knows the death was asked for. What it
+//! last saw is in its record (`slot::liveness`; `svctl status` shows it).
+//! What it says goes to the slot's log without ever blocking on it ([`crate::msg::say`]).
 
-use std::fs;
-use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::lifeline::ready::Probe;
-use crate::s6::control::{send, Command6};
-use crate::s6::{end, health, status};
-
-/// In the slot dir: `ok 0/3` or `failing 2/3: WHY`, one line.
-pub use end::LIVENESS_FILE as STATE_FILE;
-
-/// One check, resolved.
-#[derive(Debug, Clone)]
-pub enum Check {
-    Probe(Probe),
-    /// argv (with the privilege drop in front when the slot has a user).
-    Exec(Vec<String>),
-}
+use crate::probe::Probe;
+use crate::s6::control::Command6;
+use crate::s6::status;
+use crate::slot::end::{self, send};
+use crate::slot::{health, liveness};
 
 #[derive(Debug, Clone)]
-pub struct Watch {
+pub struct Watcher {
     pub slot: PathBuf,
-    pub check: Check,
+    /// `Exec`, `Tcp` or `Http`.
+    pub probe: Probe,
     pub interval: Duration,
     pub timeout: Duration,
     pub failures: u32,
 }
 
-/// What [`STATE_FILE`] says, for status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seen {
-    pub failing: u32,
-    pub of: u32,
-    pub last_error: Option<String>,
-}
-
-/// Reads [`STATE_FILE`] of `slot` (None: no watcher wrote one).
-pub fn seen(slot: &Path) -> Option<Seen> {
-    let text = fs::read_to_string(slot.join(STATE_FILE)).ok()?;
-    let line = text.lines().next()?;
-    let (head, why) = match line.split_once(": ") {
-        Some((h, w)) => (h, Some(w.to_string())),
-        None => (line, None),
-    };
-    let count = head.split_whitespace().nth(1)?;
-    let (n, of) = count.split_once('/')?;
-    Some(Seen {
-        failing: n.parse().ok()?,
-        of: of.parse().ok()?,
-        last_error: why,
-    })
-}
-
 /// A pidfd of `pid`, to [`watch`] it.
 pub fn pidfd(pid: i32) -> io::Result<OwnedFd> {
-    crate::lifeline::sys::pidfd_open(pid)
+    crate::sys::pidfd_open(pid)
 }
 
 /// Runs the checks until the process behind `pid` ends.
-pub fn watch(w: &Watch, pid: &OwnedFd) -> io::Result<()> {
+pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
     let mut failing = 0u32;
-    write_state(&w.slot, failing, w.failures, None);
+    liveness::write(&w.slot, failing, w.failures, None);
     loop {
-        if ended(pid, w.interval)? {
+        if crate::sys::pidfd_wait(pid, w.interval)? {
             return Ok(());
         }
         if !checkable(&w.slot) {
             continue;
         }
-        match attempt(&w.check, w.timeout) {
+        match w.probe.attempt(w.timeout) {
             Ok(()) => {
                 if failing > 0 {
                     failing = 0;
-                    write_state(&w.slot, 0, w.failures, None);
+                    liveness::write(&w.slot, 0, w.failures, None);
                 }
             }
             Err(why) => {
                 failing += 1;
-                write_state(&w.slot, failing, w.failures, Some(&why));
+                liveness::write(&w.slot, failing, w.failures, Some(&why));
                 if failing >= w.failures {
                     // Restart first, then say so: a program hung on a full
                     // log pipe must not take the restart down with it, and
@@ -117,122 +82,9 @@ fn name(slot: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Sleeps up to `d` on the pidfd: true when the process ended.
-fn ended(pid: &OwnedFd, d: Duration) -> io::Result<bool> {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-    let deadline = Instant::now() + d;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        // Rounded up: never wake just before the deadline to spin.
-        let ms = u16::try_from(left.as_millis() + 1).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(pid.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(ms)) {
-            Ok(0) if Instant::now() >= deadline => return Ok(false),
-            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
-            Ok(_) => return Ok(true),
-            Err(e) => return Err(io::Error::from_raw_os_error(e as i32)),
-        }
-    }
-}
-
 /// Up, ready by svkit's rule, and not waiting for its dependencies.
 fn checkable(slot: &Path) -> bool {
     status::read_slot(slot).is_ok_and(|st| {
         health::ready(&st, health::notifies(slot)) && end::waiting_for(slot, st.up).is_none()
     })
-}
-
-fn attempt(check: &Check, timeout: Duration) -> Result<(), String> {
-    match check {
-        Check::Probe(p) => p.attempt(timeout),
-        Check::Exec(argv) => exec(argv, timeout),
-    }
-}
-
-/// Runs `argv` with its output discarded; passes on exit 0 within `timeout`,
-/// else it is killed.
-fn exec(argv: &[String], timeout: Duration) -> Result<(), String> {
-    let Some((prog, args)) = argv.split_first() else {
-        return Err("empty command".into());
-    };
-    let mut child = Command::new(prog)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("{prog}: {e}"))?;
-    let fd = crate::lifeline::sys::pidfd_open(i32::try_from(child.id()).unwrap_or(0))
-        .map_err(|e| format!("pidfd: {e}"))?;
-    let done = ended(&fd, timeout).map_err(|e| e.to_string())?;
-    if !done {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(format!("timed out after {} ms", timeout.as_millis()));
-    }
-    match child.wait() {
-        Ok(s) if s.success() => Ok(()),
-        // "exited 1", not ExitStatus's own "exited exit status: 1".
-        Ok(s) => Err(
-            match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
-                (Some(c), _) => format!("exited {c}"),
-                (None, Some(n)) => format!("killed by signal {n}"),
-                (None, None) => format!("ended: {s}"),
-            },
-        ),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Best effort: a state that cannot be written changes nothing about the
-/// checks themselves.
-fn write_state(slot: &Path, failing: u32, of: u32, why: Option<&str>) {
-    let line = match why {
-        None => format!("ok {failing}/{of}\n"),
-        Some(w) => format!("failing {failing}/{of}: {}\n", w.replace('\n', " ")),
-    };
-    let tmp = slot.join(end::LIVENESS_TMP);
-    let write = || -> io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(line.as_bytes())?;
-        fs::rename(&tmp, slot.join(STATE_FILE))
-    };
-    let _ = write();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn state_reads_back() {
-        let t = tempfile::tempdir().expect("tempdir");
-        assert_eq!(seen(t.path()), None);
-        write_state(t.path(), 0, 3, None);
-        assert_eq!(
-            seen(t.path()),
-            Some(Seen {
-                failing: 0,
-                of: 3,
-                last_error: None
-            })
-        );
-        write_state(t.path(), 2, 3, Some("connection refused\nx"));
-        let s = seen(t.path()).expect("seen");
-        assert_eq!((s.failing, s.of), (2, 3));
-        assert_eq!(s.last_error.as_deref(), Some("connection refused x"));
-    }
-
-    #[test]
-    fn exec_passes_fails_and_times_out() {
-        let argv = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(exec(&argv(&["true"]), Duration::from_secs(5)), Ok(()));
-        assert_eq!(
-            exec(&argv(&["false"]), Duration::from_secs(5)),
-            Err("exited 1".into())
-        );
-        let e = exec(&argv(&["sleep", "5"]), Duration::from_millis(50)).unwrap_err();
-        assert_eq!(e, "timed out after 50 ms");
-        assert!(exec(&argv(&["/nonexistent"]), Duration::from_secs(1)).is_err());
-    }
 }

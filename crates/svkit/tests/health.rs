@@ -1,4 +1,4 @@
-//! The rules of `svkit::s6::health`: desired, failed, ready, in wanted
+//! The rules of `svkit::slot::health`: desired, failed, ready, in wanted
 //! state, autostart, each on hand-made inputs.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use svkit::config::{load_layers, Autostart, FixedInstances, Model};
-use svkit::s6::end::{self, End};
-use svkit::s6::health::*;
 use svkit::s6::status::{RawStatus, Status};
 use svkit::s6::tai64::{Tai64N, TAI64_BASE, TAI_UTC_1970};
+use svkit::slot::end::{self, End};
+use svkit::slot::health::*;
 use svkit::state::{write_desired, Desired, StateError};
 
 fn model(json: &str) -> Model {

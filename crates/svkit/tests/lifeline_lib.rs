@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use lifeline_common::*;
-use svkit::lifeline::{self, Error, MatchArgs, Probe, Spec};
+use svkit::lifeline::{self, parse_ready, Error, MatchArgs, Spec};
 
 const LONG: Duration = Duration::from_secs(10);
 
@@ -58,7 +58,7 @@ fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
     sp.port = Some(port);
     sp.state = Some(state.clone());
     sp.ready = Some(
-        Probe::parse(
+        parse_ready(
             &format!("http://127.0.0.1:{port}/ready"),
             Some(port),
             sp.bind,
@@ -165,7 +165,7 @@ fn dropping_the_sidecar_handle_stops_the_child() {
     argv.push(format!("port={port}"));
     let mut sp = spec(argv);
     sp.port = Some(port);
-    sp.ready = Some(Probe::parse("tcp", Some(port), sp.bind).unwrap());
+    sp.ready = Some(parse_ready("tcp", Some(port), sp.bind).unwrap());
     let sidecar = lifeline::start_in_background(sp).wait().unwrap();
     let pid = sidecar.pid();
     let _r = Reaper(vec![pid]);
@@ -187,7 +187,7 @@ fn failed_start_leaves_nothing_running() {
     ]);
     let mut sp = spec(argv);
     sp.port = Some(port);
-    sp.ready = Some(Probe::parse("tcp", Some(port), sp.bind).unwrap());
+    sp.ready = Some(parse_ready("tcp", Some(port), sp.bind).unwrap());
     sp.ready_timeout = Duration::from_millis(300);
     let err = lifeline::start_in_background(sp).wait().unwrap_err();
     assert!(matches!(err, Error::ReadyTimeout { .. }), "{err}");

@@ -8,12 +8,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use svkit::s6::health::kept_down;
 use svkit::s6::status::{
     decode, read_slot, supervisor_running, svstat_fields, LastExit, Status, StatusError,
     SvstatFlavor, SVSTAT_FIELDS,
 };
 use svkit::s6::tai64::Tai64N;
+use svkit::slot::health::kept_down;
 
 /// Every Ok decode must re-encode to the input, flag bits s6 ignores aside.
 fn check_round_trip(bytes: &[u8], now_secs: u64) {

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
-use svkit::s6::health::kept_down;
 use svkit::s6::status::{self, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
+use svkit::slot::health::kept_down;
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
 
 /// (name, run script, extra files, how to bring it into its state)

@@ -4,17 +4,16 @@
 //! no child of the program (no zombie for it to reap) and outlives this
 //! process only as long as the program runs.
 
-use std::net::IpAddr;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
 
-use svkit::lifeline::ready::Probe;
-use svkit::liveness::{self, Check, Watch};
+use svkit::liveness::{self, Watcher};
 use svkit::msg::exit::OK;
 use svkit::msg::Fatal;
+use svkit::probe::Probe;
 
 /// Its stderr is the slot's log pipe: its own failures are said without
 /// blocking on it (`msg::say`), as every line of the watcher is.
@@ -33,14 +32,12 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
 }
 
 fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
-    let check = if let Some(addr) = args.tcp {
-        Check::Probe(Probe::Tcp(addr))
+    let probe = if let Some(addr) = args.tcp {
+        Probe::Tcp(addr)
     } else if let Some(url) = &args.http {
-        let p = Probe::parse(url, None, IpAddr::from([127, 0, 0, 1]))
-            .map_err(|e| Fatal::usage(format!("--http {url}"), e))?;
-        Check::Probe(p)
+        Probe::http(url).map_err(|e| Fatal::usage(format!("--http {url}"), e))?
     } else if !args.exec.is_empty() {
-        Check::Exec(args.exec.clone())
+        Probe::Exec(args.exec.clone())
     } else {
         return Err(Fatal::usage(
             "svkit liveness",
@@ -67,9 +64,9 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
     }
     let slot_dir = std::fs::canonicalize(&args.slot_dir)
         .map_err(|e| Fatal::system(format!("unable to watch {}", args.slot_dir.display()), e))?;
-    let w = Watch {
+    let w = Watcher {
         slot: slot_dir,
-        check,
+        probe,
         interval: args.interval,
         timeout: args.timeout,
         failures: args.failures.max(1),

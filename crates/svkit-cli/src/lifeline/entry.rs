@@ -7,7 +7,7 @@ use nix::sys::signal::Signal;
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use crate::lifeline::cli::Cli;
-use svkit::lifeline::{self, reap, spawn::Event, Error, Launched, Probe, Spec, StopSources};
+use svkit::lifeline::{self, reap, spawn::Wake, Error, Launched, Spec, StopSources};
 use svkit::msg::{self, exit, exit::lifeline::PORT_FREE};
 
 fn fatal(e: &Error) -> ExitCode {
@@ -88,7 +88,7 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
     spec.ready_timeout = cli.ready_timeout;
     spec.death_signal = cli.child_deathsig;
     if let Some(r) = &cli.ready {
-        match Probe::parse(r, cli.port, bind) {
+        match lifeline::parse_ready(r, cli.port, bind) {
             Ok(p) => spec.ready = Some(p),
             Err(e) => return fatal(&e),
         }
@@ -166,8 +166,8 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
             running.wait_event(&fds)
         };
         match event {
-            Ok(Event::Exited(_)) => break,
-            Ok(Event::Fd(i)) => stopping = stop.drain(i),
+            Ok(Wake::Exited(_)) => break,
+            Ok(Wake::Fd(i)) => stopping = stop.drain(i),
             Err(e) => {
                 msg::warn(format_args!("{e}: stopping the child"));
                 stopping = true;

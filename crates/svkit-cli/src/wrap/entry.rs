@@ -45,7 +45,7 @@ pub fn main() -> std::process::ExitCode {
             args.remove(0);
         }
         Some("--help") | Some("-h") => print_and_exit(format!("{HELP}\n")),
-        // Internal: the keep-alive after a redirect (see exec_hold).
+        // Internal: the keep-alive after a redirect (see exec_keep_alive).
         Some("--hold") => std::process::exit(redirect::keep_alive()),
         Some("--version") | Some("-V") => print_and_exit(format!("svkit-wrap {VERSION}\n")),
         _ => {}
@@ -132,7 +132,7 @@ pub fn main() -> std::process::ExitCode {
                     )
                 }
             }
-            let err = redirect::exec_hold(&rule.slot);
+            let err = redirect::exec_keep_alive(&rule.slot);
             msg::warn(format_args!(
                 "unable to re-exec the keep-alive ({}); holding in-process",
                 strerror(&err)

@@ -9,7 +9,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::reconcile::is_ours;
+use crate::slot::owner::is_ours;
 
 /// s6-overlay's scandir, which `services-up` links `services.d` into.
 pub const OVERLAY_SCANDIR: &str = "/run/service";
@@ -19,7 +19,7 @@ const NAME_MAX: usize = 251;
 
 /// A dir s6-svscan would supervise: 1, plus 1 for its `log/`.
 fn services_of(dir: &Path) -> u32 {
-    1 + u32::from(crate::s6::logger::has_logger(dir))
+    1 + u32::from(crate::slot::logger::has_logger(dir))
 }
 
 fn visible(name: &str) -> bool {

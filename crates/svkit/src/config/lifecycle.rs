@@ -3,14 +3,15 @@
 //! or `host:port`) or `http` (a URL), with `interval_ms`, `timeout_ms` and
 //! `failures`).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use serde_json::Value;
 
 use super::json_pos::FieldPath;
-use super::model::{Kind, LiveCheck, Liveness, OnCleanExit, Restart};
+use super::model::{Kind, Liveness, OnCleanExit, Restart};
 use super::raw::{RawLiveness, RawSlot};
 use super::slot::SlotCtx;
+use crate::probe::Probe;
 
 pub const DEFAULT_INTERVAL_MS: u32 = 10_000;
 pub const DEFAULT_TIMEOUT_MS: u32 = 1_000;
@@ -24,20 +25,20 @@ pub(super) fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) ->
         ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
         return None;
     }
-    let check = if let Some(argv) = &r.exec {
-        LiveCheck::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec"))
+    let probe = if let Some(argv) = &r.exec {
+        Probe::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec"))
     } else if let Some(t) = &r.tcp {
-        LiveCheck::Tcp(tcp(ctx, &p.key("tcp"), t)?)
+        Probe::Tcp(tcp(ctx, &p.key("tcp"), t)?)
     } else {
         let pu = p.key("http");
         let url = ctx.expand(&pu, r.http.as_deref().unwrap_or(""));
-        if let Err(e) =
-            crate::lifeline::ready::Probe::parse(&url, None, IpAddr::from([127, 0, 0, 1]))
-        {
-            ctx.err(&pu, format!("`{url}`: {e}"));
-            return None;
+        match Probe::http(&url) {
+            Ok(probe) => probe,
+            Err(e) => {
+                ctx.err(&pu, format!("`{url}`: {e}"));
+                return None;
+            }
         }
-        LiveCheck::Http(url)
     };
     let interval_ms = r
         .interval_ms
@@ -58,7 +59,7 @@ pub(super) fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) ->
         .and_then(|v| ctx.int(&p.key("failures"), v, 1, 100, ""))
         .unwrap_or(DEFAULT_FAILURES);
     Some(Liveness {
-        check,
+        probe,
         interval_ms,
         timeout_ms,
         failures,
@@ -66,10 +67,14 @@ pub(super) fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) ->
 }
 
 /// A port (1..65535, on 127.0.0.1) or `IP:port` / `[IPv6]:port`.
-fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<String> {
+fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<SocketAddr> {
     match v {
-        Value::Number(n) => match n.as_u64().filter(|n| (1..=65535).contains(n)) {
-            Some(port) => Some(format!("127.0.0.1:{port}")),
+        Value::Number(n) => match n
+            .as_u64()
+            .and_then(|n| u16::try_from(n).ok())
+            .filter(|n| *n >= 1)
+        {
+            Some(port) => Some(SocketAddr::from(([127, 0, 0, 1], port))),
             None => {
                 ctx.err(p, format!("{n}: expected a port 1..65535 or \"host:port\""));
                 None
@@ -78,7 +83,7 @@ fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<String> {
         Value::String(s) => {
             let s = ctx.expand(p, s);
             match s.parse::<SocketAddr>() {
-                Ok(a) if a.port() != 0 => Some(a.to_string()),
+                Ok(a) if a.port() != 0 => Some(a),
                 _ => {
                     ctx.err(
                         p,

@@ -10,6 +10,10 @@
 //! start with `.`, in byte order of file names. Later layers add slots and
 //! redirects; a top-level scalar (`user`, `state_dir`, `sentinel_env`,
 //! `default_program`) set in several layers takes the last layer's value.
+//!
+//! Below everything that reads a config: imports nothing of `lifeline`
+//! (probes are validated through [`crate::probe`]) nor of what consumes the
+//! model (render, reconcile, slot, state).
 
 pub mod depends;
 mod discover;

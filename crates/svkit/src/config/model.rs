@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::error::Site;
+use crate::probe::Probe;
 
 /// Default `sentinel_env`.
 pub const DEFAULT_SENTINEL_ENV: &str = "SVKIT_SLOT";
@@ -117,20 +118,11 @@ pub struct Slot {
 /// ready); `failures` failed checks in a row restart it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Liveness {
-    pub check: LiveCheck,
+    /// `Exec` (run as the slot's user), `Tcp` or `Http`.
+    pub probe: Probe,
     pub interval_ms: u32,
     pub timeout_ms: u32,
     pub failures: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LiveCheck {
-    /// Exits 0 within the timeout (run as the slot's user).
-    Exec(Vec<String>),
-    /// A TCP connect succeeds: `host:port` (an IP literal).
-    Tcp(String),
-    /// `GET` answers 2xx: `http://IP-or-localhost[:port]/path`.
-    Http(String),
 }
 
 /// One `depends_on` entry, resolved to a slot.
@@ -259,20 +251,26 @@ pub struct MaxDeaths {
     pub within_s: u32,
 }
 
+/// `readiness`: `Notification` (the daemon writes a newline to its fd
+/// when ready), or `Exec`, a check command run (as the slot's user, in
+/// its cwd) every `interval_ms` until it exits 0.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Readiness {
-    /// The daemon writes a newline to this fd when ready.
-    NotificationFd(u32),
-    /// A command run (as the slot's user, in its cwd) until it exits 0.
-    Check(Check),
+pub struct Readiness {
+    pub probe: Probe,
+    /// Between check runs (0 for a notification: s6 sees it).
+    pub interval_ms: u32,
+    /// How long the check may take to pass; 0 = keep trying forever.
+    pub timeout_ms: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    pub command: Vec<String>,
-    pub interval_ms: u32,
-    /// 0 = keep trying forever.
-    pub timeout_ms: u32,
+impl Readiness {
+    /// The check command, when readiness is a check svkit runs.
+    pub fn check_command(&self) -> Option<&[String]> {
+        match &self.probe {
+            Probe::Exec(argv) => Some(argv),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,7 @@ use super::model::*;
 use super::names::*;
 use super::parse::Layer;
 use super::raw::{RawCheck, RawLog, RawReadiness, RawRestart, RawSlot};
+use crate::probe::Probe;
 
 /// Per-slot validation context.
 pub(crate) struct SlotCtx<'a> {
@@ -372,8 +373,12 @@ fn readiness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawReadiness) -> Option<R
     match (r.notification_fd, &r.check) {
         (Some(fd), None) => ctx
             .int(&p.key("notification_fd"), fd, 3, 1023, " (0-2 are stdio)")
-            .map(Readiness::NotificationFd),
-        (None, Some(c)) => Some(Readiness::Check(check(ctx, &p.key("check"), c))),
+            .map(|fd| Readiness {
+                probe: Probe::Notification(fd),
+                interval_ms: 0,
+                timeout_ms: 0,
+            }),
+        (None, Some(c)) => Some(check(ctx, &p.key("check"), c)),
         _ => {
             ctx.err(p, "set exactly one of `notification_fd` and `check`");
             None
@@ -381,9 +386,9 @@ fn readiness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawReadiness) -> Option<R
     }
 }
 
-fn check(ctx: &mut SlotCtx<'_>, p: &FieldPath, c: &RawCheck) -> Check {
-    Check {
-        command: ctx.argv(&p.key("command"), &c.command, "readiness.check.command"),
+fn check(ctx: &mut SlotCtx<'_>, p: &FieldPath, c: &RawCheck) -> Readiness {
+    Readiness {
+        probe: Probe::Exec(ctx.argv(&p.key("command"), &c.command, "readiness.check.command")),
         interval_ms: c
             .interval_ms
             .and_then(|v| ctx.int(&p.key("interval_ms"), v, 1, 3_600_000, " ms"))

@@ -21,12 +21,12 @@ pub struct Validated {
 
 /// Where a name was first defined, to name both places on a duplicate;
 /// spelled out only then.
-struct Seen<'a> {
+struct FirstDefined<'a> {
     layer: &'a Layer,
     at: FieldPath,
 }
 
-impl std::fmt::Display for Seen<'_> {
+impl std::fmt::Display for FirstDefined<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", crate::msg::path(&self.layer.file))?;
         if let Some(p) = self.layer.pos(&self.at) {
@@ -107,7 +107,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
 
     let mut slots: Vec<Slot> = Vec::new();
-    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut seen: BTreeMap<String, FirstDefined> = BTreeMap::new();
     let mut todo = Vec::new();
     for l in layers {
         for (idx, raw) in &l.slots {
@@ -120,11 +120,11 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
-    let mut declared: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut declared: BTreeMap<String, FirstDefined> = BTreeMap::new();
     for (l, _, _, _, f) in &todo {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
             let at = f.at.clone();
-            declared.insert(f.name.clone(), Seen { layer: l, at });
+            declared.insert(f.name.clone(), FirstDefined { layer: l, at });
         }
     }
     let built: Vec<_> = todo
@@ -179,7 +179,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             }
             continue;
         }
-        seen.insert(name, Seen { layer: l, at });
+        seen.insert(name, FirstDefined { layer: l, at });
         if ok {
             slots.push(slot);
         }

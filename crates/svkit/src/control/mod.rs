@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use crate::config::{depends, Autostart, Kind, Model, Slot};
 use crate::msg::{self, strerror};
 use crate::s6::control::{self, Command6, ControlError};
-use crate::s6::health::Judge;
 use crate::s6::status::{read_slot, StatusError};
-use crate::s6::wait::{Target, Watched};
+use crate::slot::health::Judge;
+use crate::slot::wait::{Target, Watched};
 use crate::state::{write_desired, Desired, StateError};
 
 pub use waiting::{wait_for, Waited};
@@ -122,7 +122,7 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
 /// Sends `cmd` (e.g. a signal) to each of `names`.
 pub fn send_all(slots: &Slots, names: &[String], cmd: Command6) -> Result<(), Error> {
     for n in names {
-        control::send(&slots.dir(n), &[cmd])?;
+        crate::slot::end::send(&slots.dir(n), &[cmd])?;
     }
     Ok(())
 }
@@ -132,7 +132,7 @@ pub fn send_all(slots: &Slots, names: &[String], cmd: Command6) -> Result<(), Er
 /// operators chose.
 pub fn start_unrecorded(dir: &Path, supervise: Duration) -> Result<(), ControlError> {
     control::wait_supervised(dir, supervise)?;
-    control::send(dir, &[Command6::Up])
+    crate::slot::end::send(dir, &[Command6::Up])
 }
 
 /// Waits for what was started: a oneshot until it completes, the others
@@ -172,7 +172,7 @@ fn send_each(slots: &Slots, names: &[String], op: Op) -> Result<Vec<Watched>, Er
             Op::Restart if was_up => Command6::Restart,
             Op::Restart => Command6::Up,
         };
-        control::send(&dir, &[cmd])?;
+        crate::slot::end::send(&dir, &[cmd])?;
         let mut w = Watched::new(dir);
         if !(op == Op::Start && was_up) {
             w.after = before.map(|s| s.raw.stamp);
@@ -263,7 +263,7 @@ fn persist(slots: &Slots, names: &[String], up: bool) -> Result<(), Error> {
     };
     let sd = Path::new(model.state_dir.as_str());
     let root = nix::unistd::geteuid().is_root();
-    let tree = crate::render::tree_owner(slots.scandir);
+    let tree = crate::slot::owner::tree_owner(slots.scandir);
     let remembered = names
         .iter()
         .filter_map(|n| model.slot(n).map(|s| (n, s)))

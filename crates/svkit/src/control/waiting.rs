@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::s6::logger::Fault;
 use crate::s6::status::{read_slot, Status};
-use crate::s6::wait::{self, Outcome, Target, Watched};
+use crate::slot::logger::Fault;
+use crate::slot::wait::{self, Outcome, Target, Watched};
 
 use super::{name_of, Error, Slots};
 

@@ -28,7 +28,7 @@ use nix::sys::signal::Signal;
 
 use crate::config::Slot;
 use crate::msg::{self, exit};
-use crate::s6::end::DECIDED_EXITCODE;
+use crate::slot::end::DECIDED_EXITCODE;
 use crate::stray::Copy;
 
 /// Where svkit-wrap records the foreground command (a tmpfs under
@@ -145,7 +145,7 @@ pub fn read(path: &Path) -> Option<Record> {
 
 /// How stopping the foreground command went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Stopped {
     /// No (trusted) record: svkit-wrap ran nothing in the foreground.
     NoRecord,
     /// The recorded process no longer runs.
@@ -158,20 +158,20 @@ pub enum Outcome {
 
 /// Sends the recorded command its signal (and CONT, as s6 does, so a
 /// stopped process sees it) and waits up to its timeout, at most `cap`.
-pub fn stop(path: &Path, cap: Duration) -> io::Result<Outcome> {
+pub fn stop(path: &Path, cap: Duration) -> io::Result<Stopped> {
     let Some(rec) = read(path) else {
-        return Ok(Outcome::NoRecord);
+        return Ok(Stopped::NoRecord);
     };
     for sig in [rec.signal, Signal::SIGCONT] {
         if !rec.copy.signal(sig, false)? {
-            return Ok(Outcome::NotRunning);
+            return Ok(Stopped::NotRunning);
         }
     }
     let t0 = Instant::now();
     Ok(if rec.copy.gone_within(rec.timeout.min(cap)) {
-        Outcome::Exited(t0.elapsed())
+        Stopped::Exited(t0.elapsed())
     } else {
-        Outcome::StillRuns(t0.elapsed())
+        Stopped::StillRuns(t0.elapsed())
     })
 }
 
@@ -206,15 +206,15 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let code = match stop(Path::new(RECORD), cap) {
-        Ok(Outcome::NoRecord | Outcome::NotRunning) => exit::OK,
-        Ok(Outcome::Exited(took)) => {
+        Ok(Stopped::NoRecord | Stopped::NotRunning) => exit::OK,
+        Ok(Stopped::Exited(took)) => {
             msg::info(format_args!(
                 "the foreground command exited {} ms after its stop signal",
                 took.as_millis()
             ));
             exit::OK
         }
-        Ok(Outcome::StillRuns(took)) => {
+        Ok(Stopped::StillRuns(took)) => {
             msg::warn(format_args!(
                 "the foreground command still runs {} ms after its stop signal; it gets s6-overlay's final TERM/KILL",
                 took.as_millis()
@@ -287,7 +287,7 @@ mod tests {
         let path = t.path().join("foreground");
         assert_eq!(
             stop(&path, DEFAULT_TIMEOUT).expect("stop"),
-            Outcome::NoRecord
+            Stopped::NoRecord
         );
         // TERM handled in 300 ms: stop waits for it.
         let mut child = Command::new("sh")
@@ -315,13 +315,13 @@ mod tests {
         write(&path, &stale).expect("write");
         assert_eq!(
             stop(&path, DEFAULT_TIMEOUT).expect("stop"),
-            Outcome::NotRunning
+            Stopped::NotRunning
         );
         assert!(copy.alive());
         let reaper = std::thread::spawn(move || child.wait());
         write(&path, &rec(pid, copy.start_time)).expect("write");
         match stop(&path, DEFAULT_TIMEOUT).expect("stop") {
-            Outcome::Exited(took) => assert!(took >= Duration::from_millis(250), "{took:?}"),
+            Stopped::Exited(took) => assert!(took >= Duration::from_millis(250), "{took:?}"),
             other => panic!("{other:?}"),
         }
         let _ = reaper.join();
@@ -343,7 +343,7 @@ mod tests {
         }
         write(&path, &rec(pid, copy.start_time)).expect("write");
         match stop(&path, Duration::from_millis(200)).expect("stop") {
-            Outcome::StillRuns(took) => assert!(took < Duration::from_millis(1500), "{took:?}"),
+            Stopped::StillRuns(took) => assert!(took < Duration::from_millis(1500), "{took:?}"),
             other => panic!("{other:?}"),
         }
         let _ = child.kill();

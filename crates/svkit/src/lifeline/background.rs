@@ -15,7 +15,7 @@ use std::thread;
 use super::error::{Error, Result};
 use super::reap::ReapOutcome;
 use super::run::{self, Launched, Spec};
-use super::spawn::{exit_code, Event};
+use super::spawn::{exit_code, Wake};
 
 /// The future result of the worker's work.
 #[derive(Debug)]
@@ -156,8 +156,8 @@ fn supervise(spec: Spec, tx: mpsc::Sender<Result<Sidecar>>) {
     // which closes the stop pipe: the wait below then stops the child.
     drop(tx.send(Ok(sidecar)));
     let stop = match running.wait_event(&[stop_reader.as_fd()]) {
-        Ok(Event::Exited(_)) => false,
-        Ok(Event::Fd(_)) => true,
+        Ok(Wake::Exited(_)) => false,
+        Ok(Wake::Fd(_)) => true,
         Err(e) => {
             let _ = exit_tx.send(Err(e));
             let _ = run::finish(&spec, &mut running, true);

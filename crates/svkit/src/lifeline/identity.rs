@@ -213,6 +213,40 @@ pub fn read_identity(pid: i32) -> io::Result<Option<Identity>> {
     }))
 }
 
+/// Sends `sig` to `pid` only if it is still the process that started at
+/// `start_time`. Returns whether a signal was delivered.
+pub fn signal_if_same(
+    pid: i32,
+    start_time: u64,
+    sig: nix::sys::signal::Signal,
+) -> io::Result<bool> {
+    match crate::sys::pidfd_open(pid) {
+        Ok(fd) => {
+            if !is_alive(pid, start_time) {
+                return Ok(false);
+            }
+            match crate::sys::pidfd_send_signal(&fd, sig) {
+                Ok(()) => Ok(true),
+                Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ENOSYS) => {
+            // Old kernel: the check-then-kill window remains, but is tiny.
+            if !is_alive(pid, start_time) {
+                return Ok(false);
+            }
+            match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig) {
+                Ok(()) => Ok(true),
+                Err(nix::errno::Errno::ESRCH) => Ok(false),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@
 //! - [`identity`]: pid → start time, uids, executable, argv;
 //! - [`reap`]: stale-or-stranger verdicts, TERM/grace/KILL;
 //! - [`spawn`]: the child in its own session, pdeathsig, stdin pipe, stop;
-//! - [`ready`]: TCP and HTTP readiness probes;
+//! - [`ready`]: `--ready`, a [`crate::probe::Probe`] tried until it passes;
 //! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
 //! - [`stop`]: what asks a running lifeline to stop (signals, stdin EOF);
 //! - [`run`]: the sequence; [`background`]: the same off the caller's thread
@@ -26,11 +26,10 @@ pub mod run;
 pub mod spawn;
 pub mod statefile;
 pub mod stop;
-pub(crate) mod sys;
 
 pub use background::{start_in_background, Pending, Sidecar};
 pub use error::{Error, Result};
-pub use ready::Probe;
+pub use ready::parse_ready;
 pub use reap::{inspect_port, MatchArgs, PortReport};
 pub use run::{Launched, Spec};
 pub use spawn::{exit_code, WATCH_STDIN_ENV};

@@ -10,8 +10,8 @@
 //! reported as unreadable so that "no visible owner" can be told apart from
 //! "no owner".
 
-use super::sys;
 use crate::dirent;
+use crate::sys;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CStr;
 use std::io;

@@ -26,7 +26,6 @@ use super::identity::{self, Identity};
 use super::owners;
 use super::procnet::{self, TcpEntry};
 use super::statefile::StateRecord;
-use super::sys;
 
 /// How many arguments after `argv[0]` `--match` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,7 +311,7 @@ pub fn reap(
     let targets: Vec<(i32, u64)> = owners.iter().map(|o| (o.id.pid, o.id.start_time)).collect();
     let mut outcome = ReapOutcome::default();
     for &(pid, st) in &targets {
-        if sys::signal_if_same(pid, st, Signal::SIGTERM)
+        if identity::signal_if_same(pid, st, Signal::SIGTERM)
             .map_err(|e| Error::io(format!("unable to signal pid {pid}"), e))?
         {
             outcome.terminated.push(pid);
@@ -325,7 +324,7 @@ pub fn reap(
     };
     if !poll_until(grace, all_gone) {
         for &(pid, st) in &targets {
-            if sys::signal_if_same(pid, st, Signal::SIGKILL)
+            if identity::signal_if_same(pid, st, Signal::SIGKILL)
                 .map_err(|e| Error::io(format!("unable to kill pid {pid}"), e))?
             {
                 outcome.killed.push(pid);

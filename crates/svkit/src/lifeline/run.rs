@@ -12,10 +12,11 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 
 use super::error::{Error, Result};
-use super::ready::{self, Probe, Readiness};
+use super::ready::{self, ReadyOrStop};
 use super::reap::{self, MatchArgs, Matcher, ReapOutcome};
 use super::spawn::{self, ChildSpec, Running};
 use super::statefile::{self, StateRecord};
+use crate::probe::Probe;
 
 /// Default grace between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
@@ -134,8 +135,10 @@ pub fn launch(
     let mut running = spawn::spawn(&spec.child_spec())?;
     if let Some(probe) = &spec.ready {
         match ready::wait_ready(&mut running, probe, spec.ready_timeout, stop_requested) {
-            Ok(Readiness::Ready) => {}
-            Ok(Readiness::StopRequested) => return Ok((Launched::StopRequested(running), reaped)),
+            Ok(ReadyOrStop::Ready) => {}
+            Ok(ReadyOrStop::StopRequested) => {
+                return Ok((Launched::StopRequested(running), reaped))
+            }
             Err(e) => {
                 let _ = running.stop(spec.grace);
                 return Err(e);

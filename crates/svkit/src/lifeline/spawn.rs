@@ -27,7 +27,7 @@ use nix::unistd::Pid;
 use super::error::{Error, Result};
 use super::identity;
 use super::reap::poll_until;
-use super::sys;
+use crate::sys;
 
 /// Environment variable set for the child: its stdin is a pipe held by
 /// lifeline, and EOF on it means "lifeline is gone, exit".
@@ -57,7 +57,7 @@ pub struct Running {
 
 /// What ended a wait on the child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub enum Wake {
     Exited(ExitStatus),
     /// The descriptor at this index is readable or hung up.
     Fd(usize),
@@ -170,10 +170,10 @@ impl Running {
 
     /// Blocks until the child exits or one of `fds` is readable or hung up.
     /// Without pidfd support (kernel < 5.3) it rechecks the child every 100 ms.
-    pub fn wait_event(&mut self, fds: &[BorrowedFd<'_>]) -> Result<Event> {
+    pub fn wait_event(&mut self, fds: &[BorrowedFd<'_>]) -> Result<Wake> {
         loop {
             if let Some(s) = self.try_exit()? {
-                return Ok(Event::Exited(s));
+                return Ok(Wake::Exited(s));
             }
             let mut pfds: Vec<PollFd> = fds
                 .iter()
@@ -198,7 +198,7 @@ impl Running {
                         | PollFlags::POLLERR
                         | PollFlags::POLLNVAL,
                 ) {
-                    return Ok(Event::Fd(i));
+                    return Ok(Wake::Fd(i));
                 }
             }
         }

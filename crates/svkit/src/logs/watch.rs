@@ -1,6 +1,6 @@
 //! `svkit log-watch`: the one process that looks at every slot's logger
 //! while the container runs, because s6 does not (see
-//! [`crate::s6::logger`] for what goes wrong unseen).
+//! [`crate::slot::logger`] for what goes wrong unseen).
 //!
 //! It runs as a supervised service of its own without a logger (the image
 //! ships it in `/etc/services.d/svkit-log-watch`), so its lines reach the
@@ -23,9 +23,9 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{self, Model};
 use crate::msg::{self, exit};
 use crate::s6::control;
-use crate::s6::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
-use crate::s6::logger::{self, Fault, PipeLevel};
 use crate::s6::status::locked;
+use crate::slot::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
+use crate::slot::logger::{self, Fault, PipeLevel};
 
 /// How often every logger is looked at: a stalled pipe is seen within two
 /// periods.
@@ -37,7 +37,7 @@ const RESTART_EVERY: Duration = Duration::from_secs(10);
 
 /// What the watcher remembers of one slot between looks.
 #[derive(Default)]
-struct Seen {
+struct SlotMemory {
     fault: Option<Fault>,
     pipe: Option<PipeLevel>,
     restarted: Option<Instant>,
@@ -51,7 +51,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
     }
     let scandir = crate::container::scandir();
     let config_dir = config::config_dir_from_env();
-    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut seen: BTreeMap<String, SlotMemory> = BTreeMap::new();
     let mut model: Option<Model> = None;
     let mut loaded_for = None;
     loop {
@@ -106,13 +106,13 @@ fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
         .filter(|n| !n.starts_with('.'))
         .filter(|n| {
             let dir = scandir.join(n);
-            crate::reconcile::is_ours(&dir) && logger::has_logger(&dir)
+            crate::slot::owner::is_ours(&dir) && logger::has_logger(&dir)
         })
         .collect()
 }
 
 /// One look at one slot: judge, report a change, mend what can be mended.
-fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut Seen) {
+fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
     let mut fault = logger::check_now(dir, log_dir);
     let pipe = if fault.is_none() {
         PipeLevel::read(dir)

@@ -19,6 +19,8 @@
 //! bytes that are not UTF-8 shown as escapes), and each of its lines
 //! reaches stderr in one `write(2)`, so the lines of several programs
 //! sharing the container's output (`docker logs`) never mix.
+//!
+//! Infrastructure: imports nothing of svkit's domain (only `container`).
 
 mod escape;
 pub mod exit;
@@ -33,8 +35,6 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
-
-use crate::config::Diagnostic;
 
 static PROG: OnceLock<&'static str> = OnceLock::new();
 
@@ -108,8 +108,9 @@ pub fn info(msg: impl fmt::Display) {
 }
 
 /// `PROG: fatal: invalid config in DIR[: tail]`, then each diagnostic on
-/// its own line (`FILE:LINE:COL: FIELD: message`).
-pub fn invalid_config(dir: &Path, tail: &str, diags: &[Diagnostic]) {
+/// its own line (`FILE:LINE:COL: FIELD: message`, as config's diagnostics
+/// display: generic, so messages stay below config).
+pub fn invalid_config(dir: &Path, tail: &str, diags: &[impl fmt::Display]) {
     let mut what = format!("invalid config in {}", path(dir));
     if !tail.is_empty() {
         what = format!("{what}: {tail}");

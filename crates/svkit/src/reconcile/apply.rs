@@ -345,7 +345,7 @@ fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
     if !up {
         return Ok(());
     }
-    match control::send(dir, &[Command6::Restart]) {
+    match crate::slot::end::send(dir, &[Command6::Restart]) {
         Ok(()) | Err(ControlError::NotSupervised { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -355,7 +355,7 @@ fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
 /// the caller prunes.
 fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, ReconcileError> {
     let dir = scandir.join(name);
-    match control::send(&dir, &[Command6::Down]) {
+    match crate::slot::end::send(&dir, &[Command6::Down]) {
         Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
         Err(e) => return Err(e.into()),
     }
@@ -370,7 +370,7 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, Re
     // A process that ignores its down signal must not outlive its slot,
     // unsupervised: kill it, as s6's timeout-kill would.
     if up() {
-        let _ = control::send(&dir, &[Command6::Kill]);
+        let _ = crate::slot::end::send(&dir, &[Command6::Kill]);
         wait_down(KILL_WAIT);
     }
     let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));

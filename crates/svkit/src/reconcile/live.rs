@@ -1,10 +1,9 @@
 //! What is on disk now: the slots in the scandir and the files svkit
 //! manages inside each (everything but the supervisor's own `supervise/`
-//! and `event/` dirs, and the records written at run time: see `s6::end`).
+//! and `event/` dirs, and the records written at run time: see `slot::end`).
 
 use super::error::{io, ReconcileError};
-use crate::render::MARKER;
-use crate::s6::end::RUNTIME_FILES;
+use crate::slot::end::RUNTIME_FILES;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
@@ -36,12 +35,6 @@ impl LiveFile {
 /// change nothing, so they are not a difference to put right.
 pub fn presence_only(rel: &Path) -> bool {
     rel == Path::new("down")
-}
-
-pub fn is_ours(slot: &Path) -> bool {
-    fs::symlink_metadata(slot.join(MARKER))
-        .map(|m| m.file_type().is_file())
-        .unwrap_or(false)
 }
 
 /// Visible slot names (s6-svscan ignores `.`-led names, so do we).

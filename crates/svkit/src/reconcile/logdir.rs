@@ -36,12 +36,12 @@ fn prefixes(dir: &Path) -> Result<Vec<PathBuf>, ReconcileError> {
 /// What [`check`] learnt of paths shared by many log dirs (`/data/logs`
 /// of `/data/logs/a` and `/data/logs/b`): each is looked at once.
 #[derive(Debug, Default)]
-pub(super) struct Seen {
+pub(super) struct PathCache {
     dirs: HashSet<PathBuf>,
     writable: HashMap<PathBuf, Result<(), Errno>>,
 }
 
-impl Seen {
+impl PathCache {
     /// [`fsops::writable`], once a dir.
     fn writable(&mut self, dir: &Path) -> Result<(), Errno> {
         *self
@@ -62,7 +62,7 @@ const NAME_MAX: usize = 255;
 pub(super) fn check(
     dir: &Path,
     owner: Option<UidGid>,
-    seen: &mut Seen,
+    seen: &mut PathCache,
 ) -> Result<(), ReconcileError> {
     let errno = |p: &Path, e: Errno| io(p)(std::io::Error::from(e));
     let mut parent = PathBuf::from("/");
@@ -225,7 +225,7 @@ mod tests {
             ensure_new(&link, None),
             Err(ReconcileError::Symlink { .. })
         ));
-        let mut seen = Seen::default();
+        let mut seen = PathCache::default();
         assert!(matches!(
             check(&link.join("x"), None, &mut seen),
             Err(ReconcileError::Symlink { .. })
@@ -237,9 +237,9 @@ mod tests {
     #[test]
     fn check_finds_what_mkdir_would_refuse() {
         let t = tempfile::tempdir().expect("tempdir");
-        let mut seen = Seen::default();
+        let mut seen = PathCache::default();
         fs::write(t.path().join("file"), "").expect("write");
-        let why = |dir: &Path, seen: &mut Seen| match check(dir, None, seen) {
+        let why = |dir: &Path, seen: &mut PathCache| match check(dir, None, seen) {
             Err(e) => e.to_string(),
             Ok(()) => String::new(),
         };

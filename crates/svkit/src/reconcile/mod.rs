@@ -2,7 +2,7 @@
 //! faces: `svctl plan` prints the plan, `svctl apply` and the boot hook
 //! `svkit-reconcile` carry it out.
 //!
-//! Data flows one way, one file a step: [`prepare`] (`desired.rs`: load,
+//! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: load,
 //! validate, render: one `RenderedSlot` per slot) → [`plan`] (`plan.rs`,
 //! reading the disk through `live.rs`: each managed file's bytes, mode and
 //! owner against the render) → [`apply`] (`apply.rs`, under `lock.rs`:
@@ -15,7 +15,6 @@
 mod apply;
 #[cfg(test)]
 mod apply_tests;
-mod desired;
 mod error;
 mod fsops;
 mod journal;
@@ -25,16 +24,16 @@ mod logdir;
 mod outcome;
 mod plan;
 mod preflight;
+mod prepare;
 mod treeuser;
 
 pub use apply::{apply, ApplyOptions, Scope};
-pub use desired::{desired, prepare, prepare_for, Prepared};
 pub use error::{ReconcileError, SlotError};
-pub use live::is_ours;
 pub use lock::ScandirLock;
 pub use outcome::Outcome;
 pub use plan::{plan, Action, SlotPlan};
 pub use preflight::{fits, lookup_user};
+pub use prepare::{desired, prepare, prepare_for, Prepared};
 pub use treeuser::check_tree_user;
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.

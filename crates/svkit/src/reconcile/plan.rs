@@ -5,6 +5,7 @@
 use super::error::{ReconcileError, SlotError};
 use super::live::{self, LiveFile};
 use crate::render::RenderedSlot;
+use crate::slot::owner::is_ours;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -123,13 +124,13 @@ pub(super) fn plan_each(
     let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
     // Root's apply makes root own every file: a plan, whoever runs it,
     // says what that apply would change.
-    let uid_matters = crate::render::tree_is_root(scandir);
+    let uid_matters = crate::slot::owner::tree_is_root(scandir);
     let mut plans = Vec::new();
     for slot in desired {
         let dir = scandir.join(&slot.name);
         let action = if !live_names.contains(&slot.name) {
             Ok(Action::Create)
-        } else if !live::is_ours(&dir) {
+        } else if !is_ours(&dir) {
             Err(ReconcileError::Foreign {
                 slot: slot.name.clone(),
             })
@@ -155,7 +156,7 @@ pub(super) fn plan_each(
     }
     let declared: BTreeSet<&str> = desired.iter().map(|d| d.name.as_str()).collect();
     for name in &live_names {
-        if !declared.contains(name.as_str()) && live::is_ours(&scandir.join(name)) {
+        if !declared.contains(name.as_str()) && is_ours(&scandir.join(name)) {
             plans.push(Ok(SlotPlan {
                 name: name.clone(),
                 action: Action::Delete,

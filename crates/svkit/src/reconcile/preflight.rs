@@ -31,7 +31,7 @@ pub(super) fn check<'a>(
 ) -> (Vec<Work<'a>>, Vec<SlotError>) {
     let root = nix::unistd::geteuid().is_root();
     let mut users: BTreeMap<&str, Result<UidGid, ()>> = BTreeMap::new();
-    let mut seen = logdir::Seen::default();
+    let mut seen = logdir::PathCache::default();
     let mut scandir_ok: Option<Result<(), Errno>> = None;
     let mut work = Vec::new();
     let mut refused = Vec::new();

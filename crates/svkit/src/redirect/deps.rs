@@ -12,7 +12,7 @@ use crate::config::{Condition, Model, Slot};
 use crate::msg::exit;
 use crate::s6::control::{self, Command6, ControlError};
 use crate::s6::status::{read_slot, Status, StatusError};
-use crate::s6::{end, health, wait};
+use crate::slot::{end, health, wait};
 
 /// How long the dependencies have, together.
 pub const DEPENDS_TIMEOUT: Duration = Duration::from_secs(120);
@@ -127,7 +127,7 @@ pub fn await_deps(
         if !coming {
             match model.slot(&d.on) {
                 Some(dep) if health::autostarts(dep, &facts) => {
-                    control::send(&dir, &[Command6::Up]).map_err(DepsError::Control)?;
+                    crate::slot::end::send(&dir, &[Command6::Up]).map_err(DepsError::Control)?;
                 }
                 _ => return Err(DepsError::NotStarted { on, condition }),
             }

@@ -4,7 +4,7 @@ use crate::config::{Model, Redirect};
 use crate::control::{self, Waited};
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::ControlError;
-use crate::s6::{end, health};
+use crate::slot::{end, health};
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;

@@ -36,7 +36,7 @@ pub fn keep_alive() -> i32 {
 /// `svkit-wrap --hold SLOT` (without the pages config, render and
 /// reconcile touched). Returns only if both failed; the caller then holds
 /// in-process.
-pub fn exec_hold(slot: &str) -> std::io::Error {
+pub fn exec_keep_alive(slot: &str) -> std::io::Error {
     use std::os::unix::process::CommandExt;
     // Unblocked: s6-pause waits in pause(2) for a signal to end it. A stop
     // arriving before it runs ends this process the same way.

@@ -12,4 +12,4 @@ mod hold;
 pub use decide::{decide, route, shown, Decision, Facts, RouteError};
 pub use deps::{await_deps, DepsError, DEPENDS_TIMEOUT};
 pub use execute::{breadcrumb, displace, execute, refusal, RedirectError};
-pub use hold::{exec_hold, keep_alive};
+pub use hold::{exec_keep_alive, keep_alive};

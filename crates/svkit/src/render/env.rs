@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::slot::owner::tree_is_root;
+
 /// s6-overlay's env-restoring wrapper.
 pub const WITH_CONTENV: &str = "/command/with-contenv";
 
@@ -42,23 +44,4 @@ impl RenderEnv {
             as_root: scandir.is_none_or(tree_is_root),
         }
     }
-}
-
-/// Whether the supervision tree of `scandir` runs as root: the scandir is
-/// made by whoever boots the tree (s6-overlay's preinit as root, or a
-/// non-root tree's own user), so its owner tells. A scandir that does not
-/// exist yet is a root tree's, as in every image that boots `/init` as root.
-pub fn tree_is_root(scandir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(scandir).map_or(true, |m| m.uid() == 0)
-}
-
-/// The user and group a non-root supervision tree of `scandir` runs as
-/// (`None`: a root tree, or no tree yet). What root writes for such a
-/// tree (a remembered state) is handed to them, not to the config's
-/// `user`, which the tree's processes are not.
-pub fn tree_owner(scandir: &Path) -> Option<(u32, u32)> {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = std::fs::metadata(scandir).ok()?;
-    (m.uid() != 0).then(|| (m.uid(), m.gid()))
 }

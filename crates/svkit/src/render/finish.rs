@@ -4,7 +4,7 @@
 //! when killed by a signal), `$2` = signal number and `$4` = the pid (s6
 //! 2.13+), having first appended the death to `supervise/death_tally`.
 //! Exiting 125 tells it to stop the slot for good (until an operator
-//! starts it again); before that, `finish` records why (see `s6::end`),
+//! starts it again); before that, `finish` records why (see `slot::end`),
 //! and it never does so for a death that was asked for: a stop (s6 no
 //! longer wants the slot up) or a restart or signal sent by svctl.
 //!
@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use super::quote::sh_quote;
 use super::{script, RenderEnv};
 use crate::config::{Backoff, Kind, OnCleanExit, Slot, EXEC_FAILURE_EXIT_CODES};
-use crate::s6::end::{
+use crate::slot::end::{
     self, End, CONTAINER_EXITCODE, DECIDED_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT,
     REQUEST_PREFIX, START_ERROR_FILE,
 };

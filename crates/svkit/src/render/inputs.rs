@@ -2,7 +2,7 @@
 //! which reads the files at start and execs the rest of the line. Only
 //! their paths are rendered: no value ever lands in a file.
 
-use crate::config::{Model, Readiness, Slot};
+use crate::config::{Model, Slot};
 
 /// Whether `run` goes through `svkit slot-env`.
 pub(super) fn uses_slot_env(slot: &Slot) -> bool {
@@ -46,7 +46,9 @@ pub(super) fn slot_env_words(model: &Model, slot: &Slot) -> Vec<String> {
     }
     if let (Some(cwd), false) = (
         &slot.cwd,
-        matches!(slot.readiness, Some(Readiness::Check(_))),
+        slot.readiness
+            .as_ref()
+            .is_some_and(|r| r.check_command().is_some()),
     ) {
         w.push("--cwd".into());
         w.push(cwd.clone());

@@ -6,7 +6,7 @@ use super::quote::{sh_quote, sh_words};
 use super::{script, RenderEnv};
 use crate::config::{Log, LogFormat, Slot};
 use crate::logs::json::MAX_LINE_BYTES;
-use crate::s6::end::LOG_ERROR_NAME;
+use crate::slot::end::LOG_ERROR_NAME;
 
 /// Why s6-log cannot run as configured: one line in `.svkit-log-error`
 /// (in `log/`, the script's cwd) for `svctl status`, and on stderr only

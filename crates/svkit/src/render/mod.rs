@@ -4,6 +4,10 @@
 //! diffing them against a live slot and ownership of `supervise/` are the
 //! caller's job.
 //!
+//! Imports nothing of `s6`: what a script must agree on with the readers of
+//! slots (record file names, exit-code rules, the marker, autostart) comes
+//! from [`crate::slot`].
+//!
 //! Layout of one slot (paths relative to the slot dir):
 //!
 //! | file | when | content |
@@ -27,16 +31,14 @@ mod log;
 pub mod quote;
 mod run;
 
-pub use env::{tree_is_root, tree_owner, RenderEnv, WITH_CONTENV};
+pub use env::{RenderEnv, WITH_CONTENV};
 pub use log::rendered_dir as rendered_log_dir;
 
 use std::path::PathBuf;
 
 use crate::config::{Model, Slot};
-use crate::s6::health::{self, StartFacts};
-
-/// Name of the marker file in every slot svkit renders.
-pub const MARKER: &str = ".svkit";
+use crate::slot::health::{self, StartFacts};
+use crate::slot::owner::MARKER;
 
 /// One file of a slot. Every file svkit renders is root's.
 #[derive(Debug, Clone, PartialEq, Eq)]

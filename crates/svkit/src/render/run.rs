@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use super::inputs;
 use super::quote::{comment_safe, sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
-use crate::config::{Condition, LiveCheck, Model, Readiness, Slot, CHECK_NOTIFICATION_FD};
-use crate::s6::end::{
+use crate::config::{Condition, Model, Slot, CHECK_NOTIFICATION_FD};
+use crate::probe::Probe;
+use crate::slot::end::{
     CHECK_OUTPUT_FILE, DEPENDENCY_FAILED_EXIT, ESSENTIAL_FILE, STARTED_FILE, START_ERROR_FILE,
     WAITING_FILE,
 };
@@ -43,11 +44,10 @@ fn header(with_contenv: Option<&str>, body: &str) -> String {
 }
 
 pub(super) fn notification_fd(slot: &Slot) -> Option<u32> {
-    match &slot.readiness {
-        Some(Readiness::NotificationFd(fd)) => Some(*fd),
-        Some(Readiness::Check(_)) => Some(CHECK_NOTIFICATION_FD),
-        None => None,
-    }
+    slot.readiness.as_ref().map(|r| match r.probe {
+        Probe::Notification(fd) => fd,
+        _ => CHECK_NOTIFICATION_FD,
+    })
 }
 
 /// `s6-setuidgid USER` words when privileges must be dropped.
@@ -73,13 +73,17 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         o.push_str(&own_log_pipe(slot, env));
     }
     o.push_str(&start_liveness(slot, env));
-    let check = matches!(slot.readiness, Some(Readiness::Check(_)));
+    let readiness_check = slot
+        .readiness
+        .as_ref()
+        .filter(|r| r.check_command().is_some());
+    let check = readiness_check.is_some();
     let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
     for (k, v) in &slot.env {
         let _ = writeln!(o, "export {k}={}", sh_quote(v));
     }
     let mut words: Vec<String> = inputs::slot_env_words(model, slot);
-    if let Some(Readiness::Check(c)) = &slot.readiness {
+    if let Some(c) = readiness_check {
         o.push_str("# s6-notifyoncheck runs data/check until it passes, then signals readiness.\n");
         words.push(env.tool("s6-notifyoncheck"));
         words.extend(["-d", "-n", "0", "-w"].map(String::from));
@@ -148,14 +152,16 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
         l.interval_ms, l.failures
     );
     let mut tail: Vec<String> = Vec::new();
-    match &l.check {
-        LiveCheck::Tcp(a) => tail.extend(["--tcp".to_string(), a.clone()]),
-        LiveCheck::Http(u) => tail.extend(["--http".to_string(), u.clone()]),
-        LiveCheck::Exec(argv) => {
+    match &l.probe {
+        Probe::Tcp(a) => tail.extend(["--tcp".to_string(), a.to_string()]),
+        Probe::Http(h) => tail.extend(["--http".to_string(), h.url.clone()]),
+        Probe::Exec(argv) => {
             tail.push("--".into());
             tail.extend(drop_words(slot, env));
             tail.extend(argv.iter().cloned());
         }
+        // Not a liveness check: config never makes one.
+        Probe::Notification(_) => return String::new(),
     }
     let opts = format!(
         "--interval {} --timeout {} --failures {}",
@@ -234,9 +240,7 @@ fn wait_for_deps(slot: &Slot) -> String {
 }
 
 pub(super) fn check_script(slot: &Slot, env: &RenderEnv) -> Option<String> {
-    let Some(Readiness::Check(c)) = &slot.readiness else {
-        return None;
-    };
+    let command = slot.readiness.as_ref()?.check_command()?;
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -247,7 +251,7 @@ pub(super) fn check_script(slot: &Slot, env: &RenderEnv) -> Option<String> {
         let _ = writeln!(o, "cd {} || exit 1", sh_quote(cwd));
     }
     let mut words = drop_words(slot, env);
-    words.extend(c.command.iter().cloned());
+    words.extend(command.iter().cloned());
     let _ = writeln!(o, "exec {}", sh_words(&words));
     Some(header(None, &o))
 }

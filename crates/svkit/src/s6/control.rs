@@ -103,7 +103,7 @@ impl Command6 {
     /// Ends the running process: a stop or restart, or a signal that asks
     /// a program to end. (A stop is recorded too: an operator's start right
     /// after it must not make `finish` take the stop for a clean exit.) Such a death is asked for, never the program's own
-    /// clean exit (see `s6::end`).
+    /// clean exit (see `crate::slot::end`).
     pub fn ends_run(self) -> bool {
         matches!(
             self,
@@ -137,20 +137,10 @@ impl Command6 {
     }
 }
 
-/// Writes `cmds` to the slot's supervisor, in order, in one write. When
-/// one of them ends the running process, that death is first recorded as
-/// asked for (`s6::end`); if it cannot be, nothing is sent.
-pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
-    if cmds.iter().any(|c| c.ends_run()) {
-        if let Ok(st) = super::status::read_slot(slot) {
-            if let Some(pid) = st.pid {
-                super::end::record_request(slot, pid).map_err(|source| ControlError::Io {
-                    slot: slot.to_path_buf(),
-                    source,
-                })?;
-            }
-        }
-    }
+/// Writes `cmds` to the slot's supervisor, in order, in one write, and
+/// nothing else: svkit's slots are sent commands through
+/// `crate::slot::end::send`, which records a death asked for first.
+pub fn write(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
     let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
     write_control(slot, &bytes)
 }

@@ -1,12 +1,13 @@
-//! Talking to s6: reading supervise state natively, control, and what
-//! that state means to svkit ([`health`]).
+//! s6's own protocol, and nothing of svkit's: the supervise status bytes
+//! ([`status`], [`tai64`]), the control FIFO's `s6-svc` bytes ([`control`]),
+//! event FIFOs ([`fifo`]) and waking on a supervise dir's changes
+//! ([`wait`]). What those states mean to svkit is [`crate::slot`]'s.
+//!
+//! Imports nothing of svkit's domain (only `msg`, `clock`, `fsutil`,
+//! `container`): the layering test holds it to that.
 
 pub mod control;
-pub mod end;
-pub mod events;
-pub mod health;
-pub mod logger;
-pub mod metrics;
+pub mod fifo;
 pub mod status;
 pub mod tai64;
 pub mod wait;

@@ -16,14 +16,14 @@ pub const MAX_ENV_FILE_BYTES: u64 = 1 << 20;
 
 /// What a file is read for: the checks differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Purpose {
     EnvFile,
     /// The variable it becomes.
     Secret,
 }
 
 /// The file's bytes, or why it is refused (never its content).
-pub fn read(path: &Path, kind: Kind, max: u64) -> Result<Vec<u8>, String> {
+pub fn read(path: &Path, kind: Purpose, max: u64) -> Result<Vec<u8>, String> {
     // Non-blocking: a FIFO put where a file should be must not hang the
     // start; it is refused below, as anything but a regular file is.
     let f = File::options()
@@ -36,7 +36,7 @@ pub fn read(path: &Path, kind: Kind, max: u64) -> Result<Vec<u8>, String> {
         return Err("not a regular file".into());
     }
     let mode = meta.mode() & 0o7777;
-    if kind == Kind::Secret {
+    if kind == Purpose::Secret {
         if mode & 0o004 != 0 {
             return Err(format!(
                 "readable by every user (mode {mode:04o}): refused; make it unreadable to others (chmod o-r, or mount the secret with mode 0400 or 0440)"
@@ -63,7 +63,7 @@ pub fn read(path: &Path, kind: Kind, max: u64) -> Result<Vec<u8>, String> {
 pub fn secret(var: &str, path: &Path) -> Result<Vec<u8>, String> {
     // `VAR=value` and its NUL within the kernel's limit.
     let max = MAX_ARG_STRLEN.saturating_sub(var.len() + 2);
-    let mut v = read(path, Kind::Secret, max as u64 + 1)?;
+    let mut v = read(path, Purpose::Secret, max as u64 + 1)?;
     if v.last() == Some(&b'\n') {
         v.pop();
     }

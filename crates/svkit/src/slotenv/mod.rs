@@ -34,7 +34,7 @@ use std::process::ExitCode;
 
 use crate::config::names::{check_arg_len, check_env_name};
 use crate::msg::{self, exit, strerror};
-pub use crate::s6::end::START_ERROR_FILE;
+pub use crate::slot::end::START_ERROR_FILE;
 
 /// Exit code of a start refused for a file: EX_CONFIG, permanent in
 /// every restart policy's defaults.
@@ -89,13 +89,12 @@ impl fmt::Display for StartError {
 pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
     let mut vars = Vec::new();
     for path in &req.env_files {
-        let text =
-            files::read(path, files::Kind::EnvFile, files::MAX_ENV_FILE_BYTES).map_err(|why| {
-                StartError::EnvFile {
-                    path: path.clone(),
-                    why,
-                }
-            })?;
+        let text = files::read(path, files::Purpose::EnvFile, files::MAX_ENV_FILE_BYTES).map_err(
+            |why| StartError::EnvFile {
+                path: path.clone(),
+                why,
+            },
+        )?;
         let line_err = |line: usize, msg: String| StartError::EnvLine {
             path: path.clone(),
             line,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use svkit::config::{load_layers, FixedInstances, Validated};
 use svkit::render::{render_all, RenderEnv, RenderedSlot};
-use svkit::s6::health::StartFacts;
+use svkit::slot::health::StartFacts;
 
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -6,7 +6,7 @@ use svkit::control::{self, Op, Request, Waited};
 use svkit::msg::exit::svctl::GONE_OR_FAILED;
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
-use svkit::s6::wait::Target;
+use svkit::slot::wait::Target;
 
 use super::ctx::Ctx;
 use crate::svctl::args::{CtlArgs, SignalArgs};

@@ -1,5 +1,5 @@
 //! What the slot verbs share: the scandir and the config (when it loads).
-//! What a slot's state means is `svkit::s6::health`'s to decide.
+//! What a slot's state means is `svkit::slot::health`'s to decide.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use svkit::config::{Model, Slot};
 use svkit::control::Slots;
 use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
-use svkit::s6::health::Judge;
+use svkit::slot::health::Judge;
 
 use crate::config::Policy;
 use crate::svctl::args::WhereArgs;
@@ -60,7 +60,7 @@ impl Ctx {
             if !dir {
                 continue;
             }
-            if all || svkit::reconcile::is_ours(&p) {
+            if all || svkit::slot::owner::is_ours(&p) {
                 out.push(name);
             }
         }

@@ -1,10 +1,10 @@
 //! `svctl events [--json] [SLOT...]`: state changes as s6 announces them.
-//! The stream itself is `svkit::s6::events`.
+//! The stream itself is `svkit::slot::events`.
 
 use std::os::fd::AsFd;
 
 use svkit::msg::{self, exit, Fatal};
-use svkit::s6::events::{follow, json_line, text_line, Event, EventsError, Scope, Sink};
+use svkit::slot::events::{follow, json_line, text_line, Event, EventsError, Followed, Sink};
 
 use super::ctx::{unknown, Ctx};
 use crate::svctl::args::EventsArgs;
@@ -40,12 +40,12 @@ impl Sink for Out {
 pub fn run(args: &EventsArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at)?;
     let scope = if args.slots.is_empty() {
-        Scope::Ours
+        Followed::Ours
     } else {
         if let Some(n) = args.slots.iter().find(|n| !ctx.known(n)) {
             return Err(unknown(n));
         }
-        Scope::Named(args.slots.clone())
+        Followed::Named(args.slots.clone())
     };
     let mut out = Out {
         json: args.json,

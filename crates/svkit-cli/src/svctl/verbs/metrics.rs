@@ -1,11 +1,11 @@
 //! `svctl metrics [SLOT...] [--all]`: Prometheus text exposition of
-//! slots (`svkit::s6::metrics`).
+//! slots (`svkit::slot::metrics`).
 
 use std::time::SystemTime;
 
 use svkit::msg::{self, exit, Fatal};
-use svkit::s6::metrics::{collect, exposition};
 use svkit::s6::status::StatusError;
+use svkit::slot::metrics::{collect, exposition};
 
 use super::ctx::Ctx;
 use crate::svctl::args::MetricsArgs;

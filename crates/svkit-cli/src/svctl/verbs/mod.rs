@@ -11,7 +11,6 @@ mod reconcile;
 mod register;
 mod render;
 mod status;
-pub(crate) mod status_fmt;
 mod wait;
 
 use svkit::control::Op;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use svkit::msg::{self, exit::OK, Fatal};
 use svkit::render::{render_all, RenderEnv, RenderedSlot};
-use svkit::s6::health::StartFacts;
+use svkit::slot::health::StartFacts;
 
 use crate::svctl::cli::RenderArgs;
 

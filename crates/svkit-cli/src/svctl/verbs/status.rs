@@ -6,12 +6,12 @@ use std::time::SystemTime;
 use svkit::msg::exit::svctl::{NOT_IN_STATE, UNKNOWN_SLOT};
 use svkit::msg::exit::OK;
 use svkit::msg::{self, Fatal};
-use svkit::reconcile::is_ours;
-use svkit::s6::health;
 use svkit::s6::status::{read_slot, supervisor_running, StatusError};
+use svkit::slot::health;
+use svkit::slot::owner::is_ours;
+use svkit::slot::status_fmt::{json_doc, table, Row};
 
 use super::ctx::Ctx;
-use super::status_fmt::{json_doc, table, want_colour, Row};
 use crate::svctl::args::StatusArgs;
 
 pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
@@ -159,4 +159,11 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
 /// unreadable, not a reason to show nothing.
 fn denied(e: &StatusError) -> bool {
     matches!(e, StatusError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+/// Colour only on a terminal, and never with NO_COLOR set (no-color.org).
+pub fn want_colour() -> bool {
+    use std::io::IsTerminal as _;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && std::io::stdout().is_terminal()
 }

@@ -1,12 +1,12 @@
 //! `svctl wait up|ready|down|done SLOT...`: exit 0 met, 1 timeout, 2 a slot gone
-//! or permanently failed. The waiting itself is `svkit::s6::wait`.
+//! or permanently failed. The waiting itself is `svkit::slot::wait`.
 
 use std::path::Path;
 
 use svkit::msg::{self, Fatal};
-use svkit::s6::end::End;
 use svkit::s6::status::Status;
-use svkit::s6::wait::{self, Outcome, Target, Watched};
+use svkit::slot::end::End;
+use svkit::slot::wait::{self, Outcome, Target, Watched};
 
 use svkit::control::{name_of, wait_for};
 
@@ -51,7 +51,7 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         if let Outcome::Failed(dir) = outcome {
             // For the run script that waited: what keeps its slot from starting.
             let n = name_of(&dir);
-            let why = svkit::s6::end::read(&dir)
+            let why = svkit::slot::end::read(&dir)
                 .and_then(|e| match e {
                     End::Failed(w) => Some(w),
                     End::Done => None,

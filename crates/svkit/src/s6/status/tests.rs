@@ -1,7 +1,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
-use crate::s6::health::kept_down;
+use crate::slot::health::kept_down;
 
 /// What a `finish` exit 125 leaves: kept down though normally up, after a run.
 fn given_up(raw: &RawStatus, normally_up: bool) -> bool {

@@ -1,7 +1,7 @@
 use super::*;
+use crate::s6::status::RawStatus;
+use crate::s6::tai64::Tai64N;
 use std::time::Duration;
-use svkit::s6::status::RawStatus;
-use svkit::s6::tai64::Tai64N;
 
 fn at(t: SystemTime) -> Tai64N {
     Tai64N::from_system_time(t).expect("stamp")

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::end::LOG_ERROR_NAME;
-use super::status::{decode, lock_holder};
+use crate::s6::status::{decode, lock_holder};
 
 /// Why a slot's output is not getting through.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! `U` ready, `d` down (the run process died; `./finish` runs), `D` really
 //! down (`./finish` ended), `O` down for good (finish exited 125; always
 //! followed by `D`), `x` supervisor exiting. A subscriber makes such a
-//! FIFO itself, as s6-ftrigrd does ([`Subscription`]), and sleeps in
+//! FIFO itself, as s6-ftrigrd does ([`crate::s6::fifo`]), and sleeps in
 //! poll(2) on it: no polling, no daemon, and no CPU while nothing happens.
 //!
 //! Each byte is then given meaning with the slot's status read natively
@@ -15,7 +15,6 @@
 //! [`super::health`] judges the slot. [`follow`] runs the whole stream,
 //! also following slots that appear in or leave the scandir.
 
-mod fifo;
 mod format;
 mod logrecord;
 mod stream;
@@ -25,13 +24,12 @@ use std::io;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-pub use fifo::{Subscription, FIFO_PREFIX};
 pub use format::{json_line, text_line};
-pub use stream::{follow, Scope, Sink, Stop};
+pub use stream::{follow, Followed, Sink, Stop};
 
 use super::health::{kept_down, Verdict};
-use super::status::Status;
 use crate::msg::strerror;
+use crate::s6::status::Status;
 
 /// What a subscriber reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

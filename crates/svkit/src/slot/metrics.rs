@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::health::{in_wanted_state, Judge, Verdict};
-use super::status::{read_slot, supervisor_running, Status, StatusError, DEATH_RECORD_LEN};
+use crate::s6::status::{read_slot, supervisor_running, Status, StatusError, DEATH_RECORD_LEN};
 
 /// The last record of `supervise/death_tally`, as s6 writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The log watcher's records ([`crate::s6::end::LOG_FAULT_FILE`]) as
+//! The log watcher's records ([`crate::slot::end::LOG_FAULT_FILE`]) as
 //! events: one inotify watch on each followed slot's dir, so a slot whose
 //! output stops (or starts again) getting through its logger is reported
 //! when `svkit log-watch` records it, with no polling here.
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-use crate::s6::end::LOG_FAULT_FILE;
+use crate::slot::end::LOG_FAULT_FILE;
 
 /// The record is written to a temp file and renamed, and removed.
 const MASK: WatchFlags = WatchFlags::MOVED_TO

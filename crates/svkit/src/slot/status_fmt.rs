@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use serde_json::{json, Value};
-use svkit::liveness;
-use svkit::s6::health::{self, Verdict};
-use svkit::s6::status::{sig_name, LastExit, Status};
+
+use super::health::{self, Verdict};
+use super::liveness;
+use crate::s6::status::{sig_name, LastExit, Status};
 
 /// One slot as status shows it.
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ pub struct Row {
     /// (`health::declared_missing`).
     pub missing: bool,
     /// What its liveness watcher last saw, when it has one.
-    pub live: Option<liveness::Seen>,
+    pub live: Option<liveness::LiveState>,
 }
 
 /// The STATE column: failed and done win over up and down.
@@ -88,7 +89,8 @@ impl Row {
     }
 }
 
-fn updown(b: bool) -> &'static str {
+/// `up` or `down`, as status and events spell a wanted state.
+pub(super) fn updown(b: bool) -> &'static str {
     if b {
         "up"
     } else {
@@ -335,13 +337,6 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
         line(&mut out, c, colour.then(|| colour_of(r)));
     }
     out
-}
-
-/// Colour only on a terminal, and never with NO_COLOR set (no-color.org).
-pub fn want_colour() -> bool {
-    use std::io::IsTerminal as _;
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    !no_color && std::io::stdout().is_terminal()
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use crate::s6::control::{self, Command6, ControlError};
+
 /// Written by `finish` in the slot dir when it keeps the slot down.
 pub const END_FILE: &str = ".svkit-end";
 /// Made by a redirect in its slot's dir: when `finish` keeps the slot down,
@@ -158,6 +160,23 @@ pub fn mark_essential(slot: &Path) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         other => other.map(drop),
     }
+}
+
+/// Writes `cmds` to the slot's supervisor, in order, in one write. When
+/// one of them ends the running process, that death is first recorded as
+/// asked for ([`record_request`]); if it cannot be, nothing is sent.
+pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
+    if cmds.iter().any(|c| c.ends_run()) {
+        if let Ok(st) = crate::s6::status::read_slot(slot) {
+            if let Some(pid) = st.pid {
+                record_request(slot, pid).map_err(|source| ControlError::Io {
+                    slot: slot.to_path_buf(),
+                    source,
+                })?;
+            }
+        }
+    }
+    control::write(slot, cmds)
 }
 
 /// Records that the death of `pid` in `slot` is asked for (see the module

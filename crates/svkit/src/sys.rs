@@ -1,13 +1,14 @@
 //! Linux calls nix 0.29 does not offer (pidfds) or offers only with an
 //! allocation per call (readlink, which the /proc walk makes thousands
-//! of), through rustix.
+//! of), through rustix. Infrastructure: imports nothing of svkit.
 //!
 //! A pidfd names one process for good, so "check its start time, then
 //! signal it" cannot hit a recycled pid, and polling it tells when a child
 //! exits without a busy loop or SIGCHLD handling.
 
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
 
 /// `pidfd_open(2)`; `Err` with ENOSYS on kernels before 5.3.
 pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
@@ -27,42 +28,25 @@ fn libc_esrch() -> i32 {
     nix::libc::ESRCH
 }
 
-/// Sends `sig` to `pid` only if it is still the process that started at
-/// `start_time`. Returns whether a signal was delivered.
-pub fn signal_if_same(
-    pid: i32,
-    start_time: u64,
-    sig: nix::sys::signal::Signal,
-) -> io::Result<bool> {
-    use super::identity::is_alive;
-    match pidfd_open(pid) {
-        Ok(fd) => {
-            if !is_alive(pid, start_time) {
-                return Ok(false);
-            }
-            match pidfd_send_signal(&fd, sig) {
-                Ok(()) => Ok(true),
-                Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
-                Err(e) => Err(e),
-            }
-        }
-        Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
-        Err(e) if e.raw_os_error() == Some(nix::libc::ENOSYS) => {
-            // Old kernel: the check-then-kill window remains, but is tiny.
-            if !is_alive(pid, start_time) {
-                return Ok(false);
-            }
-            match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig) {
-                Ok(()) => Ok(true),
-                Err(nix::errno::Errno::ESRCH) => Ok(false),
-                Err(e) => Err(e.into()),
-            }
-        }
-        Err(e) => Err(e),
-    }
-}
-
 /// `readlinkat(2)` into `out`; the length written (cut at `out.len()`).
 pub fn readlink_at(dir: &OwnedFd, name: &std::ffi::CStr, out: &mut [u8]) -> io::Result<usize> {
     rustix::fs::readlinkat_raw(dir, name, &mut *out).map_err(io::Error::from)
+}
+
+/// Sleeps up to `d` on the pidfd `pid`: true when its process ended.
+pub fn pidfd_wait(pid: &OwnedFd, d: Duration) -> io::Result<bool> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let deadline = Instant::now() + d;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        // Rounded up: never wake just before the deadline to spin.
+        let ms = u16::try_from(left.as_millis() + 1).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(pid.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(ms)) {
+            Ok(0) if Instant::now() >= deadline => return Ok(false),
+            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+            Ok(_) => return Ok(true),
+            Err(e) => return Err(io::Error::from_raw_os_error(e as i32)),
+        }
+    }
 }

@@ -5,7 +5,7 @@
 use super::Scope;
 use crate::config::{self, LoadError, Model};
 use crate::render::{render_all, RenderEnv, RenderedSlot};
-use crate::s6::health;
+use crate::slot::health;
 use crate::state;
 use std::path::Path;
 
@@ -38,7 +38,7 @@ pub fn prepare_for(config_dir: &Path, scandir: &Path, scope: Scope) -> Result<Pr
         }
         warnings.extend(unknown.iter().map(ToString::to_string));
     }
-    if let Some((uid, _)) = crate::render::tree_owner(scandir) {
+    if let Some((uid, _)) = crate::slot::owner::tree_owner(scandir) {
         warnings.extend(users_not_applied(&validated.model, uid));
     }
     let desired = desired(&validated.model, scandir, &mut warnings);

@@ -146,3 +146,7 @@ impl Drop for Subscription {
         let _ = rustix::fs::unlinkat(&self.dir, &self.name, AtFlags::empty());
     }
 }
+
+#[cfg(test)]
+#[path = "fifo_tests.rs"]
+mod tests;

@@ -15,15 +15,16 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
 use super::logrecord::LogRecords;
-use super::{judge, Event, EventsError, Subscription, What};
+use super::{judge, Event, EventsError, What};
 use crate::msg::strerror;
-use crate::reconcile::is_ours;
-use crate::s6::health::Judge;
+use crate::s6::fifo::Subscription;
 use crate::s6::status::read_slot;
+use crate::slot::health::Judge;
+use crate::slot::owner::is_ours;
 
 /// Which slots to follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
+pub enum Followed {
     /// These slots, from the start, and again whenever one reappears.
     Named(Vec<String>),
     /// Every svkit slot in the scandir, and those that appear later.
@@ -74,7 +75,7 @@ const SCAN_MASK: WatchFlags = WatchFlags::CREATE
 
 struct Stream<'a> {
     judge: &'a Judge<'a>,
-    scope: &'a Scope,
+    scope: &'a Followed,
     subs: BTreeMap<String, Subscription>,
     /// None when inotify is not available: log faults are then not
     /// reported (state changes still are).
@@ -91,7 +92,7 @@ struct Stream<'a> {
 /// from a signalfd): call it from a program's only thread.
 pub fn follow(
     judge: &Judge<'_>,
-    scope: &Scope,
+    scope: &Followed,
     output: Option<BorrowedFd<'_>>,
     sink: &mut dyn Sink,
 ) -> Result<Stop, EventsError> {
@@ -113,7 +114,7 @@ pub fn follow(
         logs: LogRecords::new().ok(),
     };
     match scope {
-        Scope::Named(names) => {
+        Followed::Named(names) => {
             for n in names {
                 let sub = Subscription::new(&judge.scandir.join(n)).map_err(|e| {
                     EventsError::Subscribe {
@@ -127,7 +128,7 @@ pub fn follow(
                 }
             }
         }
-        Scope::Ours => s.rescan(sink, false)?,
+        Followed::Ours => s.rescan(sink, false)?,
     }
     let scan = match scan {
         Ok(fd) => Some(fd),
@@ -156,8 +157,8 @@ impl Stream<'_> {
         }
         let dir = self.judge.scandir.join(name);
         match self.scope {
-            Scope::Named(names) => names.iter().any(|n| n == name) && dir.is_dir(),
-            Scope::Ours => dir.is_dir() && is_ours(&dir),
+            Followed::Named(names) => names.iter().any(|n| n == name) && dir.is_dir(),
+            Followed::Ours => dir.is_dir() && is_ours(&dir),
         }
     }
 

@@ -5,14 +5,7 @@ use serde_json::{json, Value};
 use super::{Event, What};
 use crate::clock::rfc3339_utc;
 use crate::s6::status::{sig_name, LastExit};
-
-fn updown(b: bool) -> &'static str {
-    if b {
-        "up"
-    } else {
-        "down"
-    }
-}
+use crate::slot::status_fmt::updown;
 
 /// The event as one JSON object, without the newline.
 pub fn json_line(e: &Event) -> String {
@@ -28,7 +21,7 @@ pub fn json_line(e: &Event) -> String {
         "pid": st.and_then(|s| s.pid),
         "last_exit": st.map_or(Value::Null, |s| LastExit::json(s.last_exit)),
         // A job's completion is not a death (as in `svctl status`).
-        "deaths": st.map(|s| crate::s6::health::deaths(s, e.what == What::Done)),
+        "deaths": st.map(|s| crate::slot::health::deaths(s, e.what == What::Done)),
         "why": e.why,
     });
     v.to_string()

@@ -15,9 +15,9 @@ use std::time::{Duration, SystemTime};
 
 use super::end::{self, End};
 use super::logger;
-use super::status::{RawStatus, Status};
 use crate::config::names::is_truthy;
-use crate::config::{Autostart, Model, Readiness, Slot};
+use crate::config::{Autostart, Model, Slot};
+use crate::s6::status::{RawStatus, Status};
 use crate::state::{self, Desired, StateError};
 use crate::stray;
 
@@ -154,9 +154,7 @@ pub fn deaths(st: &Status, done: bool) -> u64 {
 /// The readiness check's timeout of `slot`, when it has one.
 pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
     match &slot.readiness {
-        Some(Readiness::Check(c)) if c.timeout_ms > 0 => {
-            Some(Duration::from_millis(u64::from(c.timeout_ms)))
-        }
+        Some(r) if r.timeout_ms > 0 => Some(Duration::from_millis(u64::from(r.timeout_ms))),
         _ => None,
     }
 }
@@ -247,7 +245,7 @@ impl Judge<'_> {
         (slot.depends_on.iter())
             .filter(|d| {
                 let dir = self.scandir.join(&d.on);
-                super::status::read_slot(&dir).is_ok_and(|st| self.failed(&d.on, &st))
+                crate::s6::status::read_slot(&dir).is_ok_and(|st| self.failed(&d.on, &st))
             })
             .map(|d| d.on.clone())
             .collect()
@@ -308,7 +306,7 @@ impl Judge<'_> {
         let waiting = end::waiting_for(&dir, st.up);
         let started = self.program_started(name, st, waiting.is_some());
         let done = done(st, end.as_ref());
-        let live = crate::liveness::seen(&dir).filter(|_| st.up);
+        let live = super::liveness::read(&dir).filter(|_| st.up);
         let unhealthy = live.as_ref().is_some_and(|l| l.failing > 0);
         Verdict {
             desired_up: self.desired_up(name, st),
@@ -356,7 +354,7 @@ pub struct Verdict {
     /// Up and its liveness check failing (not yet restarted for it).
     pub unhealthy: bool,
     /// What its liveness watcher last saw, while up, when it has one.
-    pub live: Option<crate::liveness::Seen>,
+    pub live: Option<super::liveness::LiveState>,
     /// Its output is not getting through ([`logger`]).
     pub log: Option<logger::Fault>,
     /// The pid of a copy of its program that no supervisor knows

@@ -1,0 +1,34 @@
+//! Whose a slot and a supervision tree are: svkit's marker in every slot it
+//! renders (slots without it are never touched), and the user a tree runs
+//! as, read from its scandir's owner.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+
+/// Name of the marker file in every slot svkit renders.
+pub const MARKER: &str = ".svkit";
+
+/// Whether svkit made the slot in `slot` (its [`MARKER`] is a regular file).
+pub fn is_ours(slot: &Path) -> bool {
+    fs::symlink_metadata(slot.join(MARKER))
+        .map(|m| m.file_type().is_file())
+        .unwrap_or(false)
+}
+
+/// Whether the supervision tree of `scandir` runs as root: the scandir is
+/// made by whoever boots the tree (s6-overlay's preinit as root, or a
+/// non-root tree's own user), so its owner tells. A scandir that does not
+/// exist yet is a root tree's, as in every image that boots `/init` as root.
+pub fn tree_is_root(scandir: &Path) -> bool {
+    fs::metadata(scandir).map_or(true, |m| m.uid() == 0)
+}
+
+/// The user and group a non-root supervision tree of `scandir` runs as
+/// (`None`: a root tree, or no tree yet). What root writes for such a
+/// tree (a remembered state) is handed to them, not to the config's
+/// `user`, which the tree's processes are not.
+pub fn tree_owner(scandir: &Path) -> Option<(u32, u32)> {
+    let m = fs::metadata(scandir).ok()?;
+    (m.uid() != 0).then(|| (m.uid(), m.gid()))
+}

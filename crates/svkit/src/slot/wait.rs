@@ -1,0 +1,189 @@
+//! Waiting for slots to be up, ready, down or done, as svkit judges them
+//! ([`super::health`]), woken by [`crate::s6::wait`] rather than polling.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::{end, health};
+use crate::s6::status::{read_slot, supervisor_running, Status, StatusError};
+use crate::s6::tai64::Tai64N;
+use crate::s6::wait::{nap, Watch, SLOT_MASK};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Up,
+    /// Up and ready; for a slot without readiness notification, up.
+    Ready,
+    Down,
+    /// Finished: a clean exit kept down (a oneshot's completion).
+    Done,
+}
+
+/// One slot to wait for.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    pub dir: PathBuf,
+    /// The slot notifies readiness (`notification-fd`): `Ready` needs s6's
+    /// ready flag, not just up.
+    pub notifies: bool,
+    /// Only a state entered after this stamp counts (e.g. the up/down stamp
+    /// read before sending a restart): the old process being up is not it.
+    pub after: Option<Tai64N>,
+    /// A slot that is gone (or not supervised yet) is waited for too: a
+    /// dependent's `run` at boot, before every supervisor is there.
+    pub patient: bool,
+}
+
+impl Watched {
+    pub fn new(dir: PathBuf) -> Watched {
+        Watched {
+            notifies: health::notifies(&dir),
+            dir,
+            after: None,
+            patient: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Met,
+    /// Slots not there yet when time ran out.
+    Timeout {
+        pending: Vec<PathBuf>,
+    },
+    /// Removed, or no supervisor runs on it.
+    Gone(PathBuf),
+    /// Stopped for good (as the caller's `failed` judges).
+    Failed(PathBuf),
+}
+
+enum Eval {
+    Met,
+    Pending,
+    Gone,
+    Failed,
+}
+
+fn eval(
+    w: &Watched,
+    target: Target,
+    failed: &dyn Fn(&Path, &Status) -> bool,
+) -> Result<Eval, StatusError> {
+    let gone = if w.patient { Eval::Pending } else { Eval::Gone };
+    let st = match read_slot(&w.dir) {
+        Ok(s) => s,
+        Err(StatusError::NotSupervised { .. }) => return Ok(gone),
+        Err(StatusError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            return Ok(gone)
+        }
+        Err(e) => return Err(e),
+    };
+    if !supervisor_running(&w.dir)? {
+        return Ok(gone);
+    }
+    let fresh = match w.after {
+        Some(t) => st.raw.stamp > t,
+        None => true,
+    };
+    // Up while its `run` waits for dependencies is not up yet.
+    let started = || end::waiting_for(&w.dir, st.up).is_none();
+    let met = match target {
+        // Down once `finish` is done too: its verdict is in.
+        Target::Down => !st.up && !st.finishing,
+        Target::Up => st.up && fresh && started(),
+        // A patient wait may have begun before the slot's dir was made:
+        // whether it notifies is only known once it is there.
+        Target::Ready => {
+            let notifies = w.notifies || (w.patient && health::notifies(&w.dir));
+            fresh && health::ready(&st, notifies) && started()
+        }
+        Target::Done => fresh && health::done(&st, end::read(&w.dir).as_ref()),
+    };
+    Ok(if met {
+        Eval::Met
+    } else if target != Target::Down && fresh && failed(&w.dir, &st) {
+        Eval::Failed
+    } else {
+        Eval::Pending
+    })
+}
+
+/// Waits until every slot (or, with `any`, one slot) reaches `target`.
+/// A slot that is gone or failed ends the wait at once, unless `any` and
+/// other slots may still get there. `timeout` None waits forever.
+pub fn wait(
+    slots: &[Watched],
+    target: Target,
+    any: bool,
+    timeout: Option<Duration>,
+    failed: &dyn Fn(&Path, &Status) -> bool,
+) -> Result<Outcome, StatusError> {
+    let deadline = timeout.map(|t| Instant::now() + t);
+    // Watches first, so nothing between the first read and the sleep is missed.
+    let mut watch = Watch::new().ok();
+    let mut watching_supervise = vec![false; slots.len()];
+    let mut dropped: Option<Outcome> = None;
+    let mut live: Vec<usize> = (0..slots.len()).collect();
+    if let Some(w) = &watch {
+        for s in slots {
+            let _ = w.add(&s.dir, SLOT_MASK);
+        }
+    }
+    loop {
+        if let Some(w) = &watch {
+            for (i, s) in slots.iter().enumerate() {
+                if !watching_supervise[i] {
+                    watching_supervise[i] = w.add(&s.dir.join("supervise"), SLOT_MASK).is_ok();
+                }
+            }
+        }
+        let mut pending = Vec::new();
+        let mut still = Vec::new();
+        for &i in &live {
+            let s = &slots[i];
+            match eval(s, target, failed)? {
+                Eval::Met if any => return Ok(Outcome::Met),
+                Eval::Met => {}
+                Eval::Pending => {
+                    pending.push(s.dir.clone());
+                    still.push(i);
+                }
+                Eval::Gone if !any => return Ok(Outcome::Gone(s.dir.clone())),
+                Eval::Failed if !any => return Ok(Outcome::Failed(s.dir.clone())),
+                Eval::Gone => {
+                    dropped.get_or_insert(Outcome::Gone(s.dir.clone()));
+                }
+                Eval::Failed => {
+                    dropped.get_or_insert(Outcome::Failed(s.dir.clone()));
+                }
+            }
+        }
+        live = still;
+        if pending.is_empty() {
+            return Ok(dropped.filter(|_| any).unwrap_or(Outcome::Met));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(Outcome::Timeout { pending });
+        }
+        if nap(&mut watch, deadline).is_err() {
+            // inotify broke: degrade to the plain poll.
+            watch = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_slot_is_gone_at_once() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let s = Watched::new(t.path().join("nope"));
+        let never = |_: &Path, _: &Status| false;
+        let o = wait(&[s], Target::Up, false, None, &never).expect("wait");
+        assert_eq!(o, Outcome::Gone(t.path().join("nope")));
+    }
+}
