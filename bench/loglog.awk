@@ -89,7 +89,12 @@ function panel(i,   p, ox, oy, pw, ph, x0, x1, y0, y1, d, v, X, Y, k, n, pts, m,
     printf "<polyline clip-path=\"url(#c%d)\" points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n", i, pts, colour[k], dash[k]
     for (n = 1; n <= npts[p, k]; n++)
       printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", (lg(px[p, k, n]) - x0) * sx, ph - (lg(py[p, k, n]) - y0) * sy, colour[k]
-    # Legend, top left inside the box.
+  }
+  # Legend, top left inside the box, on a white ground over the lines.
+  m = 0
+  for (k = 1; k <= ns[p]; k++) if (length(sname[p, k]) > m) m = length(sname[p, k])
+  printf "<rect x=\"4\" y=\"3\" width=\"%d\" height=\"%d\" fill=\"white\" fill-opacity=\"0.9\"/>\n", 40 + 6.5 * m, 14 * ns[p] + 4
+  for (k = 1; k <= ns[p]; k++) {
     printf "<line x1=\"8\" y1=\"%d\" x2=\"30\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n", 12 + 14 * (k - 1), 12 + 14 * (k - 1), colour[k], dash[k]
     printf "<text x=\"36\" y=\"%d\" dominant-baseline=\"middle\">%s</text>\n", 12 + 14 * (k - 1), esc(sname[p, k])
   }

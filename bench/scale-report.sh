@@ -129,6 +129,31 @@ profile() {
     "$tmp/profile-$1-$2" | sort -rn |
     awk '{ printf "%s`%s` ×%d %d", (NR > 1 ? ", " : ""), $2, $3, $1 }'
 }
+# span V N A [B]: the median over V's runs at N of column A minus column
+# B (0: none), in ms; "–" when a run has no figure (no stage stamps).
+span() {
+  awk -v v="$1" -v n="$2" -v a="$3" -v b="${4:-0}" '$1 == v && $2 == n {
+      if ($a == "-" || (b && $b == "-")) print "-"; else print $a - (b ? $b : 0) }' "$tmp/runs" >"$tmp/span"
+  if grep -qx -- - "$tmp/span" || [ ! -s "$tmp/span" ]; then echo "–"; else ms "$(median <"$tmp/span")"; fi
+}
+# steps TITLE A [B]: one row per size, (a)'s span and (b)'s.
+steps() {
+  local title=$1 n
+  for n in "${SIZES[@]}"; do
+    printf '| %s | %s | %s | %s |\n' "$title" "$n" "$(span svkit "$n" "$2" "${3:-0}")" "$(span plain "$n" "$2" "${3:-0}")"
+    title=
+  done
+}
+# of V N NAME COLUMN: the sum of COLUMN (2: PSS, 3: anonymous) of the
+# processes called NAME in V's last run at N, KiB.
+of() { awk -v c="$3" -v k="$4" '$1 == c { s += $k } END { print s + 0 }' "$tmp/profile-$1-$2"; }
+watch_pss=$(of svkit "$top" svkit 2)
+watch_anon=$(of svkit "$top" svkit 3)
+watch_small=$(of svkit "${SIZES[0]}" svkit 2)
+sup_n=$(awk '$1 == "s6-supervise" { n++; s += $2 } END { printf "%.1f", n ? s / n : 0 }' "$tmp/profile-plain-$top")
+log_n=$(awk '$1 == "s6-log" { n++; s += $2 } END { printf "%.1f", n ? s / n : 0 }' "$tmp/profile-plain-$top")
+# (a) without its watcher against (b), at the largest size.
+rest_ratio=$(ratio "$(($(M pss svkit "$top") - watch_pss))" "$(M pss plain "$top")")
 server=$("$DOCKER" version -f '{{.Server.Version}}' 2>/dev/null || echo unknown)
 
 cat <<MD
@@ -195,9 +220,58 @@ supervision memory (a) $(marginal pss svkit) KiB, (b) $(marginal pss plain) KiB
 $(loglog boot plain), status $(loglog status plain), memory $(loglog pss plain) (1 is
 linear; a fixed part pulls a slope below 1).
 
+Where the boot goes (median ms of each step over the same runs, so the
+steps need not add up to the total): the engine's part, up to the
+container's start (\`State.StartedAt\`), then the steps s6-overlay stamps in
+\`docker logs -t\`, from that start. (a)'s slots start as soon as
+\`svkit-reconcile\` has made them, within \`cont-init.d\`: its last step
+can be negative.
+
+| step | slots | (a) svkit | (b) s6-overlay by hand |
+|---|---:|---:|---:|
+$(steps "\`docker run\` → container started (engine)" 9)
+$(steps "… → s6-overlay's \`legacy-cont-init\` starts" 11)
+$(steps "… \`cont-init.d\` ((a): \`svkit-reconcile\` makes the slots; (b): none)" 12 11)
+$(steps "… \`legacy-services\` ((b): \`services-up\` copies \`services.d\`; (a): the log watcher)" 13 12)
+$(steps "… → every slot up, after \`legacy-services\`" 10 13)
+
 What the supervision is made of at $top slots (the last run; PSS KiB by
 process name, the programs left out):
 
 - ${LABEL[svkit]}: $(profile svkit "$top")
 - ${LABEL[plain]}: $(profile plain "$top")
+
+Why the figures are what they are:
+
+- **Boot** grows with the files each slot needs on the container's
+  \`/run\`: s6-overlay finds no tmpfs there under a plain \`docker run\`,
+  so \`/run\` is the image's overlay file system, where every new
+  directory, file and FIFO is a metadata write to the host's disk. (a)
+  makes each slot's dirs and files in \`cont-init.d\` (\`svkit-reconcile\`:
+  $(span svkit "$top" 12 11) ms at $top slots), (b) has \`services-up\` copy each
+  \`services.d\` dir and link it in \`legacy-services\` ($(span plain "$top" 13 12) ms); then in both
+  s6-svscan starts two supervisors a slot, each makes its \`supervise/\`
+  files and runs its \`run\` script ((a)'s also claims its pid with
+  \`svkit slot-claim\` and sets up through \`with-contenv\`; its logger's
+  script checks the log dir) — the last row above, most of the total.
+  Both curves grow by about the same per slot; where a ratio moves from
+  size to size and run to run, so does (b) against itself: this is a
+  disk- and CPU-bound boot on a shared machine.
+- **Memory**: the processes are the same in (a) and (b) — one
+  \`s6-supervise\` per service (${sup_n} KiB each here: the trial's 21.5 KiB a
+  slot matches this one process, not a slot with its logger) and one \`s6-log\` per logger (${log_n} KiB), so
+  about $(awk -v a="$sup_n" -v b="$log_n" 'BEGIN { printf "%.0f", 2 * a + b }') KiB a slot with its logger — plus, in (a), svkit's log
+  watcher (\`svkit log-watch\`, one process whatever the number of slots,
+  under its own \`s6-supervise\`): ${watch_small} KiB at ${SIZES[0]} slots, ${watch_pss} KiB at $top
+  (${watch_anon} KiB of it anonymous: its heap, and what the config load's
+  worker threads left, their malloc arena and stacks; the rest is pages
+  of the static svkit binary it runs, mapped by it alone). Without it, (a) is ${rest_ratio}× (b) at $top slots. That one process is the
+  whole difference, and at ${SIZES[0]} slots it is more than 10% of (b)'s
+  entire supervision: no separate process can fit in that margin (a
+  \`sleep infinity\` alone is about 100 KiB).
+- **status**: \`svctl status\` is one process that reads every status file
+  itself; the s6-svstat loop starts two processes a slot.
+- **no-op apply** reads, renders and compares every managed file; its
+  cost over the \`cat\` floor is the config load, the render and its own
+  start-up.
 MD
