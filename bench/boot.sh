@@ -10,6 +10,8 @@
 # section on stdout.
 set -eu
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 HEADING="boot, stop and memory: svkit, s6-overlay by hand, supervisord (Docker)"
 RUNS=${BOOT_BENCH_RUNS:-20}
@@ -40,24 +42,10 @@ fail() {
   echo "$prog: fatal: $*" >&2
   exit 111
 }
-now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-minimum() { sort -n | head -n 1; }
 
 [ "$(id -u)" -eq 0 ] || skip "it reads the memory of every process of a container from the host, which needs root (run \`make bench\` as root)"
 
-# `engine.sh up` starts a dockerd only when none answers, and records it
-# in its pid file: a dockerd recorded there by this `up` is stopped at the
-# end (`engine.sh down`); any other engine is left alone.
-PIDFILE=/run/svkit-test-dockerd.pid
-pid_before=$(cat "$PIDFILE" 2>/dev/null || true)
-if ! up_log=$(tests/docker/engine.sh up 2>&1); then
-  why=$(printf '%s\n' "$up_log" | tail -n 1)
-  skip "no Docker engine answers, and none could be started (\`tests/docker/engine.sh up\`: ${why:-no output})"
-fi
-pid_after=$(cat "$PIDFILE" 2>/dev/null || true)
-started_engine=0
-if [ -n "$pid_after" ] && [ "$pid_after" != "$pid_before" ]; then started_engine=1; fi
+engine_ready
 
 command -v cc >/dev/null 2>&1 || skip "no C compiler (\`cc\`) for bench/cpss.c, the memory reader"
 
@@ -76,9 +64,7 @@ cleanup() {
     "$DOCKER" image rm "$i" >/dev/null 2>&1 || true
   done
   rm -rf "$tmp"
-  if [ "$started_engine" = 1 ]; then
-    tests/docker/engine.sh down >&2 || true
-  fi
+  engine_release
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -119,11 +105,6 @@ done
 
 # --------------------------------------------------------------- one run --
 
-# A wait of 5 ms without a fork: a read that times out on a pipe nobody
-# writes to.
-exec {tick}<> <(:)
-tick() { read -r -t 0.005 -u "$tick" _ || true; }
-
 # all_logged DIR PATTERN: every service's log has a line matching PATTERN
 # (a glob). Builtins only: it runs every 5 ms beside what it times.
 all_logged() {
@@ -139,37 +120,6 @@ all_logged() {
 }
 UP_LINE='* up on 127.0.0.1:*'
 STOP_LINE='* stopping'
-
-# stages NAME STARTED: from the container's `docker logs -t`, when
-# s6-overlay's stage 2 began its cont-init.d step, ended it, and had
-# started the legacy services, in us after STARTED (its RFC 3339 start
-# time); "- - -" without s6-overlay.
-stages() {
-  "$DOCKER" logs -t "$1" 2>&1 | awk -v started="$2" '
-    function us(iso,   t, h) {
-      t = substr(iso, index(iso, "T") + 1); sub(/Z$/, "", t); split(t, h, ":")
-      return (h[1] * 3600 + h[2] * 60 + h[3]) * 1000000
-    }
-    function rel(iso,   d) {
-      d = us(iso) - us(started)
-      if (d < -43200e6) d += 86400e6   # past midnight
-      return sprintf("%.0f", d)
-    }
-    /s6-rc: info: service legacy-cont-init: starting/ { c0 = rel($1) }
-    /s6-rc: info: service legacy-cont-init successfully started/ { c1 = rel($1) }
-    /s6-rc: info: service legacy-services successfully started/ { l1 = rel($1) }
-    END { if (c0 == "" || c1 == "" || l1 == "") print "- - -"; else print c0, c1, l1 }'
-}
-
-# procs_of NAME: the pids in the container's cgroup, sorted.
-procs_of() {
-  local pid cg
-  pid=$("$DOCKER" inspect -f '{{.State.Pid}}' "$1")
-  cg=$(awk -F: '$1 == "0" && $2 == "" { print "/sys/fs/cgroup" $3; exit }
-    $2 ~ /(^|,)pids(,|$)/ { print "/sys/fs/cgroup/pids" $3; exit }' "/proc/$pid/cgroup")
-  [ -r "$cg/cgroup.procs" ] || fail "no cgroup.procs for container $1 (pid $pid, cgroup '$cg')"
-  echo "$cg/cgroup.procs"
-}
 
 # measure V ROUND: one container of V: run, wait for the three "up on"
 # lines, let its process set settle, read every process's memory, stop.
@@ -214,20 +164,11 @@ measure() {
   wait "$runner" || { cat "$tmp/run.err" >&2; fail "docker run ${IMAGE[$v]} failed"; }
   t_ret=$(cat "$tmp/run.ret")
 
-  # The processes once the boot is over: the same set over 5 reads 100 ms
-  # apart (s6-overlay's stage 2 ends after the services start).
-  local procs pids last='' same=0 tries=0
-  procs=$(procs_of "$name")
-  local started_iso started stage
+  # The processes once the boot is over.
+  local pids started_iso started stage
   started_iso=$("$DOCKER" inspect -f '{{.State.StartedAt}}' "$name")
   started=$(date -d "$started_iso" +%s%6N)
-  while [ "$same" -lt 5 ]; do
-    pids=$(sort -n "$procs" | tr '\n' ' ')
-    if [ "$pids" = "$last" ]; then same=$((same + 1)); else same=1; last=$pids; fi
-    tries=$((tries + 1))
-    [ "$tries" -lt 100 ] || fail "${LABEL[$v]}: its processes did not settle within 10 s"
-    read -r -t 0.1 -u "$tick" _ || true
-  done
+  pids=$(settled_pids "$name" "${LABEL[$v]}")
   local p kib comm k val _u pss=0 anon=0 nproc=0 apps=0 panon
   : >"$tmp/$v.profile.new"
   # shellcheck disable=SC2086 # one word per pid

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# Shared by the bench scripts that time things inside the sandbox (apply.sh,
-# wrap.sh). Sourced, never run: each script copies itself and this file into
-# the sandbox and sources it on both sides.
+# Shared by the bench scripts. Sourced, never run. Those that time things
+# inside the sandbox (apply.sh, wrap.sh) copy themselves and this file into
+# the sandbox and source it on both sides; those on the real Docker engine
+# (boot.sh, scale.sh) use its host half.
 
 BENCH_DIR=/usr/local/lib/svkit-bench
 prog=${0##*/}
@@ -90,4 +91,85 @@ bench_cleanup() {
 # field NAME: every NAME=value the inside half printed, one a line.
 field() {
   awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$tmp/out"
+}
+
+# ------------------------------------------------- host, Docker engine --
+# For the scripts that run containers on the real engine (boot.sh,
+# scale.sh): each defines skip WHY (prints its section saying why it was
+# not measured, exits 0) and fail WHAT before using these.
+
+# engine_ready: a Docker engine answers (`tests/docker/engine.sh up`
+# starts a dockerd only when none answers, and records it in its pid
+# file); else skips. Sets started_engine=1 when this call started it:
+# engine_release then stops it (`engine.sh down`); any other engine is
+# left alone.
+engine_ready() {
+  local pidfile=/run/svkit-test-dockerd.pid before after up_log why
+  before=$(cat "$pidfile" 2>/dev/null || true)
+  if ! up_log=$(tests/docker/engine.sh up 2>&1); then
+    why=$(printf '%s\n' "$up_log" | tail -n 1)
+    skip "no Docker engine answers, and none could be started (\`tests/docker/engine.sh up\`: ${why:-no output})"
+  fi
+  after=$(cat "$pidfile" 2>/dev/null || true)
+  started_engine=0
+  if [ -n "$after" ] && [ "$after" != "$before" ]; then started_engine=1; fi
+}
+engine_release() {
+  if [ "${started_engine:-0}" = 1 ]; then
+    tests/docker/engine.sh down >&2 || true
+  fi
+}
+
+# tick [SECONDS]: a wait (5 ms by default) without a fork: a read that
+# times out on a pipe nobody writes to.
+tick() {
+  [ -n "${tick_fd:-}" ] || exec {tick_fd}<> <(:)
+  read -r -t "${1:-0.005}" -u "$tick_fd" _ || true
+}
+
+# procs_of NAME: the cgroup.procs file of container NAME (its pids).
+procs_of() {
+  local pid cg
+  pid=$("$DOCKER" inspect -f '{{.State.Pid}}' "$1")
+  cg=$(awk -F: '$1 == "0" && $2 == "" { print "/sys/fs/cgroup" $3; exit }
+    $2 ~ /(^|,)pids(,|$)/ { print "/sys/fs/cgroup/pids" $3; exit }' "/proc/$pid/cgroup")
+  [ -r "$cg/cgroup.procs" ] || fail "no cgroup.procs for container $1 (pid $pid, cgroup '$cg')"
+  echo "$cg/cgroup.procs"
+}
+
+# settled_pids NAME WHAT: the pids of container NAME, one line, once its
+# process set is the same over 5 reads 100 ms apart (s6-overlay's stage 2
+# ends after the services start); fails after 10 s (WHAT names it).
+settled_pids() {
+  local procs pids last='' same=0 tries=0
+  procs=$(procs_of "$1")
+  while [ "$same" -lt 5 ]; do
+    pids=$(sort -n "$procs" | tr '\n' ' ')
+    if [ "$pids" = "$last" ]; then same=$((same + 1)); else same=1; last=$pids; fi
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] || fail "$2: its processes did not settle within 10 s"
+    tick 0.1
+  done
+  echo "$pids"
+}
+
+# stages NAME STARTED: from the container's `docker logs -t`, when
+# s6-overlay's stage 2 began its cont-init.d step, ended it, and had
+# started the legacy services, in us after STARTED (its RFC 3339 start
+# time); "- - -" without s6-overlay.
+stages() {
+  "$DOCKER" logs -t "$1" 2>&1 | awk -v started="$2" '
+    function us(iso,   t, h) {
+      t = substr(iso, index(iso, "T") + 1); sub(/Z$/, "", t); split(t, h, ":")
+      return (h[1] * 3600 + h[2] * 60 + h[3]) * 1000000
+    }
+    function rel(iso,   d) {
+      d = us(iso) - us(started)
+      if (d < -43200e6) d += 86400e6   # past midnight
+      return sprintf("%.0f", d)
+    }
+    /s6-rc: info: service legacy-cont-init: starting/ { c0 = rel($1) }
+    /s6-rc: info: service legacy-cont-init successfully started/ { c1 = rel($1) }
+    /s6-rc: info: service legacy-services successfully started/ { l1 = rel($1) }
+    END { if (c0 == "" || c1 == "" || l1 == "") print "- - -"; else print c0, c1, l1 }'
 }

@@ -1,6 +1,6 @@
 //! The real checkers on the image's files: hadolint on the
-//! Dockerfile, shellcheck on every script under rootfs/ and on
-//! tests/docker/run.sh. A checker that is not installed is a printed SKIP,
+//! Dockerfile, shellcheck on every script under rootfs/ and bench/ and on
+//! the test scripts. A checker that is not installed is a printed SKIP,
 //! or a failure with SVKIT_NO_SKIP=1 (`make test` as root).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
@@ -78,6 +78,9 @@ fn shellcheck_passes_on_rootfs_scripts_and_the_test_scripts() {
     let root = repo_root();
     let mut files = Vec::new();
     files_under(&root.join("rootfs"), &mut files);
+    // The bench scripts; the files they source (lib.sh, scale-report.sh)
+    // are checked through them (-x, from the repository root).
+    files_under(&root.join("bench"), &mut files);
     for script in [
         "tests/docker/run.sh",
         "tests/docker/engine.sh",
@@ -102,7 +105,9 @@ fn shellcheck_passes_on_rootfs_scripts_and_the_test_scripts() {
         };
         let out = Command::new(&shellcheck)
             .arg(format!("--shell={shell}"))
+            .arg("-x")
             .arg(f)
+            .current_dir(&root)
             .output()
             .expect("run shellcheck");
         checked.push(f.strip_prefix(&root).unwrap_or(f).display().to_string());
@@ -123,6 +128,9 @@ fn shellcheck_passes_on_rootfs_scripts_and_the_test_scripts() {
         "tests/s6-overlay/build.sh",
         "tests/all.sh",
         "demo/run",
+        "bench/run",
+        "bench/boot.sh",
+        "bench/scale.sh",
     ] {
         assert!(checked.iter().any(|c| c == must), "{must} was not checked");
     }
