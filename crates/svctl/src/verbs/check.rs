@@ -14,34 +14,9 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
-    if let Err(code) = super::check_users(&dir, &v.model, args.users.root.as_deref())? {
-        return Ok(code);
-    }
-    if let Some(root) = args.users.root.as_deref() {
-        let missing = svkit::config::programs::missing_programs(&v.model, root, None);
-        if !missing.is_empty() {
-            let n = missing.len();
-            let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
-            msg::invalid_config(&dir, &tail, &missing);
-            return Ok(NOT_OK);
-        }
-    }
-    let fit = match fits(&v.model, args.users.root.as_deref()) {
+    let fit = match full(&dir, &v.model, args.users.root.as_deref())? {
         Ok(fit) => fit,
-        Err(CapacityError::TooMany(e)) => {
-            msg::fatal(e);
-            return Ok(NOT_OK);
-        }
-        Err(e @ CapacityError::ScanBlocked { .. }) => {
-            msg::fatal(e);
-            return Ok(NOT_OK);
-        }
-        Err(CapacityError::Io { path, source }) => {
-            return Err(Fatal::io(
-                format!("unable to read scandir {}", path.display()),
-                &source,
-            ))
-        }
+        Err(code) => return Ok(code),
     };
     let m = &v.model;
     msg::out(format!(
@@ -57,6 +32,44 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
         msg::prog(),
     ))?;
     Ok(OK)
+}
+
+/// What `check` asks of a loaded config past its validation: its users,
+/// with `--root` its programs, and that it fits in s6-svscan's limit.
+/// Errors are printed and yield `Err(exit code)`. `dir` names the config
+/// in messages.
+pub(crate) fn full(
+    dir: &Path,
+    model: &Model,
+    root: Option<&Path>,
+) -> Result<Result<Fit, u8>, Fatal> {
+    if let Err(code) = super::check_users(dir, model, root)? {
+        return Ok(Err(code));
+    }
+    if let Some(root) = root {
+        let missing = svkit::config::programs::missing_programs(model, root, None);
+        if !missing.is_empty() {
+            let n = missing.len();
+            let tail = format!("{n} error{}", if n == 1 { "" } else { "s" });
+            msg::invalid_config(dir, &tail, &missing);
+            return Ok(Err(NOT_OK));
+        }
+    }
+    match fits(model, root) {
+        Ok(fit) => Ok(Ok(fit)),
+        Err(CapacityError::TooMany(e)) => {
+            msg::fatal(e);
+            Ok(Err(NOT_OK))
+        }
+        Err(e @ CapacityError::ScanBlocked { .. }) => {
+            msg::fatal(e);
+            Ok(Err(NOT_OK))
+        }
+        Err(CapacityError::Io { path, source }) => Err(Fatal::io(
+            format!("unable to read scandir {}", path.display()),
+            &source,
+        )),
+    }
 }
 
 /// Does the config fit in s6-svscan's limit? Inside the running

@@ -5,6 +5,7 @@ mod control;
 pub(crate) mod ctx;
 mod events;
 mod exec;
+mod import;
 mod liveness;
 mod logs;
 mod metrics;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Liveness(a) => liveness::run(&a),
         Verb::Say(a) => Ok(say::run(&a)),
         Verb::Exec(a) => exec::run(a),
+        Verb::Import(a) => import::run(&a),
         Verb::Status(a) => status::run(&a),
         Verb::Start(a) => control::run(&a, control::Op::Start),
         Verb::Stop(a) => control::run(&a, control::Op::Stop),
