@@ -11,7 +11,7 @@ use clap_complete::Shell;
 
 /// svctl's verbs, spelled out so that a verb dropped from the CLI (or from
 /// the completions) fails here.
-const VERBS: [&str; 16] = [
+const VERBS: [&str; 17] = [
     "status",
     "start",
     "stop",
@@ -28,6 +28,7 @@ const VERBS: [&str; 16] = [
     "check",
     "render",
     "exec",
+    "import",
 ];
 
 const COMPLETED: [&str; 3] = ["svctl", "svkit-reconcile", "svkit-lifeline"];

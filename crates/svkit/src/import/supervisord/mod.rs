@@ -5,8 +5,10 @@
 //! splits words), [`words`] (its value types), [`program`] and [`policy`]
 //! (the key mapping).
 
+mod command;
 mod expand;
 mod ini;
+mod keys;
 mod policy;
 mod program;
 mod read;

@@ -7,7 +7,6 @@ use serde_json::{json, Map, Value as J};
 
 use super::expand::{self, Known, Seg, Spec, Val};
 use super::ini::{Section, Value};
-use super::shlex;
 use super::words;
 use crate::config::names;
 use crate::import::{ImportError, Note};
@@ -33,7 +32,7 @@ pub struct Built {
 
 /// How `%(process_num)` is written out.
 #[derive(Clone, Copy)]
-enum Mode<'a> {
+pub(super) enum Mode<'a> {
     /// One process of this number.
     One(i64),
     /// A template over these numbers: `%(process_num)` written as in
@@ -56,47 +55,7 @@ pub struct Program<'a> {
     pub notes: &'a mut Vec<Note>,
 }
 
-/// Keys this importer reads; every other key of a program is reported.
-pub const KNOWN: &[&str] = &[
-    "command",
-    "process_name",
-    "numprocs",
-    "numprocs_start",
-    "priority",
-    "autostart",
-    "startsecs",
-    "startretries",
-    "autorestart",
-    "exitcodes",
-    "stopsignal",
-    "stopwaitsecs",
-    "user",
-    "redirect_stderr",
-    "stdout_logfile",
-    "stdout_logfile_maxbytes",
-    "stdout_logfile_backups",
-    "environment",
-    "directory",
-];
-
-/// Keys supervisord knows that have no svkit equivalent, and why.
-pub const DROPPED: &[(&str, &str)] = &[
-    ("stopasgroup", "s6 signals the program itself, not its process group: a program that leaves children must end them on its down signal"),
-    ("killasgroup", "s6 signals the program itself, not its process group: a program that leaves children must end them on its down signal"),
-    ("umask", "no umask key in svkit: set it in the command (`sh -c 'umask 022; exec …'`)"),
-    ("serverurl", "there is no supervisord to talk to: svctl talks to s6"),
-    ("stdout_capture_maxbytes", "no process communication events in svkit"),
-    ("stdout_events_enabled", "no process communication events in svkit"),
-    ("stdout_syslog", "svkit logs to its log dir and docker logs, not syslog"),
-    ("stderr_logfile", "svkit joins stderr to stdout (exec 2>&1): its lines go where stdout's go"),
-    ("stderr_logfile_maxbytes", "svkit joins stderr to stdout: see stdout_logfile_maxbytes"),
-    ("stderr_logfile_backups", "svkit joins stderr to stdout: see stdout_logfile_backups"),
-    ("stderr_capture_maxbytes", "no process communication events in svkit"),
-    ("stderr_events_enabled", "no process communication events in svkit"),
-    ("stderr_syslog", "svkit logs to its log dir and docker logs, not syslog"),
-];
-
-fn err(v_file: &Path, line: u32, what: String) -> ImportError {
+pub(super) fn err(v_file: &Path, line: u32, what: String) -> ImportError {
     ImportError {
         file: v_file.to_path_buf(),
         line: Some(line),
@@ -116,7 +75,7 @@ impl Program<'_> {
         self.get(key).cloned()
     }
 
-    fn get(&self, key: &str) -> Option<&Value> {
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
         self.sec
             .get(key)
             .or_else(|| self.defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v))
@@ -227,51 +186,9 @@ impl Program<'_> {
         Ok(out)
     }
 
-    fn report_keys(&mut self) {
-        let keys: Vec<(String, Value)> = self.sec.keys.clone();
-        for (k, v) in &keys {
-            for (file, line) in &v.replaced {
-                self.notes.push(Note {
-                    file: file.clone(),
-                    line: Some(*line),
-                    key: k.clone(),
-                    why: format!(
-                        "written again at {}:{}: the later value wins, as in supervisord",
-                        crate::msg::path(&v.file),
-                        v.line
-                    ),
-                });
-            }
-            if KNOWN.contains(&k.as_str()) {
-                continue;
-            }
-            match DROPPED.iter().find(|(d, _)| d == k) {
-                Some((_, why)) => {
-                    let off = matches!(
-                        k.as_str(),
-                        "stopasgroup"
-                            | "killasgroup"
-                            | "stdout_events_enabled"
-                            | "stderr_events_enabled"
-                            | "stdout_syslog"
-                            | "stderr_syslog"
-                    ) && words::boolean(&v.text) == Ok(false);
-                    if !off {
-                        self.note(v, k, format!("not carried over: {why}"));
-                    }
-                }
-                None => self.note(
-                    v,
-                    k,
-                    "not carried over: not a key supervisord knows (it ignores it too)",
-                ),
-            }
-        }
-    }
-
     /// The pieces of `segs` in `mode`; `None` when `%(process_num)` is
     /// written otherwise than the template's name has it.
-    fn pieces(segs: &[Seg], mode: Mode<'_>) -> Option<Vec<Piece>> {
+    pub(super) fn pieces(segs: &[Seg], mode: Mode<'_>) -> Option<Vec<Piece>> {
         let mut out = Vec::new();
         for s in segs {
             let p = match (s, mode) {
@@ -431,146 +348,6 @@ impl Program<'_> {
         }
         Ok(Some(name))
     }
-
-    /// `environment=` (over `[supervisord]`'s): the env known now, and
-    /// the variables whose values are known only at run time.
-    #[allow(clippy::type_complexity)]
-    fn env(
-        &mut self,
-        mode: Mode<'_>,
-        numprocs: u32,
-    ) -> Result<Option<(Map<String, J>, Vec<(String, Vec<Piece>)>)>, ImportError> {
-        let mut env = Map::new();
-        for (k, v) in &self.global.env {
-            env.insert(k.clone(), J::String(v.clone()));
-        }
-        let mut runtime = Vec::new();
-        let Some(v) = self.get("environment").cloned() else {
-            return Ok(Some((env, runtime)));
-        };
-        let segs = self.segs(&v, "environment", numprocs)?;
-        let Some(pieces) = Self::pieces(&segs, mode) else {
-            return Ok(None);
-        };
-        // Runtime variables stand in as words the lexer keeps whole, and
-        // are put back after it.
-        let mut text = String::new();
-        let mut vars = Vec::new();
-        for p in &pieces {
-            match p {
-                Piece::Lit(l) => text.push_str(l),
-                Piece::Var(x) => {
-                    text.push_str(&format!("SVKITVAR{}SVKITVAR", vars.len()));
-                    vars.push(x.clone());
-                }
-            }
-        }
-        let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(&v, "environment", e))?;
-        for (k, val) in pairs {
-            names::check_env_name(&k)
-                .map_err(|e| self.bad(&v, "environment", format!("`{k}`: {e}")))?;
-            if !val.contains("SVKITVAR") {
-                env.insert(k, J::String(val));
-                continue;
-            }
-            let mut ps = Vec::new();
-            for (i, part) in val.split("SVKITVAR").enumerate() {
-                if i % 2 == 0 {
-                    if !part.is_empty() {
-                        ps.push(Piece::Lit(part.to_owned()));
-                    }
-                } else if let Some(x) = part.parse::<usize>().ok().and_then(|n| vars.get(n)) {
-                    ps.push(Piece::Var(x.clone()));
-                }
-            }
-            env.remove(&k);
-            runtime.push((k, ps));
-        }
-        Ok(Some((env, runtime)))
-    }
-
-    fn command(
-        &mut self,
-        mode: Mode<'_>,
-        numprocs: u32,
-        runtime_env: &[(String, Vec<Piece>)],
-    ) -> Result<Option<Vec<String>>, ImportError> {
-        let Some(v) = self.get("command").cloned() else {
-            return Err(err(
-                &self.sec.file,
-                self.sec.line,
-                format!(
-                    "[{}] has no command (supervisord refuses it)",
-                    self.sec.name
-                ),
-            ));
-        };
-        let segs = self.segs(&v, "command", numprocs)?;
-        let Some(pieces) = Self::pieces(&segs, mode) else {
-            return Ok(None);
-        };
-        let lit: String = pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Lit(l) => l.as_str(),
-                Piece::Var(_) => "x",
-            })
-            .collect();
-        let words = shlex::split(&lit).map_err(|e| self.bad(&v, "command", e))?;
-        if words.is_empty() {
-            return Err(self.bad(&v, "command", "empty (supervisord refuses it)"));
-        }
-        let sh = shlex::shellish(&lit);
-        let vars: Vec<&str> = pieces
-            .iter()
-            .filter_map(|p| match p {
-                Piece::Var(x) => Some(x.as_str()),
-                Piece::Lit(_) => None,
-            })
-            .collect();
-        if !sh.any() && vars.is_empty() && runtime_env.is_empty() {
-            return Ok(Some(
-                shlex::split(&plain(&pieces).unwrap_or_default())
-                    .map_err(|e| self.bad(&v, "command", e))?,
-            ));
-        }
-        let mut script = String::new();
-        for (k, ps) in runtime_env {
-            script.push_str(&format!("export {k}=\"{}\"; ", dq(ps)));
-        }
-        if !sh.list {
-            script.push_str("exec ");
-        }
-        script.push_str(&shell_text(&pieces));
-        let mut why = Vec::new();
-        if sh.list || sh.redirections {
-            why.push("it uses shell syntax (supervisord passed such words to the program as they are, without a shell)".to_owned());
-        }
-        if sh.expansions {
-            why.push("it uses $-expansions (supervisord passed them as they are)".to_owned());
-        }
-        let mut known: Vec<&str> = vars.clone();
-        known.extend(runtime_env.iter().flat_map(|(_, ps)| {
-            ps.iter().filter_map(|p| match p {
-                Piece::Var(x) => Some(x.as_str()),
-                Piece::Lit(_) => None,
-            })
-        }));
-        known.dedup();
-        if !known.is_empty() {
-            why.push(format!("{} known only when the container runs, read from its environment then (`${{X}}`; supervisord read them when it started)", known.iter().map(|x| format!("${x}")).collect::<Vec<_>>().join(", ")));
-        }
-        self.note(
-            &v,
-            "command",
-            format!(
-                "run under `sh -c`{}: {}",
-                if sh.list { "" } else { " with exec" },
-                why.join("; ")
-            ),
-        );
-        Ok(Some(vec!["sh".into(), "-c".into(), script]))
-    }
 }
 
 /// Text of pieces that are all known, else `None`.
@@ -601,54 +378,4 @@ fn name_part(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// Pieces inside double quotes: text escaped, variables as `${X}`.
-fn dq(ps: &[Piece]) -> String {
-    let mut s = String::new();
-    for p in ps {
-        match p {
-            Piece::Lit(l) => {
-                for c in l.chars() {
-                    if matches!(c, '"' | '\\' | '$' | '`') {
-                        s.push('\\');
-                    }
-                    s.push(c);
-                }
-            }
-            Piece::Var(x) => s.push_str(&format!("${{{x}}}")),
-        }
-    }
-    s
-}
-
-/// The command as shell text: its own text, a variable as `${X}` (closing
-/// and reopening a single-quoted part around it, where supervisord would
-/// have put the value inside the quotes).
-fn shell_text(ps: &[Piece]) -> String {
-    let mut s = String::new();
-    let mut sq = false;
-    let mut dqs = false;
-    for p in ps {
-        match p {
-            Piece::Lit(l) => {
-                let mut esc = false;
-                for c in l.chars() {
-                    if esc {
-                        esc = false;
-                    } else if c == '\\' && !sq {
-                        esc = true;
-                    } else if c == '\'' && !dqs {
-                        sq = !sq;
-                    } else if c == '"' && !sq {
-                        dqs = !dqs;
-                    }
-                    s.push(c);
-                }
-            }
-            Piece::Var(x) if sq => s.push_str(&format!("'\"${{{x}}}\"'")),
-            Piece::Var(x) => s.push_str(&format!("${{{x}}}")),
-        }
-    }
-    s
 }
