@@ -406,22 +406,56 @@ const VALUES: &[&str] = &[
     "",
 ];
 
+/// Pairs a real config could hold, so that many cases import.
+const PAIRS: &[(&str, &str)] = &[
+    ("numprocs", "3"), ("process_name", "%(program_name)s_%(process_num)02d"),
+    ("process_name", "%(program_name)s-x"), ("process_name", "Web.%(process_num)d"),
+    ("numprocs_start", "7"), ("autostart", "false"), ("autorestart", "unexpected"),
+    ("autorestart", "false"), ("exitcodes", "0,2"), ("stopsignal", "QUIT"), ("stopwaitsecs", "3"),
+    ("user", "www-data"), ("stdout_logfile", "/var/log/x.log"), ("stdout_logfile", "/dev/stdout"),
+    ("stdout_logfile", "/var/log/%(program_name)s-%(process_num)d.log"),
+    ("stdout_logfile_maxbytes", "10MB"), ("stdout_logfile_backups", "3"),
+    ("environment", "A=\"1,2\",B=c"), ("environment", "A=%(ENV_X)s,N=%(process_num)d"),
+    ("directory", "/srv/%(program_name)s"), ("directory", "rel/dir"), ("priority", "5"),
+    ("startsecs", "0"), ("startretries", "9"), ("umask", "022"), ("bogus", "x"),
+    ("command", "sh -c 'a | b'"), ("command", "x %(ENV_HOME)s > /log"),
+    ("command", "run --n %(process_num)03d"), ("command", "a ; b"), ("user", "%(program_name)s"),
+];
+
+const HEADERS: &[&str] = &[
+    "[program:a]", "[program:B_2]", "[program:a]", "[program:w]", "[supervisord]", "[group:g]",
+    "[eventlistener:e]",
+];
+
 fn line() -> impl Strategy<Value = String> {
     prop_oneof![
-        (0..6usize).prop_map(|i| [
-            "[program:a]",
-            "[program:B_2]",
-            "[program:a]",
-            "[supervisord]",
-            "[group:g]",
-            "[eventlistener:e]"
-        ][i]
-            .to_owned()),
-        (0..KEYS.len(), 0..VALUES.len()).prop_map(|(k, v)| format!("{} = {}", KEYS[k], VALUES[v])),
-        (0..VALUES.len()).prop_map(|v| format!("  {}", VALUES[v])),
-        "[ -~]{0,20}",
-        Just("; comment".to_owned()),
+        8 => (0..PAIRS.len()).prop_map(|i| format!("{} = {}", PAIRS[i].0, PAIRS[i].1)),
+        2 => (0..KEYS.len(), 0..VALUES.len()).prop_map(|(k, v)| format!("{} = {}", KEYS[k], VALUES[v])),
+        1 => (0..VALUES.len()).prop_map(|v| format!("  {}", VALUES[v])),
+        1 => "[ -~]{0,20}",
+        1 => Just("; comment".to_owned()),
     ]
+}
+
+/// A section: its header, usually a plain command, then keys.
+fn section() -> impl Strategy<Value = String> {
+    (
+        0..HEADERS.len(),
+        proptest::option::weighted(0.8, 0..4usize),
+        proptest::collection::vec(line(), 0..6),
+    )
+        .prop_map(|(h, cmd, lines)| {
+            let mut s = format!("{}\n", HEADERS[h]);
+            if let Some(c) = cmd {
+                let c = ["sleep 1", "sh -c 'a | b'", "x %(ENV_HOME)s", "run %(process_num)d"][c];
+                s.push_str(&format!("command = {c}\n"));
+            }
+            for l in lines {
+                s.push_str(&l);
+                s.push('\n');
+            }
+            s
+        })
 }
 
 proptest! {
@@ -429,9 +463,9 @@ proptest! {
     /// Anything the importer accepts is a config `svctl check` accepts;
     /// anything else is a located error; never a panic.
     #[test]
-    fn accepted_means_valid(lines in proptest::collection::vec(line(), 0..30)) {
+    fn accepted_means_valid(sections in proptest::collection::vec(section(), 0..4)) {
         let t = tempfile::tempdir().unwrap();
-        let p = write(t.path(), "s.conf", lines.join("\n").as_bytes());
+        let p = write(t.path(), "s.conf", sections.concat().as_bytes());
         match super::import(&p, &Options::default()) {
             Ok(i) => {
                 let text = import::render(&i.slots);
