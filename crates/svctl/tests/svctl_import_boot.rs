@@ -16,7 +16,8 @@ use svctl_common::*;
 /// (a worker's stand-in keeps its %(process_num)).
 fn example_with_stand_ins() -> String {
     let ini = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/import/supervisord/laravel/supervisord.conf"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/import/supervisord/laravel/supervisord.conf"),
     )
     .unwrap();
     let mut n = 0;
@@ -76,7 +77,10 @@ fn the_worked_migration_boots_every_slot_up() {
     expect_code(&o, 0);
     let table = stdout(&o);
     for s in slots {
-        assert!(table.lines().any(|l| l.starts_with(s) && l.contains("up")), "{s}: {table}");
+        assert!(
+            table.lines().any(|l| l.starts_with(s) && l.contains("up")),
+            "{s}: {table}"
+        );
     }
     // The workers run as www-data (in the app's dir: their run script's
     // `cd` would fail without it), and log to a dir each.
@@ -84,5 +88,8 @@ fn the_worked_migration_boots_every_slot_up() {
         stdout(&sbx.sh("stat -c %U /proc/$(s6-svstat -o pid /run/service/queue-worker_02)")).trim(),
         "www-data"
     );
-    assert!(sbx.root().join("var/www/html/storage/logs/02/current").exists());
+    assert!(sbx
+        .root()
+        .join("var/www/html/storage/logs/02/current")
+        .exists());
 }

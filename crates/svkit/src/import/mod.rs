@@ -123,6 +123,7 @@ pub fn import(
 ) -> Result<Imported, Failure> {
     let mut all = Imported::default();
     let mut owner: Vec<&Path> = Vec::new();
+    let mut from_supervisord = false;
     for path in paths {
         if path.to_str().is_none() {
             return Err(Failure::Invalid(ImportError {
@@ -143,7 +144,10 @@ pub fn import(
             None => detect(path)?,
         };
         let one = match format {
-            Format::Supervisord => supervisord::import(path, opts)?,
+            Format::Supervisord => {
+                from_supervisord = true;
+                supervisord::import(path, opts)?
+            }
             Format::Procfile | Format::S6 => {
                 return Err(Failure::Invalid(ImportError {
                     file: path.clone(),
@@ -156,6 +160,12 @@ pub fn import(
         all.slots.extend(one.slots);
         all.notes.extend(one.notes);
         all.files += one.files;
+    }
+    // A single supervisord config was checked by its importer already,
+    // which could say where each slot was written.
+    let checked = paths.len() == 1 && from_supervisord;
+    if checked {
+        return Ok(all);
     }
     if let Err((i, what)) = validate(&all.slots) {
         let file = i

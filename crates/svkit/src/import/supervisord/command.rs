@@ -23,7 +23,7 @@ impl Program<'_> {
             env.insert(k.clone(), J::String(v.clone()));
         }
         let mut runtime = Vec::new();
-        let Some(v) = self.get("environment").cloned() else {
+        let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
         let segs = self.segs(&v, "environment", numprocs)?;
@@ -73,7 +73,7 @@ impl Program<'_> {
         numprocs: u32,
         runtime_env: &[(String, Vec<Piece>)],
     ) -> Result<Option<Vec<String>>, ImportError> {
-        let Some(v) = self.get("command").cloned() else {
+        let Some(v) = self.value("command") else {
             return Err(err(
                 &self.sec.file,
                 self.sec.line,

@@ -53,6 +53,8 @@ pub struct Ini {
     pub sections: Vec<Section>,
     /// `[DEFAULT]`: every section's fallback.
     pub defaults: Vec<(String, Value)>,
+    /// Where each section is in `sections`.
+    index: std::collections::HashMap<String, usize>,
 }
 
 enum Cursor {
@@ -63,7 +65,7 @@ enum Cursor {
 
 impl Ini {
     pub fn section(&self, name: &str) -> Option<&Section> {
-        self.sections.iter().find(|s| s.name == name)
+        self.index.get(name).map(|&i| &self.sections[i])
     }
 
     /// Reads one file's text into the sections.
@@ -102,9 +104,10 @@ impl Ini {
             if let Some(header) = section_header(value) {
                 cur = if header == "DEFAULT" {
                     Cursor::Defaults
-                } else if let Some(ix) = self.sections.iter().position(|s| s.name == header) {
+                } else if let Some(&ix) = self.index.get(header) {
                     Cursor::Section(ix)
                 } else {
+                    self.index.insert(header.to_owned(), self.sections.len());
                     self.sections.push(Section {
                         name: header.to_owned(),
                         file: file.to_path_buf(),

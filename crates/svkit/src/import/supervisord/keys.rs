@@ -1,7 +1,6 @@
 //! The keys of a program that do not carry over, each reported with why;
 //! and keys written twice, whose later value wins.
 
-use super::ini::Value;
 use super::program::Program;
 use super::words;
 use crate::import::Note;
@@ -48,8 +47,8 @@ pub const DROPPED: &[(&str, &str)] = &[
 
 impl Program<'_> {
     pub(super) fn report_keys(&mut self) {
-        let keys: Vec<(String, Value)> = self.sec.keys.clone();
-        for (k, v) in &keys {
+        let sec = self.sec;
+        for (k, v) in &sec.keys {
             for (file, line) in &v.replaced {
                 self.notes.push(Note {
                     file: file.clone(),

@@ -120,6 +120,7 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
     for s in &ini.sections {
         let Some(prog) = s.name.strip_prefix("program:") else {
             if !matches!(s.name.as_str(), "supervisord" | "include")
@@ -142,7 +143,7 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
             notes: &mut notes,
         };
         for b in p.build()? {
-            if let Some(other) = built.iter().find(|o| o.name == b.name) {
+            if let Some(other) = taken.get(&b.name).map(|&i| &built[i]) {
                 return Err(ImportError {
                     file: b.file.clone(),
                     line: Some(b.line),
@@ -155,6 +156,7 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
                     ),
                 });
             }
+            taken.insert(b.name.clone(), built.len());
             built.push(b);
         }
         if !opts.priority_as_order {

@@ -25,7 +25,7 @@ pub fn log(
     pieces: impl Fn(&[Seg]) -> Option<Vec<Piece>>,
     numprocs: u32,
 ) -> Result<Option<Option<(PathBuf, u32)>>, ImportError> {
-    let Some(v) = p.get_cloned("stdout_logfile") else {
+    let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
     let segs = p.segs(&v, "stdout_logfile", numprocs)?;
@@ -67,7 +67,7 @@ pub fn log(
     p.note(&v, "stdout_logfile", format!("log.dir {dir}: s6-log writes `current` and rotated archives there, not `{file}`; stderr joins stdout (docs/import.md)"));
     let mut log = Map::new();
     log.insert("dir".into(), J::String(dir));
-    if let Some(b) = p.get_cloned("stdout_logfile_maxbytes") {
+    if let Some(b) = p.value("stdout_logfile_maxbytes") {
         let n = words::byte_size(&b.text).map_err(|e| p.bad(&b, "stdout_logfile_maxbytes", e))?;
         if n == 0 {
             p.note(
@@ -87,7 +87,7 @@ pub fn log(
             log.insert("max_bytes".into(), json!(c));
         }
     }
-    if let Some(b) = p.get_cloned("stdout_logfile_backups") {
+    if let Some(b) = p.value("stdout_logfile_backups") {
         let n = words::integer(&b.text, 0, i64::MAX)
             .map_err(|e| p.bad(&b, "stdout_logfile_backups", e))?;
         let c = n.min(10_000);
@@ -128,11 +128,11 @@ pub fn window(startsecs: i64, startretries: i64) -> (i64, i64) {
 }
 
 pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
-    let ar = match p.get_cloned("autorestart") {
+    let ar = match p.value("autorestart") {
         Some(v) => words::auto_restart(&v.text).map_err(|e| p.bad(&v, "autorestart", e))?,
         None => AutoRestart::Unexpected,
     };
-    let codes = match p.get_cloned("exitcodes") {
+    let codes = match p.value("exitcodes") {
         Some(v) => words::exit_codes(&v.text).map_err(|e| p.bad(&v, "exitcodes", e))?,
         None => vec![0],
     };
@@ -150,7 +150,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
                 r.insert("on_clean_exit".into(), json!("stop"));
             }
             if !perm.is_empty() {
-                if let Some(v) = p.get_cloned("exitcodes") {
+                if let Some(v) = p.value("exitcodes") {
                     p.note(&v, "exitcodes", format!("expected exit codes {perm:?} keep the slot down as `failed` (supervisord: EXITED, not restarted)"));
                 }
             }
@@ -158,7 +158,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
             window(startsecs, startretries)
         }
         AutoRestart::Never => {
-            if let Some(v) = p.get_cloned("autorestart") {
+            if let Some(v) = p.value("autorestart") {
                 p.note(&v, "autorestart", "false: exit 0 is `done`; another exit is `failed` after its first death (max_deaths 1), where supervisord shows EXITED");
             }
             r.insert("on_clean_exit".into(), json!("stop"));
@@ -172,7 +172,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
     }
     if ar != AutoRestart::Never {
         for key in ["startsecs", "startretries"] {
-            if let Some(v) = p.get_cloned(key) {
+            if let Some(v) = p.value(key) {
                 p.note(&v, key, format!("startsecs {startsecs}, startretries {startretries}: max_deaths {deaths} within_s {within}; svkit counts every death in that window, not only deaths before startsecs (docs/import.md)"));
             }
         }
@@ -182,7 +182,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
 }
 
 pub fn stop(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
-    if let Some(v) = p.get_cloned("stopsignal") {
+    if let Some(v) = p.value("stopsignal") {
         let sig = v.text.trim().to_ascii_uppercase();
         let canon = names::check_signal(&sig)
             .map_err(|e| p.bad(&v, "stopsignal", format!("`{}`: {e}", v.text)))?;

@@ -63,7 +63,7 @@ pub(super) fn err(v_file: &Path, line: u32, what: String) -> ImportError {
     }
 }
 
-impl Program<'_> {
+impl<'a> Program<'a> {
     pub fn program_name(&self) -> &str {
         self.sec
             .name
@@ -71,14 +71,11 @@ impl Program<'_> {
             .unwrap_or(&self.sec.name)
     }
 
-    pub(super) fn get_cloned(&self, key: &str) -> Option<Value> {
-        self.get(key).cloned()
-    }
-
-    pub(super) fn get(&self, key: &str) -> Option<&Value> {
-        self.sec
-            .get(key)
-            .or_else(|| self.defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+    /// A key of the program, else of `[DEFAULT]`.
+    pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
+        let (sec, defaults) = (self.sec, self.defaults);
+        sec.get(key)
+            .or_else(|| defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v))
     }
 
     pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
@@ -100,6 +97,9 @@ impl Program<'_> {
         key: &str,
         numprocs: u32,
     ) -> Result<Vec<Seg>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(vec![Seg::Lit(v.text.clone())]);
+        }
         // supervisord's %(here)s is absolute.
         let dir = v
             .file
@@ -130,14 +130,14 @@ impl Program<'_> {
         hi: i64,
         default: i64,
     ) -> Result<i64, ImportError> {
-        match self.get(key) {
+        match self.value(key) {
             Some(v) => words::integer(&v.text, lo, hi).map_err(|e| self.bad(v, key, e)),
             None => Ok(default),
         }
     }
 
     fn boolean(&self, key: &str, default: bool) -> Result<bool, ImportError> {
-        match self.get(key) {
+        match self.value(key) {
             Some(v) => words::boolean(&v.text).map_err(|e| self.bad(v, key, e)),
             None => Ok(default),
         }
@@ -156,7 +156,7 @@ impl Program<'_> {
             line: self.sec.line,
             replaced: Vec::new(),
         };
-        let pn = self.get("process_name").cloned().unwrap_or(default_name);
+        let pn = self.value("process_name").unwrap_or(&default_name);
         let name_segs = self.segs(&pn, "process_name", numprocs)?;
         if expand::env_vars(&name_segs).next().is_some() {
             return Err(self.bad(&pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
@@ -181,7 +181,7 @@ impl Program<'_> {
         for &k in &nums {
             out.extend(self.one(&pn, &name_segs, Mode::One(k), numprocs)?);
         }
-        let v = self.get("numprocs").cloned().unwrap_or(pn);
+        let v = self.value("numprocs").unwrap_or(pn);
         self.note(&v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
         Ok(out)
     }
@@ -244,7 +244,7 @@ impl Program<'_> {
             return Ok(None);
         };
         slot.insert("command".into(), json!(command));
-        let user = match self.get("user").cloned() {
+        let user = match self.value("user") {
             Some(v) => {
                 let segs = self.segs(&v, "user", numprocs)?;
                 let text = expand::resolved(&segs, 0).ok_or_else(|| {
@@ -259,7 +259,7 @@ impl Program<'_> {
         if let Some(u) = user {
             slot.insert("user".into(), J::String(u));
         }
-        if let Some(v) = self.get("directory").cloned() {
+        if let Some(v) = self.value("directory") {
             let segs = self.segs(&v, "directory", numprocs)?;
             let Some(p) = Self::pieces(&segs, mode) else {
                 return Ok(None);

@@ -408,22 +408,49 @@ const VALUES: &[&str] = &[
 
 /// Pairs a real config could hold, so that many cases import.
 const PAIRS: &[(&str, &str)] = &[
-    ("numprocs", "3"), ("process_name", "%(program_name)s_%(process_num)02d"),
-    ("process_name", "%(program_name)s-x"), ("process_name", "Web.%(process_num)d"),
-    ("numprocs_start", "7"), ("autostart", "false"), ("autorestart", "unexpected"),
-    ("autorestart", "false"), ("exitcodes", "0,2"), ("stopsignal", "QUIT"), ("stopwaitsecs", "3"),
-    ("user", "www-data"), ("stdout_logfile", "/var/log/x.log"), ("stdout_logfile", "/dev/stdout"),
-    ("stdout_logfile", "/var/log/%(program_name)s-%(process_num)d.log"),
-    ("stdout_logfile_maxbytes", "10MB"), ("stdout_logfile_backups", "3"),
-    ("environment", "A=\"1,2\",B=c"), ("environment", "A=%(ENV_X)s,N=%(process_num)d"),
-    ("directory", "/srv/%(program_name)s"), ("directory", "rel/dir"), ("priority", "5"),
-    ("startsecs", "0"), ("startretries", "9"), ("umask", "022"), ("bogus", "x"),
-    ("command", "sh -c 'a | b'"), ("command", "x %(ENV_HOME)s > /log"),
-    ("command", "run --n %(process_num)03d"), ("command", "a ; b"), ("user", "%(program_name)s"),
+    ("numprocs", "3"),
+    ("process_name", "%(program_name)s_%(process_num)02d"),
+    ("process_name", "%(program_name)s-x"),
+    ("process_name", "Web.%(process_num)d"),
+    ("numprocs_start", "7"),
+    ("autostart", "false"),
+    ("autorestart", "unexpected"),
+    ("autorestart", "false"),
+    ("exitcodes", "0,2"),
+    ("stopsignal", "QUIT"),
+    ("stopwaitsecs", "3"),
+    ("user", "www-data"),
+    ("stdout_logfile", "/var/log/x.log"),
+    ("stdout_logfile", "/dev/stdout"),
+    (
+        "stdout_logfile",
+        "/var/log/%(program_name)s-%(process_num)d.log",
+    ),
+    ("stdout_logfile_maxbytes", "10MB"),
+    ("stdout_logfile_backups", "3"),
+    ("environment", "A=\"1,2\",B=c"),
+    ("environment", "A=%(ENV_X)s,N=%(process_num)d"),
+    ("directory", "/srv/%(program_name)s"),
+    ("directory", "rel/dir"),
+    ("priority", "5"),
+    ("startsecs", "0"),
+    ("startretries", "9"),
+    ("umask", "022"),
+    ("bogus", "x"),
+    ("command", "sh -c 'a | b'"),
+    ("command", "x %(ENV_HOME)s > /log"),
+    ("command", "run --n %(process_num)03d"),
+    ("command", "a ; b"),
+    ("user", "%(program_name)s"),
 ];
 
 const HEADERS: &[&str] = &[
-    "[program:a]", "[program:B_2]", "[program:a]", "[program:w]", "[supervisord]", "[group:g]",
+    "[program:a]",
+    "[program:B_2]",
+    "[program:a]",
+    "[program:w]",
+    "[supervisord]",
+    "[group:g]",
     "[eventlistener:e]",
 ];
 
@@ -447,7 +474,12 @@ fn section() -> impl Strategy<Value = String> {
         .prop_map(|(h, cmd, lines)| {
             let mut s = format!("{}\n", HEADERS[h]);
             if let Some(c) = cmd {
-                let c = ["sleep 1", "sh -c 'a | b'", "x %(ENV_HOME)s", "run %(process_num)d"][c];
+                let c = [
+                    "sleep 1",
+                    "sh -c 'a | b'",
+                    "x %(ENV_HOME)s",
+                    "run %(process_num)d",
+                ][c];
                 s.push_str(&format!("command = {c}\n"));
             }
             for l in lines {
