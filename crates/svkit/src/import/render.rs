@@ -65,10 +65,14 @@ impl Serialize for Top<'_> {
 
 /// The config text of `slots`.
 pub fn render(slots: &[Map<String, Value>]) -> String {
-    // Serializing maps of strings and numbers into a String cannot fail.
-    let mut text = serde_json::to_string_pretty(&Top(slots)).unwrap_or_default();
-    text.push('\n');
-    text
+    // Room for a typical slot up front: growing a big text by doubling
+    // copied it over and over.
+    let mut buf = Vec::with_capacity(64 + slots.len() * 768);
+    // Serializing maps of strings and numbers into a Vec cannot fail.
+    let _ = serde_json::to_writer_pretty(&mut buf, &Top(slots));
+    buf.push(b'\n');
+    // serde_json writes UTF-8 only.
+    String::from_utf8(buf).unwrap_or_default()
 }
 
 /// What `svctl check` asks of a config off s6-overlay, without the

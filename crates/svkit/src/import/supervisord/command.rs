@@ -26,7 +26,7 @@ impl Program<'_> {
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
-        let segs = self.segs(&v, "environment", numprocs)?;
+        let segs = self.segs(v, "environment", numprocs)?;
         let Some(pieces) = Self::pieces(&segs, mode) else {
             return Ok(None);
         };
@@ -43,10 +43,10 @@ impl Program<'_> {
                 }
             }
         }
-        let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(&v, "environment", e))?;
+        let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(v, "environment", e))?;
         for (k, val) in pairs {
             names::check_env_name(&k)
-                .map_err(|e| self.bad(&v, "environment", format!("`{k}`: {e}")))?;
+                .map_err(|e| self.bad(v, "environment", format!("`{k}`: {e}")))?;
             if !val.contains("SVKITVAR") {
                 env.insert(k, J::String(val));
                 continue;
@@ -83,7 +83,7 @@ impl Program<'_> {
                 ),
             ));
         };
-        let segs = self.segs(&v, "command", numprocs)?;
+        let segs = self.segs(v, "command", numprocs)?;
         let Some(pieces) = Self::pieces(&segs, mode) else {
             return Ok(None);
         };
@@ -94,9 +94,9 @@ impl Program<'_> {
                 Piece::Var(_) => "x",
             })
             .collect();
-        let words = shlex::split(&lit).map_err(|e| self.bad(&v, "command", e))?;
+        let words = shlex::split(&lit).map_err(|e| self.bad(v, "command", e))?;
         if words.is_empty() {
-            return Err(self.bad(&v, "command", "empty (supervisord refuses it)"));
+            return Err(self.bad(v, "command", "empty (supervisord refuses it)"));
         }
         let sh = shlex::shellish(&lit);
         let vars: Vec<&str> = pieces
@@ -109,7 +109,7 @@ impl Program<'_> {
         if !sh.any() && vars.is_empty() && runtime_env.is_empty() {
             return Ok(Some(
                 shlex::split(&plain(&pieces).unwrap_or_default())
-                    .map_err(|e| self.bad(&v, "command", e))?,
+                    .map_err(|e| self.bad(v, "command", e))?,
             ));
         }
         let mut script = String::new();
@@ -139,7 +139,7 @@ impl Program<'_> {
             why.push(format!("{} known only when the container runs, read from its environment then (`${{X}}`; supervisord read them when it started)", known.iter().map(|x| format!("${x}")).collect::<Vec<_>>().join(", ")));
         }
         self.note(
-            &v,
+            v,
             "command",
             format!(
                 "run under `sh -c`{}: {}",

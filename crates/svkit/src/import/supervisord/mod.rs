@@ -15,6 +15,8 @@ mod read;
 mod shlex;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_input;
 mod words;
 
 use std::collections::BTreeMap;
@@ -174,13 +176,13 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     if opts.priority_as_order {
         order(&mut built);
     }
-    let slots: Vec<_> = built.iter().map(|b| b.slot.clone()).collect();
+    let at: Vec<(std::path::PathBuf, u32)> =
+        built.iter().map(|b| (b.file.clone(), b.line)).collect();
+    let slots: Vec<_> = built.into_iter().map(|b| b.slot).collect();
     if let Err((i, what)) = super::render::validate(&slots) {
         let (file, line) = i
-            .and_then(|i| built.get(i))
-            .map_or((path.to_path_buf(), None), |b| {
-                (b.file.clone(), Some(b.line))
-            });
+            .and_then(|i| at.get(i))
+            .map_or((path.to_path_buf(), None), |(f, l)| (f.clone(), Some(*l)));
         return Err(ImportError { file, line, what });
     }
     Ok(Imported {

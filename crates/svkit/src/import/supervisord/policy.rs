@@ -28,12 +28,12 @@ pub fn log(
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let segs = p.segs(&v, "stdout_logfile", numprocs)?;
+    let segs = p.segs(v, "stdout_logfile", numprocs)?;
     let Some(ps) = pieces(&segs) else {
         return Ok(None);
     };
     let Some(path) = plain(&ps) else {
-        p.note(&v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
+        p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
         return Ok(Some(None));
     };
     let upper = path.to_ascii_uppercase();
@@ -52,7 +52,7 @@ pub fn log(
         None
     };
     if let Some(why) = why {
-        p.note(&v, "stdout_logfile", why);
+        p.note(v, "stdout_logfile", why);
         return Ok(Some(None));
     }
     let dir = match path.rfind('/') {
@@ -60,18 +60,18 @@ pub fn log(
         Some(i) => names::check_abs_path(&path[..i]).ok().filter(|d| d != "/"),
     };
     let Some(dir) = dir else {
-        p.note(&v, "stdout_logfile", format!("not carried over: `{path}` is not an absolute file path in a dir of its own; output goes to docker logs"));
+        p.note(v, "stdout_logfile", format!("not carried over: `{path}` is not an absolute file path in a dir of its own; output goes to docker logs"));
         return Ok(Some(None));
     };
     let file = &path[path.rfind('/').map_or(0, |i| i + 1)..];
-    p.note(&v, "stdout_logfile", format!("log.dir {dir}: s6-log writes `current` and rotated archives there, not `{file}`; stderr joins stdout (docs/import.md)"));
+    p.note(v, "stdout_logfile", format!("log.dir {dir}: s6-log writes `current` and rotated archives there, not `{file}`; stderr joins stdout (docs/import.md)"));
     let mut log = Map::new();
     log.insert("dir".into(), J::String(dir));
     if let Some(b) = p.value("stdout_logfile_maxbytes") {
-        let n = words::byte_size(&b.text).map_err(|e| p.bad(&b, "stdout_logfile_maxbytes", e))?;
+        let n = words::byte_size(&b.text).map_err(|e| p.bad(b, "stdout_logfile_maxbytes", e))?;
         if n == 0 {
             p.note(
-                &b,
+                b,
                 "stdout_logfile_maxbytes",
                 "0 (never rotate): svkit always rotates; its default of 1000000 bytes applies",
             );
@@ -79,7 +79,7 @@ pub fn log(
             let c = n.clamp(4096, 268_435_455);
             if c != n {
                 p.note(
-                    &b,
+                    b,
                     "stdout_logfile_maxbytes",
                     format!("{n} bytes is outside svkit's 4096..268435455: {c}"),
                 );
@@ -89,11 +89,11 @@ pub fn log(
     }
     if let Some(b) = p.value("stdout_logfile_backups") {
         let n = words::integer(&b.text, 0, i64::MAX)
-            .map_err(|e| p.bad(&b, "stdout_logfile_backups", e))?;
+            .map_err(|e| p.bad(b, "stdout_logfile_backups", e))?;
         let c = n.min(10_000);
         if c != n {
             p.note(
-                &b,
+                b,
                 "stdout_logfile_backups",
                 format!("{n} is over svkit's 10000: {c}"),
             );
@@ -129,11 +129,11 @@ pub fn window(startsecs: i64, startretries: i64) -> (i64, i64) {
 
 pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
     let ar = match p.value("autorestart") {
-        Some(v) => words::auto_restart(&v.text).map_err(|e| p.bad(&v, "autorestart", e))?,
+        Some(v) => words::auto_restart(&v.text).map_err(|e| p.bad(v, "autorestart", e))?,
         None => AutoRestart::Unexpected,
     };
     let codes = match p.value("exitcodes") {
-        Some(v) => words::exit_codes(&v.text).map_err(|e| p.bad(&v, "exitcodes", e))?,
+        Some(v) => words::exit_codes(&v.text).map_err(|e| p.bad(v, "exitcodes", e))?,
         None => vec![0],
     };
     let startsecs = p.int("startsecs", 0, 86_400, 1)?;
@@ -151,7 +151,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
             }
             if !perm.is_empty() {
                 if let Some(v) = p.value("exitcodes") {
-                    p.note(&v, "exitcodes", format!("expected exit codes {perm:?} keep the slot down as `failed` (supervisord: EXITED, not restarted)"));
+                    p.note(v, "exitcodes", format!("expected exit codes {perm:?} keep the slot down as `failed` (supervisord: EXITED, not restarted)"));
                 }
             }
             r.insert("permanent_exit_codes".into(), json!(perm));
@@ -159,7 +159,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
         }
         AutoRestart::Never => {
             if let Some(v) = p.value("autorestart") {
-                p.note(&v, "autorestart", "false: exit 0 is `done`; another exit is `failed` after its first death (max_deaths 1), where supervisord shows EXITED");
+                p.note(v, "autorestart", "false: exit 0 is `done`; another exit is `failed` after its first death (max_deaths 1), where supervisord shows EXITED");
             }
             r.insert("on_clean_exit".into(), json!("stop"));
             r.insert("permanent_exit_codes".into(), json!([]));
@@ -173,7 +173,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
     if ar != AutoRestart::Never {
         for key in ["startsecs", "startretries"] {
             if let Some(v) = p.value(key) {
-                p.note(&v, key, format!("startsecs {startsecs}, startretries {startretries}: max_deaths {deaths} within_s {within}; svkit counts every death in that window, not only deaths before startsecs (docs/import.md)"));
+                p.note(v, key, format!("startsecs {startsecs}, startretries {startretries}: max_deaths {deaths} within_s {within}; svkit counts every death in that window, not only deaths before startsecs (docs/import.md)"));
             }
         }
     }
@@ -185,7 +185,7 @@ pub fn stop(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Import
     if let Some(v) = p.value("stopsignal") {
         let sig = v.text.trim().to_ascii_uppercase();
         let canon = names::check_signal(&sig)
-            .map_err(|e| p.bad(&v, "stopsignal", format!("`{}`: {e}", v.text)))?;
+            .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
         let bare = canon.trim_start_matches("SIG").to_owned();
         if bare != "TERM" {
             slot.insert("down_signal".into(), J::String(bare));

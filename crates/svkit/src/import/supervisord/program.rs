@@ -157,32 +157,32 @@ impl<'a> Program<'a> {
             replaced: Vec::new(),
         };
         let pn = self.value("process_name").unwrap_or(&default_name);
-        let name_segs = self.segs(&pn, "process_name", numprocs)?;
+        let name_segs = self.segs(pn, "process_name", numprocs)?;
         if expand::env_vars(&name_segs).next().is_some() {
-            return Err(self.bad(&pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
+            return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
         }
         let spec = name_segs.iter().find_map(|s| match s {
             Seg::Proc(spec) => Some(spec.clone()),
             _ => None,
         });
         if nums.len() == 1 {
-            let one = self.one(&pn, &name_segs, Mode::One(start), numprocs)?;
+            let one = self.one(pn, &name_segs, Mode::One(start), numprocs)?;
             return Ok(one.into_iter().collect());
         }
         let Some(spec) = spec else {
-            return Err(self.bad(&pn, "process_name", "numprocs is over 1 but process_name has no %(process_num) (supervisord refuses it)"));
+            return Err(self.bad(pn, "process_name", "numprocs is over 1 but process_name has no %(process_num) (supervisord refuses it)"));
         };
-        if let Some(t) = self.one(&pn, &name_segs, Mode::Template(&spec, &nums), numprocs)? {
+        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums), numprocs)? {
             return Ok(vec![t]);
         }
         // %(process_num) written otherwise somewhere than in the name: one
         // `{instance}` cannot stand for both, so each process is a slot.
         let mut out = Vec::new();
         for &k in &nums {
-            out.extend(self.one(&pn, &name_segs, Mode::One(k), numprocs)?);
+            out.extend(self.one(pn, &name_segs, Mode::One(k), numprocs)?);
         }
         let v = self.value("numprocs").unwrap_or(pn);
-        self.note(&v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
+        self.note(v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
         Ok(out)
     }
 
@@ -246,12 +246,11 @@ impl<'a> Program<'a> {
         slot.insert("command".into(), json!(command));
         let user = match self.value("user") {
             Some(v) => {
-                let segs = self.segs(&v, "user", numprocs)?;
-                let text = expand::resolved(&segs, 0).ok_or_else(|| {
-                    self.bad(&v, "user", "uses a variable known only at run time")
-                })?;
+                let segs = self.segs(v, "user", numprocs)?;
+                let text = expand::resolved(&segs, 0)
+                    .ok_or_else(|| self.bad(v, "user", "uses a variable known only at run time"))?;
                 names::check_user(&text)
-                    .map_err(|e| self.bad(&v, "user", format!("`{text}`: {e}")))?;
+                    .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
                 Some(text)
             }
             None => self.global.user.clone(),
@@ -260,13 +259,13 @@ impl<'a> Program<'a> {
             slot.insert("user".into(), J::String(u));
         }
         if let Some(v) = self.value("directory") {
-            let segs = self.segs(&v, "directory", numprocs)?;
+            let segs = self.segs(v, "directory", numprocs)?;
             let Some(p) = Self::pieces(&segs, mode) else {
                 return Ok(None);
             };
             match plain(&p) {
                 None => self.note(
-                    &v,
+                    v,
                     "directory",
                     "not carried over: it uses a variable known only at run time; set cwd by hand",
                 ),
@@ -275,7 +274,7 @@ impl<'a> Program<'a> {
                         slot.insert("cwd".into(), J::String(d));
                     }
                     Err(e) => self.note(
-                        &v,
+                        v,
                         "directory",
                         format!("not carried over: `{d}` {e} (svkit's cwd is absolute)"),
                     ),
