@@ -36,8 +36,8 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
     let opts = Options {
         priority_as_order: a.priority_as_order,
     };
-    let imported = match import::import(&a.paths, from, &opts) {
-        Ok(i) => i,
+    let (imported, text) = match import::import_text(&a.paths, from, &opts) {
+        Ok(it) => it,
         Err(Failure::Invalid(e)) => {
             msg::fatal(format_args!("unable to import: {e}; nothing written"));
             return Ok(exit::NOT_OK);
@@ -50,7 +50,6 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
         }
     };
     report(imported.notes.iter().map(ToString::to_string));
-    let text = import::render(&imported.slots);
     let label = target.map_or_else(|| PathBuf::from("-"), Path::to_path_buf);
     if a.check {
         if let Err(code) = check(&label, &text, a.root.as_deref())? {

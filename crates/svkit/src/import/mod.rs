@@ -13,7 +13,7 @@ pub mod supervisord;
 // procfile, s6tree: the other formats, each `import(path) -> Result<Imported, ImportError>`.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use detect::detect;
 pub use render::{render, validate};
@@ -121,9 +121,19 @@ pub fn import(
     from: Option<Format>,
     opts: &Options,
 ) -> Result<Imported, Failure> {
+    import_text(paths, from, opts).map(|(i, _)| i)
+}
+
+/// [`import`], and the config text of its slots ([`render`]).
+pub fn import_text(
+    paths: &[PathBuf],
+    from: Option<Format>,
+    opts: &Options,
+) -> Result<(Imported, String), Failure> {
     let mut all = Imported::default();
-    let mut owner: Vec<&Path> = Vec::new();
-    let mut from_supervisord = false;
+    // Where each slot was written: its own line where the format says,
+    // else the path it came from.
+    let mut at: Vec<(PathBuf, Option<u32>)> = Vec::new();
     for path in paths {
         if path.to_str().is_none() {
             return Err(Failure::Invalid(ImportError {
@@ -145,8 +155,9 @@ pub fn import(
         };
         let one = match format {
             Format::Supervisord => {
-                from_supervisord = true;
-                supervisord::import(path, opts)?
+                let (one, lines) = supervisord::import_located(path, opts)?;
+                at.extend(lines.into_iter().map(|(f, l)| (f, Some(l))));
+                one
             }
             Format::Procfile | Format::S6 => {
                 return Err(Failure::Invalid(ImportError {
@@ -156,26 +167,19 @@ pub fn import(
                 }))
             }
         };
-        owner.extend(std::iter::repeat_n(path.as_path(), one.slots.len()));
+        at.resize(all.slots.len() + one.slots.len(), (path.clone(), None));
         all.slots.extend(one.slots);
         all.notes.extend(one.notes);
         all.files += one.files;
     }
-    // A single supervisord config was checked by its importer already,
-    // which could say where each slot was written.
-    let checked = paths.len() == 1 && from_supervisord;
-    if checked {
-        return Ok(all);
+    match render::checked(&all.slots) {
+        Ok(text) => Ok((all, text)),
+        Err((i, what)) => {
+            let (file, line) = i
+                .and_then(|i| at.get(i).cloned())
+                .or_else(|| paths.first().map(|p| (p.clone(), None)))
+                .unwrap_or_default();
+            Err(Failure::Invalid(ImportError { file, line, what }))
+        }
     }
-    if let Err((i, what)) = validate(&all.slots) {
-        let file = i
-            .and_then(|i| owner.get(i).copied())
-            .or(paths.first().map(PathBuf::as_path));
-        return Err(Failure::Invalid(ImportError {
-            file: file.map(Path::to_path_buf).unwrap_or_default(),
-            line: None,
-            what,
-        }));
-    }
-    Ok(all)
 }

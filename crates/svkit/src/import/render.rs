@@ -80,6 +80,11 @@ pub fn render(slots: &[Map<String, Value>]) -> String {
 /// limit with s6-overlay's own services. The error names the slot (its
 /// index in `slots`) when it is about one.
 pub fn validate(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, String)> {
+    checked(slots).map(|_| ())
+}
+
+/// [`validate`], and the text it checked.
+pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, String)> {
     let text = render(slots);
     let files = vec![(PathBuf::from("imported.json"), text.into_bytes())];
     let v = match config::load_layers(&files, &FixedInstances::default()) {
@@ -113,6 +118,8 @@ pub fn validate(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, Stri
         place: Place::OverlayAssumed,
     });
     need.check(Limit::assumed("an import, checked as on a build host"))
-        .map(|_| ())
-        .map_err(|e| (None, e.to_string()))
+        .map_err(|e| (None, e.to_string()))?;
+    let text = files.into_iter().next().map(|(_, b)| b).unwrap_or_default();
+    // The bytes are render's own String's.
+    Ok(String::from_utf8(text).unwrap_or_default())
 }

@@ -20,7 +20,7 @@ mod tests_input;
 mod words;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as J};
 
@@ -91,7 +91,30 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
     Ok(g)
 }
 
+/// The slots of the config at `path`, checked as `svctl check` checks a
+/// config (an error names where the slot at fault was written).
 pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
+    let (imported, at) = import_located(path, opts)?;
+    if let Err((i, what)) = super::render::validate(&imported.slots) {
+        return Err(located(path, &at, i, what));
+    }
+    Ok(imported)
+}
+
+/// Where slot `i` (of `at`) was written, else `path`.
+fn located(path: &Path, at: &[(PathBuf, u32)], i: Option<usize>, what: String) -> ImportError {
+    let (file, line) = i
+        .and_then(|i| at.get(i))
+        .map_or((path.to_path_buf(), None), |(f, l)| (f.clone(), Some(*l)));
+    ImportError { file, line, what }
+}
+
+/// [`import`] unchecked, with where each slot was written.
+#[allow(clippy::type_complexity)]
+pub(crate) fn import_located(
+    path: &Path,
+    opts: &Options,
+) -> Result<(Imported, Vec<(PathBuf, u32)>), ImportError> {
     let read::Read {
         ini,
         mut notes,
@@ -176,20 +199,14 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     if opts.priority_as_order {
         order(&mut built);
     }
-    let at: Vec<(std::path::PathBuf, u32)> =
-        built.iter().map(|b| (b.file.clone(), b.line)).collect();
+    let at: Vec<(PathBuf, u32)> = built.iter().map(|b| (b.file.clone(), b.line)).collect();
     let slots: Vec<_> = built.into_iter().map(|b| b.slot).collect();
-    if let Err((i, what)) = super::render::validate(&slots) {
-        let (file, line) = i
-            .and_then(|i| at.get(i))
-            .map_or((path.to_path_buf(), None), |(f, l)| (f.clone(), Some(*l)));
-        return Err(ImportError { file, line, what });
-    }
-    Ok(Imported {
+    let imported = Imported {
         slots,
         notes,
         files,
-    })
+    };
+    Ok((imported, at))
 }
 
 /// s6-log locks its dir: slots whose files shared a dir under supervisord
