@@ -104,3 +104,64 @@ echo "finds every value's line and column, validates every slot and prints"
 echo "its answer (for \`errors\`, 80,000 lines). Each took minutes or more before"
 echo "config load was made linear (an env of 80,000 keys: 18 s; a chain of 4,000: 10-20 s)."
 echo "Load average when this section ended: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs."
+
+# svctl import of a supervisord config with a thousand programs, each in
+# the shape real images write them (command, environment, log, restart and
+# stop keys), against `svctl check` of the config it makes: reading the
+# result back, the floor of what any config tool does with it. 997 programs
+# are the most s6-svscan takes beside s6-overlay's own 3 (the import checks
+# that, as svctl check does); 1,000 are refused, located, after the same work.
+imp="import: a supervisord config of 1,000 programs, svctl import against svctl check"
+python3 - "$tmp" <<'PY'
+import os, sys
+out = sys.argv[1]
+def put(name, n):
+    with open(f"{out}/{name}.conf", "w") as f:
+        f.write("[supervisord]\nnodaemon=true\n\n")
+        for i in range(n):
+            f.write(f"""[program:worker{i}]
+command=php /srv/app/artisan queue:work --queue=q{i} --sleep=3 --tries=3
+directory=/srv/app
+user=www-data
+autorestart=true
+startsecs=5
+stopwaitsecs=60
+stopsignal=QUIT
+stdout_logfile=/dev/stdout
+stdout_logfile_maxbytes=0
+redirect_stderr=true
+environment=APP_ENV="production",QUEUE="q{i}",LOG_CHANNEL="stderr"
+
+""")
+put("p997", 997)
+put("p1000", 1000)
+PY
+mkdir "$tmp/p997.d"
+"$REL/svctl" import -o "$tmp/p997.d/10.json" "$tmp/p997.conf" 2>/dev/null
+echo
+echo "## $imp"
+echo
+echo "| supervisord config | size | answer | svctl import: wall (CPU) ms | svctl check of the result: wall (CPU) ms | ratio (wall) | target (wall) |"
+echo "|---|---:|---|---:|---:|---:|---|"
+for n in 997 1000; do
+  echo "timing import of $n programs" >&2
+  f=$tmp/p$n.conf
+  size=$(wc -c <"$f" | awk '{ printf "%.1f MB", $1 / 1e6 }')
+  read -r a acpu < <(time_ms "$REL/svctl" import "$f")
+  answer=imported
+  "$REL/svctl" import "$f" >/dev/null 2>&1 || answer="refused (over s6-svscan's 1,000)"
+  if [ "$n" = 997 ]; then
+    read -r c ccpu < <(time_ms check "$tmp/p997.d")
+    base=$(printf '%.0f (%.0f)' "$c" "$ccpu")
+    ratio=$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.1fx", a / (c > 0 ? c : 1) }')
+  else
+    base="-"
+    ratio="-"
+  fi
+  printf '| %s programs | %s | %s | %.0f (%.0f) | %s | %s | < 50 ms: %s |\n' "$n" "$size" "$answer" \
+    "$a" "$acpu" "$base" "$ratio" "$(verdict "$a" 50)"
+done
+echo
+echo "Release build; the same medians of $RUNS runs as above. The import reads"
+echo "the INI, maps every key, renders the JSON and then validates it as"
+echo "svctl check does (so its time includes one check of its own result)."

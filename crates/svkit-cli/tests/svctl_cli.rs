@@ -541,7 +541,9 @@ fn scandir_option_is_where_the_docs_say() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/svctl.md"))
             .expect("docs/svctl.md");
     assert!(
-        doc.contains("every verb but `check`, `render` and `exec` takes\n`--scandir DIR`"),
+        doc.contains(
+            "every verb but `check`, `render`, `exec` and `import`\ntakes `--scandir DIR`"
+        ),
         "docs/svctl.md no longer says which verbs take --scandir"
     );
     let verbs = svkit_testkit::SVCTL_VERBS;
@@ -554,13 +556,18 @@ fn scandir_option_is_where_the_docs_say() {
         );
         let h = svctl().args([v, "--help"]).output().expect("run");
         let takes = String::from_utf8_lossy(&h.stdout).contains("--scandir");
-        assert_eq!(takes, !matches!(v, "check" | "render" | "exec"), "{v}");
-        assert!(
+        assert_eq!(
+            takes,
+            !matches!(v, "check" | "render" | "exec" | "import"),
+            "{v}"
+        );
+        assert_eq!(
             String::from_utf8_lossy(&h.stdout).contains("--config-dir"),
+            v != "import",
             "{v}"
         );
     }
-    for v in ["check", "render", "exec"] {
+    for v in ["check", "render", "exec", "import"] {
         let o = svctl()
             .args([v, "--scandir", "/run/service"])
             .output()

@@ -248,3 +248,36 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
 }
+
+/// `svctl import --from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FromFormat {
+    Supervisord,
+    Procfile,
+    S6,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The format of every PATH (default: detected from each one's name and content)
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub from: Option<FromFormat>,
+    /// A supervisord config, a Procfile, or an s6-overlay services.d or s6-rc.d dir
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write the config to FILE, all or nothing (default: stdout, also `-`)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing --output FILE
+    #[arg(long)]
+    pub force: bool,
+    /// Also run svctl check's full check on the result before writing it
+    #[arg(long)]
+    pub check: bool,
+    /// With --check: look users and programs up in the image at DIR
+    #[arg(long, value_name = "DIR", requires = "check")]
+    pub root: Option<PathBuf>,
+    /// supervisord: a lower priority starts first (depends_on: up)
+    #[arg(long)]
+    pub priority_as_order: bool,
+}

@@ -219,4 +219,19 @@ Exit codes: the command's own; 4 the slot is not declared in the config; 1
 invalid config; 78 an env file or secret refused; 100 bad usage; 111
 system error (e.g. unknown user); 126 not executable; 127 not found.")]
     Exec(ExecArgs),
+    /// Turn a supervisord config, a Procfile or an s6-overlay tree into an svkit config
+    #[command(after_help = "Examples:
+  svctl import /etc/supervisor/supervisord.conf > /etc/svkit/10-app.json
+  svctl import --check --root / -o /etc/svkit/10-app.json supervisord.conf
+  svctl import --from procfile Procfile
+
+Prints the config (or writes --output FILE: a temp file renamed into place;
+an existing FILE only with --force). On stderr, one line per key or section
+not carried over as written, FILE:LINE: KEY: why, then a summary line.
+The result always passes `svctl check`; --check also checks users (and, with
+--root, programs) as `svctl check` does. See docs/import.md.
+Exit codes: 0 imported (the report may list what did not carry over); 1 the
+input cannot be imported, or --check found errors (nothing written); 100 bad
+usage, or --output FILE exists without --force; 111 system error.")]
+    Import(ImportArgs),
 }

@@ -11,30 +11,7 @@ use crate::svctl::cli::CheckArgs;
 pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     let dir = args.config.dir();
     let v = crate::config::required(&dir, false)?;
-    super::check_users(&dir, &v.model, args.users.root.as_deref())?;
-    if let Some(root) = args.users.root.as_deref() {
-        let missing = svkit::config::programs::missing_programs(&v.model, root, None);
-        if !missing.is_empty() {
-            return Err(crate::config::invalid(&dir, &missing, None));
-        }
-    }
-    let fit = match fits(&v.model, args.users.root.as_deref()) {
-        Ok(fit) => fit,
-        Err(CapacityError::TooMany(e)) => {
-            msg::fatal(e);
-            return Ok(NOT_OK);
-        }
-        Err(e @ CapacityError::ScanBlocked { .. }) => {
-            msg::fatal(e);
-            return Ok(NOT_OK);
-        }
-        Err(CapacityError::Io { path, source }) => {
-            return Err(Fatal::io(
-                format!("unable to read scandir {}", path.display()),
-                &source,
-            ))
-        }
-    };
+    let fit = full(&dir, &v.model, args.users.root.as_deref())?;
     let m = &v.model;
     msg::out(format!(
         "{}: config ok: {} slot{}, {} redirect{}, {} file{} in {}\n{}: {fit}\n",
@@ -49,6 +26,35 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
         msg::prog(),
     ))?;
     Ok(OK)
+}
+
+/// What `check` asks of a loaded config past its validation: its users,
+/// with `--root` its programs, and that it fits in s6-svscan's limit
+/// (`svctl check`, and `svctl import --check` of what it made). `dir`
+/// names the config in messages.
+pub(crate) fn full(dir: &Path, model: &Model, root: Option<&Path>) -> Result<Fit, Fatal> {
+    super::check_users(dir, model, root)?;
+    if let Some(root) = root {
+        let missing = svkit::config::programs::missing_programs(model, root, None);
+        if !missing.is_empty() {
+            return Err(crate::config::invalid(dir, &missing, None));
+        }
+    }
+    match fits(model, root) {
+        Ok(fit) => Ok(fit),
+        Err(CapacityError::TooMany(e)) => {
+            msg::fatal(e);
+            Err(Fatal::reported(NOT_OK))
+        }
+        Err(e @ CapacityError::ScanBlocked { .. }) => {
+            msg::fatal(e);
+            Err(Fatal::reported(NOT_OK))
+        }
+        Err(CapacityError::Io { path, source }) => Err(Fatal::io(
+            format!("unable to read scandir {}", path.display()),
+            &source,
+        )),
+    }
 }
 
 /// Does the config fit in s6-svscan's limit? Inside the running

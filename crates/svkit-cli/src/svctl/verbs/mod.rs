@@ -5,6 +5,7 @@ mod control;
 pub(crate) mod ctx;
 mod events;
 mod exec;
+mod import;
 mod logs;
 mod metrics;
 mod reconcile;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Check(a) => check::run(&a),
         Verb::Render(a) => render::run(&a),
         Verb::Exec(a) => exec::run(a),
+        Verb::Import(a) => import::run(&a),
         Verb::Status(a) => status::run(&a),
         Verb::Start(a) => control::run(&a, Op::Start),
         Verb::Stop(a) => control::run(&a, Op::Stop),

@@ -1,0 +1,197 @@
+//! The keys of a program that become svkit policies: its log, its restart
+//! policy (autorestart, exitcodes, startsecs, startretries) and how it is
+//! stopped. The exact rules are in docs/import.md.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value as J};
+
+use super::expand::Seg;
+use super::program::{plain, Piece, Program};
+use super::words::{self, AutoRestart};
+use crate::config::names;
+use crate::import::ImportError;
+
+/// What `stdout_logfile` names that is the container's own output.
+const CONTAINER_OUTPUT: &[&str] = &["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"];
+const CONTAINER_STDERR: &[&str] = &["/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"];
+
+/// `stdout_logfile` (+ `_maxbytes`, `_backups`) into `log`. `None`: the
+/// template does not hold (see `Program::build`); `Some(where)`: where
+/// the log dir was written, when there is one.
+pub fn log(
+    p: &mut Program<'_>,
+    slot: &mut Map<String, J>,
+    pieces: impl Fn(&[Seg]) -> Option<Vec<Piece>>,
+    numprocs: u32,
+) -> Result<Option<Option<(PathBuf, u32)>>, ImportError> {
+    let Some(v) = p.value("stdout_logfile") else {
+        return Ok(Some(None));
+    };
+    let segs = p.segs(v, "stdout_logfile", numprocs)?;
+    let Some(ps) = pieces(&segs) else {
+        return Ok(None);
+    };
+    let Some(path) = plain(&ps) else {
+        p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
+        return Ok(Some(None));
+    };
+    let upper = path.to_ascii_uppercase();
+    if CONTAINER_OUTPUT.contains(&path.as_str()) {
+        return Ok(Some(None));
+    }
+    let why = if CONTAINER_STDERR.contains(&path.as_str()) {
+        Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)")
+    } else if upper == "NONE" {
+        Some("NONE: svkit cannot discard output; it goes to docker logs (redirect it in the command to drop it)")
+    } else if upper == "AUTO" {
+        Some("AUTO: no log dir; output goes to docker logs (add `log.dir` for files)")
+    } else if upper == "SYSLOG" {
+        Some("syslog: output goes to docker logs")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        p.note(v, "stdout_logfile", why);
+        return Ok(Some(None));
+    }
+    let dir = match path.rfind('/') {
+        Some(0) | None => None,
+        Some(i) => names::check_abs_path(&path[..i]).ok().filter(|d| d != "/"),
+    };
+    let Some(dir) = dir else {
+        p.note(v, "stdout_logfile", format!("not carried over: `{path}` is not an absolute file path in a dir of its own; output goes to docker logs"));
+        return Ok(Some(None));
+    };
+    let file = &path[path.rfind('/').map_or(0, |i| i + 1)..];
+    p.note(v, "stdout_logfile", format!("log.dir {dir}: s6-log writes `current` and rotated archives there, not `{file}`; stderr joins stdout (docs/import.md)"));
+    let mut log = Map::new();
+    log.insert("dir".into(), J::String(dir));
+    if let Some(b) = p.value("stdout_logfile_maxbytes") {
+        let n = words::byte_size(&b.text).map_err(|e| p.bad(b, "stdout_logfile_maxbytes", e))?;
+        if n == 0 {
+            p.note(
+                b,
+                "stdout_logfile_maxbytes",
+                "0 (never rotate): svkit always rotates; its default of 1000000 bytes applies",
+            );
+        } else {
+            let c = n.clamp(4096, 268_435_455);
+            if c != n {
+                p.note(
+                    b,
+                    "stdout_logfile_maxbytes",
+                    format!("{n} bytes is outside svkit's 4096..268435455: {c}"),
+                );
+            }
+            log.insert("max_bytes".into(), json!(c));
+        }
+    }
+    if let Some(b) = p.value("stdout_logfile_backups") {
+        let n = words::integer(&b.text, 0, i64::MAX)
+            .map_err(|e| p.bad(b, "stdout_logfile_backups", e))?;
+        let c = n.min(10_000);
+        if c != n {
+            p.note(
+                b,
+                "stdout_logfile_backups",
+                format!("{n} is over svkit's 10000: {c}"),
+            );
+        }
+        log.insert("keep".into(), json!(c));
+    }
+    slot.insert("log".into(), J::Object(log));
+    Ok(Some(Some((v.file.clone(), v.line))))
+}
+
+/// The death window a program gets from `startsecs` and `startretries`:
+/// supervisord gives up (FATAL) after `startretries` + 1 starts in a row
+/// that each died within `startsecs`; svkit after `max_deaths` deaths
+/// within `within_s`. So `max_deaths` is `startretries` + 1, and
+/// `within_s` is the time those deaths take for a program that dies just
+/// before `startsecs`, with svkit's default backoff (0, 1, 2, 4 … 30 s
+/// between starts) and s6's 1 s between starts, at least svkit's 60.
+/// `startsecs=0` never goes FATAL: `max_deaths` 0.
+pub fn window(startsecs: i64, startretries: i64) -> (i64, i64) {
+    if startsecs == 0 {
+        return (0, 60);
+    }
+    let deaths = (startretries + 1).min(4096);
+    let mut t: i64 = 0;
+    for k in 1..=deaths {
+        t += startsecs + 1;
+        if k >= 2 && k < deaths {
+            t += (1i64 << (k - 2).min(5)).min(30);
+        }
+    }
+    (deaths, t.clamp(60, 86_400))
+}
+
+pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
+    let ar = match p.value("autorestart") {
+        Some(v) => words::auto_restart(&v.text).map_err(|e| p.bad(v, "autorestart", e))?,
+        None => AutoRestart::Unexpected,
+    };
+    let codes = match p.value("exitcodes") {
+        Some(v) => words::exit_codes(&v.text).map_err(|e| p.bad(v, "exitcodes", e))?,
+        None => vec![0],
+    };
+    let startsecs = p.int("startsecs", 0, 86_400, 1)?;
+    let startretries = p.int("startretries", 0, 1_000_000, 3)?;
+    let mut r = Map::new();
+    let (deaths, within) = match ar {
+        AutoRestart::Always => {
+            r.insert("permanent_exit_codes".into(), json!([]));
+            window(startsecs, startretries)
+        }
+        AutoRestart::Unexpected => {
+            let perm: Vec<i64> = codes.iter().copied().filter(|&c| c != 0).collect();
+            if codes.contains(&0) {
+                r.insert("on_clean_exit".into(), json!("stop"));
+            }
+            if !perm.is_empty() {
+                if let Some(v) = p.value("exitcodes") {
+                    p.note(v, "exitcodes", format!("expected exit codes {perm:?} keep the slot down as `failed` (supervisord: EXITED, not restarted)"));
+                }
+            }
+            r.insert("permanent_exit_codes".into(), json!(perm));
+            window(startsecs, startretries)
+        }
+        AutoRestart::Never => {
+            if let Some(v) = p.value("autorestart") {
+                p.note(v, "autorestart", "false: exit 0 is `done`; another exit is `failed` after its first death (max_deaths 1), where supervisord shows EXITED");
+            }
+            r.insert("on_clean_exit".into(), json!("stop"));
+            r.insert("permanent_exit_codes".into(), json!([]));
+            (1, 86_400)
+        }
+    };
+    if (deaths, within) != (5, 60) {
+        r.insert("max_deaths".into(), json!(deaths));
+        r.insert("within_s".into(), json!(within));
+    }
+    if ar != AutoRestart::Never {
+        for key in ["startsecs", "startretries"] {
+            if let Some(v) = p.value(key) {
+                p.note(v, key, format!("startsecs {startsecs}, startretries {startretries}: max_deaths {deaths} within_s {within}; svkit counts every death in that window, not only deaths before startsecs (docs/import.md)"));
+            }
+        }
+    }
+    slot.insert("restart".into(), J::Object(r));
+    Ok(())
+}
+
+pub fn stop(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
+    if let Some(v) = p.value("stopsignal") {
+        let sig = v.text.trim().to_ascii_uppercase();
+        let canon = names::check_signal(&sig)
+            .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
+        let bare = canon.trim_start_matches("SIG").to_owned();
+        if bare != "TERM" {
+            slot.insert("down_signal".into(), J::String(bare));
+        }
+    }
+    let secs = p.int("stopwaitsecs", 0, 86_400, 10)?;
+    slot.insert("stop_timeout_ms".into(), json!(secs * 1000));
+    Ok(())
+}

@@ -1,0 +1,380 @@
+//! One `[program:x]` into one slot (a templated one for `numprocs`), key
+//! by key; see docs/import.md for the table this follows.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value as J};
+
+use super::expand::{self, Known, Seg, Spec, Val};
+use super::ini::{Section, Value};
+use super::words;
+use crate::config::names;
+use crate::import::{ImportError, Note};
+
+/// What `[supervisord]` gives every program.
+#[derive(Default)]
+pub struct Global {
+    pub user: Option<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// One slot built, with what the passes after it need.
+pub struct Built {
+    pub slot: Map<String, J>,
+    pub name: String,
+    pub priority: i64,
+    pub autostart: bool,
+    pub file: PathBuf,
+    pub line: u32,
+    /// Where `stdout_logfile` was written, when it became `log.dir`.
+    pub log_at: Option<(PathBuf, u32)>,
+}
+
+/// How `%(process_num)` is written out.
+#[derive(Clone, Copy)]
+pub(super) enum Mode<'a> {
+    /// One process of this number.
+    One(i64),
+    /// A template over these numbers: `%(process_num)` written as in
+    /// `process_name` becomes `{instance}`.
+    Template(&'a Spec, &'a [i64]),
+}
+
+/// A resolved value: text, and variables known only at run time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Lit(String),
+    Var(String),
+}
+
+pub struct Program<'a> {
+    pub sec: &'a Section,
+    pub defaults: &'a [(String, Value)],
+    pub global: &'a Global,
+    pub group: &'a str,
+    pub notes: &'a mut Vec<Note>,
+}
+
+pub(super) fn err(v_file: &Path, line: u32, what: String) -> ImportError {
+    ImportError {
+        file: v_file.to_path_buf(),
+        line: Some(line),
+        what,
+    }
+}
+
+impl<'a> Program<'a> {
+    pub fn program_name(&self) -> &str {
+        self.sec
+            .name
+            .strip_prefix("program:")
+            .unwrap_or(&self.sec.name)
+    }
+
+    /// A key of the program, else of `[DEFAULT]`.
+    pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
+        let (sec, defaults) = (self.sec, self.defaults);
+        sec.get(key)
+            .or_else(|| defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+    }
+
+    pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
+        err(&v.file, v.line, format!("{key}: {what}"))
+    }
+
+    pub(super) fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
+        self.notes.push(Note {
+            file: v.file.clone(),
+            line: Some(v.line),
+            key: key.into(),
+            why: why.into(),
+        });
+    }
+
+    pub(super) fn segs(
+        &self,
+        v: &Value,
+        key: &str,
+        numprocs: u32,
+    ) -> Result<Vec<Seg>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(vec![Seg::Lit(v.text.clone())]);
+        }
+        // supervisord's %(here)s is absolute.
+        let dir = v
+            .file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = super::read::abspath(dir);
+        let here = dir.to_str().ok_or_else(|| {
+            self.bad(
+                v,
+                key,
+                "the file's directory is not UTF-8: %(here)s cannot be expanded",
+            )
+        })?;
+        let k = Known {
+            here,
+            program_name: self.program_name(),
+            group_name: self.group,
+            numprocs,
+        };
+        expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
+    }
+
+    pub(super) fn int(
+        &self,
+        key: &str,
+        lo: i64,
+        hi: i64,
+        default: i64,
+    ) -> Result<i64, ImportError> {
+        match self.value(key) {
+            Some(v) => words::integer(&v.text, lo, hi).map_err(|e| self.bad(v, key, e)),
+            None => Ok(default),
+        }
+    }
+
+    fn boolean(&self, key: &str, default: bool) -> Result<bool, ImportError> {
+        match self.value(key) {
+            Some(v) => words::boolean(&v.text).map_err(|e| self.bad(v, key, e)),
+            None => Ok(default),
+        }
+    }
+
+    /// The slots of this program: one, or a template for `numprocs`.
+    pub fn build(&mut self) -> Result<Vec<Built>, ImportError> {
+        self.report_keys();
+        let numprocs = self.int("numprocs", 1, 100_000, 1)?;
+        let start = self.int("numprocs_start", 0, 1_000_000_000, 0)?;
+        let nums: Vec<i64> = (start..start + numprocs).collect();
+        let numprocs = u32::try_from(numprocs).unwrap_or(u32::MAX);
+        let default_name = Value {
+            text: "%(program_name)s".into(),
+            file: self.sec.file.clone(),
+            line: self.sec.line,
+            replaced: Vec::new(),
+        };
+        let pn = self.value("process_name").unwrap_or(&default_name);
+        let name_segs = self.segs(pn, "process_name", numprocs)?;
+        if expand::env_vars(&name_segs).next().is_some() {
+            return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
+        }
+        let spec = name_segs.iter().find_map(|s| match s {
+            Seg::Proc(spec) => Some(spec.clone()),
+            _ => None,
+        });
+        if nums.len() == 1 {
+            let one = self.one(pn, &name_segs, Mode::One(start), numprocs)?;
+            return Ok(one.into_iter().collect());
+        }
+        let Some(spec) = spec else {
+            return Err(self.bad(pn, "process_name", "numprocs is over 1 but process_name has no %(process_num) (supervisord refuses it)"));
+        };
+        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums), numprocs)? {
+            return Ok(vec![t]);
+        }
+        // %(process_num) written otherwise somewhere than in the name: one
+        // `{instance}` cannot stand for both, so each process is a slot.
+        let mut out = Vec::new();
+        for &k in &nums {
+            out.extend(self.one(pn, &name_segs, Mode::One(k), numprocs)?);
+        }
+        let v = self.value("numprocs").unwrap_or(pn);
+        self.note(v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
+        Ok(out)
+    }
+
+    /// The pieces of `segs` in `mode`; `None` when `%(process_num)` is
+    /// written otherwise than the template's name has it.
+    pub(super) fn pieces(segs: &[Seg], mode: Mode<'_>) -> Option<Vec<Piece>> {
+        let mut out = Vec::new();
+        for s in segs {
+            let p = match (s, mode) {
+                (Seg::Lit(l), _) => Piece::Lit(l.clone()),
+                (Seg::Env(v), _) => Piece::Var(v.clone()),
+                (Seg::Proc(spec), Mode::One(k)) => {
+                    Piece::Lit(expand::format(spec, Val::Int(k)).ok()?)
+                }
+                (Seg::Proc(spec), Mode::Template(t, nums)) => {
+                    let same = nums.iter().all(|&k| {
+                        expand::format(spec, Val::Int(k)) == expand::format(t, Val::Int(k))
+                    });
+                    if !same {
+                        return None;
+                    }
+                    Piece::Lit(names::INSTANCE_VAR.into())
+                }
+            };
+            out.push(p);
+        }
+        Some(out)
+    }
+
+    fn one(
+        &mut self,
+        pn: &Value,
+        name_segs: &[Seg],
+        mode: Mode<'_>,
+        numprocs: u32,
+    ) -> Result<Option<Built>, ImportError> {
+        let Some(name) = self.name(pn, name_segs, mode)? else {
+            return Ok(None);
+        };
+        let mut slot = Map::new();
+        slot.insert("name".into(), J::String(name.clone()));
+        if let Mode::Template(spec, nums) = mode {
+            let mut inst = Vec::new();
+            for &k in nums {
+                let i = expand::format(spec, Val::Int(k))
+                    .map_err(|e| self.bad(pn, "process_name", e))?;
+                names::check_instance_name(&i)
+                    .map_err(|e| self.bad(pn, "process_name", format!("instance `{i}`: {e}")))?;
+                inst.push(J::String(i));
+            }
+            slot.insert("instances".into(), json!({ "names": inst }));
+        }
+        // environment first: a value known only at run time moves into
+        // the command's shell.
+        let Some((env, runtime_env)) = self.env(mode, numprocs)? else {
+            return Ok(None);
+        };
+        let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
+            return Ok(None);
+        };
+        slot.insert("command".into(), json!(command));
+        let user = match self.value("user") {
+            Some(v) => {
+                let segs = self.segs(v, "user", numprocs)?;
+                let text = expand::resolved(&segs, 0)
+                    .ok_or_else(|| self.bad(v, "user", "uses a variable known only at run time"))?;
+                names::check_user(&text)
+                    .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
+                Some(text)
+            }
+            None => self.global.user.clone(),
+        };
+        if let Some(u) = user {
+            slot.insert("user".into(), J::String(u));
+        }
+        if let Some(v) = self.value("directory") {
+            let segs = self.segs(v, "directory", numprocs)?;
+            let Some(p) = Self::pieces(&segs, mode) else {
+                return Ok(None);
+            };
+            match plain(&p) {
+                None => self.note(
+                    v,
+                    "directory",
+                    "not carried over: it uses a variable known only at run time; set cwd by hand",
+                ),
+                Some(d) => match names::check_abs_path(&d) {
+                    Ok(d) => {
+                        slot.insert("cwd".into(), J::String(d));
+                    }
+                    Err(e) => self.note(
+                        v,
+                        "directory",
+                        format!("not carried over: `{d}` {e} (svkit's cwd is absolute)"),
+                    ),
+                },
+            }
+        }
+        if !env.is_empty() {
+            slot.insert("env".into(), J::Object(env));
+        }
+        let autostart = self.boolean("autostart", true)?;
+        if !autostart {
+            slot.insert("autostart".into(), J::String("never".into()));
+        }
+        let Some(log_at) = super::policy::log(self, &mut slot, mode_pieces(mode), numprocs)? else {
+            return Ok(None);
+        };
+        super::policy::restart(self, &mut slot)?;
+        super::policy::stop(self, &mut slot)?;
+        let priority = self.int("priority", -1_000_000_000, 1_000_000_000, 999)?;
+        Ok(Some(Built {
+            slot,
+            name,
+            priority,
+            autostart,
+            file: self.sec.file.clone(),
+            line: self.sec.line,
+            log_at,
+        }))
+    }
+
+    fn name(
+        &mut self,
+        pn: &Value,
+        segs: &[Seg],
+        mode: Mode<'_>,
+    ) -> Result<Option<String>, ImportError> {
+        let mut name = String::new();
+        let mut raw = String::new();
+        for s in segs {
+            match (s, mode) {
+                (Seg::Lit(l), _) => {
+                    raw.push_str(l);
+                    name.push_str(&name_part(l));
+                }
+                (Seg::Proc(spec), Mode::Template(t, _)) if spec == t => {
+                    raw.push_str(names::INSTANCE_VAR);
+                    name.push_str(names::INSTANCE_VAR);
+                }
+                (Seg::Proc(spec), Mode::One(k)) => {
+                    let n = expand::format(spec, Val::Int(k))
+                        .map_err(|e| self.bad(pn, "process_name", e))?;
+                    raw.push_str(&n);
+                    name.push_str(&n);
+                }
+                (Seg::Proc(_), Mode::Template(..)) => return Ok(None),
+                // Refused before: a name is known when importing.
+                (Seg::Env(_), _) => {}
+            }
+        }
+        let trimmed = name.trim_start_matches(['.', '_', '-']).to_owned();
+        let mut name = trimmed;
+        while name.contains("..") {
+            name = name.replace("..", ".");
+        }
+        let expanded = name.replace(names::INSTANCE_VAR, "0");
+        names::check_slot_name(&expanded)
+            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
+        if name != raw {
+            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
+        }
+        Ok(Some(name))
+    }
+}
+
+/// Text of pieces that are all known, else `None`.
+pub fn plain(ps: &[Piece]) -> Option<String> {
+    let mut s = String::new();
+    for p in ps {
+        match p {
+            Piece::Lit(l) => s.push_str(l),
+            Piece::Var(_) => return None,
+        }
+    }
+    Some(s)
+}
+
+fn mode_pieces(mode: Mode<'_>) -> impl Fn(&[Seg]) -> Option<Vec<Piece>> + '_ {
+    move |segs| Program::pieces(segs, mode)
+}
+
+/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
+fn name_part(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
