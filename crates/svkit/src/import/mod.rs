@@ -9,6 +9,10 @@
 
 use std::path::PathBuf;
 
+mod common;
+pub mod procfile;
+pub mod s6tree;
+
 /// Where a source format came from, as `--from` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
