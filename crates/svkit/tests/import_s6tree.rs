@@ -284,6 +284,14 @@ fn scripts_that_cannot_run_are_reported_not_dropped() {
         .why
         .contains("not imported"));
     validate(&got);
+
+    // An empty tree: nothing, said so.
+    let t = Tree::new();
+    let got = s6tree::import(t.path()).unwrap();
+    assert!(got.slots.is_empty());
+    assert!(note_for(&got, "services", "")
+        .why
+        .contains("nothing imported"));
 }
 
 #[test]

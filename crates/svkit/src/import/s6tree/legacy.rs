@@ -22,6 +22,7 @@ pub(super) fn import(
         }
     }
     let services: Vec<_> = entries.iter().filter(|e| e.2).collect();
+    // The files read are the service dirs.
     out.files = services.len();
     let names = name_map(
         services.iter().map(|(n, d, _)| (n.as_str(), d.as_path())),

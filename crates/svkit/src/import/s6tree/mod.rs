@@ -58,7 +58,7 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     };
     if out.slots.is_empty() {
         out.notes
-            .push(note(path, "", "no service in it: nothing imported"));
+            .push(note(path, "services", "no service in it: nothing imported"));
     }
     Ok(out)
 }

@@ -111,6 +111,7 @@ pub(super) fn import(
             defs.push(read_def(name, dir)?);
         }
     }
+    // The files read are the definition dirs.
     out.files = defs.len();
     let index: HashMap<&str, usize> = defs
         .iter()
