@@ -154,3 +154,35 @@ fn imported_procfile_boots_with_every_slot_up() {
     );
     sbx.stop();
 }
+
+#[test]
+fn imported_services_d_runs_in_place_ready_and_down_as_declared() {
+    if !sandbox_or_skip("imported_services_d_runs_in_place_ready_and_down_as_declared") {
+        return;
+    }
+    let tree = tempfile::tempdir().unwrap();
+    let t = tree.path();
+    // Without the notification fd carried over, fd 3 is not open and it
+    // never comes up.
+    write(
+        &t.join("api/run"),
+        "#!/bin/sh\npwd > /run/api-cwd\necho >&3 || exit 1\nexec sleep 1000\n",
+        0o755,
+    );
+    write(&t.join("api/notification-fd"), "3\n", 0o644);
+    write(&t.join("tool/run"), "#!/bin/sh\nexec sleep 1001\n", 0o755);
+    write(&t.join("tool/down"), "", 0o644);
+    let imported = s6tree::import(t).unwrap();
+    let fx = Fixture::new(&config(&imported));
+    copy_into(&fx.rootfs, t);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["api", "tool"]);
+    wait_field(&sbx, "api", "ready", "true");
+    wait_all_healthy(&sbx);
+    assert_eq!(svstat(&sbx, "tool", "up,wantedup"), "false false");
+    // s6 runs a service's run in its own dir: so does the slot.
+    let real = std::fs::canonicalize(t).unwrap();
+    let cwd = stdout(&sbx.sh("cat /run/api-cwd"));
+    assert_eq!(cwd.trim(), real.join("api").display().to_string());
+    sbx.stop();
+}
