@@ -189,6 +189,11 @@ fn hostile_procfiles_are_clear_errors() {
         .unwrap_err()
         .what
         .contains("a directory"));
+    // A device, and a file of /proc that cannot be read from its start.
+    let e = procfile::import(Path::new("/dev/zero")).unwrap_err();
+    assert!(e.what.contains("not a regular file"), "{e:?}");
+    let e = procfile::import(Path::new("/proc/self/mem")).unwrap_err();
+    assert!(e.what.contains("unable to read"), "{e:?}");
 }
 
 proptest! {

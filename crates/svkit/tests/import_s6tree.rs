@@ -217,6 +217,14 @@ fn hostile_trees_are_clear_errors() {
     .unwrap();
     assert!(err(t.path()).what.contains("not a regular file"));
 
+    // /proc/self/mem as a type: unreadable from its start.
+    let t = Tree::new();
+    t.longrun("a");
+    std::fs::create_dir(t.path().join("b")).unwrap();
+    symlink("/proc/self/mem", t.path().join("b/type")).unwrap();
+    let e = err(t.path());
+    assert!(e.what.contains("unable to read type"), "{e:?}");
+
     // Binary junk as a type, a timeout, a dependency name.
     let t = Tree::new();
     t.longrun("a").file("b/type", "\u{1}\u{2}\u{7f}junk");
