@@ -161,6 +161,9 @@ fn hostile_procfiles_are_clear_errors() {
     assert!(err(b"# nothing\n\n").what.contains("no process"));
     assert!(err(b"").what.contains("no process"));
     assert!(err(b"___: x\n").what.contains("no slot name"));
+    // svkit's placeholder has no escape: refused, not a config that fails.
+    let e = err(b"web: a\nweb2: echo {instance}\n");
+    assert!(e.line == Some(2) && e.what.contains("{instance}"), "{e:?}");
 
     // 10 MB: refused without reading it all.
     let mut big = b"web: x\n".to_vec();
@@ -206,7 +209,7 @@ proptest! {
         (prop::sample::select(vec!["web", "Worker", "release", "a-b_c", "", "#x", " w", "9"]),
          prop::sample::select(vec![":", ": ", ":\t", " :", ""]),
          prop::sample::select(vec!["app", "app -p $PORT", "a && b", "x | y", "FOO=1 app",
-             "\"q\" 'r'", "exec z", "cd /x; y", "", "  ", "a\\", "$(date)", "{ a; }", "~/bin/x"])),
+             "\"q\" 'r'", "exec z", "cd /x; y", "", "  ", "a\\", "$(date)", "{ a; }", "~/bin/x", "x {instance}"])),
         0..8))
     {
         let text: String = lines.iter().map(|(n, c, cmd)| format!("{n}{c}{cmd}\r\n")).collect();

@@ -267,6 +267,19 @@ fn hostile_trees_are_clear_errors() {
         .file("y/contents.d/x", "");
     assert!(err(t.path()).what.contains("bundle cycle"));
 
+    // Names svkit cannot carry in a path: the placeholder, a control
+    // character (s6-rc takes both).
+    let t = Tree::new();
+    t.longrun("a{instance}");
+    assert!(err(t.path()).what.contains("{instance}"));
+    let t = Tree::new();
+    t.file("a\tb/run", "#!/bin/sh\n");
+    assert!(err(t.path()).what.contains("control characters"));
+    let t = Tree::new();
+    t.file("o{instance}/type", "oneshot\n")
+        .file("o{instance}/up", "true\n");
+    assert!(err(t.path()).what.contains("{instance}"));
+
     // Two names for one slot; a service's own dir instead of the tree.
     let t = Tree::new();
     t.longrun("Web").longrun("web");

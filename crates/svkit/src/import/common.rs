@@ -7,7 +7,7 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 use super::ImportError;
-use crate::config::names::{check_slot_name, MAX_NAME_BYTES};
+use crate::config::names::{check_slot_name, INSTANCE_VAR, MAX_NAME_BYTES};
 
 /// An error about a whole file or dir.
 pub(crate) fn error(file: &Path, what: impl Into<String>) -> ImportError {
@@ -56,6 +56,37 @@ pub(crate) fn read_head(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, 
         .read_to_end(&mut bytes)
         .map_err(io)?;
     Ok(bytes)
+}
+
+/// Refuses a slot whose strings hold `{instance}`: svkit reads it as the
+/// instance placeholder wherever it appears, and has no escape for it, so
+/// the config would not load.
+pub(crate) fn no_placeholder(
+    slot: &serde_json::Map<String, serde_json::Value>,
+    file: &Path,
+    line: Option<u32>,
+) -> Result<(), ImportError> {
+    fn any(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::String(s) => s.contains(INSTANCE_VAR),
+            serde_json::Value::Array(a) => a.iter().any(any),
+            serde_json::Value::Object(o) => {
+                o.iter().any(|(k, v)| k.contains(INSTANCE_VAR) || any(v))
+            }
+            _ => false,
+        }
+    }
+    if slot.values().any(any) {
+        return Err(ImportError {
+            file: file.to_path_buf(),
+            line,
+            what: format!(
+                "`{INSTANCE_VAR}` in a command or path: svkit reads it as an instance \
+                 placeholder and has no escape for it; rename or rewrite it"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The slot name for a foreign service name: lowercased, every character

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::common::{error, read_file, slot_name};
+use super::common::{error, no_placeholder, read_file, slot_name};
 use super::{ImportError, Imported, Note};
 use crate::config::names::{check_abs_path, check_arg_len, check_no_nul};
 
@@ -103,6 +103,7 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
                  safe to run again (migrations usually are)",
             ));
         }
+        no_placeholder(&slot_obj, path, Some(u32::try_from(n).unwrap_or(u32::MAX)))?;
         out.slots.push(slot_obj);
     }
     if out.slots.is_empty() {

@@ -94,6 +94,7 @@ fn longrun_slot(
     notes: &mut Vec<Note>,
 ) -> Result<Option<Map<String, Value>>, ImportError> {
     let run = dir.join("run");
+    check_abs_path(image_dir).map_err(|why| error(dir, format!("its path `{image_dir}` {why}")))?;
     if !read::has(dir, "run")? {
         return Err(error(
             &run,
@@ -176,6 +177,7 @@ fn longrun_slot(
              the slot's `log` (`dir`, `keep`, `max_bytes`) to keep files",
         ));
     }
+    super::common::no_placeholder(&s, dir, None)?;
     Ok(Some(s))
 }
 

@@ -269,6 +269,7 @@ fn oneshot_slot(slot: &str, d: &Def, root: &str) -> Result<Map<String, Value>, I
             format!("{root}/{}/up", d.name)
         ]),
     );
+    super::super::common::no_placeholder(&s, &d.dir, None)?;
     Ok(s)
 }
 
