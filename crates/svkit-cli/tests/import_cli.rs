@@ -266,3 +266,29 @@ fn usage_and_system_errors() {
         err(&o)
     );
 }
+
+/// Procfiles and s6-overlay trees through the verb, detected from their
+/// names and shapes: a config `svctl check` accepts, and a summary.
+#[test]
+fn procfiles_and_s6_trees_import_by_detection() {
+    for rel in [
+        "procfile/rails/Procfile",
+        "procfile/crlf/Procfile",
+        "s6/services.d",
+        "s6/s6-rc.d",
+    ] {
+        let p = repo("tests/fixtures/import").join(rel);
+        let o = run(&[p.as_os_str()]);
+        code(&o, 0);
+        let c = check(&o.stdout);
+        assert_eq!(c.status.code(), Some(0), "{rel}: svctl check: {}", err(&c));
+        let e = err(&o);
+        assert!(
+            e.lines()
+                .last()
+                .unwrap_or_default()
+                .starts_with("svctl: imported "),
+            "{rel}: {e}"
+        );
+    }
+}

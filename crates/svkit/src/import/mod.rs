@@ -7,10 +7,12 @@
 //! module owns the shared shapes (slot list, report notes, located errors)
 //! and the format detection.
 
+mod common;
 mod detect;
+pub mod procfile;
 mod render;
+pub mod s6tree;
 pub mod supervisord;
-// procfile, s6tree: the other formats, each `import(path) -> Result<Imported, ImportError>`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -159,13 +161,8 @@ pub fn import_text(
                 at.extend(lines.into_iter().map(|(f, l)| (f, Some(l))));
                 one
             }
-            Format::Procfile | Format::S6 => {
-                return Err(Failure::Invalid(ImportError {
-                    file: path.clone(),
-                    line: None,
-                    what: format!("importing from {} is not built yet", format.name()),
-                }))
-            }
+            Format::Procfile => procfile::import(path).map_err(Failure::Invalid)?,
+            Format::S6 => s6tree::import(path).map_err(Failure::Invalid)?,
         };
         at.resize(all.slots.len() + one.slots.len(), (path.clone(), None));
         all.slots.extend(one.slots);
