@@ -7,7 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use svkit::msg::{self, Fatal};
-use svkit::reconcile::{self, ApplyOptions, Outcome, Prepared, ReconcileError, ScandirLock, Scope};
+use svkit::reconcile::{
+    self, ApplyOptions, ApplyReport, Prepared, ReconcileError, ScandirLock, Scope,
+};
 
 /// Takes the scandir lock, before anything is read: what is planned from
 /// must be what is there when it is written.
@@ -38,7 +40,7 @@ pub fn failed(scandir: &Path, e: ReconcileError) -> Fatal {
 }
 
 pub struct Applied {
-    pub outcome: Outcome,
+    pub outcome: ApplyReport,
     /// Slots that could not be made, named (each already said).
     pub failed: Option<Fatal>,
 }

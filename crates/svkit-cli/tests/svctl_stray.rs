@@ -105,3 +105,46 @@ fn a_copy_nothing_replaces_shows_in_status_until_stop_ends_it() {
     assert!(!runs(&sbx, &first), "svctl stop ended the copy");
     sbx.run(&["svctl", "status", "manual"], 0);
 }
+
+/// A slot with `depends_on` is `waiting` from the first moment its `run`
+/// runs, even while the claim spends seconds ending a TERM-deaf copy left
+/// by a killed supervisor: s6 already says it is up, and neither status
+/// nor `svctl wait` may take it for started before the wait is over.
+#[test]
+fn a_slot_is_waiting_from_its_first_moment() {
+    if !sandbox_or_skip("a_slot_is_waiting_from_its_first_moment") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "base", "command": ["sleep", "100000"] },
+    { "name": "deaf", "depends_on": { "base": "up" },
+      "command": ["sh", "-c", "trap '' TERM; exec sleep 100001"] }
+  ]
+}"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["base", "deaf"]);
+    poll("deaf started", Duration::from_secs(15), || {
+        let (_, doc) = status_json(&sbx, &["deaf"]);
+        let s = &doc["slots"][0];
+        (s["up"] == true && s["waiting_for"].is_null()).then_some(())
+    });
+    let sup = supervisor_of(&sbx, "deaf");
+    expect_code(&sbx.sh(&format!("kill -9 {sup}")), 0);
+    // The new run's claim gives the deaf copy 3 s before KILL: all that
+    // time the slot is up for s6 and waiting for svkit.
+    poll("the new run waiting", Duration::from_secs(10), || {
+        let (code, doc) = status_json(&sbx, &["deaf"]);
+        let s = &doc["slots"][0];
+        (s["up"] == true && s["waiting_for"] == "base (up)" && code == Some(3)).then_some(())
+    });
+    sbx.wait_for_log("slot deaf: a copy of its program", Duration::from_secs(10));
+    poll("deaf started again", Duration::from_secs(15), || {
+        let (code, doc) = status_json(&sbx, &["deaf"]);
+        (doc["slots"][0]["waiting_for"].is_null() && code == Some(0)).then_some(())
+    });
+}

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::probe::Probe;
-use crate::s6::control::Command6;
+use crate::s6::control::SvcCommand;
 use crate::s6::status;
 use crate::slot::end::{self, send};
 use crate::slot::{health, liveness};
@@ -62,7 +62,7 @@ pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
                     // Restart first, then say so: a program hung on a full
                     // log pipe must not take the restart down with it, and
                     // the line never waits on that pipe (msg::say).
-                    send(&w.slot, &[Command6::Restart, Command6::Cont])
+                    send(&w.slot, &[SvcCommand::Restart, SvcCommand::Cont])
                         .map_err(io::Error::other)?;
                     crate::msg::say_warn(format_args!(
                         "liveness check of {} failed {failing} times in a row ({why}): restarting it",

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use svkit::s6::control::Command6;
+use svkit::s6::control::SvcCommand;
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -188,8 +188,8 @@ pub struct RegisterArgs {
     pub at: WhereArgs,
 }
 
-fn parse_signal(s: &str) -> Result<Command6, String> {
-    Command6::from_signal(s).ok_or_else(|| {
+fn parse_signal(s: &str) -> Result<SvcCommand, String> {
+    SvcCommand::from_signal(s).ok_or_else(|| {
         format!(
             "unknown signal `{s}` (use TERM KILL HUP INT QUIT ALRM USR1 USR2 STOP CONT WINCH or their numbers)"
         )
@@ -200,7 +200,7 @@ fn parse_signal(s: &str) -> Result<Command6, String> {
 pub struct SignalArgs {
     /// Signal: a name (TERM, SIGTERM) or a number
     #[arg(value_name = "SIG", value_parser = parse_signal, allow_hyphen_values = true)]
-    pub signal: Command6,
+    pub signal: SvcCommand,
     /// Slots to signal
     #[arg(value_name = "SLOT", required = true)]
     pub slots: Vec<String>,

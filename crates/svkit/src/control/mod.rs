@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{depends, Autostart, Kind, Model, Slot};
 use crate::msg::{self, strerror};
-use crate::s6::control::{self, Command6, ControlError};
+use crate::s6::control::{self, ControlError, SvcCommand};
 use crate::s6::status::{read_slot, StatusError};
 use crate::slot::health::Judge;
 use crate::slot::wait::{Target, Watched};
@@ -120,7 +120,7 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
 }
 
 /// Sends `cmd` (e.g. a signal) to each of `names`.
-pub fn send_all(slots: &Slots, names: &[String], cmd: Command6) -> Result<(), Error> {
+pub fn send_all(slots: &Slots, names: &[String], cmd: SvcCommand) -> Result<(), Error> {
     for n in names {
         crate::slot::end::send(&slots.dir(n), &[cmd])?;
     }
@@ -132,7 +132,7 @@ pub fn send_all(slots: &Slots, names: &[String], cmd: Command6) -> Result<(), Er
 /// operators chose.
 pub fn start_unrecorded(dir: &Path, supervise: Duration) -> Result<(), ControlError> {
     control::wait_supervised(dir, supervise)?;
-    crate::slot::end::send(dir, &[Command6::Up])
+    crate::slot::end::send(dir, &[SvcCommand::Up])
 }
 
 /// Waits for what was started: a oneshot until it completes, the others
@@ -167,10 +167,10 @@ fn send_each(slots: &Slots, names: &[String], op: Op) -> Result<Vec<Watched>, Er
         let before = read_slot(&dir).ok();
         let was_up = before.as_ref().is_some_and(|s| s.up);
         let cmd = match op {
-            Op::Start => Command6::Up,
-            Op::Stop => Command6::Down,
-            Op::Restart if was_up => Command6::Restart,
-            Op::Restart => Command6::Up,
+            Op::Start => SvcCommand::Up,
+            Op::Stop => SvcCommand::Down,
+            Op::Restart if was_up => SvcCommand::Restart,
+            Op::Restart => SvcCommand::Up,
         };
         crate::slot::end::send(&dir, &[cmd])?;
         let mut w = Watched::new(dir);

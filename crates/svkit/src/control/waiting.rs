@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::s6::status::{read_slot, Status};
 use crate::slot::logger::Fault;
-use crate::slot::wait::{self, Outcome, Target, Watched};
+use crate::slot::wait::{self, Target, WaitEnd, Watched};
 
 use super::{name_of, Error, Slots};
 
@@ -84,7 +84,7 @@ pub fn wait_for(
         // stuck is not ready yet (it may be once the disk has room), and
         // nothing signals that, so it is looked at again.
         let stuck = match (&outcome, target) {
-            (Outcome::Met, Target::Ready) => log_faults(slots, watched, any),
+            (WaitEnd::Met, Target::Ready) => log_faults(slots, watched, any),
             _ => Vec::new(),
         };
         if stuck.is_empty() {
@@ -99,14 +99,14 @@ pub fn wait_for(
         std::thread::sleep(LOG_RECHECK.min(deadline.saturating_duration_since(Instant::now())));
     };
     Ok(match outcome {
-        Outcome::Met => Waited::Met,
-        Outcome::Timeout { pending } => Waited::Timeout {
+        WaitEnd::Met => Waited::Met,
+        WaitEnd::Timeout { pending } => Waited::Timeout {
             pending: pending.iter().map(|p| name_of(p)).collect(),
             target,
             after: timeout,
         },
-        Outcome::Gone(dir) => Waited::Gone(name_of(&dir)),
-        Outcome::Failed(dir) => {
+        WaitEnd::Gone(dir) => Waited::Gone(name_of(&dir)),
+        WaitEnd::Failed(dir) => {
             let slot = name_of(&dir);
             let st = read_slot(&dir).ok();
             if st.as_ref().is_some_and(|st| overdue(&slot, st)) {

@@ -18,13 +18,13 @@ use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
 use super::lock::ScandirLock;
 use super::logdir;
-use super::outcome::Outcome;
+use super::outcome::ApplyReport;
 use super::plan::{plan_each, Action, SlotPlan};
 use super::preflight::{self, Work};
 use super::treeuser::check_tree_user;
 use super::{DELETE_PREFIX, TEMP_PREFIX};
 use crate::render::RenderedSlot;
-use crate::s6::control::{self, Command6, ControlError};
+use crate::s6::control::{self, ControlError, SvcCommand};
 use crate::s6::status;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -79,7 +79,7 @@ pub fn apply(
     lock: &ScandirLock,
     desired: &[RenderedSlot],
     opts: &ApplyOptions,
-) -> Result<Outcome, ReconcileError> {
+) -> Result<ApplyReport, ReconcileError> {
     let scandir = lock.scandir();
     check_tree_user(scandir, nix::unistd::geteuid().as_raw())?;
     // Whole, whatever the scope: past s6-svscan's limit no new slot would
@@ -210,7 +210,7 @@ pub fn apply(
         .filter(|p| !left.contains(p.name.as_str()))
         .cloned()
         .collect();
-    Ok(Outcome {
+    Ok(ApplyReport {
         plans,
         swept,
         failed,
@@ -345,7 +345,7 @@ fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
     if !up {
         return Ok(());
     }
-    match crate::slot::end::send(dir, &[Command6::Restart]) {
+    match crate::slot::end::send(dir, &[SvcCommand::Restart]) {
         Ok(()) | Err(ControlError::NotSupervised { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -355,7 +355,7 @@ fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
 /// the caller prunes.
 fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, ReconcileError> {
     let dir = scandir.join(name);
-    match crate::slot::end::send(&dir, &[Command6::Down]) {
+    match crate::slot::end::send(&dir, &[SvcCommand::Down]) {
         Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
         Err(e) => return Err(e.into()),
     }
@@ -370,7 +370,7 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, Re
     // A process that ignores its down signal must not outlive its slot,
     // unsupervised: kill it, as s6's timeout-kill would.
     if up() {
-        let _ = crate::slot::end::send(&dir, &[Command6::Kill]);
+        let _ = crate::slot::end::send(&dir, &[SvcCommand::Kill]);
         wait_down(KILL_WAIT);
     }
     let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));

@@ -8,7 +8,7 @@ use super::apply::{ApplyOptions, Scope};
 use super::error::ReconcileError;
 use super::journal::fault;
 use super::lock::ScandirLock;
-use super::outcome::Outcome;
+use super::outcome::ApplyReport;
 use crate::render::{RenderedFile, RenderedSlot};
 use crate::slot::owner::MARKER;
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ fn apply(
     scandir: &Path,
     desired: &[RenderedSlot],
     opts: &ApplyOptions,
-) -> Result<Outcome, ReconcileError> {
+) -> Result<ApplyReport, ReconcileError> {
     let lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
     super::apply::apply(&lock, desired, opts)
 }
@@ -143,7 +143,7 @@ impl Fixture {
         self.t.path().join("scandir")
     }
 
-    fn apply(&self, scope: Scope) -> Result<Outcome, ReconcileError> {
+    fn apply(&self, scope: Scope) -> Result<ApplyReport, ReconcileError> {
         let opts = ApplyOptions {
             scope,
             ..Default::default()

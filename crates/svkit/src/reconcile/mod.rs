@@ -30,7 +30,7 @@ mod treeuser;
 pub use apply::{apply, ApplyOptions, Scope};
 pub use error::{ReconcileError, SlotError};
 pub use lock::ScandirLock;
-pub use outcome::Outcome;
+pub use outcome::ApplyReport;
 pub use plan::{plan, Action, SlotPlan};
 pub use preflight::{fits, lookup_user};
 pub use prepare::{desired, prepare, prepare_for, Prepared};

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// What apply did, slot by slot.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct ApplyReport {
     /// The slots applied (and those unchanged), in plan order.
     pub plans: Vec<SlotPlan>,
     /// Temp dirs of an interrupted earlier apply that were swept.
@@ -22,7 +22,7 @@ pub struct Outcome {
     pub s6_failed: Vec<SlotError>,
 }
 
-impl Outcome {
+impl ApplyReport {
     /// The audit lines, one per slot, as one text: printed with a single
     /// write, not one per slot.
     pub fn audit(&self) -> String {

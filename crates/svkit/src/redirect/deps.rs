@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{Condition, Model, Slot};
 use crate::msg::exit;
-use crate::s6::control::{self, Command6, ControlError};
+use crate::s6::control::{self, ControlError, SvcCommand};
 use crate::s6::status::{read_slot, Status, StatusError};
 use crate::slot::{end, health, wait};
 
@@ -127,7 +127,7 @@ pub fn await_deps(
         if !coming {
             match model.slot(&d.on) {
                 Some(dep) if health::autostarts(dep, &facts) => {
-                    crate::slot::end::send(&dir, &[Command6::Up]).map_err(DepsError::Control)?;
+                    crate::slot::end::send(&dir, &[SvcCommand::Up]).map_err(DepsError::Control)?;
                 }
                 _ => return Err(DepsError::NotStarted { on, condition }),
             }
@@ -143,7 +143,7 @@ pub fn await_deps(
         )
         .map_err(DepsError::Status)?;
         let outcome = match once {
-            wait::Outcome::Timeout { .. } => {
+            wait::WaitEnd::Timeout { .. } => {
                 note(format!(
                     "waiting for {on} ({}) before it runs, up to {} s",
                     condition.as_str(),
@@ -155,16 +155,16 @@ pub fn await_deps(
             other => other,
         };
         match outcome {
-            wait::Outcome::Met => {}
-            wait::Outcome::Timeout { .. } => {
+            wait::WaitEnd::Met => {}
+            wait::WaitEnd::Timeout { .. } => {
                 return Err(DepsError::Timeout {
                     on,
                     condition,
                     after: timeout,
                 })
             }
-            wait::Outcome::Gone(_) => return Err(DepsError::Gone { on, condition }),
-            wait::Outcome::Failed(_) => return Err(DepsError::Failed { on, condition }),
+            wait::WaitEnd::Gone(_) => return Err(DepsError::Gone { on, condition }),
+            wait::WaitEnd::Failed(_) => return Err(DepsError::Failed { on, condition }),
         }
     }
     Ok(())

@@ -66,7 +66,10 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         slot.name,
         comment_safe(&slot.origin.file.display().to_string()),
     );
-    // First: a copy of the program whose supervisor died hard must not run
+    // First, before anything that takes time: s6 already says this slot is
+    // up, so status and `svctl wait` must see at once that it is waiting.
+    o.push_str(&mark_waiting(slot));
+    // Then: a copy of the program whose supervisor died hard must not run
     // beside the one this script starts (see `stray`).
     o.push_str("svkit slot-claim $$ || :\n");
     if slot.log.is_some() {
@@ -176,6 +179,25 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
     o
 }
 
+/// What `depends_on` waits for, in `.svkit-waiting` (`svctl status`
+/// shows it, `svctl wait` and the liveness watcher honour it), written
+/// before anything else `run` does; `wait_for_deps` removes it.
+fn mark_waiting(slot: &Slot) -> String {
+    if slot.depends_on.is_empty() {
+        return String::new();
+    }
+    format!("printf '%s\\n' \"{}\" > {WAITING_FILE}\n", waits_for(slot))
+}
+
+/// `db (ready), migrate (completed)`: what the slot waits for, as its log,
+/// `.svkit-waiting` and status say it.
+fn waits_for(slot: &Slot) -> String {
+    let what: Vec<String> = (slot.depends_on.iter())
+        .map(|d| format!("{} ({})", d.on, d.condition.as_str()))
+        .collect();
+    what.join(", ")
+}
+
 /// `depends_on`: wait (no time limit, without polling, through a
 /// dependency that is gone or failed) until each condition holds, saying
 /// so in the log (`svkit say`: never blocked by a full log pipe) and in
@@ -184,16 +206,11 @@ fn wait_for_deps(slot: &Slot) -> String {
     if slot.depends_on.is_empty() {
         return String::new();
     }
-    let what: Vec<String> = slot
-        .depends_on
-        .iter()
-        .map(|d| format!("{} ({})", d.on, d.condition.as_str()))
-        .collect();
-    let what = what.join(", ");
+    let what = waits_for(slot);
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# depends_on: start only once {what}.\nsvkit say \"svkit: slot {} waits for {what}\"\nprintf '%s\\n' \"{what}\" > {WAITING_FILE}",
+        "# depends_on: start only once {what}.\nsvkit say \"svkit: slot {} waits for {what}\"",
         slot.name
     );
     let mut waits = Vec::new();

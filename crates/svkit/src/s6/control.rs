@@ -56,7 +56,7 @@ impl std::error::Error for ControlError {}
 
 /// Commands of `s6-svc`, as the bytes it writes to the control FIFO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command6 {
+pub enum SvcCommand {
     Up,
     Down,
     /// `-r`: restart with the down signal, only if up.
@@ -78,25 +78,25 @@ pub enum Command6 {
     Winch,
 }
 
-impl Command6 {
+impl SvcCommand {
     pub fn byte(self) -> u8 {
         match self {
-            Command6::Up => b'u',
-            Command6::Down => b'd',
-            Command6::Restart => b'r',
-            Command6::Once => b'O',
-            Command6::Exit => b'x',
-            Command6::Pause => b'p',
-            Command6::Cont => b'c',
-            Command6::Term => b't',
-            Command6::Kill => b'k',
-            Command6::Hup => b'h',
-            Command6::Int => b'i',
-            Command6::Quit => b'q',
-            Command6::Alrm => b'a',
-            Command6::Usr1 => b'1',
-            Command6::Usr2 => b'2',
-            Command6::Winch => b'y',
+            SvcCommand::Up => b'u',
+            SvcCommand::Down => b'd',
+            SvcCommand::Restart => b'r',
+            SvcCommand::Once => b'O',
+            SvcCommand::Exit => b'x',
+            SvcCommand::Pause => b'p',
+            SvcCommand::Cont => b'c',
+            SvcCommand::Term => b't',
+            SvcCommand::Kill => b'k',
+            SvcCommand::Hup => b'h',
+            SvcCommand::Int => b'i',
+            SvcCommand::Quit => b'q',
+            SvcCommand::Alrm => b'a',
+            SvcCommand::Usr1 => b'1',
+            SvcCommand::Usr2 => b'2',
+            SvcCommand::Winch => b'y',
         }
     }
 
@@ -107,31 +107,31 @@ impl Command6 {
     pub fn ends_run(self) -> bool {
         matches!(
             self,
-            Command6::Down
-                | Command6::Restart
-                | Command6::Term
-                | Command6::Kill
-                | Command6::Int
-                | Command6::Quit
+            SvcCommand::Down
+                | SvcCommand::Restart
+                | SvcCommand::Term
+                | SvcCommand::Kill
+                | SvcCommand::Int
+                | SvcCommand::Quit
         )
     }
 
     /// The signals `s6-svc -s` accepts, by name (with or without SIG) or number.
-    pub fn from_signal(name: &str) -> Option<Command6> {
+    pub fn from_signal(name: &str) -> Option<SvcCommand> {
         let upper = name.to_ascii_uppercase();
         let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
         Some(match bare {
-            "TERM" | "15" => Command6::Term,
-            "KILL" | "9" => Command6::Kill,
-            "HUP" | "1" => Command6::Hup,
-            "INT" | "2" => Command6::Int,
-            "QUIT" | "3" => Command6::Quit,
-            "ALRM" | "14" => Command6::Alrm,
-            "USR1" | "10" => Command6::Usr1,
-            "USR2" | "12" => Command6::Usr2,
-            "STOP" | "19" => Command6::Pause,
-            "CONT" | "18" => Command6::Cont,
-            "WINCH" | "28" => Command6::Winch,
+            "TERM" | "15" => SvcCommand::Term,
+            "KILL" | "9" => SvcCommand::Kill,
+            "HUP" | "1" => SvcCommand::Hup,
+            "INT" | "2" => SvcCommand::Int,
+            "QUIT" | "3" => SvcCommand::Quit,
+            "ALRM" | "14" => SvcCommand::Alrm,
+            "USR1" | "10" => SvcCommand::Usr1,
+            "USR2" | "12" => SvcCommand::Usr2,
+            "STOP" | "19" => SvcCommand::Pause,
+            "CONT" | "18" => SvcCommand::Cont,
+            "WINCH" | "28" => SvcCommand::Winch,
             _ => return None,
         })
     }
@@ -140,7 +140,7 @@ impl Command6 {
 /// Writes `cmds` to the slot's supervisor, in order, in one write, and
 /// nothing else: svkit's slots are sent commands through
 /// `crate::slot::end::send`, which records a death asked for first.
-pub fn write(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
+pub fn write(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
     let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
     write_control(slot, &bytes)
 }
@@ -149,7 +149,7 @@ pub fn write(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
 /// its dir again (after the dir was made again). No death is recorded: a
 /// logger has no `finish` to read it.
 pub fn restart_logger(slot: &Path) -> Result<(), ControlError> {
-    write_control(&slot.join("log"), &[Command6::Restart.byte()])
+    write_control(&slot.join("log"), &[SvcCommand::Restart.byte()])
 }
 
 /// Makes the slot's `down` file say `up` (absent) or not (present), as

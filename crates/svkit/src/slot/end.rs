@@ -22,7 +22,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::s6::control::{self, Command6, ControlError};
+use crate::s6::control::{self, ControlError, SvcCommand};
 
 /// Written by `finish` in the slot dir when it keeps the slot down.
 pub const END_FILE: &str = ".svkit-end";
@@ -165,7 +165,7 @@ pub fn mark_essential(slot: &Path) -> io::Result<()> {
 /// Writes `cmds` to the slot's supervisor, in order, in one write. When
 /// one of them ends the running process, that death is first recorded as
 /// asked for ([`record_request`]); if it cannot be, nothing is sent.
-pub fn send(slot: &Path, cmds: &[Command6]) -> Result<(), ControlError> {
+pub fn send(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
     if cmds.iter().any(|c| c.ends_run()) {
         if let Ok(st) = crate::s6::status::read_slot(slot) {
             if let Some(pid) = st.pid {

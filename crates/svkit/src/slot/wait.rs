@@ -47,7 +47,7 @@ impl Watched {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum WaitEnd {
     Met,
     /// Slots not there yet when time ran out.
     Timeout {
@@ -119,12 +119,12 @@ pub fn wait(
     any: bool,
     timeout: Option<Duration>,
     failed: &dyn Fn(&Path, &Status) -> bool,
-) -> Result<Outcome, StatusError> {
+) -> Result<WaitEnd, StatusError> {
     let deadline = timeout.map(|t| Instant::now() + t);
     // Watches first, so nothing between the first read and the sleep is missed.
     let mut watch = Watch::new().ok();
     let mut watching_supervise = vec![false; slots.len()];
-    let mut dropped: Option<Outcome> = None;
+    let mut dropped: Option<WaitEnd> = None;
     let mut live: Vec<usize> = (0..slots.len()).collect();
     if let Some(w) = &watch {
         for s in slots {
@@ -144,28 +144,28 @@ pub fn wait(
         for &i in &live {
             let s = &slots[i];
             match eval(s, target, failed)? {
-                Eval::Met if any => return Ok(Outcome::Met),
+                Eval::Met if any => return Ok(WaitEnd::Met),
                 Eval::Met => {}
                 Eval::Pending => {
                     pending.push(s.dir.clone());
                     still.push(i);
                 }
-                Eval::Gone if !any => return Ok(Outcome::Gone(s.dir.clone())),
-                Eval::Failed if !any => return Ok(Outcome::Failed(s.dir.clone())),
+                Eval::Gone if !any => return Ok(WaitEnd::Gone(s.dir.clone())),
+                Eval::Failed if !any => return Ok(WaitEnd::Failed(s.dir.clone())),
                 Eval::Gone => {
-                    dropped.get_or_insert(Outcome::Gone(s.dir.clone()));
+                    dropped.get_or_insert(WaitEnd::Gone(s.dir.clone()));
                 }
                 Eval::Failed => {
-                    dropped.get_or_insert(Outcome::Failed(s.dir.clone()));
+                    dropped.get_or_insert(WaitEnd::Failed(s.dir.clone()));
                 }
             }
         }
         live = still;
         if pending.is_empty() {
-            return Ok(dropped.filter(|_| any).unwrap_or(Outcome::Met));
+            return Ok(dropped.filter(|_| any).unwrap_or(WaitEnd::Met));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(Outcome::Timeout { pending });
+            return Ok(WaitEnd::Timeout { pending });
         }
         if nap(&mut watch, deadline).is_err() {
             // inotify broke: degrade to the plain poll.
@@ -184,6 +184,6 @@ mod tests {
         let s = Watched::new(t.path().join("nope"));
         let never = |_: &Path, _: &Status| false;
         let o = wait(&[s], Target::Up, false, None, &never).expect("wait");
-        assert_eq!(o, Outcome::Gone(t.path().join("nope")));
+        assert_eq!(o, WaitEnd::Gone(t.path().join("nope")));
     }
 }

@@ -9,7 +9,7 @@ use svkit::msg::exit::svctl::CHANGES;
 use svkit::msg::exit::OK;
 use svkit::msg::{self, Fatal};
 use svkit::reconcile::{
-    self, Action, ApplyOptions, Outcome, ReconcileError, ScandirLock, Scope, SlotPlan,
+    self, Action, ApplyOptions, ApplyReport, ReconcileError, ScandirLock, Scope, SlotPlan,
 };
 
 use super::ctx::{require_tree_user, unreadable_scandir};
@@ -114,7 +114,7 @@ pub fn apply_locked(
     lock: &ScandirLock,
     config_dir: &Path,
     opts: &ApplyOptions,
-) -> Result<Outcome, Fatal> {
+) -> Result<ApplyReport, Fatal> {
     let applied = crate::apply::apply(lock, config_dir, opts, |_| {})?;
     match applied.failed {
         Some(f) => Err(f),

@@ -6,7 +6,7 @@ use std::path::Path;
 use svkit::msg::{self, Fatal};
 use svkit::s6::status::Status;
 use svkit::slot::end::End;
-use svkit::slot::wait::{self, Outcome, Target, Watched};
+use svkit::slot::wait::{self, Target, WaitEnd, Watched};
 
 use svkit::control::{name_of, wait_for};
 
@@ -48,7 +48,7 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         let failed = |dir: &Path, st: &Status| args.give_up && judge.failed(&name_of(dir), st);
         let outcome = wait::wait(&slots, target, false, None, &failed)
             .map_err(|e| Fatal::system("unable to wait", e))?;
-        if let Outcome::Failed(dir) = outcome {
+        if let WaitEnd::Failed(dir) = outcome {
             // For the run script that waited: what keeps its slot from starting.
             let n = name_of(&dir);
             let why = svkit::slot::end::read(&dir)
