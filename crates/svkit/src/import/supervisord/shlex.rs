@@ -17,16 +17,9 @@ pub fn split(text: &str) -> Result<Vec<String>, String> {
                     in_word = false;
                 }
             }
-            '\\' => {
+            '\\' | '\'' | '"' => {
                 in_word = true;
-                match it.next() {
-                    Some(n) => word.push(n),
-                    None => return Err("no escaped character after a final `\\`".into()),
-                }
-            }
-            '\'' | '"' => {
-                in_word = true;
-                quoted(c, &mut it, &mut word)?;
+                escaped_or_quoted(c, &mut it, &mut word)?;
             }
             c => {
                 in_word = true;
@@ -42,6 +35,25 @@ pub fn split(text: &str) -> Result<Vec<String>, String> {
 
 fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+/// A `\` escape (the next character, whatever it is) or a quoted part,
+/// joined to `word`.
+fn escaped_or_quoted(
+    c: char,
+    it: &mut std::str::Chars<'_>,
+    word: &mut String,
+) -> Result<(), String> {
+    if c != '\\' {
+        return quoted(c, it, word);
+    }
+    match it.next() {
+        Some(n) => {
+            word.push(n);
+            Ok(())
+        }
+        None => Err("no escaped character after a final `\\`".into()),
+    }
 }
 
 /// Reads a quoted part up to its closing `quote` into `word`.
@@ -97,16 +109,9 @@ fn env_tokens(text: &str) -> Result<Vec<String>, String> {
                     }
                 }
             }
-            '\\' => {
+            '\\' | '\'' | '"' => {
                 in_word = true;
-                match it.next() {
-                    Some(n) => word.push(n),
-                    None => return Err("no escaped character after a final `\\`".into()),
-                }
-            }
-            '\'' | '"' => {
-                in_word = true;
-                quoted(c, &mut it, &mut word)?;
+                escaped_or_quoted(c, &mut it, &mut word)?;
             }
             c if is_word(c) => {
                 in_word = true;
