@@ -169,24 +169,11 @@ measure() {
   started_iso=$("$DOCKER" inspect -f '{{.State.StartedAt}}' "$name")
   started=$(date -d "$started_iso" +%s%6N)
   pids=$(settled_pids "$name" "${LABEL[$v]}")
-  local p kib comm k val _u pss=0 anon=0 nproc=0 apps=0 panon
-  : >"$tmp/$v.profile.new"
+  # The services are the three app processes; everything else in the
+  # container is the supervision (init, supervisors, loggers, shells).
   # shellcheck disable=SC2086 # one word per pid
-  while read -r p kib; do
-    { read -r comm <"/proc/$p/comm"; } 2>/dev/null || continue
-    panon=0
-    while read -r k val _u; do
-      if [ "$k" = Pss_Anon: ]; then panon=$val; fi
-    done 2>/dev/null <"/proc/$p/smaps_rollup" || continue
-    echo "$comm $kib $panon" >>"$tmp/$v.profile.new"
-    # The services are the three app processes; everything else in the
-    # container is the supervision (init, supervisors, loggers, shells).
-    if [ "$comm" = app ]; then
-      apps=$((apps + 1))
-    else
-      pss=$((pss + kib)) anon=$((anon + panon)) nproc=$((nproc + 1))
-    fi
-  done < <("$tmp/cpss" $pids)
+  supervision_memory "$tmp/cpss" app "$tmp/$v.profile.new" $pids
+  local pss=$SM_PSS anon=$SM_ANON nproc=$SM_NPROC apps=$SM_PROGS
   [ "$apps" = "${APPS[$v]}" ] || fail "${LABEL[$v]}: $apps app processes in the container, not ${APPS[$v]}"
   # Read once the process set settled: stage 2 is over by then.
   stage=$(stages "$name" "$started_iso")

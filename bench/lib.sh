@@ -173,3 +173,28 @@ stages() {
     /s6-rc: info: service legacy-services successfully started/ { l1 = rel($1) }
     END { if (c0 == "" || c1 == "" || l1 == "") print "- - -"; else print c0, c1, l1 }'
 }
+
+# supervision_memory CPSS PROGRAM PROFILE PID...: the PSS of each pid (CPSS,
+# bench/cpss.c compiled) and its anonymous part, one "comm kib anon" line a
+# process into PROFILE. Processes named PROGRAM are the services, not the
+# supervision: counted in SM_PROGS; every other one is summed into SM_PSS,
+# SM_ANON (KiB) and SM_NPROC. A process gone meanwhile is skipped.
+supervision_memory() {
+  local cpss=$1 program=$2 profile=$3 p kib comm k val _u panon
+  shift 3
+  SM_PSS=0 SM_ANON=0 SM_NPROC=0 SM_PROGS=0
+  : >"$profile"
+  while read -r p kib; do
+    { read -r comm <"/proc/$p/comm"; } 2>/dev/null || continue
+    panon=0
+    while read -r k val _u; do
+      if [ "$k" = Pss_Anon: ]; then panon=$val; fi
+    done 2>/dev/null <"/proc/$p/smaps_rollup" || continue
+    echo "$comm $kib $panon" >>"$profile"
+    if [ "$comm" = "$program" ]; then
+      SM_PROGS=$((SM_PROGS + 1))
+    else
+      SM_PSS=$((SM_PSS + kib)) SM_ANON=$((SM_ANON + panon)) SM_NPROC=$((SM_NPROC + 1))
+    fi
+  done < <("$cpss" "$@")
+}

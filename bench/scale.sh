@@ -205,28 +205,16 @@ measure() {
   t_up=$(now_us)
   wait "$runner" || { cat "$tmp/run.err" >&2; fail "docker run of ${LABEL[$v]} failed"; }
 
-  local pids p kib comm pss=0 nproc=0 progs=0 started_iso started stage k val _u panon
+  local pids started_iso started stage
   started_iso=$("$DOCKER" inspect -f '{{.State.StartedAt}}' "$name")
   started=$(date -d "$started_iso" +%s%6N)
   pids=$(settled_pids "$name" "${LABEL[$v]} with $n slots")
   # Read once the process set settled: stage 2 is over by then.
   stage=$(stages "$name" "$started_iso")
-  : >"$tmp/profile.new"
+  # The slots' programs (sleep) are not the supervision.
   # shellcheck disable=SC2086 # one word per pid
-  while read -r p kib; do
-    { read -r comm <"/proc/$p/comm"; } 2>/dev/null || continue
-    panon=0
-    while read -r k val _u; do
-      if [ "$k" = Pss_Anon: ]; then panon=$val; fi
-    done 2>/dev/null <"/proc/$p/smaps_rollup" || continue
-    echo "$comm $kib $panon" >>"$tmp/profile.new"
-    # The slots' programs are not the supervision.
-    if [ "$comm" = sleep ]; then
-      progs=$((progs + 1))
-    else
-      pss=$((pss + kib)) nproc=$((nproc + 1))
-    fi
-  done < <("$tmp/cpss" $pids)
+  supervision_memory "$tmp/cpss" sleep "$tmp/profile.new" $pids
+  local pss=$SM_PSS nproc=$SM_NPROC progs=$SM_PROGS
   [ "$progs" = "$n" ] || fail "${LABEL[$v]}: $progs programs running, not $n"
   mv "$tmp/profile.new" "$tmp/profile-$v-$n"
 
