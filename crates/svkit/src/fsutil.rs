@@ -16,6 +16,24 @@ pub fn write_atomic(
     mode: u32,
     owner: Option<(u32, u32)>,
 ) -> io::Result<()> {
+    via_temp(path, bytes, mode, owner, true)
+}
+
+/// [`write_atomic`] that never replaces: when `path` exists (even as a
+/// dangling symlink) it fails with `AlreadyExists` and writes nothing.
+/// The temp file is hard-linked into place, so of two writers racing for
+/// the same new path exactly one wins, whole.
+pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    via_temp(path, bytes, mode, None, false)
+}
+
+fn via_temp(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+    replace: bool,
+) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
@@ -37,7 +55,12 @@ pub fn write_atomic(
             std::os::unix::fs::fchown(&f, Some(uid), Some(gid))?;
         }
         f.sync_all()?;
-        fs::rename(&tmp, path)
+        if replace {
+            fs::rename(&tmp, path)
+        } else {
+            fs::hard_link(&tmp, path)?;
+            fs::remove_file(&tmp)
+        }
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -91,6 +114,24 @@ mod tests {
         let left: Vec<_> = fs::read_dir(t.path()).expect("dir").flatten().collect();
         assert_eq!(left.len(), 2, "no temp file left");
         assert!(write_atomic(&t.path().join("missing/dir/file"), b"x", 0o644, None).is_err());
+    }
+
+    #[test]
+    fn write_new_never_replaces_and_leaves_no_temp_file() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let path = t.path().join("file");
+        write_new(&path, b"first", 0o644).expect("new path");
+        let e = write_new(&path, b"second", 0o644).expect_err("exists");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&path).expect("read"), "first");
+        // A dangling symlink is something there too: not followed, kept.
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(t.path().join("nowhere"), &link).expect("symlink");
+        let e = write_new(&link, b"x", 0o644).expect_err("a link is there");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert!(!t.path().join("nowhere").exists());
+        let left: Vec<_> = fs::read_dir(t.path()).expect("dir").flatten().collect();
+        assert_eq!(left.len(), 2, "no temp file left");
     }
 
     #[test]

@@ -25,13 +25,9 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
             "--force replaces an --output FILE; see --help",
         ));
     }
-    if let Some(t) = target {
-        if !a.force && std::fs::symlink_metadata(t).is_ok() {
-            return Err(Fatal::usage(
-                format!("{} exists", msg::path(t)),
-                "--force replaces it; nothing written",
-            ));
-        }
+    // Said before the work; the write below holds it against a racer.
+    if let Some(t) = target.filter(|t| !a.force && std::fs::symlink_metadata(t).is_ok()) {
+        return Err(exists(t));
     }
     let opts = Options {
         priority_as_order: a.priority_as_order,
@@ -55,8 +51,17 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
         check(&label, &text, a.root.as_deref())?;
     }
     match target {
-        Some(t) => svkit::fsutil::write_atomic(t, text.as_bytes(), 0o644, None)
-            .map_err(|e| Fatal::io(format!("unable to write {}", msg::path(t)), &e))?,
+        Some(t) => {
+            let written = if a.force {
+                svkit::fsutil::write_atomic(t, text.as_bytes(), 0o644, None)
+            } else {
+                svkit::fsutil::write_new(t, text.as_bytes(), 0o644)
+            };
+            written.map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => exists(t),
+                _ => Fatal::io(format!("unable to write {}", msg::path(t)), &e),
+            })?
+        }
         None => msg::out(&text)?,
     }
     let (slots, instances) = counts(&imported.slots);
@@ -75,6 +80,13 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
         plural(imported.notes.len(), "key", "keys"),
     )]);
     Ok(exit::OK)
+}
+
+fn exists(t: &Path) -> Fatal {
+    Fatal::usage(
+        format!("{} exists", msg::path(t)),
+        "--force replaces it; nothing written",
+    )
 }
 
 /// Slot objects, and the slots they make once templates have their
