@@ -9,7 +9,7 @@ mod svctl_common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use svctl_common::*;
 
 /// A tmpfs of `size` mounted on a fresh dir, unmounted when dropped: the
@@ -76,16 +76,17 @@ fn numbers_logged(dir: &Path) -> Vec<u64> {
         .unwrap_or_default();
     files.retain(|p| {
         let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        n.starts_with('@') || n == "current"
+        n.starts_with('@') || n == "previous" || n == "current"
     });
-    // Archive names sort in time order; `current` comes last.
+    // Archive names sort in time order; then `previous` (a rotation under
+    // way: it becomes an archive), then `current`.
     files.sort_by_key(|p| {
         let n = p
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("")
             .to_string();
-        (n == "current", n)
+        (n == "previous" || n == "current", n == "current", n)
     });
     let mut out = Vec::new();
     for f in files {
@@ -99,6 +100,21 @@ fn numbers_logged(dir: &Path) -> Vec<u64> {
         }
     }
     out
+}
+
+/// `0-1929, 2825-2999`: consecutive numbers as one run.
+fn runs(n: &[u64]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < n.len() {
+        let mut j = i;
+        while j + 1 < n.len() && n[j + 1] == n[j] + 1 {
+            j += 1;
+        }
+        out.push(format!("{}-{}", n[i], n[j]));
+        i = j + 1;
+    }
+    out.join(", ")
 }
 
 const LINES: u64 = 3000;
@@ -164,14 +180,22 @@ fn a_full_log_volume_is_visible_and_loses_nothing_once_freed() {
         (status(&sbx, "noisy").0 == Some(0)).then_some(())
     });
     let dir = vol.path().join("logs/noisy");
-    let got = poll("every line logged", Duration::from_secs(20), || {
+    // Every line, once, in order: polled until so (a rotation may still be
+    // under way when the last line lands), shown as runs when not.
+    let want: Vec<u64> = (0..LINES).collect();
+    let end = Instant::now() + Duration::from_secs(20);
+    let got = loop {
         let n = numbers_logged(&dir);
-        n.contains(&(LINES - 1)).then_some(n)
-    });
-    assert_eq!(
-        got,
-        (0..LINES).collect::<Vec<_>>(),
-        "lines lost or repeated"
+        if n == want || Instant::now() > end {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert!(
+        got == want,
+        "lines lost or repeated: logged {}; files {:?}",
+        runs(&got),
+        std::fs::read_dir(&dir).map(|rd| rd.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
     );
     sbx.wait_for_log(
         "slot noisy: its output gets through its logger again",
