@@ -10,7 +10,7 @@ export SVKIT_CACHE
 # the dir of (built once from ../shared/third_party, then cached).
 S6_OVERLAY = SVKIT_S6_OVERLAY="$$(tests/s6-overlay/build.sh)"
 
-.PHONY: all build release dist deps s6-overlay test lint bench demo bless clean test-docker completions
+.PHONY: all build release dist deps s6-overlay test lint bench demo bless clean test-docker completions mutants
 
 all: build
 
@@ -47,6 +47,14 @@ deps:
 	  echo "make: prometheus-client missing (pip install prometheus-client)"
 	@command -v kubernetes-validate >/dev/null 2>&1 || pip install -q kubernetes-validate || \
 	  echo "make: kubernetes-validate missing (pip install kubernetes-validate)"
+
+# Mutation testing of the modules that decide behaviour (hours; not part of
+# `make test`): tests/mutants.sh, FILES="..." for a subset. Run it on a
+# checkout nobody edits: mutants are made in place. docs/TESTING.md keeps
+# the result.
+mutants: deps s6-overlay build
+	@command -v cargo-mutants >/dev/null 2>&1 || $(CARGO) install --locked cargo-mutants --version 27.1.0
+	FILES="$(FILES)" tests/mutants.sh
 
 s6-overlay: deps
 	tests/s6-overlay/build.sh

@@ -1,0 +1,86 @@
+#!/bin/sh
+# Mutation testing of the modules that decide behaviour: `make mutants`
+# (all groups) or `make mutants FILES="crates/svkit/src/s6/status.rs"`
+# (the groups holding those files). Not part of `make test`: it takes hours.
+#
+# Each group is tried in up to three passes, each only on the mutants the
+# one before missed (cargo-mutants --iterate), from the fastest tests to the
+# slowest, so a mutant costs a full sandbox run only when nothing quicker
+# catches it:
+#   1. the library's unit tests of the group's modules (`--lib FILTER`);
+#   2. the library's integration tests named for the group (goldens, the
+#      status decoder against s6-svstat, ...);
+#   3. the tool tests on the real /init (crates/svkit-cli/tests) named for
+#      the group; as root, nothing may skip (SVKIT_NO_SKIP=1).
+# Mutants are made in the working tree itself (--in-place: the incremental
+# build is what makes a mutant cost seconds), so run it on a clean checkout
+# you are not editing; cargo-mutants puts every file back when it ends.
+#
+# Results: target/mutants/GROUP/mutants.out (caught.txt, missed.txt,
+# timeout.txt, unviable.txt), and one summary row a group on stdout, the
+# table docs/TESTING.md keeps.
+set -eu
+cd "$(dirname "$0")/.."
+
+# group | files (space-separated) | unit test filter | library tests | tool tests
+GROUPS_TABLE='
+finish|crates/svkit/src/render/finish.rs|render::|render_golden render_supervised render_s6log|restart_policy render_behaviour svctl_defaults
+run|crates/svkit/src/render/run.rs|render::|render_golden render_supervised|render_behaviour slot_env svctl_features
+health|crates/svkit/src/slot/health.rs|slot::health|health|svctl_status failing_slots svctl_wait_boot
+redirect|crates/svkit/src/redirect/decide.rs|redirect::||wrap opt_out wrap_messages
+validate|crates/svkit/src/config/validate.rs|config::|config_load config_one_cause|check_corpus
+desired|crates/svkit/src/state/desired.rs|state::|registered|svctl_remember_plan svctl_control
+depends|crates/svkit/src/config/depends.rs|config::depends|config_load|svctl_order essential_oneshot
+liveness|crates/svkit/src/liveness.rs crates/svkit/src/slot/liveness.rs|liveness||svctl_lifecycle svctl_features
+slotenv|crates/svkit/src/slotenv/dotenv.rs crates/svkit/src/slotenv/mod.rs|slotenv::||slot_env svctl_exec
+status|crates/svkit/src/s6/status.rs|s6::status|status_decode status_differential|svctl_status
+'
+
+want="${FILES:-}"
+out=target/mutants
+mkdir -p "$out"
+export SVKIT_S6_OVERLAY="${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}"
+[ "$(id -u)" = 0 ] && export SVKIT_NO_SKIP=1
+
+count() { cat "$@" 2>/dev/null | grep -c . || true; }
+
+echo "| group | files | mutants | caught | missed | timed out | unviable |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltests; do
+  [ -n "$group" ] || continue
+  if [ -n "$want" ]; then
+    hit=""
+    for f in $want; do
+      case " $files " in *" $f "*) hit=1 ;; esac
+    done
+    [ -n "$hit" ] || continue
+  fi
+  dir="$out/$group"
+  rm -rf "$dir"
+  fargs=""
+  for f in $files; do fargs="$fargs -f $f"; done
+  # Pass 1. cargo-mutants exits 2 when mutants were missed: that is a
+  # result here, not a failure of the run.
+  # shellcheck disable=SC2086
+  cargo mutants --in-place --no-shuffle -p svkit $fargs -o "$dir" \
+    --cargo-test-arg=--lib -- -- "$filter" >"$dir.log" 2>&1 || true
+  if [ -n "$libtests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
+    targs=""
+    for t in $libtests; do targs="$targs --cargo-test-arg=--test=$t"; done
+    # shellcheck disable=SC2086
+    cargo mutants --in-place --no-shuffle --iterate -p svkit $fargs -o "$dir" \
+      $targs >>"$dir.log" 2>&1 || true
+  fi
+  if [ -n "$tooltests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
+    make build >/dev/null
+    targs=""
+    for t in $tooltests; do targs="$targs --cargo-test-arg=--test=$t"; done
+    # shellcheck disable=SC2086
+    cargo mutants --in-place --no-shuffle --iterate -p svkit --test-package svkit-cli \
+      $fargs -o "$dir" $targs >>"$dir.log" 2>&1 || true
+  fi
+  m="$dir/mutants.out"
+  # shellcheck disable=SC2086
+  total=$(cargo mutants --list -p svkit $fargs 2>/dev/null | grep -c .)
+  echo "| $group | $(echo "$files" | sed 's#crates/svkit/src/##g') | $total | $(count "$m/caught.txt" "$m/previously_caught.txt") | $(count "$m/missed.txt") | $(count "$m/timeout.txt") | $(count "$m/unviable.txt") |"
+done
