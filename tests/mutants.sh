@@ -63,10 +63,10 @@ echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltes
   # result here, not a failure of the run.
   # shellcheck disable=SC2086
   cargo mutants --in-place --no-shuffle -p svkit $fargs -o "$dir" \
-    --cargo-test-arg=--lib -- -- "$filter" >"$dir.log" 2>&1 || true
+    --cargo-arg=--lib -- -- "$filter" >"$dir.log" 2>&1 || true
   if [ -n "$libtests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
     targs=""
-    for t in $libtests; do targs="$targs --cargo-test-arg=--test=$t"; done
+    for t in $libtests; do targs="$targs --cargo-arg=--test=$t"; done
     # shellcheck disable=SC2086
     cargo mutants --in-place --no-shuffle --iterate -p svkit $fargs -o "$dir" \
       $targs >>"$dir.log" 2>&1 || true
@@ -74,7 +74,7 @@ echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltes
   if [ -n "$tooltests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
     make build >/dev/null
     targs=""
-    for t in $tooltests; do targs="$targs --cargo-test-arg=--test=$t"; done
+    for t in $tooltests; do targs="$targs --cargo-arg=--test=$t"; done
     # shellcheck disable=SC2086
     cargo mutants --in-place --no-shuffle --iterate -p svkit --test-package svkit-cli \
       $fargs -o "$dir" $targs >>"$dir.log" 2>&1 || true
