@@ -21,7 +21,7 @@ mod svstat;
 #[cfg(test)]
 mod tests;
 
-pub use read::{deaths_within, lock_holder, locked, read_slot, supervisor_running};
+pub use read::{lock_holder, locked, read_slot, supervisor_running};
 pub use svstat::{sig_name, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
 
 /// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
