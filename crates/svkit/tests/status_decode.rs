@@ -2,18 +2,18 @@
 //! differential check of `read_slot` against a real s6-svstat.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
+mod svstat;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use proptest::prelude::*;
-use svkit::s6::status::{
-    decode, read_slot, supervisor_running, svstat_fields, LastExit, Status, StatusError,
-    SvstatFlavor, SVSTAT_FIELDS,
-};
+use svkit::s6::status::{decode, read_slot, supervisor_running, LastExit, Status, StatusError};
 use svkit::s6::tai64::Tai64N;
 use svkit::slot::health::kept_down;
+use svstat::{svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
 
 /// Every Ok decode must re-encode to the input, flag bits s6 ignores aside.
 fn check_round_trip(bytes: &[u8], now_secs: u64) {

@@ -22,7 +22,7 @@ mod svstat;
 mod tests;
 
 pub use read::{lock_holder, locked, read_slot, supervisor_running};
-pub use svstat::{sig_name, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
+pub use svstat::sig_name;
 
 /// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
 pub const STATUS_LEN: usize = 35;
