@@ -9,13 +9,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use svkit::s6::status::{decode, LastExit, RawStatus, Status};
 use svkit::s6::tai64::Tai64N;
 use svkit::slot::health::kept_down;
-use svstat::{svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
-
-// s6's status flags (s6-svstatus.h), laid out by hand like the records.
-const FLAG_PAUSED: u8 = 1;
-const FLAG_FINISHING: u8 = 2;
-const FLAG_WANTUP: u8 = 4;
-const FLAG_READY: u8 = 8;
+use svstat::{
+    encode, svstat_fields, SvstatFlavor, FLAG_FINISHING, FLAG_PAUSED, FLAG_READY, FLAG_WANTUP,
+    SVSTAT_FIELDS,
+};
 
 /// What a `finish` exit 125 leaves: kept down though normally up, after a run.
 fn given_up(raw: &RawStatus, normally_up: bool) -> bool {
@@ -43,7 +40,7 @@ fn record(stamp: Tai64N, ready: Tai64N, pid: u64, wstat: u16, flags: u8) -> Vec<
 
 fn status(bytes: &[u8], normally_up: bool) -> Status {
     let raw = decode(bytes).unwrap();
-    assert_eq!(raw.encode(), bytes);
+    assert_eq!(encode(&raw), bytes);
     Status::from_parts(raw, normally_up, 0)
 }
 
@@ -177,4 +174,13 @@ fn future_stamps() {
     // Clamped updownsince, wrapped readyfor, exactly as s6-svstat prints.
     assert_eq!(f[9].1, Tai64N::from_wallclock(now).unwrap().to_string());
     assert_eq!(f[12].1, (u64::MAX - 99).to_string());
+}
+
+#[test]
+fn s6_2_13_layout_with_pgid() {
+    let mut b = record(tai(T0, 0), tai(T0, 0), 42, 0, FLAG_WANTUP);
+    b.splice(32..32, 42u64.to_be_bytes());
+    let raw = decode(&b).unwrap();
+    assert_eq!((raw.pid, raw.pgid, raw.want_up), (42, Some(42), true));
+    assert_eq!(encode(&raw), b);
 }

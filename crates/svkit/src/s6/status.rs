@@ -246,30 +246,6 @@ pub fn decode(bytes: &[u8]) -> Result<RawStatus, StatusError> {
 }
 
 impl RawStatus {
-    /// The bytes s6 would write for this state (43 when `pgid` is set).
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(STATUS_LEN_2_13);
-        out.extend_from_slice(&self.stamp.to_bytes());
-        out.extend_from_slice(&self.ready_stamp.to_bytes());
-        out.extend_from_slice(&u64::from(self.pid).to_be_bytes());
-        if let Some(g) = self.pgid {
-            out.extend_from_slice(&u64::from(g).to_be_bytes());
-        }
-        out.extend_from_slice(&self.wstat.to_be_bytes());
-        out.push(
-            [
-                (self.paused, FLAG_PAUSED),
-                (self.finishing, FLAG_FINISHING),
-                (self.want_up, FLAG_WANTUP),
-                (self.ready, FLAG_READY),
-            ]
-            .iter()
-            .filter(|(on, _)| *on)
-            .fold(0, |acc, (_, bit)| acc | bit),
-        );
-        out
-    }
-
     /// s6-svstat's `isup`.
     pub fn is_up(&self) -> bool {
         self.pid != 0 && !self.finishing

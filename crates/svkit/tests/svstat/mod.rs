@@ -1,10 +1,42 @@
 //! What `s6-svstat -o` prints, recomputed from a decoded status so that the
-//! differential tests can compare field by field.
+//! differential tests can compare field by field, and the bytes s6 writes.
+// Each test file uses its own part of it.
+#![allow(dead_code)]
 
 use std::time::SystemTime;
 
-use svkit::s6::status::{sig_name, Status, WaitStatus};
+use svkit::s6::status::{sig_name, RawStatus, Status, WaitStatus};
 use svkit::s6::tai64::Tai64N;
+
+// s6's status flags (s6-svstatus.h).
+pub const FLAG_PAUSED: u8 = 1;
+pub const FLAG_FINISHING: u8 = 2;
+pub const FLAG_WANTUP: u8 = 4;
+pub const FLAG_READY: u8 = 8;
+
+/// The bytes s6 would write for `raw` (43 when `pgid` is set).
+pub fn encode(raw: &RawStatus) -> Vec<u8> {
+    let mut out = Vec::with_capacity(43);
+    out.extend_from_slice(&raw.stamp.to_bytes());
+    out.extend_from_slice(&raw.ready_stamp.to_bytes());
+    out.extend_from_slice(&u64::from(raw.pid).to_be_bytes());
+    if let Some(g) = raw.pgid {
+        out.extend_from_slice(&u64::from(g).to_be_bytes());
+    }
+    out.extend_from_slice(&raw.wstat.to_be_bytes());
+    out.push(
+        [
+            (raw.paused, FLAG_PAUSED),
+            (raw.finishing, FLAG_FINISHING),
+            (raw.want_up, FLAG_WANTUP),
+            (raw.ready, FLAG_READY),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .fold(0, |acc, (_, bit)| acc | bit),
+    );
+    out
+}
 
 /// Which s6-svstat to imitate: 2.13.2 started printing "not started yet"
 /// (exitcode -1) and `paused` only for a live process.

@@ -22,15 +22,6 @@ fn record(stamp: Tai64N, ready: Tai64N, pid: u64, wstat: u16, flags: u8) -> Vec<
 }
 
 #[test]
-fn s6_2_13_layout_with_pgid() {
-    let mut b = record(tai(T0, 0), tai(T0, 0), 42, 0, FLAG_WANTUP);
-    b.splice(32..32, 42u64.to_be_bytes());
-    let raw = decode(&b).unwrap();
-    assert_eq!((raw.pid, raw.pgid, raw.want_up), (42, Some(42), true));
-    assert_eq!(raw.encode(), b);
-}
-
-#[test]
 fn decode_errors() {
     let good = record(tai(T0, 0), tai(T0, 0), 1, 0, 0);
     for len in [0, 12, 34, 36, 42, 44] {
