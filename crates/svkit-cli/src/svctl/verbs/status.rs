@@ -123,7 +123,6 @@ fn missing_row(ctx: &Ctx, facts: &health::StartFacts, name: &str) -> Row {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable: None,
         missing: true,
-        live: None,
     }
 }
 
@@ -142,7 +141,6 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         Err(e) => return Err(sys(e)),
     };
     let v = ctx.judge().verdict(name, st.as_ref(), SystemTime::now());
-    let live = v.live.clone();
     Ok(Row {
         name: name.to_string(),
         ours: is_ours(&dir),
@@ -151,7 +149,6 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable,
         missing: false,
-        live,
     })
 }
 
