@@ -186,6 +186,11 @@ impl std::error::Error for StatusError {
 }
 
 impl StatusError {
+    /// Another user's `supervise/` (s6-supervise makes it 0700).
+    pub fn is_denied(&self) -> bool {
+        matches!(self, StatusError::Io { source, .. } if source.kind() == io::ErrorKind::PermissionDenied)
+    }
+
     fn at(self, p: &Path) -> StatusError {
         let path = Some(p.to_path_buf());
         match self {

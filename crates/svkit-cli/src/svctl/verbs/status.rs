@@ -137,7 +137,8 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
     let (st, unreadable) = match read {
         Ok((s, true)) => (Some(s), None),
         Ok((_, false)) | Err(StatusError::NotSupervised { .. }) => (None, None),
-        Err(e) if denied(&e) => (None, Some(e.to_string())),
+        // Shown as unreadable, not a reason to show nothing.
+        Err(e) if e.is_denied() => (None, Some(e.to_string())),
         Err(e) => return Err(sys(e)),
     };
     let v = ctx.judge().verdict(name, st.as_ref(), SystemTime::now());
@@ -150,12 +151,6 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         unreadable,
         missing: false,
     })
-}
-
-/// Another user's `supervise/` (s6-supervise makes it 0700): shown as
-/// unreadable, not a reason to show nothing.
-fn denied(e: &StatusError) -> bool {
-    matches!(e, StatusError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
 /// Colour only on a terminal, and never with NO_COLOR set (no-color.org).
