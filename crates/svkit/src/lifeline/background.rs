@@ -52,6 +52,7 @@ impl<T> Pending<T> {
 #[derive(Debug)]
 pub struct Sidecar {
     pid: i32,
+    start_time: u64,
     /// Closing this pipe end is the stop request: the worker sees POLLHUP.
     stop_writer: Option<OwnedFd>,
     exit: Pending<i32>,
@@ -60,6 +61,11 @@ pub struct Sidecar {
 impl Sidecar {
     pub fn pid(&self) -> i32 {
         self.pid
+    }
+
+    /// Field 22 of `/proc/PID/stat`: with the pid, the child's identity.
+    pub fn start_time(&self) -> u64 {
+        self.start_time
     }
 
     /// Asks the worker to stop the child (stdin closed, TERM to the group,
@@ -118,6 +124,7 @@ fn supervise(spec: Spec, tx: mpsc::Sender<Result<Sidecar>>) {
     let (exit_tx, exit_rx) = mpsc::channel();
     let sidecar = Sidecar {
         pid: running.pid,
+        start_time: running.start_time,
         stop_writer: Some(stop_writer),
         exit: Pending(Some(exit_rx)),
     };
