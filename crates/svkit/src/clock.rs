@@ -1,7 +1,8 @@
 //! Wall-clock times as text, one way for every line svkit prints with a
-//! time on it (`svctl events`, the JSON log copy).
+//! time on it (`svctl events`, the JSON log copy); and the one bounded
+//! poll of what no event announces.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// `2026-12-01T09:30:05.123456Z`: RFC 3339, UTC, microseconds. Times
 /// before 1970 (a clock set to nonsense) print as the epoch.
@@ -32,6 +33,24 @@ fn civil(days: u64) -> (u64, u64, u64) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + u64::from(m <= 2);
     (y, m, d)
+}
+
+/// Polls `done` with a doubling pause (1 ms up to 50 ms) until it holds
+/// or `limit` passes: whether it held.
+pub fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if done() {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
 }
 
 #[cfg(test)]

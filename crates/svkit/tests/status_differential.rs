@@ -2,11 +2,14 @@
 //! sandbox under real s6-svscan, for every state s6 can produce.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
+mod svstat;
+
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
-use svkit::s6::status::{self, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
+use svkit::s6::status;
 use svkit::slot::health::kept_down;
 use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svstat::{svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
 
 /// (name, run script, extra files, how to bring it into its state)
 struct Case {

@@ -15,11 +15,6 @@ fn fatal(e: &Error) -> ExitCode {
     ExitCode::from(e.exit_code())
 }
 
-/// The child's code (128+N for signal N), as an exit code.
-fn code(c: i32) -> ExitCode {
-    ExitCode::from(c.clamp(0, 255) as u8)
-}
-
 fn usage(what: &str) -> ExitCode {
     msg::fatal(format_args!("usage: {what}"));
     ExitCode::from(exit::USAGE)
@@ -32,20 +27,16 @@ pub fn main() -> ExitCode {
     let parent = nix::unistd::getppid();
     msg::init("svkit-lifeline");
     let cli: Cli = crate::clapmsg::parse();
-    if let Some(port) = cli.which_port {
-        if !cli.cmd.is_empty() {
-            return usage("--which-port takes no command");
-        }
-        return which_port(port, cli.bind);
-    }
-    run(cli, parent)
+    let code = match cli.which_port {
+        Some(_) if !cli.cmd.is_empty() => return usage("--which-port takes no command"),
+        Some(port) => which_port(port, cli.bind),
+        None => run(cli, parent),
+    };
+    code.unwrap_or_else(|e| fatal(&e))
 }
 
-fn which_port(port: u16, bind: Option<IpAddr>) -> ExitCode {
-    let report = match reap::inspect_port(port, bind) {
-        Ok(r) => r,
-        Err(e) => return fatal(&e),
-    };
+fn which_port(port: u16, bind: Option<IpAddr>) -> Result<ExitCode, Error> {
+    let report = reap::inspect_port(port, bind)?;
     let mut text = String::new();
     for id in &report.owners {
         text += &format!(
@@ -63,18 +54,20 @@ fn which_port(port: u16, bind: Option<IpAddr>) -> ExitCode {
         );
     }
     if let Err(f) = msg::out(text) {
-        return f.report();
+        return Ok(f.report());
     }
-    if report.is_free() {
+    Ok(if report.is_free() {
         ExitCode::from(PORT_FREE)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }
 
-fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
+fn run(cli: Cli, parent: nix::unistd::Pid) -> Result<ExitCode, Error> {
     if cli.cmd.is_empty() {
-        return usage("no command given (svkit-lifeline [OPTIONS] -- CMD ARGS...)");
+        return Ok(usage(
+            "no command given (svkit-lifeline [OPTIONS] -- CMD ARGS...)",
+        ));
     }
     let bind = cli
         .bind
@@ -88,33 +81,16 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
     spec.ready_timeout = cli.ready_timeout;
     spec.death_signal = cli.child_deathsig;
     if let Some(r) = &cli.ready {
-        match lifeline::parse_ready(r, cli.port, bind) {
-            Ok(p) => spec.ready = Some(p),
-            Err(e) => return fatal(&e),
-        }
+        spec.ready = Some(lifeline::parse_ready(r, cli.port, bind)?);
     }
-    if let Err(e) = spec.validate() {
-        return fatal(&e);
-    }
+    spec.validate()?;
 
     // Signals are blocked before anything else so a SIGTERM that arrives
     // while reaping or probing is queued, not fatal: it is read from the
     // signalfd and turned into an orderly stop.
-    let mask =
-        match lifeline::spawn::block_signals(&[Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP]) {
-            Ok(m) => m,
-            Err(e) => return fatal(&e),
-        };
-    let signals = match SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-    {
-        Ok(s) => s,
-        Err(e) => {
-            return fatal(&Error::Io {
-                what: "unable to create a signalfd".into(),
-                source: e.into(),
-            })
-        }
-    };
+    let mask = lifeline::spawn::block_signals(&[Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP])?;
+    let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map_err(|e| Error::nix("unable to create a signalfd", e))?;
     // A parent outside our PID namespace shows as pid 0: `docker exec`'s
     // runtime, which may exit the moment we start (`docker exec -d`) or
     // live on long after. Its death says nothing about ours, so there is
@@ -129,23 +105,16 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
     if !cli.no_parent_deathsig && !outside {
         // TERM (not KILL) so the parent's death goes through the orderly
         // stop below; it arrives through the signalfd like any SIGTERM.
-        if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGTERM) {
-            return fatal(&Error::Io {
-                what: "unable to set PR_SET_PDEATHSIG".into(),
-                source: e.into(),
-            });
-        }
+        nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)
+            .map_err(|e| Error::nix("unable to set PR_SET_PDEATHSIG", e))?;
         if nix::unistd::getppid() != parent {
             msg::fatal("parent exited before lifeline started: nothing spawned");
-            return ExitCode::from(exit::SYSTEM);
+            return Ok(ExitCode::from(exit::SYSTEM));
         }
     }
     let mut stop = StopSources::new(signals, cli.watch_stdin);
 
-    let (launched, reaped) = match lifeline::run::launch(&spec, &mut || stop.requested()) {
-        Ok(x) => x,
-        Err(e) => return fatal(&e),
-    };
+    let (launched, reaped) = lifeline::run::launch(&spec, &mut || stop.requested())?;
     if let Some(r) = reaped {
         if !r.terminated.is_empty() {
             msg::info(format_args!(
@@ -174,8 +143,9 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> ExitCode {
             }
         }
     }
-    match lifeline::run::finish(&spec, &mut running, stopping) {
-        Ok(status) => code(lifeline::exit_code(status)),
-        Err(e) => fatal(&e),
-    }
+    let status = lifeline::run::finish(&spec, &mut running, stopping)?;
+    // The child's code (128+N for signal N).
+    Ok(ExitCode::from(
+        lifeline::exit_code(status).clamp(0, 255) as u8
+    ))
 }

@@ -38,9 +38,6 @@ impl FieldPath {
         v.push(Seg::Index(i));
         FieldPath(v)
     }
-    pub fn is_root(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl std::fmt::Display for FieldPath {

@@ -112,9 +112,7 @@ pub fn load_layers(
     for (path, bytes) in files {
         let (layer, d) = parse::parse_layer(path, bytes);
         diags.extend(d);
-        if let Some(l) = layer {
-            layers.push(l);
-        }
+        layers.extend(layer);
     }
     match validate(&layers, src) {
         Ok(v) if diags.is_empty() => Ok(v),

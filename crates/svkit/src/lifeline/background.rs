@@ -13,16 +13,12 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread;
 
 use super::error::{Error, Result};
-use super::reap::ReapOutcome;
 use super::run::{self, Launched, Spec};
 use super::spawn::{exit_code, Wake};
 
-/// The future result of the worker's work.
+/// The future result of the worker's work (`None` once taken).
 #[derive(Debug)]
-pub struct Pending<T> {
-    rx: Receiver<Result<T>>,
-    done: Option<Result<T>>,
-}
+pub struct Pending<T>(Option<Receiver<Result<T>>>);
 
 fn worker_gone() -> Error {
     Error::io(
@@ -35,22 +31,18 @@ impl<T> Pending<T> {
     /// The result if the work finished (taken: later calls return `None`).
     /// Never blocks.
     pub fn try_result(&mut self) -> Option<Result<T>> {
-        if self.done.is_none() {
-            self.done = match self.rx.try_recv() {
-                Ok(r) => Some(r),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => Some(Err(worker_gone())),
-            };
-        }
-        self.done.take()
+        let r = match self.0.as_ref()?.try_recv() {
+            Ok(r) => r,
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => Err(worker_gone()),
+        };
+        self.0 = None;
+        Some(r)
     }
 
     /// Blocks until the work finishes.
-    pub fn wait(mut self) -> Result<T> {
-        if let Some(r) = self.done.take() {
-            return r;
-        }
-        self.rx.recv().unwrap_or_else(|_| Err(worker_gone()))
+    pub fn wait(self) -> Result<T> {
+        (self.0.and_then(|rx| rx.recv().ok())).unwrap_or_else(|| Err(worker_gone()))
     }
 }
 
@@ -61,7 +53,6 @@ impl<T> Pending<T> {
 pub struct Sidecar {
     pid: i32,
     start_time: u64,
-    reaped: Option<ReapOutcome>,
     /// Closing this pipe end is the stop request: the worker sees POLLHUP.
     stop_writer: Option<OwnedFd>,
     exit: Pending<i32>,
@@ -75,11 +66,6 @@ impl Sidecar {
     /// Field 22 of `/proc/PID/stat`: with the pid, the child's identity.
     pub fn start_time(&self) -> u64 {
         self.start_time
-    }
-
-    /// What was reaped from the port before this child started.
-    pub fn reaped(&self) -> Option<&ReapOutcome> {
-        self.reaped.as_ref()
     }
 
     /// Asks the worker to stop the child (stdin closed, TERM to the group,
@@ -98,12 +84,8 @@ impl Sidecar {
     pub fn wait(self) -> Result<i32> {
         // Keep the stop pipe open while waiting: closing it would stop the
         // child instead of waiting for it.
-        let Sidecar {
-            stop_writer: _keep,
-            exit,
-            ..
-        } = self;
-        exit.wait()
+        let _keep = self.stop_writer;
+        self.exit.wait()
     }
 }
 
@@ -113,27 +95,25 @@ impl Sidecar {
 /// the child as soon as it has started.
 pub fn start_in_background(spec: Spec) -> Pending<Sidecar> {
     let (tx, rx) = mpsc::channel();
-    let mut pending = Pending { rx, done: None };
+    let failed = tx.clone();
     if let Err(e) = thread::Builder::new()
         .name("lifeline-sidecar".into())
         .spawn(move || supervise(spec, tx))
     {
-        pending.done = Some(Err(Error::io("unable to start a worker thread", e)));
+        let _ = failed.send(Err(Error::io("unable to start a worker thread", e)));
     }
-    pending
+    Pending(Some(rx))
 }
 
 fn supervise(spec: Spec, tx: mpsc::Sender<Result<Sidecar>>) {
     // CLOEXEC: a child inheriting the write end would keep the pipe from
     // ever hanging up, and the stop request would never arrive.
-    let (stop_reader, stop_writer) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = tx.send(Err(Error::nix("unable to create a pipe", e)));
-            return;
-        }
-    };
-    let (launched, reaped) = match run::launch(&spec, &mut || false) {
+    // CLOEXEC: a child inheriting the write end would keep the pipe from
+    // ever hanging up, and the stop request would never arrive.
+    let started = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| Error::nix("unable to create a pipe", e))
+        .and_then(|pipe| Ok((pipe, run::launch(&spec, &mut || false)?.0)));
+    let ((stop_reader, stop_writer), launched) = match started {
         Ok(x) => x,
         Err(e) => {
             let _ = tx.send(Err(e));
@@ -145,24 +125,18 @@ fn supervise(spec: Spec, tx: mpsc::Sender<Result<Sidecar>>) {
     let sidecar = Sidecar {
         pid: running.pid,
         start_time: running.start_time,
-        reaped,
         stop_writer: Some(stop_writer),
-        exit: Pending {
-            rx: exit_rx,
-            done: None,
-        },
+        exit: Pending(Some(exit_rx)),
     };
     // If the caller is gone, the returned Sidecar is dropped right here,
     // which closes the stop pipe: the wait below then stops the child.
     drop(tx.send(Ok(sidecar)));
-    let stop = match running.wait_event(&[stop_reader.as_fd()]) {
-        Ok(Wake::Exited(_)) => false,
-        Ok(Wake::Fd(_)) => true,
+    let exit = match running.wait_event(&[stop_reader.as_fd()]) {
+        Ok(wake) => run::finish(&spec, &mut running, matches!(wake, Wake::Fd(_))).map(exit_code),
         Err(e) => {
-            let _ = exit_tx.send(Err(e));
             let _ = run::finish(&spec, &mut running, true);
-            return;
+            Err(e)
         }
     };
-    let _ = exit_tx.send(run::finish(&spec, &mut running, stop).map(exit_code));
+    let _ = exit_tx.send(exit);
 }

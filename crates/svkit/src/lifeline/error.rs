@@ -37,14 +37,14 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Self {
+    pub fn io(what: impl Into<String>, source: io::Error) -> Self {
         Error::Io {
             what: what.into(),
             source,
         }
     }
 
-    pub(crate) fn nix(what: impl Into<String>, errno: nix::errno::Errno) -> Self {
+    pub fn nix(what: impl Into<String>, errno: nix::errno::Errno) -> Self {
         Error::Io {
             what: what.into(),
             source: io::Error::from(errno),

@@ -16,8 +16,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
@@ -26,6 +25,7 @@ use super::identity::{self, Identity};
 use super::owners;
 use super::procnet::{self, TcpEntry};
 use super::statefile::StateRecord;
+use crate::clock::poll_until;
 
 /// How many arguments after `argv[0]` `--match` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,23 +270,6 @@ pub fn classify(
         }));
     }
     Ok(owners)
-}
-
-/// Polls `done` every few ms until it holds or `limit` passes.
-pub(crate) fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    let mut pause = Duration::from_millis(2);
-    loop {
-        if done() {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return false;
-        }
-        thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
 }
 
 /// How long to wait, after SIGKILL, for the process to vanish and the port to

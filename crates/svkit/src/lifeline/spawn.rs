@@ -26,7 +26,7 @@ use nix::unistd::Pid;
 
 use super::error::{Error, Result};
 use super::identity;
-use super::reap::poll_until;
+use crate::clock::poll_until;
 use crate::sys;
 
 /// Environment variable set for the child: its stdin is a pipe held by

@@ -5,7 +5,6 @@
 use std::os::fd::{AsFd, BorrowedFd};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
 
 /// What can ask lifeline to stop: signals (through a signalfd) and, with
@@ -14,7 +13,6 @@ pub struct StopSources {
     signals: SignalFd,
     watch_stdin: bool,
     stdin: std::io::Stdin,
-    stop_signal: Option<Signal>,
 }
 
 impl StopSources {
@@ -23,13 +21,7 @@ impl StopSources {
             signals,
             watch_stdin,
             stdin: std::io::stdin(),
-            stop_signal: None,
         }
-    }
-
-    /// The signal that asked to stop, if one did.
-    pub fn stop_signal(&self) -> Option<Signal> {
-        self.stop_signal
     }
 
     /// The fds to wait on: the signalfd, then stdin when watched.
@@ -46,11 +38,7 @@ impl StopSources {
     /// (stdin is left blocking: O_NONBLOCK would leak to whoever shares it).
     pub fn drain(&mut self, i: usize) -> bool {
         if i == 0 {
-            if let Ok(Some(info)) = self.signals.read_signal() {
-                self.stop_signal = Signal::try_from(info.ssi_signo as i32).ok();
-                return true;
-            }
-            return false;
+            return matches!(self.signals.read_signal(), Ok(Some(_)));
         }
         let mut buf = [0u8; 4096];
         match nix::unistd::read(0, &mut buf) {

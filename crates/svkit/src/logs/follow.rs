@@ -103,11 +103,6 @@ impl Pending {
 }
 
 impl Position {
-    /// Whether `current` existed and is held.
-    pub fn has_current(&self) -> bool {
-        self.held.is_some()
-    }
-
     pub(super) fn knows(&self, ino: Ino) -> bool {
         self.pending.iter().any(|p| p.file.ino == ino)
     }

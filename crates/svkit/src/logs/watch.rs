@@ -98,12 +98,8 @@ fn config_signature(dir: &Path) -> Vec<(OsString, u64, Option<SystemTime>)> {
 
 /// The svkit slots (marked as ours) in `scandir` that have a logger.
 fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
-    let Ok(rd) = std::fs::read_dir(scandir) else {
-        return BTreeSet::new();
-    };
-    rd.flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with('.'))
+    let names = crate::s6::services(scandir).unwrap_or_default();
+    (names.into_iter())
         .filter(|n| {
             let dir = scandir.join(n);
             crate::slot::owner::is_ours(&dir) && logger::has_logger(&dir)

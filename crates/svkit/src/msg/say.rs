@@ -69,11 +69,6 @@ fn container_stderr() -> Option<PathBuf> {
         .then(|| PathBuf::from(CONTAINER_STDERR))
 }
 
-/// [`say`] with the log's fd and the fallback given (`None`: no fallback).
-pub fn say_to(log: BorrowedFd<'_>, container: Option<&Path>, text: &str) -> Said {
-    say_or(log, || container.map(Path::to_path_buf), text)
-}
-
 /// The fallback is only looked for when the log did not take the line.
 fn say_or(log: BorrowedFd<'_>, container: impl FnOnce() -> Option<PathBuf>, text: &str) -> Said {
     let line = one_line(text);

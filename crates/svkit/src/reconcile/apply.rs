@@ -49,8 +49,6 @@ pub struct ApplyOptions {
     pub lock_timeout: Duration,
     /// Bound on waiting for a deleted slot to go down.
     pub stop_timeout: Duration,
-    /// Bound on waiting for s6-svscan to pick up a new slot.
-    pub supervise_timeout: Duration,
     pub scope: Scope,
 }
 
@@ -59,7 +57,6 @@ impl Default for ApplyOptions {
         ApplyOptions {
             lock_timeout: Duration::from_secs(30),
             stop_timeout: Duration::from_secs(10),
-            supervise_timeout: Duration::from_secs(5),
             scope: Scope::All,
         }
     }

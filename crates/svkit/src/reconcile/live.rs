@@ -39,18 +39,7 @@ pub fn presence_only(rel: &Path) -> bool {
 
 /// Visible slot names (s6-svscan ignores `.`-led names, so do we).
 pub fn slot_names(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
-    let mut names = Vec::new();
-    for entry in fs::read_dir(scandir).map_err(io(scandir))? {
-        let entry = entry.map_err(io(scandir))?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if !name.starts_with('.') {
-            names.push(name);
-        }
-    }
-    names.sort();
-    Ok(names)
+    crate::s6::services(scandir).map_err(io(scandir))
 }
 
 fn supervisor_owned(rel: &Path) -> bool {

@@ -26,12 +26,9 @@ impl ApplyReport {
     /// The audit lines, one per slot, as one text: printed with a single
     /// write, not one per slot.
     pub fn audit(&self) -> String {
-        let mut text = String::new();
-        for p in &self.plans {
-            text.push_str(&p.audit_line());
-            text.push('\n');
-        }
-        text
+        (self.plans.iter())
+            .map(|p| format!("{}\n", p.audit_line()))
+            .collect()
     }
 
     /// Prints what was swept (info) and each slot that failed (warning,

@@ -67,14 +67,10 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let mut out = String::new();
-    for (i, w) in words.into_iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(&sh_quote(w.as_ref()));
-    }
-    out
+    let quoted: Vec<String> = (words.into_iter())
+        .map(|w| sh_quote(w.as_ref()).into_owned())
+        .collect();
+    quoted.join(" ")
 }
 
 /// A string for use inside a `#` comment line: newlines and other control

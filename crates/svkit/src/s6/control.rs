@@ -8,8 +8,9 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::clock::poll_until;
 use crate::msg::strerror;
 
 #[derive(Debug)]
@@ -220,37 +221,21 @@ pub fn supervised(slot: &Path) -> bool {
 /// `s6-svscanctl -a` is asynchronous: a new slot's supervisor appears some
 /// time later. Wait for it (bounded) before the first control.
 pub fn wait_supervised(slot: &Path, timeout: Duration) -> Result<(), ControlError> {
-    let end = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    while !supervised(slot) {
-        if Instant::now() >= end {
-            return Err(ControlError::Timeout {
-                slot: slot.to_path_buf(),
-                what: "supervised",
-            });
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
+    if poll_until(timeout, || supervised(slot)) {
+        return Ok(());
     }
-    Ok(())
+    Err(ControlError::Timeout {
+        slot: slot.to_path_buf(),
+        what: "supervised",
+    })
 }
 
 /// Waits (at most `timeout`) until no s6-supervise listens on any of
 /// `slots` nor on their loggers; false when one still does.
 pub fn wait_unsupervised(slots: &[PathBuf], timeout: Duration) -> bool {
-    let end = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    while slots
-        .iter()
-        .any(|s| supervised(s) || supervised(&s.join("log")))
-    {
-        if Instant::now() >= end {
-            return false;
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
-    true
+    poll_until(timeout, || {
+        !(slots.iter()).any(|s| supervised(s) || supervised(&s.join("log")))
+    })
 }
 
 /// `s6-svscanctl FLAGS SCANDIR`, e.g. `-a` (rescan) or `-an` (rescan, prune).

@@ -11,3 +11,18 @@ pub mod fifo;
 pub mod status;
 pub mod tai64;
 pub mod wait;
+
+/// The names in `scandir` that s6-svscan takes for services, sorted: it
+/// ignores `.`-led names. One that is not UTF-8 is no slot of svkit's.
+pub fn services(scandir: &std::path::Path) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(scandir)? {
+        if let Ok(name) = entry?.file_name().into_string() {
+            if !name.starts_with('.') {
+                names.push(name);
+            }
+        }
+    }
+    names.sort();
+    Ok(names)
+}

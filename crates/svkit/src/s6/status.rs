@@ -21,8 +21,8 @@ mod svstat;
 #[cfg(test)]
 mod tests;
 
-pub use read::{deaths_within, lock_holder, locked, read_slot, supervisor_running};
-pub use svstat::{sig_name, svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
+pub use read::{lock_holder, locked, read_slot, supervisor_running};
+pub use svstat::sig_name;
 
 /// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
 pub const STATUS_LEN: usize = 35;
@@ -186,6 +186,11 @@ impl std::error::Error for StatusError {
 }
 
 impl StatusError {
+    /// Another user's `supervise/` (s6-supervise makes it 0700).
+    pub fn is_denied(&self) -> bool {
+        matches!(self, StatusError::Io { source, .. } if source.kind() == io::ErrorKind::PermissionDenied)
+    }
+
     fn at(self, p: &Path) -> StatusError {
         let path = Some(p.to_path_buf());
         match self {
@@ -246,30 +251,6 @@ pub fn decode(bytes: &[u8]) -> Result<RawStatus, StatusError> {
 }
 
 impl RawStatus {
-    /// The bytes s6 would write for this state (43 when `pgid` is set).
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(STATUS_LEN_2_13);
-        out.extend_from_slice(&self.stamp.to_bytes());
-        out.extend_from_slice(&self.ready_stamp.to_bytes());
-        out.extend_from_slice(&u64::from(self.pid).to_be_bytes());
-        if let Some(g) = self.pgid {
-            out.extend_from_slice(&u64::from(g).to_be_bytes());
-        }
-        out.extend_from_slice(&self.wstat.to_be_bytes());
-        out.push(
-            [
-                (self.paused, FLAG_PAUSED),
-                (self.finishing, FLAG_FINISHING),
-                (self.want_up, FLAG_WANTUP),
-                (self.ready, FLAG_READY),
-            ]
-            .iter()
-            .filter(|(on, _)| *on)
-            .fold(0, |acc, (_, bit)| acc | bit),
-        );
-        out
-    }
-
     /// s6-svstat's `isup`.
     pub fn is_up(&self) -> bool {
         self.pid != 0 && !self.finishing

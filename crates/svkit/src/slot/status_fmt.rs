@@ -7,7 +7,6 @@ use std::time::SystemTime;
 use serde_json::{json, Value};
 
 use super::health::{self, Verdict};
-use super::liveness;
 use crate::s6::status::{sig_name, LastExit, Status};
 
 /// One slot as status shows it.
@@ -27,8 +26,6 @@ pub struct Row {
     /// Declared in the config, no dir in the scandir
     /// (`health::declared_missing`).
     pub missing: bool,
-    /// What its liveness watcher last saw, when it has one.
-    pub live: Option<liveness::LiveState>,
 }
 
 /// The STATE column: failed and done win over up and down.
@@ -113,7 +110,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "ready_overdue": r.v.ready_overdue,
         "waiting_for": r.v.waiting,
         "blocked_by": r.v.blocked_by,
-        "liveness": r.live.as_ref().map(|l| json!({
+        "liveness": r.v.live.as_ref().map(|l| json!({
             "failing": l.failing, "of": l.of, "last_error": l.last_error,
         })),
         "log_dir": r.log_dir,
@@ -209,7 +206,7 @@ fn info(r: &Row, now: SystemTime) -> String {
         return format!("waiting for {w}, {t}");
     }
     if s.up {
-        let t = match &r.live {
+        let t = match &r.v.live {
             Some(l) if l.failing > 0 => format!("{t}, unhealthy ({}/{})", l.failing, l.of),
             _ => t,
         };

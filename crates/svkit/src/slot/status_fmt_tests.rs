@@ -46,7 +46,6 @@ fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
         log_dir: log.map(str::to_string),
         unreadable: None,
         missing: false,
-        live: None,
     }
 }
 
@@ -128,7 +127,6 @@ fn rows() -> Vec<Row> {
             log_dir: None,
             unreadable: None,
             missing: false,
-            live: None,
         },
     ]
 }
@@ -262,7 +260,6 @@ fn missing_row() {
         log_dir: Some("/ro/logs/gone".into()),
         unreadable: None,
         missing: true,
-        live: None,
     };
     assert!(!gone.in_wanted_state());
     let t = table(std::slice::from_ref(&gone), now(), false);
@@ -302,7 +299,6 @@ fn unreadable_slot() {
             "unable to read /run/service/other/supervise/status: Permission denied".into(),
         ),
         missing: false,
-        live: None,
     };
     assert!(!r.in_wanted_state());
     let t = table(std::slice::from_ref(&r), now(), false);

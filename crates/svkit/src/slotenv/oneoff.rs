@@ -31,7 +31,6 @@ pub struct OneOff {
 
 #[derive(Debug)]
 pub enum OneOffError {
-    Start(StartError),
     NothingToRun,
     UnknownUser(String),
     Groups(io::Error),
@@ -41,11 +40,9 @@ pub enum OneOffError {
 }
 
 impl OneOffError {
-    /// 127 not found, 126 not executable, 78 an env file or secret refused
-    /// (as the slot's start), 100 nothing to run, else 111.
+    /// 127 not found, 126 not executable, 100 nothing to run, else 111.
     pub fn exit_code(&self) -> u8 {
         match self {
-            OneOffError::Start(_) => super::START_FAILED,
             OneOffError::NothingToRun => exit::USAGE,
             OneOffError::Exec { source, .. } if source.kind() == io::ErrorKind::NotFound => {
                 exit::NOT_FOUND
@@ -59,7 +56,6 @@ impl OneOffError {
 impl fmt::Display for OneOffError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            OneOffError::Start(e) => write!(f, "not starting: {e}"),
             OneOffError::NothingToRun => f.write_str("nothing to run"),
             OneOffError::UnknownUser(u) => {
                 write!(f, "unable to drop privileges: unknown user {u}")

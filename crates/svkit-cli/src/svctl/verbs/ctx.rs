@@ -1,7 +1,6 @@
 //! What the slot verbs share: the scandir and the config (when it loads).
 //! What a slot's state means is `svkit::slot::health`'s to decide.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use svkit::config::{Model, Slot};
@@ -40,32 +39,15 @@ impl Ctx {
 
     /// Slots in the scandir, sorted: svkit's (with the marker) or all.
     pub fn list(&self, all: bool) -> Result<Vec<String>, Fatal> {
-        let rd = fs::read_dir(&self.scandir).map_err(|e| unreadable_scandir(&self.scandir, &e))?;
-        let mut out = Vec::new();
-        for e in rd.flatten() {
-            let Ok(name) = e.file_name().into_string() else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let p = e.path();
-            // d_type saves a stat per slot; the scandir may also hold
-            // symlinks to service dirs (services.d), which need one.
-            let dir = match e.file_type() {
-                Ok(t) if t.is_dir() => true,
-                Ok(t) if t.is_symlink() => p.is_dir(),
-                _ => false,
-            };
-            if !dir {
-                continue;
-            }
-            if all || svkit::slot::owner::is_ours(&p) {
-                out.push(name);
-            }
-        }
-        out.sort();
-        Ok(out)
+        let names = svkit::s6::services(&self.scandir)
+            .map_err(|e| unreadable_scandir(&self.scandir, &e))?;
+        // A service dir, or a symlink to one (services.d).
+        Ok((names.into_iter())
+            .filter(|n| {
+                let p = self.dir(n);
+                p.is_dir() && (all || svkit::slot::owner::is_ours(&p))
+            })
+            .collect())
     }
 
     /// Named slots, or every svkit slot with `all`; an unknown name is fatal

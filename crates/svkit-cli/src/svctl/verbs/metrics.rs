@@ -4,7 +4,6 @@
 use std::time::SystemTime;
 
 use svkit::msg::{self, exit, Fatal};
-use svkit::s6::status::StatusError;
 use svkit::slot::metrics::{collect, exposition};
 
 use super::ctx::Ctx;
@@ -24,11 +23,7 @@ pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
     for n in &names {
         match collect(&judge, n, now) {
             Ok(m) => slots.push(m),
-            Err(StatusError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::PermissionDenied =>
-            {
-                hidden.push(n.as_str());
-            }
+            Err(e) if e.is_denied() => hidden.push(n.as_str()),
             Err(e) => return Err(Fatal::system(format!("unable to read status of {n}"), e)),
         }
     }

@@ -82,6 +82,7 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
     // Held until the slot has its supervisor: success means it is there.
     let lock = lock(&scandir, opts.lock_timeout)?;
     let (model, t, slot) = resolve(args)?;
+    let failed = || format!("unable to register {}", args.name);
     let sd = Path::new(&model.state_dir);
     let registered = state::is_registered(sd, &t.name, &args.name);
     if !registered && model.slot(&slot).is_some() {
@@ -96,37 +97,25 @@ pub fn register(args: &RegisterArgs) -> Result<u8, Fatal> {
     // user and owns what it writes.
     let as_root = nix::unistd::geteuid().is_root();
     let owner = match t.user.as_deref().filter(|u| *u != "root" && as_root) {
-        Some(u) => Some(
-            svkit::reconcile::lookup_user(u)
-                .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?,
-        ),
+        Some(u) => Some(svkit::reconcile::lookup_user(u).map_err(|e| Fatal::system(failed(), e))?),
         None => None,
     };
-    state::register(sd, &t.name, &args.name, owner)
-        .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?;
-    let undo = || {
+    state::register(sd, &t.name, &args.name, owner).map_err(|e| Fatal::system(failed(), e))?;
+    let applied = apply_locked(&lock, &args.at.config.dir(), &opts).and_then(|o| {
+        if o.plans.iter().any(|p| p.name == slot) {
+            return Ok(());
+        }
+        let ignored = "reconcile ignored it (see the warnings above)";
+        Err(Fatal::new(NOT_OK, failed(), ignored))
+    });
+    if let Err(f) = applied {
         if !registered {
             let _ = state::unregister(sd, &t.name, &args.name);
         }
-    };
-    let applied = apply_locked(&lock, &args.at.config.dir(), &opts);
-    match applied {
-        Ok(o) if o.plans.iter().any(|p| p.name == slot) => {}
-        Ok(_) => {
-            undo();
-            return Err(Fatal::new(
-                NOT_OK,
-                format!("unable to register {}", args.name),
-                "reconcile ignored it (see the warnings above)",
-            ));
-        }
-        Err(f) => {
-            undo();
-            return Err(f);
-        }
+        return Err(f);
     }
     wait_supervised(&scandir.join(&slot), SUPERVISE_TIMEOUT)
-        .map_err(|e| Fatal::system(format!("unable to register {}", args.name), e))?;
+        .map_err(|e| Fatal::system(failed(), e))?;
     Ok(OK)
 }
 
@@ -137,19 +126,16 @@ pub fn unregister(args: &RegisterArgs) -> Result<u8, Fatal> {
     let lock = lock(&scandir, opts.lock_timeout)?;
     let (model, t, slot) = resolve(args)?;
     let sd = Path::new(&model.state_dir);
-    let removed = state::unregister(sd, &t.name, &args.name)
-        .map_err(|e| Fatal::system(format!("unable to unregister {}", args.name), e))?;
+    let failed = || format!("unable to unregister {}", args.name);
+    let removed =
+        state::unregister(sd, &t.name, &args.name).map_err(|e| Fatal::system(failed(), e))?;
     if !removed {
         let why = if model.slot(&slot).is_some() {
             format!("slot {slot} is declared by the config, not registered")
         } else {
             format!("not a registered instance of {}", t.name)
         };
-        return Err(Fatal::new(
-            NOT_OK,
-            format!("unable to unregister {}", args.name),
-            why,
-        ));
+        return Err(Fatal::new(NOT_OK, failed(), why));
     }
     if let Err(f) = apply_locked(&lock, &args.at.config.dir(), &opts) {
         // Keep the registry in step with the scandir: the slot is still there.

@@ -123,7 +123,6 @@ fn missing_row(ctx: &Ctx, facts: &health::StartFacts, name: &str) -> Row {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable: None,
         missing: true,
-        live: None,
     }
 }
 
@@ -138,11 +137,11 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
     let (st, unreadable) = match read {
         Ok((s, true)) => (Some(s), None),
         Ok((_, false)) | Err(StatusError::NotSupervised { .. }) => (None, None),
-        Err(e) if denied(&e) => (None, Some(e.to_string())),
+        // Shown as unreadable, not a reason to show nothing.
+        Err(e) if e.is_denied() => (None, Some(e.to_string())),
         Err(e) => return Err(sys(e)),
     };
     let v = ctx.judge().verdict(name, st.as_ref(), SystemTime::now());
-    let live = v.live.clone();
     Ok(Row {
         name: name.to_string(),
         ours: is_ours(&dir),
@@ -151,14 +150,7 @@ pub fn row(ctx: &Ctx, name: &str) -> Result<Row, Fatal> {
         log_dir: ctx.log_dir(name).map(str::to_string),
         unreadable,
         missing: false,
-        live,
     })
-}
-
-/// Another user's `supervise/` (s6-supervise makes it 0700): shown as
-/// unreadable, not a reason to show nothing.
-fn denied(e: &StatusError) -> bool {
-    matches!(e, StatusError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
 /// Colour only on a terminal, and never with NO_COLOR set (no-color.org).

@@ -6,6 +6,11 @@ use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
 use super::*;
 
+/// [`say`] with the log's fd and the fallback given (`None`: no fallback).
+fn say_to(log: BorrowedFd<'_>, container: Option<&Path>, text: &str) -> Said {
+    say_or(log, || container.map(Path::to_path_buf), text)
+}
+
 fn flags(fd: BorrowedFd<'_>) -> OFlag {
     OFlag::from_bits_truncate(fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL).expect("F_GETFL"))
 }

@@ -166,15 +166,10 @@ impl Stream<'_> {
     /// says so with an `added` event.
     fn rescan(&mut self, sink: &mut dyn Sink, report: bool) -> Result<(), EventsError> {
         let scandir = self.judge.scandir;
-        let rd = std::fs::read_dir(scandir).map_err(|e| EventsError::Scandir {
+        let names = crate::s6::services(scandir).map_err(|e| EventsError::Scandir {
             path: scandir.to_path_buf(),
             source: e,
         })?;
-        let mut names: Vec<String> = rd
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
-        names.sort();
         for n in names {
             if !self.subs.contains_key(&n) && self.in_scope(&n) {
                 self.add(&n, sink, report);
