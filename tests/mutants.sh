@@ -44,6 +44,14 @@ export SVKIT_S6_OVERLAY="${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}"
 
 count() { cat "$@" 2>/dev/null | grep -c . || true; }
 
+# Each pass replaces mutants.out (the one before becomes mutants.out.old):
+# what it caught, timed out on or could not build is kept in all-*.txt.
+keep() {
+  for k in caught timeout unviable; do
+    cat "$1/mutants.out/$k.txt" >>"$1/all-$k.txt" 2>/dev/null || true
+  done
+}
+
 echo "| group | files | mutants | caught | missed | timed out | unviable |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltests; do
@@ -64,12 +72,14 @@ echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltes
   # shellcheck disable=SC2086
   cargo mutants --in-place --no-shuffle -p svkit $fargs -o "$dir" \
     --cargo-arg=--lib -- -- "$filter" >"$dir.log" 2>&1 || true
+  keep "$dir"
   if [ -n "$libtests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
     targs=""
     for t in $libtests; do targs="$targs --cargo-arg=--test=$t"; done
     # shellcheck disable=SC2086
     cargo mutants --in-place --no-shuffle --iterate -p svkit $fargs -o "$dir" \
       $targs >>"$dir.log" 2>&1 || true
+    keep "$dir"
   fi
   if [ -n "$tooltests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
     make build >/dev/null
@@ -82,9 +92,10 @@ echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltes
     cargo mutants --in-place --no-shuffle --iterate -p svkit --test-package svkit-cli \
       --baseline skip --timeout 300 --build-timeout 300 \
       $fargs -o "$dir" $targs >>"$dir.log" 2>&1 || true
+    keep "$dir"
   fi
   m="$dir/mutants.out"
   # shellcheck disable=SC2086
   total=$(cargo mutants --list -p svkit $fargs 2>/dev/null | grep -c .)
-  echo "| $group | $(echo "$files" | sed 's#crates/svkit/src/##g') | $total | $(count "$m/caught.txt" "$m/previously_caught.txt") | $(count "$m/missed.txt") | $(count "$m/timeout.txt") | $(count "$m/unviable.txt") |"
+  echo "| $group | $(echo "$files" | sed 's#crates/svkit/src/##g') | $total | $(count "$dir/all-caught.txt") | $(count "$m/missed.txt") | $(count "$dir/all-timeout.txt") | $(count "$dir/all-unviable.txt") |"
 done

@@ -18,7 +18,7 @@ const CONFIG: &str = r#"{
   "state_dir": "/data/.svkit",
   "slots": [
     { "name": "clean", "autostart": "always",
-      "command": ["sh", "-c", "trap 'exit 0' TERM USR1; trap 'exit 78' USR2; sleep 1000 & wait; wait"],
+      "command": ["sh", "-c", "trap 'exit 0' TERM USR1; trap 'exit 78' USR2; : >/tmp/clean-trapped.$$; sleep 1000 & wait; wait"],
       "restart": { "on_clean_exit": "stop" } },
     { "name": "rem", "command": ["sleep", "1001"], "autostart": "remember" },
     { "name": "plain", "command": ["sleep", "1002"], "autostart": "always" },
@@ -44,6 +44,16 @@ fn wait_new_pid(sbx: &Sandbox, slot: &str, old: &str) -> String {
             (p != old && p != "-1").then(|| p.to_string())
         },
     )
+}
+
+/// Sends `sig` to `clean`'s `pid` once its traps are set (it says so with
+/// a file): a signal before that would kill it instead of being its exit.
+fn signal_trapped(sbx: &Sandbox, pid: &str, sig: &str) {
+    let mark = sbx.root().join(format!("tmp/clean-trapped.{pid}"));
+    poll("clean's traps set", Duration::from_secs(10), || {
+        mark.exists().then_some(())
+    });
+    sbx.sh(&format!("kill -{sig} {pid}"));
 }
 
 /// `svctl check` of one config file: it must refuse it (exit 1); its errors.
@@ -121,7 +131,7 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
         0,
     );
     let old = wait_new_pid(&sbx, "clean", &old);
-    sbx.sh(&format!("kill -USR1 {old}"));
+    signal_trapped(&sbx, &old, "USR1");
     wait_field(&sbx, "clean", "wantedup", "false");
     let (rc, doc) = poll("clean done", Duration::from_secs(10), || {
         let (rc, doc) = status_json(&sbx, &["clean"]);
@@ -142,7 +152,7 @@ fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
         0,
     );
     let old = wait_new_pid(&sbx, "clean", &old);
-    sbx.sh(&format!("kill -USR2 {old}"));
+    signal_trapped(&sbx, &old, "USR2");
     let (rc, doc) = poll("clean failed", Duration::from_secs(10), || {
         let (rc, doc) = status_json(&sbx, &["clean"]);
         (slot_json(&doc, "clean")["state"] == "failed").then_some((rc, doc))
