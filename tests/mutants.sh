@@ -42,7 +42,11 @@ mkdir -p "$out"
 export SVKIT_S6_OVERLAY="${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}"
 [ "$(id -u)" = 0 ] && export SVKIT_NO_SKIP=1
 
-count() { cat "$@" 2>/dev/null | grep -c . || true; }
+count() { cat "$@" 2>/dev/null | sort -u | grep -c . || true; }
+# Timed out once and caught by a later pass: caught.
+timeouts() {
+  sort -u "$1/all-timeout.txt" 2>/dev/null | comm -23 - "$2" | grep -c . || true
+}
 
 # Each pass replaces mutants.out (the one before becomes mutants.out.old):
 # what it caught, timed out on or could not build is kept in all-*.txt.
@@ -95,7 +99,8 @@ echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltes
     keep "$dir"
   fi
   m="$dir/mutants.out"
+  sort -u "$dir/all-caught.txt" -o "$dir/all-caught.txt" 2>/dev/null || : >"$dir/all-caught.txt"
   # shellcheck disable=SC2086
   total=$(cargo mutants --list -p svkit $fargs 2>/dev/null | grep -c .)
-  echo "| $group | $(echo "$files" | sed 's#crates/svkit/src/##g') | $total | $(count "$dir/all-caught.txt") | $(count "$m/missed.txt") | $(count "$dir/all-timeout.txt") | $(count "$dir/all-unviable.txt") |"
+  echo "| $group | $(echo "$files" | sed 's#crates/svkit/src/##g') | $total | $(count "$dir/all-caught.txt") | $(count "$m/missed.txt") | $(timeouts "$dir" "$dir/all-caught.txt") | $(count "$dir/all-unviable.txt") |"
 done
