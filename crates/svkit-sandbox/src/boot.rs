@@ -45,6 +45,7 @@ pub fn boot(dir: &Path) -> Result<()> {
     // Docker's CMD here is our marker, which says "started" and execs the
     // real CMD: `run --detach` returns once cont-init is done, as tests
     // expect of a booted container.
+    close_inherited()?;
     let mut cmd = Command::new("/init");
     if !spec.cmd.is_empty() {
         cmd.arg(format!("{INSIDE_DIR}/svkit-sandbox"))
@@ -60,6 +61,28 @@ pub fn boot(dir: &Path) -> Result<()> {
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
     let err = cmd.exec();
     bail!("unable to exec /init: {err}")
+}
+
+/// Docker hands a container stdin, stdout and stderr only: every other fd
+/// this process inherited (a build tool's jobserver pipe, say) is closed
+/// at the exec. s6-overlay's /init reads fd 3 for a readiness
+/// notification, so an inherited pipe there would block the boot forever.
+fn close_inherited() -> Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    let fds: Vec<i32> = fs::read_dir("/proc/self/fd")
+        .context("unable to list /proc/self/fd")?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // The listing's own fd is gone by now (EBADF): nothing to close.
+        match fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)) {
+            Ok(_) | Err(nix::errno::Errno::EBADF) => {}
+            Err(e) => bail!("unable to close fd {fd} at exec: {e}"),
+        }
+    }
+    Ok(())
 }
 
 /// The container's writable layer lives on a tmpfs of this mount namespace

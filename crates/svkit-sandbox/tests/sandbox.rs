@@ -119,6 +119,38 @@ fn run_exits_with_cmd_code_and_leaves_nothing() {
     );
 }
 
+/// Docker hands a container stdin, stdout and stderr only. An fd the
+/// caller leaks (a build tool's jobserver pipe on fd 3) must not reach
+/// s6-overlay's /init, which reads fd 3 for a readiness notification: an
+/// open pipe there that never says anything would block the boot forever.
+#[test]
+fn an_inherited_fd_never_reaches_init() {
+    if !sandbox_or_skip("an_inherited_fd_never_reaches_init") {
+        return;
+    }
+    let reg = Registry::new();
+    let inner = reg.command();
+    let mut outer = std::process::Command::new("sh");
+    outer
+        .arg("-c")
+        .arg("exec 3<&0; exec \"$0\" run -- sh -c 'test ! -e /proc/self/fd/3 && exit 7'")
+        .arg(inner.get_program());
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            outer.env(k, v);
+        }
+    }
+    let mut child = outer.stdin(Stdio::piped()).spawn().expect("run");
+    // Held open, never written: a read of it would never end.
+    let held = child.stdin.take();
+    let st = poll("the sandbox ends", Duration::from_secs(60), || {
+        child.try_wait().ok().flatten()
+    });
+    drop(held);
+    assert_eq!(st.code(), Some(7), "the CMD saw an fd 3, or never ran");
+    assert!(reg.entries().is_empty());
+}
+
 #[test]
 fn signal_exit_is_128_plus_n() {
     if !sandbox_or_skip("signal_exit_is_128_plus_n") {
