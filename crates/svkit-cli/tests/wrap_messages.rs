@@ -33,3 +33,27 @@ fn hostile_argv_is_escaped_in_messages() {
     );
     assert!(!err.bytes().any(|b| b < 0x20 && b != b'\n'), "{err:?}");
 }
+
+/// Nothing to run (no argv, no `default_program`) is a usage error that
+/// says what is missing.
+#[test]
+fn nothing_to_run_is_said() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("10.json"),
+        r#"{"slots": [{"name": "a", "command": ["true"]}]}"#,
+    )
+    .expect("write");
+    for argv in [&[][..], &["--"][..]] {
+        let o = Command::new(svkit_testkit::tool("svkit-wrap"))
+            .args(argv)
+            .env("SVKIT_CONFIG_DIR", t.path())
+            .output()
+            .expect("svkit-wrap");
+        assert_eq!(o.status.code(), Some(100), "{argv:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "svkit-wrap: fatal: no command given and no default_program in the config\n"
+        );
+    }
+}
