@@ -181,4 +181,43 @@ mod tests {
         write_desired(t.path(), "link", Desired::Down, None).expect("write");
         assert_eq!(fs::read_to_string(&target).expect("read"), "up");
     }
+
+    /// Each kind of bad state file is named for what it is, in the line an
+    /// operator reads.
+    #[test]
+    fn each_bad_state_file_says_what_it_is() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path().join("desired");
+        fs::create_dir_all(&d).expect("mkdir");
+        std::os::unix::fs::symlink("/nowhere", d.join("link")).expect("symlink");
+        fs::write(d.join("junk"), "maybe").expect("write");
+        let said = |slot: &str| match read_desired(t.path(), slot) {
+            Err(e) => e.to_string(),
+            Ok(v) => panic!("{slot}: read as {v:?}"),
+        };
+        let dir = d.display();
+        assert_eq!(
+            said("link"),
+            format!("refusing state file {dir}/link: it is a symlink")
+        );
+        assert_eq!(
+            said("junk"),
+            format!("ignoring state file {dir}/junk: expected \"up\" or \"down\"")
+        );
+        // Not a symlink, and not its content: the system's own reason.
+        let flat = tempfile::tempdir().expect("tempdir");
+        fs::write(flat.path().join("desired"), "a file, not a dir").expect("write");
+        let r = read_desired(flat.path(), "a");
+        assert!(matches!(r, Err(StateError::Io { .. })), "{r:?}");
+        assert_eq!(
+            r.map_err(|e| e.to_string()).err().as_deref(),
+            Some(
+                format!(
+                    "state file {}/desired/a: Not a directory",
+                    flat.path().display()
+                )
+                .as_str()
+            )
+        );
+    }
 }
