@@ -45,3 +45,38 @@ fn a_slot_with_an_invalid_value_is_still_declared() {
     assert!(d[0].contains("slots[0].env.1BAD"), "{d:#?}");
     assert!(d[1].contains("undeclared slot `nope`"), "{d:#?}");
 }
+
+/// A template's error is its own, not each instance's: said once however
+/// many instances there are, naming the template.
+#[test]
+fn a_template_error_is_said_once_for_all_its_instances() {
+    let d = errors(
+        r#"{"slots": [
+  {"name": "w-{instance}", "instances": {"names": ["a", "b", "c"]}, "command": ["w"], "env": {"1BAD": "x"}}
+]}"#,
+    );
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert!(d[0].contains("slots[0].env.1BAD"), "{d:#?}");
+    let d = errors(
+        r#"{"slots": [
+  {"name": "W-{instance}", "instances": {"names": ["a", "b"]}, "command": ["w"]}
+]}"#,
+    );
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert!(d[0].contains("`W-{instance}`"), "{d:#?}");
+}
+
+/// `default_program` must name a program: not empty, not an option.
+#[test]
+fn an_empty_or_dash_led_default_program_is_refused() {
+    for bad in ["", "-x"] {
+        let d = errors(&format!(
+            r#"{{"default_program": "{bad}", "slots": [{{"name": "a", "command": ["a"]}}]}}"#
+        ));
+        assert_eq!(d.len(), 1, "{bad:?}: {d:#?}");
+        assert!(
+            d[0].contains("default_program: must be a program name"),
+            "{d:#?}"
+        );
+    }
+}
