@@ -13,13 +13,6 @@ use std::time::{Duration, Instant};
 
 use svctl_common::*;
 
-fn slot_json<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    doc["slots"]
-        .as_array()
-        .and_then(|a| a.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("{name} not in {doc}"))
-}
-
 /// Polls `svctl status --json` until `slot` is `state`; the document.
 fn wait_state(sbx: &Sandbox, slot: &str, state: &str, within: Duration) -> serde_json::Value {
     poll(&format!("{slot} {state}"), within, || {

@@ -69,13 +69,6 @@ fn check_refuses(config: &str) -> String {
     err(&o)
 }
 
-fn slot_json<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    doc["slots"]
-        .as_array()
-        .and_then(|a| a.iter().find(|s| s["name"] == name))
-        .unwrap_or_else(|| panic!("{name} not in {doc}"))
-}
-
 #[test]
 fn asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done() {
     if !sandbox_or_skip("asked_for_ends_are_not_clean_exits_and_a_clean_exit_is_done") {

@@ -102,3 +102,11 @@ pub fn crash_job_bad_config(extra: &str) -> String {
 }}"#
     )
 }
+
+/// The object of `slot` in a `svctl status --json` document.
+pub fn slot_json<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["slots"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("{name} not in {doc}"))
+}

@@ -1,0 +1,104 @@
+//! When a liveness check restarts a slot, on the real /init: only after
+//! `failures` failed checks in a row, and never while the slot is still
+//! starting (not ready yet).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
+
+mod svctl_common;
+
+use std::time::{Duration, Instant};
+
+use svctl_common::*;
+
+fn pid(sbx: &Sandbox, slot: &str) -> String {
+    svstat(sbx, slot, "pid")
+}
+
+/// The failing count `svctl status --json` shows for `slot`'s check.
+fn failing(sbx: &Sandbox, slot: &str) -> Option<u64> {
+    let (_, doc) = status_json(sbx, &[slot]);
+    slot_json(&doc, slot)["liveness"]["failing"].as_u64()
+}
+
+fn wait_failing(sbx: &Sandbox, slot: &str, n: u64) {
+    poll(
+        &format!("{slot}'s check failing {n} times in a row"),
+        Duration::from_secs(10),
+        || (failing(sbx, slot) == Some(n)).then_some(()),
+    );
+}
+
+/// A check that fails, passes, then fails again has never failed twice in
+/// a row: with `failures: 2` the slot is never restarted, and a pass
+/// starts the count over. The check looks once a second, so each state
+/// of the file is seen by one check before the test changes it.
+#[test]
+fn only_failures_in_a_row_restart_a_slot() {
+    if !sandbox_or_skip("only_failures_in_a_row_restart_a_slot") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "beat", "command": ["sleep", "100000"],
+        "liveness": { "exec": ["test", "!", "-e", "/tmp/beat-fails"],
+                      "interval_ms": 1000, "timeout_ms": 500, "failures": 2 } }
+    ] }"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["beat"]);
+    wait_field(&sbx, "beat", "up", "true");
+    wait_failing(&sbx, "beat", 0);
+    let first = pid(&sbx, "beat");
+    for _ in 0..2 {
+        sbx.sh("touch /tmp/beat-fails");
+        wait_failing(&sbx, "beat", 1);
+        sbx.sh("rm /tmp/beat-fails");
+        wait_failing(&sbx, "beat", 0);
+    }
+    assert_eq!(pid(&sbx, "beat"), first, "restarted after failures apart");
+    // Two in a row do restart it.
+    sbx.sh("touch /tmp/beat-fails");
+    poll("beat restarted", Duration::from_secs(10), || {
+        let now = pid(&sbx, "beat");
+        (now != first && now != "-1").then_some(())
+    });
+}
+
+/// A slot that is not ready yet is still starting: its liveness check
+/// counts nothing (a slow start is no hang). Once it is ready, the same
+/// failing check restarts it.
+#[test]
+fn a_slot_that_is_not_ready_yet_is_not_checked() {
+    if !sandbox_or_skip("a_slot_that_is_not_ready_yet_is_not_checked") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "slow", "command": ["sleep", "100000"],
+        "readiness": { "check": { "command": ["test", "-e", "/tmp/slow-ready"],
+                                  "interval_ms": 100, "timeout_ms": 60000 } },
+        "liveness": { "exec": ["false"], "interval_ms": 200, "timeout_ms": 100,
+                      "failures": 1 } }
+    ] }"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["slow"]);
+    wait_field(&sbx, "slow", "up", "true");
+    let first = pid(&sbx, "slow");
+    // Not an event to wait for but a span to watch: ten of the check's
+    // intervals, in which a counted check would have restarted it.
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        assert_eq!(pid(&sbx, "slow"), first, "restarted before it was ready");
+        assert_ne!(
+            failing(&sbx, "slow"),
+            Some(1),
+            "a check counted before ready"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sbx.sh("touch /tmp/slow-ready");
+    poll("slow restarted once ready", Duration::from_secs(10), || {
+        let now = pid(&sbx, "slow");
+        (now != first && now != "-1").then_some(())
+    });
+}
