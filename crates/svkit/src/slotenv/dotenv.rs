@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn every_form() {
-        let text = "# comment\n\n  \t\nA=1\nexport B=two words  # note\nC = 'it s' \nD=\"a\\nb \\\"q\\\" \\$X \\\\\"  # c\nE='$HOME #no'\nF=\nG=x#y\nH=#z\n\texport\tI=i\r\nexport=e\nexports=s\nA=again\nJ=last";
+        let text = "# comment\n\n  \t\nA=1\nexport B=two words  # note\nC = 'it s' \nD=\"a\\nb \\\"q\\\" \\$X \\\\\"  # c\nE='$HOME #no'\nF=\nG=x#y\nH=#z\n\texport\tI=i\r\nexport=e\nexports=s\nA=again\nK=\"t\\tr\\r\"\nL=a #b\nM=a# b\nJ=last";
         assert_eq!(
             ok(text),
             kv(&[
@@ -199,6 +199,9 @@ mod tests {
                 ("export", "e"),
                 ("exports", "s"),
                 ("A", "again"),
+                ("K", "t\tr\r"),
+                ("L", "a"),
+                ("M", "a# b"),
                 ("J", "last"),
             ])
         );
