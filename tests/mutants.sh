@@ -33,7 +33,7 @@ desired|crates/svkit/src/state/desired.rs|state::|registered|svctl_remember_plan
 depends|crates/svkit/src/config/depends.rs|config::depends|config_load|svctl_order essential_oneshot
 liveness|crates/svkit/src/liveness.rs crates/svkit/src/slot/liveness.rs|liveness||svctl_liveness svctl_lifecycle svctl_features
 slotenv|crates/svkit/src/slotenv/dotenv.rs crates/svkit/src/slotenv/mod.rs|slotenv::||slot_env svctl_exec
-status|crates/svkit/src/s6/status.rs|s6::status|status_decode status_differential|svctl_status
+status|crates/svkit/src/s6/status.rs|s6::status|status_decode status_differential status_svstat|svctl_status
 '
 
 want="${FILES:-}"
