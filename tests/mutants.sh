@@ -32,7 +32,7 @@ validate|crates/svkit/src/config/validate.rs|config::|config_load config_one_cau
 desired|crates/svkit/src/state/desired.rs|state::|registered|svctl_remember_plan svctl_control
 depends|crates/svkit/src/config/depends.rs|config::depends|config_load config_one_cause|check_corpus svctl_order essential_oneshot
 liveness|crates/svkit/src/liveness.rs crates/svkit/src/slot/liveness.rs|liveness||svctl_liveness svctl_lifecycle svctl_features
-slotenv|crates/svkit/src/slotenv/dotenv.rs crates/svkit/src/slotenv/mod.rs|slotenv::||slot_env svctl_exec
+slotenv|crates/svkit/src/slotenv/dotenv.rs crates/svkit/src/slotenv/mod.rs|slotenv::||slot_env_cli slot_env svctl_exec
 status|crates/svkit/src/s6/status.rs|s6::status|status_decode status_differential status_svstat|svctl_status
 '
 
