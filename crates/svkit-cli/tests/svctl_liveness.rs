@@ -51,6 +51,16 @@ fn only_failures_in_a_row_restart_a_slot() {
     for _ in 0..2 {
         sbx.sh("touch /tmp/beat-fails");
         wait_failing(&sbx, "beat", 1);
+        // While it fails it is up but not ready.
+        let (_, doc) = status_json(&sbx, &["beat"]);
+        let b = slot_json(&doc, "beat");
+        if b["liveness"]["failing"] == 1 {
+            assert_eq!(
+                (&b["up"], &b["ready"]),
+                (&true.into(), &false.into()),
+                "{doc}"
+            );
+        }
         sbx.sh("rm /tmp/beat-fails");
         wait_failing(&sbx, "beat", 0);
     }
