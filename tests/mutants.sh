@@ -56,6 +56,10 @@ keep() {
   done
 }
 
+# The library's integration tests and the tool tests boot the sandbox:
+# its binary and the tool links must be this tree's.
+make build >/dev/null
+
 echo "| group | files | mutants | caught | missed | timed out | unviable |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltests; do
@@ -86,7 +90,6 @@ echo "$GROUPS_TABLE" | while IFS='|' read -r group files filter libtests tooltes
     keep "$dir"
   fi
   if [ -n "$tooltests" ] && [ "$(count "$dir/mutants.out/missed.txt")" != 0 ]; then
-    make build >/dev/null
     targs=""
     for t in $tooltests; do targs="$targs --cargo-arg=--test=$t"; done
     # shellcheck disable=SC2086
