@@ -6,12 +6,20 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn slot_env(args: &[&str]) -> Output {
+/// Run in a dir of its own: it leaves a refusal's reason in its current
+/// dir (a slot's dir, for `finish`).
+fn slot_env_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(svkit_testkit::tool("svkit"))
         .arg("slot-env")
         .args(args)
+        .current_dir(dir)
         .output()
         .expect("svkit slot-env")
+}
+
+fn slot_env(args: &[&str]) -> Output {
+    let t = tempfile::tempdir().expect("tempdir");
+    slot_env_in(t.path(), args)
 }
 
 /// What it said: on its stdout, the slot's log pipe (a slot's `run`
@@ -56,20 +64,29 @@ fn usage_errors_exit_100_and_name_what_is_missing() {
 fn a_refused_variable_is_named_at_its_line() {
     let t = tempfile::tempdir().expect("tempdir");
     let f = env_file(t.path(), "env", "A=1\n# a comment\n\nAPP_SUP=x\nB=2\n");
-    let o = slot_env(&[
-        "--slot",
-        "a",
-        "--sentinel",
-        "APP_SUP",
-        "--env-file",
-        &f,
-        "--",
-        "true",
-    ]);
+    let o = slot_env_in(
+        t.path(),
+        &[
+            "--slot",
+            "a",
+            "--sentinel",
+            "APP_SUP",
+            "--env-file",
+            &f,
+            "--",
+            "true",
+        ],
+    );
     assert_eq!(o.status.code(), Some(78), "{}", said(&o));
     assert_eq!(
         said(&o),
         format!("svkit: fatal: slot a: not starting: env_file {f}:4: APP_SUP is the sentinel_env, which svkit sets to the slot name\n")
+    );
+    // And the reason is left for `finish`, which says why the slot failed.
+    let record = std::fs::read_to_string(t.path().join(".svkit-start-error")).expect("record");
+    assert!(
+        record.contains(&format!("{f}:4: APP_SUP is the sentinel_env")),
+        "{record}"
     );
 }
 
