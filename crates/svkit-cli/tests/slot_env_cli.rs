@@ -95,29 +95,24 @@ fn a_refused_variable_is_named_at_its_line() {
 #[test]
 fn the_size_limit_counts_name_equals_and_value() {
     let t = tempfile::tempdir().expect("tempdir");
-    let under = env_file(t.path(), "under", &format!("A={}\n", "v".repeat(131_069)));
-    let o = slot_env(&[
-        "--slot",
-        "a",
-        "--sentinel",
-        "S",
-        "--env-file",
-        &under,
-        "--",
-        "true",
-    ]);
+    // With one env file of `A=` and `len` bytes of value.
+    let run = |name: &str, len: usize| {
+        let f = env_file(t.path(), name, &format!("A={}\n", "v".repeat(len)));
+        let o = slot_env(&[
+            "--slot",
+            "a",
+            "--sentinel",
+            "S",
+            "--env-file",
+            &f,
+            "--",
+            "true",
+        ]);
+        (f, o)
+    };
+    let (_, o) = run("under", 131_069);
     assert_eq!(o.status.code(), Some(0), "{}", said(&o));
-    let at = env_file(t.path(), "at", &format!("A={}\n", "v".repeat(131_070)));
-    let o = slot_env(&[
-        "--slot",
-        "a",
-        "--sentinel",
-        "S",
-        "--env-file",
-        &at,
-        "--",
-        "true",
-    ]);
+    let (at, o) = run("at", 131_070);
     assert_eq!(o.status.code(), Some(78), "{}", said(&o));
     assert!(
         said(&o).contains(&format!("{at}:1: A=value is 131072 bytes")),

@@ -42,29 +42,12 @@ fn hostile_input_is_a_clear_error_or_a_result() {
     assert!(e.what.contains("not a regular file"), "{e}");
 }
 
-const KEYS: &[&str] = &[
-    "command",
-    "process_name",
-    "numprocs",
-    "numprocs_start",
-    "priority",
-    "autostart",
-    "startsecs",
-    "startretries",
-    "autorestart",
-    "exitcodes",
-    "stopsignal",
-    "stopwaitsecs",
-    "user",
-    "redirect_stderr",
-    "stdout_logfile",
-    "stdout_logfile_maxbytes",
-    "stdout_logfile_backups",
-    "environment",
-    "directory",
-    "umask",
-    "bogus",
-];
+/// Keys a program may hold: those the importer reads, then others it
+/// reports.
+fn keys() -> Vec<&'static str> {
+    let others = ["umask", "bogus"];
+    super::keys::KNOWN.iter().copied().chain(others).collect()
+}
 
 const VALUES: &[&str] = &[
     "sleep 1",
@@ -154,7 +137,7 @@ const HEADERS: &[&str] = &[
 fn line() -> impl Strategy<Value = String> {
     prop_oneof![
         8 => (0..PAIRS.len()).prop_map(|i| format!("{} = {}", PAIRS[i].0, PAIRS[i].1)),
-        2 => (0..KEYS.len(), 0..VALUES.len()).prop_map(|(k, v)| format!("{} = {}", KEYS[k], VALUES[v])),
+        2 => (prop::sample::select(keys()), 0..VALUES.len()).prop_map(|(k, v)| format!("{k} = {}", VALUES[v])),
         1 => (0..VALUES.len()).prop_map(|v| format!("  {}", VALUES[v])),
         1 => "[ -~]{0,20}",
         1 => Just("; comment".to_owned()),
