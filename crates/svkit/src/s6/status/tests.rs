@@ -75,3 +75,64 @@ fn io_error_message_is_strerror() {
         "unable to read /x/supervise/status: Permission denied"
     );
 }
+
+#[test]
+fn only_a_read_error_has_a_source_and_only_eacces_is_denied() {
+    use std::error::Error;
+    let io_err = |errno| StatusError::Io {
+        path: "/x/supervise/status".into(),
+        source: io::Error::from_raw_os_error(errno),
+    };
+    let denied = io_err(nix::libc::EACCES);
+    assert!(denied.is_denied());
+    assert_eq!(
+        denied.source().map(ToString::to_string),
+        Some("Permission denied (os error 13)".to_owned())
+    );
+    let missing = io_err(nix::libc::ENOENT);
+    assert!(!missing.is_denied());
+    assert!(missing.source().is_some());
+    let bad = StatusError::BadLength { path: None, len: 3 };
+    assert!(!bad.is_denied());
+    assert!(bad.source().is_none());
+}
+
+/// Each term of the "never started" rule: s6 2.13.2+'s paused mark, or
+/// the initial record of earlier versions (down, exit 0, ready, both
+/// stamps equal); a death or a running process is never it.
+#[test]
+fn never_started_is_the_initial_record_only() {
+    let t = tai(T0, 5);
+    let later = tai(T0, 6);
+    let raw =
+        |stamp, ready, pid, wstat, flags| decode(&record(stamp, ready, pid, wstat, flags)).unwrap();
+    // 2.13.2+: down and paused, whatever the stamps.
+    assert!(raw(t, later, 0, 0, FLAG_PAUSED).never_started());
+    // Earlier: the initial record.
+    assert!(raw(t, t, 0, 0, FLAG_READY).never_started());
+    // A clean exit: stamps read apart.
+    assert!(!raw(t, later, 0, 0, FLAG_READY).never_started());
+    // A death with an exit code, stamps equal.
+    assert!(!raw(t, t, 0, 1 << 8, FLAG_READY).never_started());
+    // Down but not down-ready.
+    assert!(!raw(t, t, 0, 0, 0).never_started());
+    // Up, paused (s6-svc -p) or not.
+    assert!(!raw(t, t, 42, 0, FLAG_READY | FLAG_PAUSED).never_started());
+    assert!(!raw(t, t, 42, 0, FLAG_READY).never_started());
+    // Its finish script running (pid is finish's).
+    assert!(!raw(t, t, 42, 0, FLAG_FINISHING | FLAG_PAUSED).never_started());
+}
+
+#[test]
+fn a_last_exit_says_itself_in_json() {
+    assert_eq!(LastExit::None.json(), serde_json::Value::Null);
+    assert_eq!(LastExit::Exited(3).json().to_string(), r#"{"code":3}"#);
+    assert_eq!(
+        LastExit::Signaled(15).json().to_string(),
+        r#"{"signal":"SIGTERM","signum":15}"#
+    );
+    assert_eq!(
+        LastExit::Other(0x137f).json().to_string(),
+        r#"{"wstat":4991}"#
+    );
+}
