@@ -244,6 +244,11 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
         "{v:?}"
     );
     assert!(without.failed("r", &dead));
+    // The record outlives the failure: once the slot runs again (an
+    // operator's `s6-svc -u`), it is neither failed nor says why.
+    let again = Status::from_parts(raw(42, 3 << 8, true), false, 1);
+    let v = with.verdict("r", Some(&again), now);
+    assert!(!v.failed && v.why.is_none(), "{v:?}");
     // Readiness overdue needs the config's timeout.
     let up = Status::from_parts(raw(42, 0, true), false, 1);
     let later = up.since + Duration::from_secs(6);
