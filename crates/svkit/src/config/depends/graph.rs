@@ -46,12 +46,12 @@ pub(super) fn cycles(raws: &Raws, slots: &[Slot], diags: &mut Vec<Diagnostic>) {
 }
 
 /// The dependency edges by slot index (unknown names left out).
-struct Graph {
+pub(super) struct Graph {
     adj: Vec<Vec<usize>>,
 }
 
 impl Graph {
-    fn new(slots: &[Slot]) -> Graph {
+    pub(super) fn new(slots: &[Slot]) -> Graph {
         let idx: HashMap<&str, usize> = (slots.iter().enumerate())
             .map(|(i, s)| (s.name.as_str(), i))
             .collect();
@@ -67,7 +67,7 @@ impl Graph {
 
     /// Tarjan's strongly connected components, without recursion (a chain
     /// of thousands would overflow the stack): each slot's component id.
-    fn components(&self) -> Vec<usize> {
+    pub(super) fn components(&self) -> Vec<usize> {
         const UNSEEN: usize = usize::MAX;
         let n = self.adj.len();
         let (mut index, mut low, mut comp) = (vec![UNSEEN; n], vec![0; n], vec![UNSEEN; n]);

@@ -322,3 +322,26 @@ fn start_order_puts_slots_on_a_cycle_last_by_name() {
     });
     assert_eq!(start_order(&s), ["z", "a", "p", "q"]);
 }
+
+/// Tarjan's components themselves: the cycle errors would come out the
+/// same from one component of everything (the ring search finds no way
+/// back from a slot off a cycle), only in quadratic time.
+#[test]
+fn each_knot_is_a_component_of_its_own() {
+    let json = graph(
+        &["a", "b", "c", "d", "e"],
+        &[("a", "b"), ("c", "d"), ("e", "a")],
+    );
+    let mut s = slots(&json);
+    for (from, to) in [(1, "a"), (3, "c")] {
+        s[from].depends_on.push(Dependency {
+            on: to.into(),
+            condition: Condition::Up,
+        });
+    }
+    let c = super::graph::Graph::new(&s).components();
+    assert_eq!(c[0], c[1]);
+    assert_eq!(c[2], c[3]);
+    let distinct: BTreeSet<usize> = [c[0], c[2], c[4]].into();
+    assert_eq!(distinct.len(), 3, "{c:?}");
+}
