@@ -112,3 +112,45 @@ fn a_slot_that_is_not_ready_yet_is_not_checked() {
         (now != first && now != "-1").then_some(())
     });
 }
+
+/// A liveness record belongs to the run it watched: once the check is
+/// removed from the config and the slot runs again without a watcher,
+/// the last "failing" of the old run no longer keeps it unready.
+#[test]
+fn a_record_of_an_earlier_run_counts_for_nothing() {
+    if !sandbox_or_skip("a_record_of_an_earlier_run_counts_for_nothing") {
+        return;
+    }
+    let slot = |liveness: &str| {
+        format!(
+            r#"{{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      {{ "name": "beat", "command": ["sleep", "100000"]{liveness} }} ] }}"#
+        )
+    };
+    let fx = Fixture::new(&slot(
+        r#", "liveness": { "exec": ["test", "!", "-e", "/tmp/beat-fails"],
+            "interval_ms": 300, "timeout_ms": 200, "failures": 100 }"#,
+    ));
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["beat"]);
+    wait_field(&sbx, "beat", "up", "true");
+    sbx.sh("touch /tmp/beat-fails");
+    poll("beat's check failing", Duration::from_secs(10), || {
+        (failing(&sbx, "beat") >= Some(1)).then_some(())
+    });
+    let first = pid(&sbx, "beat");
+    let o = sbx.reconcile_with(&slot(""));
+    expect_code(&o, 0);
+    poll("beat running again", Duration::from_secs(10), || {
+        let now = pid(&sbx, "beat");
+        (now != first && now != "-1").then_some(())
+    });
+    sbx.wait_gone(&first, Duration::from_secs(10));
+    let (code, doc) = status_json(&sbx, &["beat"]);
+    let b = slot_json(&doc, "beat");
+    assert_eq!(
+        (code, &b["ready"], &b["liveness"]),
+        (Some(0), &true.into(), &serde_json::Value::Null),
+        "{doc}"
+    );
+}

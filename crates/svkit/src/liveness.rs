@@ -25,6 +25,9 @@ use crate::slot::{health, liveness};
 #[derive(Debug, Clone)]
 pub struct Watcher {
     pub slot: PathBuf,
+    /// The process watched (the slot's `run`, which becomes the program):
+    /// its record names it.
+    pub pid: u32,
     /// `Exec`, `Tcp` or `Http`.
     pub probe: Probe,
     pub interval: Duration,
@@ -40,7 +43,7 @@ pub fn pidfd(pid: i32) -> io::Result<OwnedFd> {
 /// Runs the checks until the process behind `pid` ends.
 pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
     let mut failing = 0u32;
-    liveness::write(&w.slot, failing, w.failures, None);
+    liveness::write(&w.slot, w.pid, failing, w.failures, None);
     loop {
         if crate::sys::pidfd_wait(pid, w.interval)? {
             return Ok(());
@@ -52,12 +55,12 @@ pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
             Ok(()) => {
                 if failing > 0 {
                     failing = 0;
-                    liveness::write(&w.slot, 0, w.failures, None);
+                    liveness::write(&w.slot, w.pid, 0, w.failures, None);
                 }
             }
             Err(why) => {
                 failing += 1;
-                liveness::write(&w.slot, failing, w.failures, Some(&why));
+                liveness::write(&w.slot, w.pid, failing, w.failures, Some(&why));
                 if failing >= w.failures {
                     // Restart first, then say so: a program hung on a full
                     // log pipe must not take the restart down with it, and

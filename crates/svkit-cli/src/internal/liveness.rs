@@ -66,6 +66,8 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
         .map_err(|e| Fatal::system(format!("unable to watch {}", args.slot_dir.display()), e))?;
     let w = Watcher {
         slot: slot_dir,
+        // pidfd_open took it: a pid, so positive.
+        pid: args.pid.unsigned_abs(),
         probe,
         interval: args.interval,
         timeout: args.timeout,

@@ -306,7 +306,10 @@ impl Judge<'_> {
         let waiting = end::waiting_for(&dir, st.up);
         let started = self.program_started(name, st, waiting.is_some());
         let done = done(st, end.as_ref());
-        let live = super::liveness::read(&dir).filter(|_| st.up);
+        let live = st
+            .up
+            .then(|| super::liveness::read(&dir, st.raw.pid))
+            .flatten();
         let unhealthy = live.as_ref().is_some_and(|l| l.failing > 0);
         Verdict {
             desired_up: self.desired_up(name, st),
