@@ -136,3 +136,26 @@ fn a_last_exit_says_itself_in_json() {
         r#"{"wstat":4991}"#
     );
 }
+
+#[test]
+fn a_wait_status_reads_as_waitpid_macros_do() {
+    assert_eq!(WaitStatus::from_raw(0), WaitStatus::Exited(0));
+    assert_eq!(WaitStatus::from_raw(0x0100), WaitStatus::Exited(1));
+    assert_eq!(WaitStatus::from_raw(0x8f00), WaitStatus::Exited(0x8f));
+    assert_eq!(WaitStatus::from_raw(0x000f), WaitStatus::Signaled(15));
+    // A core dump bit beside the signal.
+    assert_eq!(WaitStatus::from_raw(0x0086), WaitStatus::Signaled(6));
+    assert_eq!(WaitStatus::from_raw(0x137f), WaitStatus::Other(0x137f));
+}
+
+/// s6-svstat's "up": a process, and not its finish script.
+#[test]
+fn up_is_a_run_process_that_is_not_finishing() {
+    let t = tai(T0, 0);
+    let raw = |pid, flags| decode(&record(t, t, pid, 0, flags)).unwrap();
+    assert!(raw(42, 0).is_up());
+    assert!(raw(42, FLAG_WANTUP | FLAG_READY).is_up());
+    assert!(!raw(42, FLAG_FINISHING).is_up());
+    assert!(!raw(0, 0).is_up());
+    assert!(!raw(0, FLAG_WANTUP).is_up());
+}
