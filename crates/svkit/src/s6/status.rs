@@ -330,11 +330,10 @@ impl Status {
 }
 
 fn secs_between(now: SystemTime, then: &Tai64N) -> u64 {
+    // No label for `now` only when it is over 2^62 s before 1970 (a
+    // `SystemTime` cannot reach past the last label): before `then` too.
     match Tai64N::from_wallclock(now) {
         Some(n) if n >= *then => n.wrapping_sub(then).0,
-        Some(_) => 0,
-        // Only for clocks beyond any 64-bit TAI label.
-        None if now > SystemTime::UNIX_EPOCH => u64::MAX,
-        None => 0,
+        _ => 0,
     }
 }

@@ -159,3 +159,48 @@ fn up_is_a_run_process_that_is_not_finishing() {
     assert!(!raw(0, 0).is_up());
     assert!(!raw(0, FLAG_WANTUP).is_up());
 }
+
+/// What the status file says, typed: no last exit while up, ready and
+/// paused only while up (s6 leaves both flags on a down service).
+#[test]
+fn a_status_is_typed_from_its_record() {
+    let t = tai(T0, 0);
+    let st = |pid, wstat, flags| {
+        Status::from_parts(decode(&record(t, t, pid, wstat, flags)).unwrap(), true, 0)
+    };
+    let up = st(42, 3 << 8, FLAG_READY | FLAG_PAUSED | FLAG_WANTUP);
+    assert!(up.up && up.ready && up.paused && up.want_up);
+    assert_eq!((up.pid, up.last_exit), (Some(42), LastExit::None));
+    let down = st(0, 3 << 8, FLAG_READY | FLAG_PAUSED);
+    assert!(!down.up && !down.ready && !down.paused, "{down:?}");
+    assert!(down.never_started, "{down:?}");
+    assert_eq!((down.pid, down.last_exit), (None, LastExit::None));
+    let died = Status::from_parts(
+        decode(&record(t, tai(T0, 1), 0, 3 << 8, FLAG_READY)).unwrap(),
+        true,
+        1,
+    );
+    assert_eq!(died.last_exit, LastExit::Exited(3));
+    let killed = Status::from_parts(decode(&record(t, tai(T0, 1), 0, 9, 0)).unwrap(), true, 1);
+    assert_eq!(killed.last_exit, LastExit::Signaled(9));
+}
+
+/// Whole seconds as s6-svstat counts them; a stamp after the clock, or a
+/// clock before any label, counts as no time at all.
+#[test]
+fn seconds_since_a_stamp() {
+    let st = Status::from_parts(
+        decode(&record(tai(T0, 0), tai(T0 - 10, 0), 42, 0, FLAG_READY)).unwrap(),
+        true,
+        0,
+    );
+    let at = |s: u64, n: u32| UNIX_EPOCH + Duration::new(s, n);
+    assert_eq!(st.secs_since(at(T0 + 5, 700_000_000)), 5);
+    assert_eq!(st.secs_ready(at(T0 + 5, 700_000_000)), 15);
+    assert_eq!(st.secs_since(at(T0 - 1, 0)), 0);
+    assert_eq!(st.secs_ready(at(T0 - 11, 0)), 0);
+    let long_ago = UNIX_EPOCH.checked_sub(Duration::from_secs((1 << 62) + 1000));
+    if let Some(t) = long_ago {
+        assert_eq!(st.secs_since(t), 0);
+    }
+}
