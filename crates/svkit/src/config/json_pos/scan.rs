@@ -1,10 +1,9 @@
 //! The scanner behind [`Spans::scan`]: one pass over text serde_json
 //! already accepted, one node per value, keys decoded only when escaped.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{key_hash, Node, Seg, Span, Spans, INDEXED};
+use super::{key_hash, At, Node, Span, Spans, INDEXED};
 
 pub(super) fn scan(text: &str) -> Spans {
     let mut s = Scanner {
@@ -12,12 +11,16 @@ pub(super) fn scan(text: &str) -> Spans {
         i: 0,
         out: Spans::default(),
     };
+    // Sized up front, from what pretty JSON holds per value: regrowing
+    // these copies them over and over.
+    s.out.nodes.reserve(text.len() / 24);
+    s.out.keys.reserve(text.len() / 4);
     s.out.line_starts.push(0);
     s.out
         .line_starts
         .extend(newlines(text.as_bytes()).map(|i| i + 1));
     s.ws();
-    s.value(usize::MAX, Seg::Index(0), None);
+    s.value(usize::MAX, At::Index(0), None);
     s.out
 }
 
@@ -42,7 +45,7 @@ impl Scanner<'_> {
     }
 
     /// Scans one value into a new node; its id.
-    fn value(&mut self, parent: usize, seg: Seg, key_start: Option<usize>) -> usize {
+    fn value(&mut self, parent: usize, seg: At, key_start: Option<usize>) -> usize {
         let id = self.out.nodes.len();
         let start = self.i;
         self.out.nodes.push(Node {
@@ -99,7 +102,7 @@ impl Scanner<'_> {
                             self.i += 1;
                         }
                         Some(_) => {
-                            let kid = self.value(id, Seg::Index(n), None);
+                            let kid = self.value(id, At::Index(n), None);
                             self.out.nodes[id].kids.push(kid);
                             n += 1;
                         }
@@ -126,11 +129,12 @@ impl Scanner<'_> {
 
     /// One member of the object `obj`: scanned, then placed (a repeated
     /// key: recorded, its value taking the first one's place).
-    fn member(&mut self, obj: usize, key: String, ks: usize) {
-        let hash = key_hash(&key);
-        let seg = Seg::Key(Cow::Owned(key));
-        let before = self.out.kid(obj, &seg);
-        let kid = self.value(obj, seg, Some(ks));
+    fn member(&mut self, obj: usize, key: At, ks: usize) {
+        let At::Key { start, end } = key else { return };
+        let name = self.out.keys.get(start..end).unwrap_or_default();
+        let hash = key_hash(name);
+        let before = self.out.kid_key(obj, name);
+        let kid = self.value(obj, key, Some(ks));
         let node = &mut self.out.nodes[obj];
         if let Some(old) = before {
             if let Some(p) = node.kids.iter().position(|&k| k == old) {
@@ -148,13 +152,13 @@ impl Scanner<'_> {
             let kids = std::mem::take(&mut node.kids);
             let mut ix: HashMap<u64, Vec<usize>> = HashMap::new();
             for (p, &k) in kids.iter().enumerate() {
-                if let Seg::Key(x) = &self.out.nodes[k].seg {
+                if let Some(x) = self.out.key_of(k) {
                     ix.entry(key_hash(x)).or_default().push(p);
                 }
             }
             let node = &mut self.out.nodes[obj];
             node.kids = kids;
-            node.index = Some(ix);
+            node.index = Some(Box::new(ix));
         }
     }
 
@@ -173,18 +177,24 @@ impl Scanner<'_> {
         self.i = self.i.min(self.b.len());
     }
 
-    /// Consume a key's string literal and return its decoded value.
-    fn key(&mut self) -> String {
+    /// Consume a key's string literal and store its decoded value.
+    fn key(&mut self) -> At {
         let start = self.i;
         self.skip_string();
         let raw = &self.b[start..self.i];
         let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
-        if !inner.contains(&b'\\') {
-            if let Ok(s) = std::str::from_utf8(inner) {
-                return s.to_owned();
+        let keys = &mut self.out.keys;
+        let from = keys.len();
+        match std::str::from_utf8(inner) {
+            Ok(s) if !inner.contains(&b'\\') => keys.push_str(s),
+            _ => {
+                let raw = std::str::from_utf8(raw).unwrap_or("\"\"");
+                keys.push_str(&serde_json::from_str::<String>(raw).unwrap_or_default());
             }
         }
-        let raw = std::str::from_utf8(raw).unwrap_or("\"\"");
-        serde_json::from_str::<String>(raw).unwrap_or_default()
+        At::Key {
+            start: from,
+            end: keys.len(),
+        }
     }
 }

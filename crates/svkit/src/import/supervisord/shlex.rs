@@ -5,6 +5,14 @@
 /// `shlex.split(text)`: words split at whitespace; `'…'` literal, `"…"`
 /// with `\"` and `\\` escapes, `\` outside quotes escaping any character.
 pub fn split(text: &str) -> Result<Vec<String>, String> {
+    if !text.contains(['\\', '\'', '"']) {
+        // Nothing quoted or escaped: words are the runs between spaces.
+        return Ok(text
+            .split(is_space)
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect());
+    }
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
@@ -81,7 +89,8 @@ fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric()
         || c == '_'
         || "/.+-():".contains(c)
-        || "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
+        || !c.is_ascii()
+            && "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
 }
 
 /// The tokens of `environment=`: words (quoted parts join them, quotes
