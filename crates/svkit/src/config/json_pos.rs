@@ -145,9 +145,15 @@ fn key_hash(k: &str) -> u64 {
 }
 
 impl Spans {
+    /// Scan `text`, vouching that serde_json accepts it; `None` when the
+    /// scanner cannot (the text is not JSON, or serde_json must judge it).
+    pub fn scan(text: &str) -> Option<Spans> {
+        scan::scan(text, true)
+    }
+
     /// Scan `text`, which must already be valid JSON (serde_json said so).
-    pub fn scan(text: &str) -> Spans {
-        scan::scan(text)
+    pub fn scan_valid(text: &str) -> Spans {
+        scan::scan(text, false).unwrap_or_default()
     }
 
     /// The node a path leads to.
@@ -302,7 +308,7 @@ mod tests {
     #[test]
     fn spans_and_paths() {
         let text = "{\n  \"slots\": [\n    {\"name\": \"a\", \"log\": {\"keep\": 3}}\n  ]\n}\n";
-        let s = Spans::scan(text);
+        let s = Spans::scan(text).unwrap();
         let p = FieldPath::root()
             .key("slots")
             .index(0)
@@ -318,7 +324,7 @@ mod tests {
 
     #[test]
     fn duplicate_keys_are_found() {
-        let s = Spans::scan(r#"{"a": 1, "b": {"x": 1, "x": 2}, "a": 3}"#);
+        let s = Spans::scan(r#"{"a": 1, "b": {"x": 1, "x": 2}, "a": 3}"#).unwrap();
         let d: Vec<String> = s
             .duplicate_keys
             .iter()

@@ -1,15 +1,34 @@
-//! The scanner behind [`Spans::scan`]: one pass over text serde_json
-//! already accepted, one node per value, keys decoded only when escaped.
+//! The scanner behind [`Spans::scan`]: one pass, one node per value,
+//! keys decoded only when escaped.
+//!
+//! Strict, it also vouches that the text is JSON as serde_json reads it,
+//! for the plain JSON a config is written in; it gives up (and serde_json
+//! judges, and says where the text is wrong) at the first thing that is
+//! not, or that only serde_json can judge: a `\u` escape, an exponent, a
+//! long number, deep nesting. Every check errs on the side of giving up:
+//! what it vouches for, serde_json accepts. Lenient, it scans text that
+//! serde_json accepted.
 
 use std::collections::HashMap;
 
 use super::{key_hash, At, Node, Span, Spans, INDEXED};
 
-pub(super) fn scan(text: &str) -> Spans {
+/// Nesting past this is left to serde_json (whose limit is 128).
+const MAX_DEPTH: usize = 100;
+
+/// Longest number vouched for: serde_json refuses some longer ones (out
+/// of an f64's range).
+const MAX_NUMBER: usize = 18;
+
+/// `None` when `strict` and the text is not vouched for.
+pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
     let mut s = Scanner {
         b: text.as_bytes(),
         i: 0,
         out: Spans::default(),
+        strict,
+        bad: false,
+        depth: 0,
     };
     // Sized up front, from what pretty JSON holds per value: regrowing
     // these copies them over and over.
@@ -21,7 +40,11 @@ pub(super) fn scan(text: &str) -> Spans {
         .extend(newlines(text.as_bytes()).map(|i| i + 1));
     s.ws();
     s.value(usize::MAX, At::Index(0), None);
-    s.out
+    s.ws();
+    if s.i != s.b.len() {
+        s.fail();
+    }
+    (!s.bad).then_some(s.out)
 }
 
 /// Offsets of every newline.
@@ -35,9 +58,47 @@ struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
     out: Spans,
+    strict: bool,
+    /// Strict, and given up: every loop stops.
+    bad: bool,
+    depth: usize,
+}
+
+/// What a scalar token may be: `true`, `false`, `null`, or a number
+/// without exponent, `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, not too long.
+fn plain_scalar(t: &[u8]) -> bool {
+    if matches!(t, b"true" | b"false" | b"null") {
+        return true;
+    }
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    let int = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    let frac_ok = match &digits[int..] {
+        [] => true,
+        [b'.', frac @ ..] => !frac.is_empty() && frac.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    t.len() <= MAX_NUMBER && int > 0 && !(int > 1 && digits[0] == b'0') && frac_ok
+}
+
+/// How an object or array goes on from where its loop is.
+#[derive(PartialEq)]
+enum Next {
+    /// Just opened: a member or the end.
+    First,
+    /// After a member: a comma or the end.
+    Comma,
+    /// After a comma: a member.
+    Member,
 }
 
 impl Scanner<'_> {
+    /// Strict: gives up.
+    fn fail(&mut self) {
+        if self.strict {
+            self.bad = true;
+        }
+    }
+
     fn ws(&mut self) {
         while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
@@ -59,54 +120,90 @@ impl Scanner<'_> {
             kids: Vec::new(),
             index: None,
         });
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.fail();
+        }
         match self.b.get(self.i) {
+            _ if self.bad => {}
             Some(b'{') => {
                 self.i += 1;
-                loop {
+                let mut next = Next::First;
+                while !self.bad {
                     self.ws();
                     match self.b.get(self.i) {
                         Some(b'}') => {
+                            if next == Next::Member {
+                                self.fail();
+                            }
                             self.i += 1;
                             break;
                         }
                         Some(b',') => {
+                            if next != Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Member;
                             self.i += 1;
-                            continue;
                         }
                         Some(b'"') => {
+                            if next == Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Comma;
                             let ks = self.i;
                             let key = self.key();
                             self.ws();
                             if self.b.get(self.i) == Some(&b':') {
                                 self.i += 1;
+                            } else {
+                                self.fail();
                             }
                             self.ws();
                             self.member(id, key, ks);
                         }
                         // Not reachable for valid JSON; stop instead of looping.
-                        _ => break,
+                        _ => {
+                            self.fail();
+                            break;
+                        }
                     }
                 }
             }
             Some(b'[') => {
                 self.i += 1;
                 let mut n = 0;
-                loop {
+                let mut next = Next::First;
+                while !self.bad {
                     self.ws();
                     match self.b.get(self.i) {
                         Some(b']') => {
+                            if next == Next::Member {
+                                self.fail();
+                            }
                             self.i += 1;
                             break;
                         }
                         Some(b',') => {
+                            if next != Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Member;
                             self.i += 1;
                         }
                         Some(_) => {
+                            if next == Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Comma;
                             let kid = self.value(id, At::Index(n), None);
                             self.out.nodes[id].kids.push(kid);
                             n += 1;
                         }
-                        None => break,
+                        None => {
+                            self.fail();
+                            break;
+                        }
                     }
                 }
             }
@@ -120,9 +217,13 @@ impl Scanner<'_> {
                 {
                     self.i += 1;
                 }
+                if self.strict && !plain_scalar(&self.b[start..self.i]) {
+                    self.fail();
+                }
             }
-            None => {}
+            None => self.fail(),
         }
+        self.depth -= 1;
         self.out.nodes[id].span.end = self.i;
         id
     }
@@ -164,15 +265,34 @@ impl Scanner<'_> {
 
     fn skip_string(&mut self) {
         self.i += 1;
+        let mut closed = false;
         while self.i < self.b.len() {
             match self.b[self.i] {
-                b'\\' => self.i += 2,
+                b'\\' => {
+                    // `\u` is serde_json's to judge (surrogates).
+                    if !matches!(
+                        self.b.get(self.i + 1),
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+                    ) {
+                        self.fail();
+                    }
+                    self.i += 2;
+                }
                 b'"' => {
                     self.i += 1;
+                    closed = true;
                     break;
+                }
+                // A control character must be escaped.
+                0..0x20 => {
+                    self.fail();
+                    self.i += 1;
                 }
                 _ => self.i += 1,
             }
+        }
+        if !closed {
+            self.fail();
         }
         self.i = self.i.min(self.b.len());
     }
