@@ -248,7 +248,9 @@ impl<'a> Program<'a> {
         let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
             return Ok(None);
         };
-        slot.insert("command".into(), json!(command));
+        // Moved in, not serialized: json! would copy every word.
+        let argv = command.into_iter().map(J::String).collect();
+        slot.insert("command".into(), J::Array(argv));
         let user = match self.value("user") {
             Some(v) => {
                 let segs = self.segs(v, "user", numprocs)?;
