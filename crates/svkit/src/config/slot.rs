@@ -116,14 +116,13 @@ impl SlotCtx<'_> {
     }
 }
 
-/// The kernel's limit on argv and environment together, in bytes: asked
-/// once (it is a system call), not once per slot.
+/// The kernel's limit on argv and environment together, in bytes; asked
+/// once, not once per slot (it is a system call).
 fn arg_max() -> usize {
     static ARG_MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *ARG_MAX.get_or_init(|| {
-        nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX)
-            .ok()
-            .flatten()
+        let n = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX).ok();
+        n.flatten()
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(2 * 1024 * 1024)
     })
