@@ -110,7 +110,8 @@ echo "Load average when this section ended: $(cut -d' ' -f1-3 /proc/loadavg) on 
 # stop keys), against `svctl check` of the config it makes: reading the
 # result back, the floor of what any config tool does with it. 997 programs
 # are the most s6-svscan takes beside s6-overlay's own 3 (the import checks
-# that, as svctl check does); 1,000 are refused, located, after the same work.
+# that, as svctl check does); 1,000 are refused, located, once mapped: the
+# count is known from the slot list, before the render and the check.
 imp="import: a supervisord config of 1,000 programs, svctl import against svctl check"
 python3 - "$tmp" <<'PY'
 import os, sys
@@ -143,6 +144,7 @@ echo "## $imp"
 echo
 echo "| supervisord config | size | answer | svctl import: wall (CPU) ms | svctl check of the result: wall (CPU) ms | ratio (wall) | target (wall) |"
 echo "|---|---:|---|---:|---:|---:|---|"
+imp_notes=()
 for n in 997 1000; do
   echo "timing import of $n programs" >&2
   f=$tmp/p$n.conf
@@ -160,8 +162,18 @@ for n in 997 1000; do
   fi
   printf '| %s programs | %s | %s | %.0f (%.0f) | %s | %s | < 50 ms: %s |\n' "$n" "$size" "$answer" \
     "$a" "$acpu" "$base" "$ratio" "$(verdict "$a" 50)"
+  if [ "$(verdict "$a" 50)" != met ]; then
+    imp_notes+=("$n programs: $(awk -v c="$acpu" 'BEGIN { print (c < 50) ? "missed on wall time only, its CPU time is under the bound: the machine was busy with other work (load average below)" : "its CPU time is over the bound too" }').")
+  fi
+done
+for n in "${imp_notes[@]}"; do
+  echo
+  echo "Missed: $n"
 done
 echo
 echo "Release build; the same medians of $RUNS runs as above. The import reads"
 echo "the INI, maps every key, renders the JSON and then validates it as"
-echo "svctl check does (so its time includes one check of its own result)."
+echo "svctl check does (so its time includes one check of its own result);"
+echo "over s6-svscan's limit, it refuses once the keys are mapped, from the"
+echo "slot count, without the render and the check that would refuse the same."
+echo "Load average when this section ended: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs."

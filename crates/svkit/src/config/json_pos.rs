@@ -101,6 +101,9 @@ impl std::fmt::Display for Pos {
 #[derive(Debug, Default)]
 pub struct Spans {
     nodes: Vec<Node>,
+    /// Every object key, decoded, one after the other: a node names its
+    /// key by a range here, so a document's keys take one allocation.
+    keys: String,
     /// (path of the repeated member, offset of its second key)
     pub duplicate_keys: Vec<(FieldPath, usize)>,
     line_starts: Vec<usize>,
@@ -115,13 +118,22 @@ const INDEXED: usize = 16;
 struct Node {
     span: Span,
     /// How its parent reaches it (the root's is never read).
-    seg: Seg,
+    seg: At,
     parent: usize,
     /// Members in document order (a key given twice: once, at its first
     /// place, holding the last value, as serde_json keeps it).
     kids: Vec<usize>,
-    /// Key hash -> positions in `kids`, for a large object.
-    index: Option<HashMap<u64, Vec<usize>>>,
+    /// Key hash -> positions in `kids`, for a large object. Boxed: few
+    /// nodes have one, and every node is one pointer wide for it, not six.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<u64, Vec<usize>>>>,
+}
+
+/// A node's [`Seg`], its key held in [`Spans::keys`].
+#[derive(Debug, Clone, Copy)]
+enum At {
+    Key { start: usize, end: usize },
+    Index(usize),
 }
 
 fn key_hash(k: &str) -> u64 {
@@ -133,9 +145,15 @@ fn key_hash(k: &str) -> u64 {
 }
 
 impl Spans {
+    /// Scan `text`, vouching that serde_json accepts it; `None` when the
+    /// scanner cannot (the text is not JSON, or serde_json must judge it).
+    pub fn scan(text: &str) -> Option<Spans> {
+        scan::scan(text, true)
+    }
+
     /// Scan `text`, which must already be valid JSON (serde_json said so).
-    pub fn scan(text: &str) -> Spans {
-        scan::scan(text)
+    pub fn scan_valid(text: &str) -> Spans {
+        scan::scan(text, false).unwrap_or_default()
     }
 
     /// The node a path leads to.
@@ -149,21 +167,38 @@ impl Spans {
     }
 
     fn kid(&self, at: usize, seg: &Seg) -> Option<usize> {
-        let node = self.nodes.get(at)?;
         match seg {
             Seg::Index(i) => {
-                let k = *node.kids.get(*i)?;
-                matches!(self.nodes[k].seg, Seg::Index(_)).then_some(k)
+                let k = *self.nodes.get(at)?.kids.get(*i)?;
+                matches!(self.nodes[k].seg, At::Index(_)).then_some(k)
             }
-            Seg::Key(key) => {
-                let same = |&k: &usize| matches!(&self.nodes[k].seg, Seg::Key(x) if x == key);
-                match &node.index {
-                    Some(ix) => (ix.get(&key_hash(key))?.iter())
-                        .map(|&p| node.kids[p])
-                        .find(same),
-                    None => node.kids.iter().copied().find(same),
-                }
-            }
+            Seg::Key(key) => self.kid_key(at, key),
+        }
+    }
+
+    fn kid_key(&self, at: usize, key: &str) -> Option<usize> {
+        let node = self.nodes.get(at)?;
+        let same = |&k: &usize| self.key_of(k) == Some(key);
+        match &node.index {
+            Some(ix) => (ix.get(&key_hash(key))?.iter())
+                .map(|&p| node.kids[p])
+                .find(same),
+            None => node.kids.iter().copied().find(same),
+        }
+    }
+
+    /// The key of an object member's node.
+    fn key_of(&self, k: usize) -> Option<&str> {
+        match self.nodes.get(k)?.seg {
+            At::Key { start, end } => self.keys.get(start..end),
+            At::Index(_) => None,
+        }
+    }
+
+    fn seg_of(&self, k: usize) -> Seg {
+        match self.nodes[k].seg {
+            At::Index(i) => Seg::Index(i),
+            At::Key { .. } => Seg::Key(Cow::Owned(self.key_of(k).unwrap_or_default().to_owned())),
         }
     }
 
@@ -171,7 +206,7 @@ impl Spans {
     fn path_of(&self, mut at: usize) -> FieldPath {
         let mut segs = Vec::new();
         while at != 0 && at < self.nodes.len() {
-            segs.push(self.nodes[at].seg.clone());
+            segs.push(self.seg_of(at));
             at = self.nodes[at].parent;
         }
         segs.reverse();
@@ -212,9 +247,9 @@ impl Spans {
             return Vec::new();
         };
         (self.nodes[n].kids.iter())
-            .filter_map(|&k| match &self.nodes[k].seg {
-                Seg::Key(key) => Some((path.key(key.clone()), self.nodes[k].span)),
-                Seg::Index(_) => None,
+            .filter_map(|&k| {
+                let key = self.key_of(k)?.to_owned();
+                Some((path.key(key), self.nodes[k].span))
             })
             .collect()
     }
@@ -273,7 +308,7 @@ mod tests {
     #[test]
     fn spans_and_paths() {
         let text = "{\n  \"slots\": [\n    {\"name\": \"a\", \"log\": {\"keep\": 3}}\n  ]\n}\n";
-        let s = Spans::scan(text);
+        let s = Spans::scan(text).unwrap();
         let p = FieldPath::root()
             .key("slots")
             .index(0)
@@ -289,7 +324,7 @@ mod tests {
 
     #[test]
     fn duplicate_keys_are_found() {
-        let s = Spans::scan(r#"{"a": 1, "b": {"x": 1, "x": 2}, "a": 3}"#);
+        let s = Spans::scan(r#"{"a": 1, "b": {"x": 1, "x": 2}, "a": 3}"#).unwrap();
         let d: Vec<String> = s
             .duplicate_keys
             .iter()

@@ -91,16 +91,22 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         }
     };
     // Syntax first, without building the document: the spans below are
-    // all later steps need.
-    if let Err(e) = serde_json::from_str::<Checked>(text) {
-        let pos = Pos {
-            line: e.line(),
-            col: e.column().max(1),
-        };
-        diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
-        return (None, diags);
-    }
-    let spans = Spans::scan(text);
+    // all later steps need. The scanner vouches for plain JSON in the same
+    // pass; anything else serde_json judges, and locates what is wrong.
+    let spans = match Spans::scan(text) {
+        Some(spans) => spans,
+        None => {
+            if let Err(e) = serde_json::from_str::<Checked>(text) {
+                let pos = Pos {
+                    line: e.line(),
+                    col: e.column().max(1),
+                };
+                diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
+                return (None, diags);
+            }
+            Spans::scan_valid(text)
+        }
+    };
     for (path, off) in &spans.duplicate_keys {
         diags.push(Diagnostic::new(
             file,

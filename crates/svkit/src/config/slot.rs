@@ -116,13 +116,16 @@ impl SlotCtx<'_> {
     }
 }
 
-/// The kernel's limit on argv and environment together, in bytes.
+/// The kernel's limit on argv and environment together, in bytes; asked
+/// once, not once per slot (it is a system call).
 fn arg_max() -> usize {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX)
-        .ok()
-        .flatten()
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(2 * 1024 * 1024)
+    static ARG_MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *ARG_MAX.get_or_init(|| {
+        let n = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX).ok();
+        n.flatten()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(2 * 1024 * 1024)
+    })
 }
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is

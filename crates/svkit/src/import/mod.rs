@@ -11,6 +11,7 @@ mod common;
 mod detect;
 pub mod procfile;
 mod render;
+pub mod report;
 pub mod s6tree;
 pub mod supervisord;
 

@@ -3,6 +3,7 @@
 //! key order), a final newline; and the check every import passes before
 //! it is printed.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -85,6 +86,24 @@ pub fn validate(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, Stri
 
 /// [`validate`], and the text it checked.
 pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, String)> {
+    // Too many services shows in the slot list already (a template makes
+    // one slot per distinct instance name): said before rendering and
+    // loading a config that the same count refuses after.
+    fits(slots.iter().flat_map(|s| {
+        let made = match s.get("instances") {
+            Some(i) => {
+                let names = i.get("names").and_then(Value::as_array);
+                let distinct: BTreeSet<&str> = names
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                distinct.len()
+            }
+            None => 1,
+        };
+        std::iter::repeat_n(("", s.contains_key("log")), made)
+    }))?;
     let text = render(slots);
     let files = vec![(PathBuf::from("imported.json"), text.into_bytes())];
     let v = match config::load_layers(&files, &FixedInstances::default()) {
@@ -107,19 +126,89 @@ pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, S
         }
         Err(e) => return Err((None, e.to_string())),
     };
-    let mut need = Need::of_slots(
+    fits(
         v.model
             .slots
             .iter()
             .map(|s| (s.name.as_str(), s.log.is_some())),
-    );
+    )?;
+    let text = files.into_iter().next().map(|(_, b)| b).unwrap_or_default();
+    // The bytes are render's own String's.
+    Ok(String::from_utf8(text).unwrap_or_default())
+}
+
+/// Within s6-svscan's default limit with s6-overlay's own services, as
+/// `svctl check` asks off s6-overlay.
+fn fits<'a>(
+    slots: impl IntoIterator<Item = (&'a str, bool)>,
+) -> Result<(), (Option<usize>, String)> {
+    let mut need = Need::of_slots(slots);
     need.others.push(Others {
         count: capacity::OVERLAY_OWN,
         place: Place::OverlayAssumed,
     });
     need.check(Limit::assumed("an import, checked as on a build host"))
-        .map_err(|e| (None, e.to_string()))?;
-    let text = files.into_iter().next().map(|(_, b)| b).unwrap_or_default();
-    // The bytes are render's own String's.
-    Ok(String::from_utf8(text).unwrap_or_default())
+        .map(|_| ())
+        .map_err(|e| (None, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn slots(n: usize, log: bool) -> Vec<Map<String, Value>> {
+        (0..n)
+            .map(|i| {
+                let mut s = json!({"name": format!("w{i}"), "command": ["sleep", "1"]});
+                if log {
+                    s["log"] = json!({"dir": format!("/var/log/w{i}")});
+                }
+                s.as_object().cloned().unwrap()
+            })
+            .collect()
+    }
+
+    fn template(names: &[&str]) -> Map<String, Value> {
+        let s = json!({"name": "t-{instance}", "instances": {"names": names}, "command": ["x"]});
+        s.as_object().cloned().unwrap()
+    }
+
+    /// What the check of the loaded config says of `slots`.
+    fn after_load(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, String)> {
+        let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
+        let v = config::load_layers(&files, &FixedInstances::default()).unwrap();
+        fits(
+            v.model
+                .slots
+                .iter()
+                .map(|s| (s.name.as_str(), s.log.is_some())),
+        )
+    }
+
+    #[test]
+    fn too_many_services_is_refused_before_the_load_as_after_it() {
+        // 997 beside s6-overlay's own 3 fit; a logger each does not.
+        assert!(checked(&slots(997, false)).is_ok());
+        for (many, why) in [
+            (slots(998, false), "slots"),
+            (slots(500, true), "loggers"),
+            (
+                [slots(995, false), vec![template(&["a", "b", "c"])]].concat(),
+                "instances",
+            ),
+        ] {
+            let early = checked(&many).unwrap_err();
+            assert_eq!(Err(early.clone()), after_load(&many), "{why}");
+            assert!(early.1.contains("s6-svscan"), "{why}: {}", early.1);
+        }
+        // A template makes one slot per distinct name, as the load does.
+        let dup = [slots(995, false), vec![template(&["a", "a", "b"])]].concat();
+        assert!(checked(&dup).is_ok());
+        // Known before the load: over the limit and invalid says the
+        // limit (the load would have said the invalid slot).
+        let mut bad = slots(998, false);
+        bad[0].insert("command".into(), json!([]));
+        assert!(checked(&bad).unwrap_err().1.contains("s6-svscan"));
+    }
 }

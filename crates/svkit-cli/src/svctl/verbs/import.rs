@@ -45,7 +45,7 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
             ))
         }
     };
-    report(imported.notes.iter().map(ToString::to_string));
+    report(import::report::lines(&imported.notes));
     let label = target.map_or_else(|| PathBuf::from("-"), Path::to_path_buf);
     if a.check {
         check(&label, &text, a.root.as_deref())?;

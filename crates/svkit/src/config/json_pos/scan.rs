@@ -1,24 +1,50 @@
-//! The scanner behind [`Spans::scan`]: one pass over text serde_json
-//! already accepted, one node per value, keys decoded only when escaped.
+//! The scanner behind [`Spans::scan`]: one pass, one node per value,
+//! keys decoded only when escaped.
+//!
+//! Strict, it also vouches that the text is JSON as serde_json reads it,
+//! for the plain JSON a config is written in; it gives up (and serde_json
+//! judges, and says where the text is wrong) at the first thing that is
+//! not, or that only serde_json can judge: a `\u` escape, an exponent, a
+//! long number, deep nesting. Every check errs on the side of giving up:
+//! what it vouches for, serde_json accepts. Lenient, it scans text that
+//! serde_json accepted.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{key_hash, Node, Seg, Span, Spans, INDEXED};
+use super::{key_hash, At, Node, Span, Spans, INDEXED};
 
-pub(super) fn scan(text: &str) -> Spans {
+/// Nesting past this is left to serde_json (whose limit is 128).
+const MAX_DEPTH: usize = 100;
+
+/// Longest number vouched for: serde_json refuses some longer ones (out
+/// of an f64's range).
+const MAX_NUMBER: usize = 18;
+
+/// `None` when `strict` and the text is not vouched for.
+pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
     let mut s = Scanner {
         b: text.as_bytes(),
         i: 0,
         out: Spans::default(),
+        strict,
+        bad: false,
+        depth: 0,
     };
+    // Sized up front, from what pretty JSON holds per value: regrowing
+    // these copies them over and over.
+    s.out.nodes.reserve(text.len() / 24);
+    s.out.keys.reserve(text.len() / 4);
     s.out.line_starts.push(0);
     s.out
         .line_starts
         .extend(newlines(text.as_bytes()).map(|i| i + 1));
     s.ws();
-    s.value(usize::MAX, Seg::Index(0), None);
-    s.out
+    s.value(usize::MAX, At::Index(0), None);
+    s.ws();
+    if s.i != s.b.len() {
+        s.fail();
+    }
+    (!s.bad).then_some(s.out)
 }
 
 /// Offsets of every newline.
@@ -32,9 +58,47 @@ struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
     out: Spans,
+    strict: bool,
+    /// Strict, and given up: every loop stops.
+    bad: bool,
+    depth: usize,
+}
+
+/// What a scalar token may be: `true`, `false`, `null`, or a number
+/// without exponent, `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, not too long.
+fn plain_scalar(t: &[u8]) -> bool {
+    if matches!(t, b"true" | b"false" | b"null") {
+        return true;
+    }
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    let int = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    let frac_ok = match &digits[int..] {
+        [] => true,
+        [b'.', frac @ ..] => !frac.is_empty() && frac.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    t.len() <= MAX_NUMBER && int > 0 && !(int > 1 && digits[0] == b'0') && frac_ok
+}
+
+/// How an object or array goes on from where its loop is.
+#[derive(PartialEq)]
+enum Next {
+    /// Just opened: a member or the end.
+    First,
+    /// After a member: a comma or the end.
+    Comma,
+    /// After a comma: a member.
+    Member,
 }
 
 impl Scanner<'_> {
+    /// Strict: gives up.
+    fn fail(&mut self) {
+        if self.strict {
+            self.bad = true;
+        }
+    }
+
     fn ws(&mut self) {
         while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
@@ -42,7 +106,7 @@ impl Scanner<'_> {
     }
 
     /// Scans one value into a new node; its id.
-    fn value(&mut self, parent: usize, seg: Seg, key_start: Option<usize>) -> usize {
+    fn value(&mut self, parent: usize, seg: At, key_start: Option<usize>) -> usize {
         let id = self.out.nodes.len();
         let start = self.i;
         self.out.nodes.push(Node {
@@ -56,54 +120,90 @@ impl Scanner<'_> {
             kids: Vec::new(),
             index: None,
         });
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.fail();
+        }
         match self.b.get(self.i) {
+            _ if self.bad => {}
             Some(b'{') => {
                 self.i += 1;
-                loop {
+                let mut next = Next::First;
+                while !self.bad {
                     self.ws();
                     match self.b.get(self.i) {
                         Some(b'}') => {
+                            if next == Next::Member {
+                                self.fail();
+                            }
                             self.i += 1;
                             break;
                         }
                         Some(b',') => {
+                            if next != Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Member;
                             self.i += 1;
-                            continue;
                         }
                         Some(b'"') => {
+                            if next == Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Comma;
                             let ks = self.i;
                             let key = self.key();
                             self.ws();
                             if self.b.get(self.i) == Some(&b':') {
                                 self.i += 1;
+                            } else {
+                                self.fail();
                             }
                             self.ws();
                             self.member(id, key, ks);
                         }
                         // Not reachable for valid JSON; stop instead of looping.
-                        _ => break,
+                        _ => {
+                            self.fail();
+                            break;
+                        }
                     }
                 }
             }
             Some(b'[') => {
                 self.i += 1;
                 let mut n = 0;
-                loop {
+                let mut next = Next::First;
+                while !self.bad {
                     self.ws();
                     match self.b.get(self.i) {
                         Some(b']') => {
+                            if next == Next::Member {
+                                self.fail();
+                            }
                             self.i += 1;
                             break;
                         }
                         Some(b',') => {
+                            if next != Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Member;
                             self.i += 1;
                         }
                         Some(_) => {
-                            let kid = self.value(id, Seg::Index(n), None);
+                            if next == Next::Comma {
+                                self.fail();
+                            }
+                            next = Next::Comma;
+                            let kid = self.value(id, At::Index(n), None);
                             self.out.nodes[id].kids.push(kid);
                             n += 1;
                         }
-                        None => break,
+                        None => {
+                            self.fail();
+                            break;
+                        }
                     }
                 }
             }
@@ -117,20 +217,25 @@ impl Scanner<'_> {
                 {
                     self.i += 1;
                 }
+                if self.strict && !plain_scalar(&self.b[start..self.i]) {
+                    self.fail();
+                }
             }
-            None => {}
+            None => self.fail(),
         }
+        self.depth -= 1;
         self.out.nodes[id].span.end = self.i;
         id
     }
 
     /// One member of the object `obj`: scanned, then placed (a repeated
     /// key: recorded, its value taking the first one's place).
-    fn member(&mut self, obj: usize, key: String, ks: usize) {
-        let hash = key_hash(&key);
-        let seg = Seg::Key(Cow::Owned(key));
-        let before = self.out.kid(obj, &seg);
-        let kid = self.value(obj, seg, Some(ks));
+    fn member(&mut self, obj: usize, key: At, ks: usize) {
+        let At::Key { start, end } = key else { return };
+        let name = self.out.keys.get(start..end).unwrap_or_default();
+        let hash = key_hash(name);
+        let before = self.out.kid_key(obj, name);
+        let kid = self.value(obj, key, Some(ks));
         let node = &mut self.out.nodes[obj];
         if let Some(old) = before {
             if let Some(p) = node.kids.iter().position(|&k| k == old) {
@@ -148,43 +253,68 @@ impl Scanner<'_> {
             let kids = std::mem::take(&mut node.kids);
             let mut ix: HashMap<u64, Vec<usize>> = HashMap::new();
             for (p, &k) in kids.iter().enumerate() {
-                if let Seg::Key(x) = &self.out.nodes[k].seg {
+                if let Some(x) = self.out.key_of(k) {
                     ix.entry(key_hash(x)).or_default().push(p);
                 }
             }
             let node = &mut self.out.nodes[obj];
             node.kids = kids;
-            node.index = Some(ix);
+            node.index = Some(Box::new(ix));
         }
     }
 
     fn skip_string(&mut self) {
         self.i += 1;
+        let mut closed = false;
         while self.i < self.b.len() {
             match self.b[self.i] {
-                b'\\' => self.i += 2,
+                b'\\' => {
+                    // `\u` is serde_json's to judge (surrogates).
+                    if !matches!(
+                        self.b.get(self.i + 1),
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+                    ) {
+                        self.fail();
+                    }
+                    self.i += 2;
+                }
                 b'"' => {
                     self.i += 1;
+                    closed = true;
                     break;
+                }
+                // A control character must be escaped.
+                0..0x20 => {
+                    self.fail();
+                    self.i += 1;
                 }
                 _ => self.i += 1,
             }
         }
+        if !closed {
+            self.fail();
+        }
         self.i = self.i.min(self.b.len());
     }
 
-    /// Consume a key's string literal and return its decoded value.
-    fn key(&mut self) -> String {
+    /// Consume a key's string literal and store its decoded value.
+    fn key(&mut self) -> At {
         let start = self.i;
         self.skip_string();
         let raw = &self.b[start..self.i];
         let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
-        if !inner.contains(&b'\\') {
-            if let Ok(s) = std::str::from_utf8(inner) {
-                return s.to_owned();
+        let keys = &mut self.out.keys;
+        let from = keys.len();
+        match std::str::from_utf8(inner) {
+            Ok(s) if !inner.contains(&b'\\') => keys.push_str(s),
+            _ => {
+                let raw = std::str::from_utf8(raw).unwrap_or("\"\"");
+                keys.push_str(&serde_json::from_str::<String>(raw).unwrap_or_default());
             }
         }
-        let raw = std::str::from_utf8(raw).unwrap_or("\"\"");
-        serde_json::from_str::<String>(raw).unwrap_or_default()
+        At::Key {
+            start: from,
+            end: keys.len(),
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as J};
 
-use super::program::{err, plain, Mode, Piece, Program};
+use super::program::{err, Mode, Piece, Program};
 use super::shlex;
 use crate::config::names;
 use crate::import::ImportError;
@@ -107,10 +107,8 @@ impl Program<'_> {
             })
             .collect();
         if !sh.any() && vars.is_empty() && runtime_env.is_empty() {
-            return Ok(Some(
-                shlex::split(&plain(&pieces).unwrap_or_default())
-                    .map_err(|e| self.bad(v, "command", e))?,
-            ));
+            // Without variables `lit` is the plain text: its words are argv.
+            return Ok(Some(words));
         }
         let mut script = String::new();
         for (k, ps) in runtime_env {

@@ -11,24 +11,26 @@
 //! - a section or key seen again is merged: the later value wins;
 //! - CRLF and a missing final newline read as LF and a final newline.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::rc::Rc;
 
 /// One `key = value`, where it was written.
 #[derive(Clone, Debug)]
 pub struct Value {
     pub text: String,
-    pub file: PathBuf,
+    /// Shared by every value and section of one file.
+    pub file: Rc<Path>,
     pub line: u32,
     /// Lines of earlier values of the same key in the same section, which
     /// this one replaced (as supervisord does: the last one wins).
-    pub replaced: Vec<(PathBuf, u32)>,
+    pub replaced: Vec<(Rc<Path>, u32)>,
 }
 
 /// One `[section]`, its keys in the order first written.
 #[derive(Clone, Debug)]
 pub struct Section {
     pub name: String,
-    pub file: PathBuf,
+    pub file: Rc<Path>,
     pub line: u32,
     pub keys: Vec<(String, Value)>,
 }
@@ -70,6 +72,7 @@ impl Ini {
 
     /// Reads one file's text into the sections.
     pub fn read(&mut self, file: &Path, text: &str) -> Result<(), IniError> {
+        let file: Rc<Path> = Rc::from(file);
         let mut cur = Cursor::None;
         // The key being written (its index in its list), its indent, and
         // its pending lines (kept apart until the value is complete).
@@ -110,9 +113,10 @@ impl Ini {
                     self.index.insert(header.to_owned(), self.sections.len());
                     self.sections.push(Section {
                         name: header.to_owned(),
-                        file: file.to_path_buf(),
+                        file: file.clone(),
                         line: lineno,
-                        keys: Vec::new(),
+                        // Room for the keys a program usually has.
+                        keys: Vec::with_capacity(16),
                     });
                     Cursor::Section(self.sections.len() - 1)
                 };
@@ -144,7 +148,7 @@ impl Ini {
             let list = self.list(&cur);
             let fresh = Value {
                 text,
-                file: file.to_path_buf(),
+                file: file.clone(),
                 line: lineno,
                 replaced: Vec::new(),
             };

@@ -51,7 +51,7 @@ impl Program<'_> {
         for (k, v) in &sec.keys {
             for (file, line) in &v.replaced {
                 self.notes.push(Note {
-                    file: file.clone(),
+                    file: file.to_path_buf(),
                     line: Some(*line),
                     key: k.clone(),
                     why: format!(

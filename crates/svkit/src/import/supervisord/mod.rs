@@ -45,7 +45,7 @@ fn section_why(name: &str) -> &'static str {
 
 fn section_note(s: &Section, key: &str, why: impl Into<String>) -> Note {
     Note {
-        file: s.file.clone(),
+        file: s.file.to_path_buf(),
         line: Some(s.line),
         key: key.into(),
         why: why.into(),
@@ -59,12 +59,12 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
     let Some(s) = s else { return Ok(g) };
     for (k, v) in &s.keys {
         let bad = |what: String| ImportError {
-            file: v.file.clone(),
+            file: v.file.to_path_buf(),
             line: Some(v.line),
             what: format!("{k}: {what}"),
         };
         let note = |why: &str| Note {
-            file: v.file.clone(),
+            file: v.file.to_path_buf(),
             line: Some(v.line),
             key: k.clone(),
             why: why.into(),
@@ -187,7 +187,7 @@ pub(crate) fn import_located(
         if !opts.priority_as_order {
             if let Some(v) = s.get("priority") {
                 notes.push(Note {
-                    file: v.file.clone(),
+                    file: v.file.to_path_buf(),
                     line: Some(v.line),
                     key: "priority".into(),
                     why: "start order not carried over: svkit starts every slot at once (--priority-as-order makes a lower priority a depends_on: up)".into(),

@@ -101,7 +101,7 @@ pub fn log(
         log.insert("keep".into(), json!(c));
     }
     slot.insert("log".into(), J::Object(log));
-    Ok(Some(Some((v.file.clone(), v.line))))
+    Ok(Some(Some((v.file.to_path_buf(), v.line))))
 }
 
 /// The death window a program gets from `startsecs` and `startretries`:

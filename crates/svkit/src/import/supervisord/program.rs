@@ -84,7 +84,7 @@ impl<'a> Program<'a> {
 
     pub(super) fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
         self.notes.push(Note {
-            file: v.file.clone(),
+            file: v.file.to_path_buf(),
             line: Some(v.line),
             key: key.into(),
             why: why.into(),
@@ -100,13 +100,18 @@ impl<'a> Program<'a> {
         if !v.text.contains('%') {
             return Ok(vec![Seg::Lit(v.text.clone())]);
         }
-        // supervisord's %(here)s is absolute.
-        let dir = v
-            .file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let dir = super::read::abspath(dir);
+        // supervisord's %(here)s is absolute: asked of the file system
+        // only for a value that uses it.
+        let dir = if v.text.contains("%(here)") {
+            let dir = v
+                .file
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            super::read::abspath(dir)
+        } else {
+            PathBuf::new()
+        };
         let here = dir.to_str().ok_or_else(|| {
             self.bad(
                 v,
@@ -243,7 +248,9 @@ impl<'a> Program<'a> {
         let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
             return Ok(None);
         };
-        slot.insert("command".into(), json!(command));
+        // Moved in, not serialized: json! would copy every word.
+        let argv = command.into_iter().map(J::String).collect();
+        slot.insert("command".into(), J::Array(argv));
         let user = match self.value("user") {
             Some(v) => {
                 let segs = self.segs(v, "user", numprocs)?;
@@ -299,7 +306,7 @@ impl<'a> Program<'a> {
             name,
             priority,
             autostart,
-            file: self.sec.file.clone(),
+            file: self.sec.file.to_path_buf(),
             line: self.sec.line,
             log_at,
         }))

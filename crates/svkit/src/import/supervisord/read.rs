@@ -130,7 +130,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
         if matches.is_empty() {
             if has_glob(pattern) {
                 notes.push(Note {
-                    file: value.file.clone(),
+                    file: value.file.to_path_buf(),
                     line: Some(value.line),
                     key: "files".into(),
                     why: format!("`{pattern}` matches no file (supervisord warns and goes on)"),
@@ -160,7 +160,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
     if let Some(v) = ini.section("include").and_then(|s| s.get("files")) {
         if v.file != value.file || v.line != value.line {
             notes.push(Note {
-                file: v.file.clone(),
+                file: v.file.to_path_buf(),
                 line: Some(v.line),
                 key: "files".into(),
                 why: "an [include] in an included file: not followed (supervisord follows only the main file's)".into(),

@@ -5,6 +5,14 @@
 /// `shlex.split(text)`: words split at whitespace; `'…'` literal, `"…"`
 /// with `\"` and `\\` escapes, `\` outside quotes escaping any character.
 pub fn split(text: &str) -> Result<Vec<String>, String> {
+    if !text.contains(['\\', '\'', '"']) {
+        // Nothing quoted or escaped: words are the runs between spaces.
+        return Ok(text
+            .split(is_space)
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect());
+    }
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
@@ -81,7 +89,8 @@ fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric()
         || c == '_'
         || "/.+-():".contains(c)
-        || "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
+        || !c.is_ascii()
+            && "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
 }
 
 /// The tokens of `environment=`: words (quoted parts join them, quotes
@@ -129,12 +138,12 @@ fn env_tokens(text: &str) -> Result<Vec<String>, String> {
 
 /// `KEY="a,b",K2=v` into pairs, in order, as supervisord reads it.
 pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
-    let tokens = env_tokens(text)?;
+    let mut tokens = env_tokens(text)?;
     let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
-        match &tokens[i..] {
-            [k, eq, v, ..] if eq == "=" => out.push((k.clone(), v.clone())),
+        match &mut tokens[i..] {
+            [k, eq, v, ..] if eq == "=" => out.push((std::mem::take(k), std::mem::take(v))),
             _ => {
                 return Err(
                     "expected KEY=value pairs separated by commas (quote a value holding spaces, `=`, `$` or commas)"
@@ -147,7 +156,7 @@ pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
             if tokens[i] != "," {
                 return Err(format!(
                     "expected a comma after {}=…, found `{}` (quote a value holding spaces or other signs)",
-                    tokens[i - 3],
+                    out.last().map_or("", |(k, _)| k.as_str()),
                     tokens[i]
                 ));
             }
@@ -247,7 +256,8 @@ mod tests {
                 ("E".into(), String::new()),
             ]
         );
-        assert!(env_pairs("A=b c").is_err());
+        let e = env_pairs("A=b c").unwrap_err();
+        assert!(e.contains("after A=…, found `c`"), "{e}");
         assert!(env_pairs("A=$HOME").is_err());
         assert!(env_pairs("A").is_err());
         assert!(env_pairs("A='x").is_err());
