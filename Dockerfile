@@ -193,19 +193,23 @@ COPY rootfs/ /
 #    CMD and run scripts a minimal env. svkit copes: run scripts use
 #    with-contenv, svkit-wrap and svkit-reconcile read
 #    /run/s6/container_environment for opt-outs and if_env autostart.
-#  S6_KILL_FINISH_MAXTIME=7000: a hard bound (ms) on each cont-finish hook;
-#    50-svkit-stop bounds itself at 6.5 s (the foreground command and the
+#  S6_KILL_FINISH_MAXTIME=8000: a hard bound (ms) on each cont-finish hook;
+#    50-svkit-stop bounds itself at 7.5 s (the foreground command and the
 #    slots share SVKIT_STOP_TIMEOUT_MS's 5 s, the slots get at least 0.5 s,
-#    svctl is cut 1 s after), this is the backstop. A worst-case shutdown
-#    (7 s + 0.1 s) fits in `docker stop`'s default 10 s.
-#  S6_KILL_GRACETIME=100: after the hooks, s6-overlay sends TERM to every
+#    svctl is cut 1 s after; then at most 0.5 s for the stopped slots'
+#    loggers and 0.5 s for strays), this is the backstop. A worst-case
+#    shutdown (8 s) fits in `docker stop`'s default 10 s.
+#  S6_KILL_GRACETIME=0: after the hooks, s6-overlay sends TERM to every
 #    process left and sleeps this long in full (3000 ms by default), then
 #    KILL. 50-svkit-stop has already stopped the foreground command and
-#    every slot, each with its own signal and timeout, so what is left is
-#    only strays (a slot's double-forked child): they get TERM and 100 ms.
-#    `docker stop` then takes about the slots' own stop time, not 3 s more.
-#    An image that runs long-lived processes outside svkit (its own
-#    services.d or s6-rc services) can raise it.
+#    every slot, each with its own signal and timeout, then the slots'
+#    loggers once they had written everything, then sent TERM to the
+#    strays (a slot's double-forked child) and waited up to 0.5 s while
+#    any still ran. Nothing svkit knows of needs this grace, so none is
+#    slept: `docker stop` takes about the slots' own stop time.
+#    What still gets TERM then KILL at once: s6's own processes, the CMD's
+#    stage 2 and svkit-wrap's keep-alive, `docker exec` sessions, and a
+#    stray still running 0.5 s after its TERM.
 #  S6_CMD_RECEIVE_SIGNALS is left unset (s6-overlay's default): `docker stop`
 #    makes PID 1 run the shutdown (cont-finish hooks, then TERM/KILL) and
 #    the container exits 0 — a requested stop is a clean stop, also when the
@@ -216,8 +220,8 @@ COPY rootfs/ /
 ENV PATH=/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     S6_BEHAVIOUR_IF_STAGE2_FAILS=2 \
     S6_KEEP_ENV=0 \
-    S6_KILL_FINISH_MAXTIME=7000 \
-    S6_KILL_GRACETIME=100
+    S6_KILL_FINISH_MAXTIME=8000 \
+    S6_KILL_GRACETIME=0
 
 # Everything the app writes: profiles, per-profile logs, svkit's remembered
 # desired states (state_dir /data/.svkit). Declared after the chown above so

@@ -351,11 +351,11 @@ warm-up each.
   three services have logged their "stopping" line (their TERM handler
   ran; polled the same way), and to its return (the container has
   exited). (a) and (b) run with the same s6-overlay settings: the shipped
-  image's \`S6_KILL_FINISH_MAXTIME=7000\`, \`S6_BEHAVIOUR_IF_STAGE2_FAILS=2\`
+  image's \`S6_KILL_FINISH_MAXTIME=8000\`, \`S6_BEHAVIOUR_IF_STAGE2_FAILS=2\`
   and \`S6_KEEP_ENV=0\`, and s6-overlay's defaults for the rest, among them
   \`S6_SERVICES_GRACETIME=3000\` and \`S6_KILL_GRACETIME=3000\` (ms); (a)
   also runs its \`cont-finish.d\` hook (\`svctl stop --all --wait\`).
-  (d) is (a) with the shipped image's \`S6_KILL_GRACETIME=100\`; (e) is
+  (d) is (a) with the shipped image's \`S6_KILL_GRACETIME=0\`; (e) is
   (d) with a fourth \`app\` as its CMD (\`svkit-wrap -- env
   APP_STOP_MS=1000 app -p fg gateway run\`: no redirect matches, so it
   runs in the foreground) whose TERM handler takes 1 s; the stop hook
@@ -439,11 +439,14 @@ Why the figures are what they are:
   After the services are down, $linit's
   \`s6-linux-init-shutdownd\` sends TERM to whatever is left and then
   sleeps out the whole grace time before KILL, whether anything is left
-  or not. It is the same in (a) and (b). (d) sets it to 100 ms, as the
+  or not. It is the same in (a) and (b). (d) sets it to 0, as the
   shipped image does: svkit's stop hook has already stopped every slot
-  (and (e)'s foreground CMD) with its own signal and timeout, so only
-  strays are left for that grace ($grace_d ms from the services' end to the
-  exit here).
+  (and (e)'s foreground CMD) with its own signal and timeout, then the
+  slots' loggers once they had read everything (each s6-log syncs its
+  file to disk as it exits), and has sent strays TERM and waited only
+  while one ran, so nothing is left that needs a grace ($grace_d ms from
+  the services' end to \`docker stop\`'s return here: the hook's end,
+  s6-overlay's stage 4, and the engine's part once PID 1 is gone).
   supervisord stops its programs itself and exits once they are gone.
 - **Memory.** s6's supervision is small static C programs: one
   \`s6-supervise\` per service, per logger and per s6-overlay internal

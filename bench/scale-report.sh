@@ -263,8 +263,8 @@ Why the figures are what they are:
   about $(awk -v a="$sup_n" -v b="$log_n" 'BEGIN { printf "%.0f", 2 * a + b }') KiB a slot with its logger — plus, in (a), svkit's log
   watcher (\`svkit log-watch\`, one process whatever the number of slots,
   under its own \`s6-supervise\`): ${watch_small} KiB at ${SIZES[0]} slots, ${watch_pss} KiB at $top
-  (${watch_anon} KiB of it anonymous: its heap, and what the config load's
-  worker threads left, their malloc arena and stacks; the rest is pages
+  (${watch_anon} KiB of it anonymous: its heap, each slot's log dir it
+  keeps of the config, and its stack; the rest is pages
   of the static svkit binary it runs, mapped by it alone). Without it, (a) is ${rest_ratio}× (b) at $top slots. That one process is the
   whole difference, and at ${SIZES[0]} slots it is more than 10% of (b)'s
   entire supervision: no separate process can fit in that margin (a

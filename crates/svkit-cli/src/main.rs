@@ -27,7 +27,7 @@ const PROGRAMS: [(&str, Program); 4] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 7] = [
+const INTERNAL: [(&str, Internal); 8] = [
     ("foreground-stop", svkit::foreground::main),
     ("liveness", svkit_cli::internal::liveness::main),
     ("log-json", svkit::logs::json::main),
@@ -35,6 +35,7 @@ const INTERNAL: [(&str, Internal); 7] = [
     ("say", svkit_cli::internal::say::main),
     ("slot-claim", svkit::stray::main),
     ("slot-env", svkit::slotenv::main),
+    ("stop-leftovers", svkit::leftovers::main),
 ];
 
 type Internal = fn(std::env::ArgsOs) -> ExitCode;

@@ -62,7 +62,7 @@ fn the_boot_hook_notes_the_default_kill_grace() {
         assert_eq!(lines, usize::from(noted), "{grace}: {logs}");
         if noted {
             assert!(
-                logs.contains("set S6_KILL_GRACETIME=100 in the image's ENV"),
+                logs.contains("set S6_KILL_GRACETIME=0 in the image's ENV"),
                 "{logs}"
             );
         }

@@ -2,8 +2,8 @@
 //! gives the foreground command (an opt-out) its stop signal and waits for
 //! its handler, before s6-overlay's final TERM/KILL (whose grace the
 //! sandbox sets to 100 ms, as a small `S6_KILL_GRACETIME` would); the
-//! container's exit code is then the command's own; and a stray still
-//! gets the final TERM and that grace before KILL.
+//! container's exit code is then the command's own; and a stray gets TERM
+//! and a grace of its own from the hook, even with no final grace.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::Path;
@@ -84,25 +84,38 @@ fn after_docker_stop_the_container_exits_with_the_foreground_commands_code() {
     }
 }
 
-/// A stray (a slot's double-forked child, which no supervisor knows)
-/// gets s6-overlay's final TERM, then `S6_KILL_GRACETIME` (100 ms here)
-/// before KILL: a handler shorter than that completes.
+/// With the stop hook and no final grace at all (`S6_KILL_GRACETIME=0`,
+/// as the image sets): a stray (a slot's double-forked child, which no
+/// supervisor knows) gets TERM from the hook and the time its handler
+/// takes (300 ms here), and the slot's last line is in its log file.
 #[test]
-fn a_stray_gets_term_and_the_kill_grace() {
-    if !sandbox_or_skip("a_stray_gets_term_and_the_kill_grace") {
+fn a_stray_gets_term_and_its_own_grace_from_the_hook() {
+    if !sandbox_or_skip("a_stray_gets_term_and_its_own_grace_from_the_hook") {
         return;
     }
-    let config = r#"{ "slots": [ { "name": "forker", "command": ["/opt/forker"] } ] }"#;
+    let config = r#"{ "slots": [ { "name": "forker", "command": ["/opt/forker"],
+        "log": { "dir": "/data/log", "stdout": false } } ] }"#;
     let r = svkit_testkit::Rootfs::with_svkit(config);
     r.script(
+        "etc/cont-finish.d/50-svkit-stop",
+        include_str!("../../../rootfs/etc/cont-finish.d/50-svkit-stop"),
+    );
+    r.script(
         "opt/forker",
-        "#!/bin/sh\n( sh -c 'trap \"sleep 0.03; echo stray handled TERM > /data/stray\" TERM; echo stray up > /data/stray; while :; do sleep 0.01; done' & ) \nexec sleep 100000\n",
+        "#!/bin/sh\n( sh -c 'trap \"sleep 0.3; echo stray handled TERM > /data/stray; exit 0\" TERM; echo stray up > /data/stray; while :; do sleep 0.01; done' & )\ntrap 'echo forker stopping; exit 0' TERM\necho forker up\nwhile :; do sleep 0.05 & wait $!; done\n",
     );
     let data = tempfile::tempdir().expect("tempdir");
     let arg = r.arg();
     let volume = format!("{}:/data", data.path().display());
     let sbx = Sandbox::start(
-        &["--rootfs", &arg, "--volume", &volume],
+        &[
+            "--rootfs",
+            &arg,
+            "--volume",
+            &volume,
+            "--env",
+            "S6_KILL_GRACETIME=0",
+        ],
         &["sleep", "100000"],
     );
     let stray = data.path().join("stray");
@@ -111,8 +124,18 @@ fn a_stray_gets_term_and_the_kill_grace() {
             .is_ok_and(|t| t.contains("stray up"))
             .then_some(())
     });
-    let (code, _, logs) = docker_stop(sbx);
+    let log = data.path().join("log/current");
+    poll("the slot up in its log", Duration::from_secs(30), || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|t| t.contains("forker up"))
+            .then_some(())
+    });
+    let (code, took, logs) = docker_stop(sbx);
+    eprintln!("exit {code} after {took:?}:\n{logs}");
     assert_eq!(code, 0, "{logs}");
     let text = std::fs::read_to_string(&stray).unwrap_or_default();
     assert_eq!(text, "stray handled TERM\n", "{logs}");
+    assert!(logs.contains("svkit: info: sent TERM to"), "{logs}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("forker stopping"), "{text}\n{logs}");
 }

@@ -104,7 +104,7 @@ pub fn kill_grace_note(value: Option<&str>) -> Option<String> {
         .map_or(Some(S6_DEFAULT_KILL_GRACE_MS), |v| v.parse::<u64>().ok());
     (ms == Some(S6_DEFAULT_KILL_GRACE_MS)).then(|| {
         format!(
-            "S6_KILL_GRACETIME is s6-overlay's default {S6_DEFAULT_KILL_GRACE_MS} ms: every docker stop sleeps that long after the stop hook, in full. svkit's stop hook already stops the foreground command and every slot with its own signal and timeout, so that grace is only for strays (a slot's double-forked child); a small one is safe: set S6_KILL_GRACETIME=100 in the image's ENV (or docker run -e), unless it runs long-lived processes outside svkit"
+            "S6_KILL_GRACETIME is s6-overlay's default {S6_DEFAULT_KILL_GRACE_MS} ms: every docker stop sleeps that long after the stop hook, in full. svkit's stop hook already stops the foreground command and every slot with its own signal and timeout, their loggers once written out, and sends strays (a slot's double-forked child) TERM and waits for them, so none is needed: set S6_KILL_GRACETIME=0 in the image's ENV (or docker run -e)"
         )
     })
 }

@@ -18,6 +18,7 @@ pub mod dirent;
 pub mod foreground;
 pub mod fsutil;
 pub mod import;
+pub mod leftovers;
 pub mod lifeline;
 pub mod liveness;
 pub mod logs;

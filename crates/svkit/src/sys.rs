@@ -50,3 +50,16 @@ pub fn pidfd_wait(pid: &OwnedFd, d: Duration) -> io::Result<bool> {
         }
     }
 }
+
+/// Gives the heap's free pages back to the system (glibc's `malloc_trim`):
+/// a long-lived process keeps otherwise what a peak of work left free.
+/// Elsewhere (another libc), nothing.
+pub fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[allow(unsafe_code)]
+    // SAFETY: malloc_trim takes a plain integer, touches only the
+    // allocator's own state under its locks, and may run at any time.
+    unsafe {
+        nix::libc::malloc_trim(0);
+    }
+}

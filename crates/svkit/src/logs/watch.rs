@@ -52,7 +52,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
     let scandir = crate::container::scandir();
     let config_dir = config::config_dir_from_env();
     let mut seen: BTreeMap<String, SlotMemory> = BTreeMap::new();
-    let mut model: Option<Model> = None;
+    let mut log_dirs = BTreeMap::new();
     let mut loaded_for = None;
     loop {
         let slots = slots_with_logger(&scandir);
@@ -60,23 +60,29 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         // (apply, register): a large config is not read once a second.
         let now = (config_signature(&config_dir), slots.clone());
         if loaded_for.as_ref() != Some(&now) {
-            model = config::load(&config_dir, &crate::state::LiveInstances)
-                .ok()
-                .map(|v| v.model);
+            log_dirs = config::load(&config_dir, &crate::state::LiveInstances)
+                .map(|v| log_dirs_of(&v.model))
+                .unwrap_or_default();
             loaded_for = Some(now);
+            // This process stays for the container's life: what the load
+            // took and gave back goes back to the system now.
+            crate::sys::release_free_heap();
         }
         seen.retain(|name, _| slots.contains(name));
         for name in &slots {
-            let log_dir = model
-                .as_ref()
-                .and_then(|m| m.slot(name))
-                .and_then(|s| s.log.as_ref())
-                .map(|l| PathBuf::from(&l.dir));
+            let log_dir = log_dirs.get(name).map(PathBuf::as_path);
             let entry = seen.entry(name.clone()).or_default();
-            look(&scandir.join(name), name, log_dir.as_deref(), entry);
+            look(&scandir.join(name), name, log_dir, entry);
         }
         std::thread::sleep(PERIOD);
     }
+}
+
+/// Each slot's log dir, all the watcher keeps of the config.
+fn log_dirs_of(model: &Model) -> BTreeMap<String, PathBuf> {
+    (model.slots.iter())
+        .filter_map(|s| Some((s.name.clone(), PathBuf::from(&s.log.as_ref()?.dir))))
+        .collect()
 }
 
 /// Each file of the config dir with its size and modification time.
