@@ -46,6 +46,7 @@ pub fn boot(dir: &Path) -> Result<()> {
     // real CMD: `run --detach` returns once cont-init is done, as tests
     // expect of a booted container.
     close_inherited()?;
+    default_signals()?;
     let mut cmd = Command::new("/init");
     if !spec.cmd.is_empty() {
         cmd.arg(format!("{INSIDE_DIR}/svkit-sandbox"))
@@ -83,6 +84,25 @@ fn close_inherited() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A container starts with every signal at its default action and none
+/// blocked, whatever the process that ran `docker run` ignored: a test
+/// run under `nohup` (SIGHUP ignored, and ignored signals survive exec)
+/// must not hand a slot a program deaf to its `down_signal`.
+fn default_signals() -> Result<()> {
+    use nix::sys::signal::{
+        sigaction, sigprocmask, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
+    };
+    let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    for sig in Signal::iterator().filter(|s| !matches!(s, Signal::SIGKILL | Signal::SIGSTOP)) {
+        // SAFETY: SIG_DFL installs no handler: no code of ours can run in
+        // a signal's context, and the exec that follows keeps only this.
+        unsafe { sigaction(sig, &default) }
+            .with_context(|| format!("unable to reset {sig} to its default"))?;
+    }
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
+        .context("unable to unblock signals")
 }
 
 /// The container's writable layer lives on a tmpfs of this mount namespace
