@@ -10,7 +10,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::capacity::{self, limit::Limit, Need, Others, Place};
-use crate::config::{self, FixedInstances, LoadError};
+use crate::config::{self, FixedInstances, LoadError, Validated};
 
 /// Slot keys in the order of docs/config.md's table; others after, sorted.
 const ORDER: &[&str] = &[
@@ -39,12 +39,22 @@ struct Slot<'a>(&'a Map<String, Value>);
 impl Serialize for Slot<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
-        for k in ORDER {
-            if let Some(v) = self.0.get(*k) {
+        // One pass over the slot's few keys placing each in ORDER: a map
+        // lookup per ORDER key cost more than the writing.
+        let mut placed: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
+        let mut others = false;
+        for (k, v) in self.0 {
+            match ORDER.iter().position(|o| *o == k) {
+                Some(i) => placed[i] = Some(v),
+                None => others = true,
+            }
+        }
+        for (k, v) in ORDER.iter().zip(placed) {
+            if let Some(v) = v {
                 m.serialize_entry(k, v)?;
             }
         }
-        for (k, v) in self.0 {
+        for (k, v) in self.0.iter().filter(|_| others) {
             if !ORDER.contains(&k.as_str()) {
                 m.serialize_entry(k, v)?;
             }
@@ -84,8 +94,10 @@ pub fn validate(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, Stri
     checked(slots).map(|_| ())
 }
 
-/// [`validate`], and the text it checked.
-pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, String)> {
+/// [`validate`], and the text it checked with the config loaded from it.
+pub fn checked(
+    slots: &[Map<String, Value>],
+) -> Result<(String, Validated), (Option<usize>, String)> {
     // Too many services shows in the slot list already (a template makes
     // one slot per distinct instance name): said before rendering and
     // loading a config that the same count refuses after.
@@ -105,7 +117,9 @@ pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, S
         std::iter::repeat_n(("", s.contains_key("log")), made)
     }))?;
     let text = render(slots);
-    let files = vec![(PathBuf::from("imported.json"), text.into_bytes())];
+    // A copy for the load: cheaper than checking the bytes are UTF-8 again
+    // to turn them back into the text.
+    let files = vec![(PathBuf::from("imported.json"), text.as_bytes().to_vec())];
     let v = match config::load_layers(&files, &FixedInstances::default()) {
         Ok(v) => v,
         Err(LoadError::Invalid(diags)) => {
@@ -132,9 +146,7 @@ pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, S
             .iter()
             .map(|s| (s.name.as_str(), s.log.is_some())),
     )?;
-    let text = files.into_iter().next().map(|(_, b)| b).unwrap_or_default();
-    // The bytes are render's own String's.
-    Ok(String::from_utf8(text).unwrap_or_default())
+    Ok((text, v))
 }
 
 /// Within s6-svscan's default limit with s6-overlay's own services, as
