@@ -7,6 +7,35 @@ use super::json_pos::FieldPath;
 use super::names::*;
 use super::parse::Layer;
 
+/// Where a value is, as the validation walks to it. Most values have
+/// nothing to report, so their path is built (a [`FieldPath`], one
+/// allocation per segment) only when a problem is reported: until then
+/// it is a chain of borrowed segments ([`Sub`]) on the stack.
+pub(crate) trait Place {
+    fn path(&self) -> FieldPath;
+}
+
+impl Place for FieldPath {
+    fn path(&self) -> FieldPath {
+        self.clone()
+    }
+}
+
+/// A key or an index under another place.
+pub(crate) enum Sub<'a> {
+    Key(&'a dyn Place, &'a str),
+    Index(&'a dyn Place, usize),
+}
+
+impl Place for Sub<'_> {
+    fn path(&self) -> FieldPath {
+        match self {
+            Sub::Key(p, k) => p.path().key(k.to_string()),
+            Sub::Index(p, i) => p.path().index(*i),
+        }
+    }
+}
+
 /// Per-slot validation context.
 pub(crate) struct SlotCtx<'a> {
     pub layer: &'a Layer,
@@ -17,8 +46,8 @@ pub(crate) struct SlotCtx<'a> {
 }
 
 impl SlotCtx<'_> {
-    pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
-        let d = self.layer.diag(path, msg);
+    pub(super) fn err(&mut self, path: &dyn Place, msg: impl Into<String>) {
+        let d = self.layer.diag(&path.path(), msg);
         self.diags.push(d);
     }
 
@@ -26,7 +55,7 @@ impl SlotCtx<'_> {
     /// error (it would otherwise reach a program literally).
     /// A variable name the slot sets (`env`, `secrets`), expanded: reported
     /// when it is not a valid name or is the sentinel svkit sets itself.
-    pub(super) fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
+    pub(super) fn env_name(&mut self, path: &dyn Place, raw: &str) -> String {
         let k = self.expand(path, raw);
         if let Err(e) = check_env_name(&k) {
             self.err(path, format!("`{k}`: {e}"));
@@ -37,7 +66,7 @@ impl SlotCtx<'_> {
         k
     }
 
-    pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
+    pub(super) fn expand(&mut self, path: &dyn Place, s: &str) -> String {
         match self.instance {
             // Most strings hold no variable: skip the substring search.
             Some(i) if s.contains('{') => s.replace(INSTANCE_VAR, i),
@@ -53,7 +82,7 @@ impl SlotCtx<'_> {
 
     pub(super) fn int(
         &mut self,
-        path: &FieldPath,
+        path: &dyn Place,
         v: i64,
         lo: i64,
         hi: i64,
@@ -67,7 +96,7 @@ impl SlotCtx<'_> {
         }
     }
 
-    pub(super) fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
+    pub(super) fn argv(&mut self, path: &dyn Place, raw: &[String], what: &str) -> Vec<String> {
         if raw.is_empty() {
             self.err(
                 path,
@@ -77,7 +106,7 @@ impl SlotCtx<'_> {
         }
         let mut out = Vec::with_capacity(raw.len());
         for (i, a) in raw.iter().enumerate() {
-            let p = path.index(i);
+            let p = Sub::Index(path, i);
             let a = self.expand(&p, a);
             if let Err(e) = check_no_nul(&a) {
                 self.err(&p, e);
@@ -97,7 +126,7 @@ impl SlotCtx<'_> {
         out
     }
 
-    pub(super) fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
+    pub(super) fn abs_path(&mut self, path: &dyn Place, raw: &str) -> String {
         let s = self.expand(path, raw);
         match check_abs_path(&s) {
             Ok(p) => p,
