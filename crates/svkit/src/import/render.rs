@@ -4,6 +4,7 @@
 //! it is printed.
 
 use std::collections::BTreeSet;
+use std::io;
 use std::path::PathBuf;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -74,13 +75,94 @@ impl Serialize for Top<'_> {
     }
 }
 
+/// serde_json's pretty layout (two spaces a level), each line break
+/// written with its indent and comma at once: its own formatter wrote an
+/// indent one level at a time, most of the writes of a big import.
+#[derive(Default)]
+struct Pretty {
+    depth: usize,
+    has_value: bool,
+}
+
+/// A comma, a line break and the indent of up to 32 levels.
+const BREAK: &[u8] = b",\n                                                                ";
+
+impl Pretty {
+    /// A line break (after a comma when `comma`) and the current indent.
+    fn newline<W: ?Sized + io::Write>(&self, w: &mut W, comma: bool) -> io::Result<()> {
+        let from = usize::from(!comma);
+        match BREAK.get(from..2 + 2 * self.depth) {
+            Some(b) => w.write_all(b),
+            None => {
+                w.write_all(&BREAK[from..2])?;
+                (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+            }
+        }
+    }
+
+    fn open<W: ?Sized + io::Write>(&mut self, w: &mut W, b: &[u8]) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b)
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, w: &mut W, b: &[u8]) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(w, false)?;
+        }
+        w.write_all(b)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.newline(w, !first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.newline(w, !first)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
 /// The config text of `slots`.
 pub fn render(slots: &[Map<String, Value>]) -> String {
     // Room for a typical slot up front: growing a big text by doubling
     // copied it over and over.
     let mut buf = Vec::with_capacity(64 + slots.len() * 768);
     // Serializing maps of strings and numbers into a Vec cannot fail.
-    let _ = serde_json::to_writer_pretty(&mut buf, &Top(slots));
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, Pretty::default());
+    let _ = Top(slots).serialize(&mut ser);
     buf.push(b'\n');
     // serde_json writes UTF-8 only.
     String::from_utf8(buf).unwrap_or_default()
@@ -196,6 +278,32 @@ mod tests {
                 .iter()
                 .map(|s| (s.name.as_str(), s.log.is_some())),
         )
+    }
+
+    #[test]
+    fn the_layout_is_serde_jsons_pretty_one_at_any_depth() {
+        // Empty and filled arrays and objects, nested past the indent
+        // written at once (32 levels).
+        for depth in [0, 1, 2, 31, 32, 33, 40] {
+            let mut v = json!([[], {}, 1, "s", {"k": [true, null]}]);
+            for d in 0..depth {
+                v = if d % 2 == 0 {
+                    json!([v, []])
+                } else {
+                    json!({"a": v, "b": {}})
+                };
+            }
+            let slot = json!({"name": "w", "command": ["x"], "zz": v});
+            let slot = slot.as_object().cloned().unwrap();
+            let want = serde_json::to_string_pretty(&json!({"slots": [slot.clone()]})).unwrap();
+            // docs/config.md's order puts command after name; zz last.
+            let got = render(&[slot]);
+            let want = want.replace(
+                "\"command\": [\n        \"x\"\n      ],\n      \"name\": \"w\",",
+                "\"name\": \"w\",\n      \"command\": [\n        \"x\"\n      ],",
+            );
+            assert_eq!(got, want + "\n", "depth {depth}");
+        }
     }
 
     #[test]
