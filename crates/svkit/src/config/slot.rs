@@ -6,127 +6,14 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::error::{Diagnostic, Site};
+use super::error::Site;
 use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
-use super::parse::Layer;
 use super::raw::{RawCheck, RawLog, RawReadiness, RawRestart, RawSlot};
+pub(crate) use super::slot_ctx::SlotCtx;
+use super::slot_ctx::{arg_max, Place, Sub};
 use crate::probe::Probe;
-
-/// Per-slot validation context.
-pub(crate) struct SlotCtx<'a> {
-    pub layer: &'a Layer,
-    pub base: FieldPath,
-    pub instance: Option<&'a str>,
-    pub sentinel_env: &'a str,
-    pub diags: Vec<Diagnostic>,
-}
-
-impl SlotCtx<'_> {
-    pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
-        let d = self.layer.diag(path, msg);
-        self.diags.push(d);
-    }
-
-    /// Expand `{instance}`; in a slot without instances the variable is an
-    /// error (it would otherwise reach a program literally).
-    /// A variable name the slot sets (`env`, `secrets`), expanded: reported
-    /// when it is not a valid name or is the sentinel svkit sets itself.
-    pub(super) fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
-        let k = self.expand(path, raw);
-        if let Err(e) = check_env_name(&k) {
-            self.err(path, format!("`{k}`: {e}"));
-        } else if k == self.sentinel_env {
-            let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
-            self.err(path, msg);
-        }
-        k
-    }
-
-    pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
-        match self.instance {
-            // Most strings hold no variable: skip the substring search.
-            Some(i) if s.contains('{') => s.replace(INSTANCE_VAR, i),
-            Some(_) => s.to_string(),
-            None => {
-                if s.contains(INSTANCE_VAR) {
-                    self.err(path, "uses {instance} but the slot declares no `instances`");
-                }
-                s.to_string()
-            }
-        }
-    }
-
-    pub(super) fn int(
-        &mut self,
-        path: &FieldPath,
-        v: i64,
-        lo: i64,
-        hi: i64,
-        unit: &str,
-    ) -> Option<u32> {
-        if v < lo || v > hi {
-            self.err(path, format!("{v} is outside {lo}..{hi}{unit}"));
-            None
-        } else {
-            u32::try_from(v).ok()
-        }
-    }
-
-    pub(super) fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
-        if raw.is_empty() {
-            self.err(
-                path,
-                format!("{what} must not be empty (it is an argv array)"),
-            );
-            return Vec::new();
-        }
-        let mut out = Vec::with_capacity(raw.len());
-        for (i, a) in raw.iter().enumerate() {
-            let p = path.index(i);
-            let a = self.expand(&p, a);
-            if let Err(e) = check_no_nul(&a) {
-                self.err(&p, e);
-            }
-            if let Err(e) = check_arg_len(a.len(), "this argument") {
-                self.err(&p, e);
-            }
-            if i == 0 {
-                if a.is_empty() {
-                    self.err(&p, "the program name must not be empty");
-                } else if a.starts_with('-') {
-                    self.err(&p, "the program name must not start with `-`");
-                }
-            }
-            out.push(a);
-        }
-        out
-    }
-
-    pub(super) fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
-        let s = self.expand(path, raw);
-        match check_abs_path(&s) {
-            Ok(p) => p,
-            Err(e) => {
-                self.err(path, format!("`{s}` {e}"));
-                s
-            }
-        }
-    }
-}
-
-/// The kernel's limit on argv and environment together, in bytes; asked
-/// once, not once per slot (it is a system call).
-fn arg_max() -> usize {
-    static ARG_MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *ARG_MAX.get_or_init(|| {
-        let n = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX).ok();
-        n.flatten()
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(2 * 1024 * 1024)
-    })
-}
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
 /// usable. `name` is the already expanded and checked slot name.
@@ -138,7 +25,7 @@ pub(crate) fn build_slot(
     top_user: Option<&(String, Site)>,
 ) -> Slot {
     let b = ctx.base.clone();
-    let command = ctx.argv(&b.key("command"), &raw.command, "command");
+    let command = ctx.argv(&Sub::Key(&b, "command"), &raw.command, "command");
 
     let (user, user_site) = match &raw.user {
         Some(u) => {
@@ -154,11 +41,15 @@ pub(crate) fn build_slot(
             None => (None, None),
         },
     };
-    let cwd = raw.cwd.as_ref().map(|c| ctx.abs_path(&b.key("cwd"), c));
+    let cwd = raw
+        .cwd
+        .as_ref()
+        .map(|c| ctx.abs_path(&Sub::Key(&b, "cwd"), c));
 
     let mut env = BTreeMap::new();
+    let penv = Sub::Key(&b, "env");
     for (k, v) in &raw.env {
-        let p = b.key("env").key(k.clone());
+        let p = Sub::Key(&penv, k);
         let k = ctx.env_name(&p, k);
         let v = ctx.expand(&p, v);
         if let Err(e) = check_no_nul(&v) {
@@ -180,18 +71,18 @@ pub(crate) fn build_slot(
     let limit = arg_max();
     if total > limit {
         ctx.err(
-            &b.key("command"),
+            &Sub::Key(&b, "command"),
             format!("command and env take {total} bytes together: execve refuses over {limit} (ARG_MAX)"),
         );
     }
 
-    let autostart = autostart(ctx, &b.key("autostart"), raw.autostart.as_ref());
+    let autostart = autostart(ctx, &Sub::Key(&b, "autostart"), raw.autostart.as_ref());
     let log = raw.log.as_ref().map(|l| log(ctx, &b.key("log"), l, &name));
     let (env_files, secrets) = super::inputs::env_inputs(ctx, &b, raw, &env);
     let mut restart = raw
         .restart
         .as_ref()
-        .map(|r| restart(ctx, &b.key("restart"), r))
+        .map(|r| restart(ctx, &Sub::Key(&b, "restart"), r))
         .unwrap_or_default();
     let kind = super::lifecycle::kind(ctx, &b, raw, &mut restart);
     let readiness = raw
@@ -199,7 +90,7 @@ pub(crate) fn build_slot(
         .as_ref()
         .and_then(|r| readiness(ctx, &b.key("readiness"), r));
     let down_signal = raw.down_signal.as_ref().and_then(|s| {
-        let p = b.key("down_signal");
+        let p = Sub::Key(&b, "down_signal");
         let s = ctx.expand(&p, s);
         match check_signal(&s) {
             Ok(s) => Some(s),
@@ -211,7 +102,7 @@ pub(crate) fn build_slot(
     });
     let stop_timeout_ms = raw
         .stop_timeout_ms
-        .and_then(|v| ctx.int(&b.key("stop_timeout_ms"), v, 0, 86_400_000, " ms"));
+        .and_then(|v| ctx.int(&Sub::Key(&b, "stop_timeout_ms"), v, 0, 86_400_000, " ms"));
 
     Slot {
         name,
@@ -240,7 +131,7 @@ pub(crate) fn build_slot(
     }
 }
 
-fn autostart(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: Option<&Value>) -> Autostart {
+fn autostart(ctx: &mut SlotCtx<'_>, p: &dyn Place, v: Option<&Value>) -> Autostart {
     const EXPECTED: &str =
         "expected \"always\", \"never\", \"remember\" or {\"if_env\": \"VARIABLE\"}";
     match v {
@@ -258,7 +149,7 @@ fn autostart(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: Option<&Value>) -> Autosta
             let var = o.get("if_env").and_then(Value::as_str);
             match var {
                 Some(var) if o.len() == 1 => {
-                    let pv = p.key("if_env");
+                    let pv = Sub::Key(p, "if_env");
                     let var = ctx.expand(&pv, var);
                     if let Err(e) = check_env_name(&var) {
                         ctx.err(&pv, format!("`{var}`: {e}"));
@@ -304,12 +195,13 @@ fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog, slot: &str) -> Log {
     }
 }
 
-fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
+fn restart(ctx: &mut SlotCtx<'_>, p: &dyn Place, r: &RawRestart) -> Restart {
     let mut out = Restart::default();
     if let Some(codes) = &r.permanent_exit_codes {
         let mut v: Vec<u8> = Vec::new();
+        let pcodes = Sub::Key(p, "permanent_exit_codes");
         for (i, c) in codes.iter().enumerate() {
-            let pc = p.key("permanent_exit_codes").index(i);
+            let pc = Sub::Index(&pcodes, i);
             if let Some(c) = ctx.int(&pc, *c, 0, 255, " (exit codes are 0..255)") {
                 if let Ok(c) = u8::try_from(c) {
                     if !v.contains(&c) {
@@ -321,7 +213,7 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         out.permanent_exit_codes = v;
     }
     if let Some(s) = &r.on_clean_exit {
-        let pe = p.key("on_clean_exit");
+        let pe = Sub::Key(p, "on_clean_exit");
         out.on_clean_exit = match ctx.expand(&pe, s).as_str() {
             "restart" => OnCleanExit::Restart,
             "stop" => OnCleanExit::Stop,
@@ -332,14 +224,14 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         };
     }
     if let Some(bk) = &r.backoff {
-        let pb = p.key("backoff");
+        let pb = Sub::Key(p, "backoff");
         let max_s = bk
             .max_s
-            .and_then(|v| ctx.int(&pb.key("max_s"), v, 0, 3600, " s (0 = no delay)"))
+            .and_then(|v| ctx.int(&Sub::Key(&pb, "max_s"), v, 0, 3600, " s (0 = no delay)"))
             .unwrap_or(DEFAULT_BACKOFF_MAX_S);
         let reset_after_s = bk
             .reset_after_s
-            .and_then(|v| ctx.int(&pb.key("reset_after_s"), v, 1, 86_400, " s"))
+            .and_then(|v| ctx.int(&Sub::Key(&pb, "reset_after_s"), v, 1, 86_400, " s"))
             .unwrap_or(DEFAULT_BACKOFF_RESET_AFTER_S);
         out.backoff = Backoff {
             max_s,
@@ -349,9 +241,15 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
     match (r.max_deaths, r.within_s) {
         (Some(d), w) => {
             // s6 keeps at most 4096 records in its death tally; 0: never.
-            let deaths = ctx.int(&p.key("max_deaths"), d, 0, 4096, " deaths (0 = never)");
+            let deaths = ctx.int(
+                &Sub::Key(p, "max_deaths"),
+                d,
+                0,
+                4096,
+                " deaths (0 = never)",
+            );
             let within_s = w
-                .and_then(|w| ctx.int(&p.key("within_s"), w, 1, 86_400, " s"))
+                .and_then(|w| ctx.int(&Sub::Key(p, "within_s"), w, 1, 86_400, " s"))
                 .unwrap_or(DEFAULT_WITHIN_S);
             out.max_deaths = match deaths {
                 Some(0) => None,
@@ -361,7 +259,7 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         }
         (None, Some(w)) => {
             if let (Some(w), Some(m)) = (
-                ctx.int(&p.key("within_s"), w, 1, 86_400, " s"),
+                ctx.int(&Sub::Key(p, "within_s"), w, 1, 86_400, " s"),
                 out.max_deaths.as_mut(),
             ) {
                 m.within_s = w;

@@ -65,8 +65,12 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
             line: None,
             what: format!("unable to read: {}", crate::msg::strerror(&e)),
         })?;
-    let text = String::from_utf8_lossy(&head);
-    let ini = text.lines().any(|l| {
+    // Line by line: the answer is usually on the first lines, and
+    // decoding the whole head first cost more than the rest of detection.
+    // A newline is never inside a UTF-8 sequence, so each line decodes as
+    // it would within the whole.
+    let ini = head.split(|&b| b == b'\n').any(|l| {
+        let l = String::from_utf8_lossy(l);
         let l = l.trim_start();
         l.starts_with("[program:") || l.starts_with("[supervisord]")
     });

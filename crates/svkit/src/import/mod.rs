@@ -124,7 +124,15 @@ pub fn import(
     from: Option<Format>,
     opts: &Options,
 ) -> Result<Imported, Failure> {
-    import_text(paths, from, opts).map(|(i, _)| i)
+    import_text(paths, from, opts).map(|o| o.imported)
+}
+
+/// What [`import_text`] gives: the import, the config text of its slots
+/// ([`render`]), and the config loaded from that text by the check.
+pub struct Output {
+    pub imported: Imported,
+    pub text: String,
+    pub config: crate::config::Validated,
 }
 
 /// [`import`], and the config text of its slots ([`render`]).
@@ -132,7 +140,7 @@ pub fn import_text(
     paths: &[PathBuf],
     from: Option<Format>,
     opts: &Options,
-) -> Result<(Imported, String), Failure> {
+) -> Result<Output, Failure> {
     let mut all = Imported::default();
     // Where each slot was written: its own line where the format says,
     // else the path it came from.
@@ -171,7 +179,11 @@ pub fn import_text(
         all.files += one.files;
     }
     match render::checked(&all.slots) {
-        Ok(text) => Ok((all, text)),
+        Ok((text, config)) => Ok(Output {
+            imported: all,
+            text,
+            config,
+        }),
         Err((i, what)) => {
             let (file, line) = i
                 .and_then(|i| at.get(i).cloned())

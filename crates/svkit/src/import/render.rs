@@ -4,13 +4,14 @@
 //! it is printed.
 
 use std::collections::BTreeSet;
+use std::io;
 use std::path::PathBuf;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::capacity::{self, limit::Limit, Need, Others, Place};
-use crate::config::{self, FixedInstances, LoadError};
+use crate::config::{self, FixedInstances, LoadError, Validated};
 
 /// Slot keys in the order of docs/config.md's table; others after, sorted.
 const ORDER: &[&str] = &[
@@ -39,12 +40,22 @@ struct Slot<'a>(&'a Map<String, Value>);
 impl Serialize for Slot<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
-        for k in ORDER {
-            if let Some(v) = self.0.get(*k) {
+        // One pass over the slot's few keys placing each in ORDER: a map
+        // lookup per ORDER key cost more than the writing.
+        let mut placed: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
+        let mut others = false;
+        for (k, v) in self.0 {
+            match ORDER.iter().position(|o| *o == k) {
+                Some(i) => placed[i] = Some(v),
+                None => others = true,
+            }
+        }
+        for (k, v) in ORDER.iter().zip(placed) {
+            if let Some(v) = v {
                 m.serialize_entry(k, v)?;
             }
         }
-        for (k, v) in self.0 {
+        for (k, v) in self.0.iter().filter(|_| others) {
             if !ORDER.contains(&k.as_str()) {
                 m.serialize_entry(k, v)?;
             }
@@ -64,13 +75,94 @@ impl Serialize for Top<'_> {
     }
 }
 
+/// serde_json's pretty layout (two spaces a level), each line break
+/// written with its indent and comma at once: its own formatter wrote an
+/// indent one level at a time, most of the writes of a big import.
+#[derive(Default)]
+struct Pretty {
+    depth: usize,
+    has_value: bool,
+}
+
+/// A comma, a line break and the indent of up to 32 levels.
+const BREAK: &[u8] = b",\n                                                                ";
+
+impl Pretty {
+    /// A line break (after a comma when `comma`) and the current indent.
+    fn newline<W: ?Sized + io::Write>(&self, w: &mut W, comma: bool) -> io::Result<()> {
+        let from = usize::from(!comma);
+        match BREAK.get(from..2 + 2 * self.depth) {
+            Some(b) => w.write_all(b),
+            None => {
+                w.write_all(&BREAK[from..2])?;
+                (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+            }
+        }
+    }
+
+    fn open<W: ?Sized + io::Write>(&mut self, w: &mut W, b: &[u8]) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b)
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, w: &mut W, b: &[u8]) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(w, false)?;
+        }
+        w.write_all(b)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.newline(w, !first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.newline(w, !first)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
 /// The config text of `slots`.
 pub fn render(slots: &[Map<String, Value>]) -> String {
     // Room for a typical slot up front: growing a big text by doubling
     // copied it over and over.
     let mut buf = Vec::with_capacity(64 + slots.len() * 768);
     // Serializing maps of strings and numbers into a Vec cannot fail.
-    let _ = serde_json::to_writer_pretty(&mut buf, &Top(slots));
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, Pretty::default());
+    let _ = Top(slots).serialize(&mut ser);
     buf.push(b'\n');
     // serde_json writes UTF-8 only.
     String::from_utf8(buf).unwrap_or_default()
@@ -84,8 +176,10 @@ pub fn validate(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, Stri
     checked(slots).map(|_| ())
 }
 
-/// [`validate`], and the text it checked.
-pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, String)> {
+/// [`validate`], and the text it checked with the config loaded from it.
+pub fn checked(
+    slots: &[Map<String, Value>],
+) -> Result<(String, Validated), (Option<usize>, String)> {
     // Too many services shows in the slot list already (a template makes
     // one slot per distinct instance name): said before rendering and
     // loading a config that the same count refuses after.
@@ -105,7 +199,9 @@ pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, S
         std::iter::repeat_n(("", s.contains_key("log")), made)
     }))?;
     let text = render(slots);
-    let files = vec![(PathBuf::from("imported.json"), text.into_bytes())];
+    // A copy for the load: cheaper than checking the bytes are UTF-8 again
+    // to turn them back into the text.
+    let files = vec![(PathBuf::from("imported.json"), text.as_bytes().to_vec())];
     let v = match config::load_layers(&files, &FixedInstances::default()) {
         Ok(v) => v,
         Err(LoadError::Invalid(diags)) => {
@@ -132,9 +228,7 @@ pub fn checked(slots: &[Map<String, Value>]) -> Result<String, (Option<usize>, S
             .iter()
             .map(|s| (s.name.as_str(), s.log.is_some())),
     )?;
-    let text = files.into_iter().next().map(|(_, b)| b).unwrap_or_default();
-    // The bytes are render's own String's.
-    Ok(String::from_utf8(text).unwrap_or_default())
+    Ok((text, v))
 }
 
 /// Within s6-svscan's default limit with s6-overlay's own services, as
@@ -184,6 +278,32 @@ mod tests {
                 .iter()
                 .map(|s| (s.name.as_str(), s.log.is_some())),
         )
+    }
+
+    #[test]
+    fn the_layout_is_serde_jsons_pretty_one_at_any_depth() {
+        // Empty and filled arrays and objects, nested past the indent
+        // written at once (32 levels).
+        for depth in [0, 1, 2, 31, 32, 33, 40] {
+            let mut v = json!([[], {}, 1, "s", {"k": [true, null]}]);
+            for d in 0..depth {
+                v = if d % 2 == 0 {
+                    json!([v, []])
+                } else {
+                    json!({"a": v, "b": {}})
+                };
+            }
+            let slot = json!({"name": "w", "command": ["x"], "zz": v});
+            let slot = slot.as_object().cloned().unwrap();
+            let want = serde_json::to_string_pretty(&json!({"slots": [slot.clone()]})).unwrap();
+            // docs/config.md's order puts command after name; zz last.
+            let got = render(&[slot]);
+            let want = want.replace(
+                "\"command\": [\n        \"x\"\n      ],\n      \"name\": \"w\",",
+                "\"name\": \"w\",\n      \"command\": [\n        \"x\"\n      ],",
+            );
+            assert_eq!(got, want + "\n", "depth {depth}");
+        }
     }
 
     #[test]

@@ -93,18 +93,62 @@ fn is_word(c: char) -> bool {
             && "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
 }
 
+/// A token of `environment=`: a word, or any other character (kept as a
+/// char: most are the `=` and `,` between words, and a String each cost
+/// an allocation).
+enum Tok {
+    Word(String),
+    Sign(char),
+}
+
+impl Tok {
+    /// Whether the token reads as `c`, as the lexer's string tokens are
+    /// compared (a quoted `","` is a word that reads as a comma).
+    fn is(&self, c: char) -> bool {
+        match self {
+            Tok::Sign(s) => *s == c,
+            Tok::Word(w) => w.strip_prefix(c) == Some(""),
+        }
+    }
+
+    fn into_text(self) -> String {
+        match self {
+            Tok::Word(w) => w,
+            Tok::Sign(c) => c.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Tok {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tok::Word(w) => f.write_str(w),
+            Tok::Sign(c) => write!(f, "{c}"),
+        }
+    }
+}
+
 /// The tokens of `environment=`: words (quoted parts join them, quotes
 /// removed), and every other character a token of its own; `#` starts a
 /// comment to the end of the line.
-fn env_tokens(text: &str) -> Result<Vec<String>, String> {
+fn env_tokens(text: &str) -> Result<Vec<Tok>, String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
     let mut it = text.chars();
-    let end = |out: &mut Vec<String>, word: &mut String, in_word: &mut bool| {
+    let end = |out: &mut Vec<Tok>, word: &mut String, in_word: &mut bool| {
         if *in_word {
-            out.push(std::mem::take(word));
+            out.push(Tok::Word(std::mem::take(word)));
             *in_word = false;
+        }
+    };
+    // A word starts with room for a usual value (bounded: a huge value
+    // must not make every word as big): growing it by doubling from empty
+    // cost more allocations than the words.
+    let start = |word: &mut String, in_word: &mut bool, rest: &str| {
+        if !*in_word {
+            word.reserve(rest.len().min(60) + 4);
+            *in_word = true;
         }
     };
     while let Some(c) = it.next() {
@@ -119,16 +163,16 @@ fn env_tokens(text: &str) -> Result<Vec<String>, String> {
                 }
             }
             '\\' | '\'' | '"' => {
-                in_word = true;
+                start(&mut word, &mut in_word, it.as_str());
                 escaped_or_quoted(c, &mut it, &mut word)?;
             }
             c if is_word(c) => {
-                in_word = true;
+                start(&mut word, &mut in_word, it.as_str());
                 word.push(c);
             }
             c => {
                 end(&mut out, &mut word, &mut in_word);
-                out.push(c.to_string());
+                out.push(Tok::Sign(c));
             }
         }
     }
@@ -138,12 +182,11 @@ fn env_tokens(text: &str) -> Result<Vec<String>, String> {
 
 /// `KEY="a,b",K2=v` into pairs, in order, as supervisord reads it.
 pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut tokens = env_tokens(text)?;
+    let mut toks = env_tokens(text)?.into_iter();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        match &mut tokens[i..] {
-            [k, eq, v, ..] if eq == "=" => out.push((std::mem::take(k), std::mem::take(v))),
+    while let Some(k) = toks.next() {
+        match (toks.next(), toks.next()) {
+            (Some(eq), Some(v)) if eq.is('=') => out.push((k.into_text(), v.into_text())),
             _ => {
                 return Err(
                     "expected KEY=value pairs separated by commas (quote a value holding spaces, `=`, `$` or commas)"
@@ -151,16 +194,11 @@ pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
                 )
             }
         }
-        i += 3;
-        if i < tokens.len() {
-            if tokens[i] != "," {
-                return Err(format!(
-                    "expected a comma after {}=…, found `{}` (quote a value holding spaces or other signs)",
-                    out.last().map_or("", |(k, _)| k.as_str()),
-                    tokens[i]
-                ));
-            }
-            i += 1;
+        if let Some(t) = toks.next().filter(|t| !t.is(',')) {
+            return Err(format!(
+                "expected a comma after {}=…, found `{t}` (quote a value holding spaces or other signs)",
+                out.last().map_or("", |(k, _)| k.as_str()),
+            ));
         }
     }
     Ok(out)
@@ -261,6 +299,19 @@ mod tests {
         assert!(env_pairs("A=$HOME").is_err());
         assert!(env_pairs("A").is_err());
         assert!(env_pairs("A='x").is_err());
+        // The lexer's tokens are strings: a quoted `=` or `,` reads as the
+        // sign itself, a sign may be a key or a value, and one a comma
+        // does not end the list.
+        assert_eq!(
+            env_pairs(r#"A "=" 1 "," B=2,"#).unwrap(),
+            [("A".into(), "1".into()), ("B".into(), "2".into())]
+        );
+        assert_eq!(
+            env_pairs("A==,B=(").unwrap(),
+            [("A".into(), "=".into()), ("B".into(), "(".into())]
+        );
+        let e = env_pairs("A=1;B=2").unwrap_err();
+        assert!(e.contains("after A=…, found `;`"), "{e}");
     }
 
     #[test]
