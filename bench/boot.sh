@@ -450,9 +450,11 @@ Why the figures are what they are:
   supervisord stops its programs itself and exits once they are gone.
 - **Memory.** s6's supervision is small static C programs: one
   \`s6-supervise\` per service, per logger and per s6-overlay internal
-  service, one \`s6-log\` per log, \`s6-svscan\` as PID 1; svkit adds no
-  process that stays (\`svkit-reconcile\` exits once the slots are made),
-  so (a) and (b) run the same processes (${PSS[svkit]} and ${PSS[s6]} KiB).
+  service, one \`s6-log\` per log, \`s6-svscan\` as PID 1. svkit adds
+  one process that stays, its log watcher (\`svkit log-watch\`, under its
+  own \`s6-supervise\`; \`svkit-reconcile\` exits once the slots are
+  made): that is the difference between (a) and (b) (${PSS[svkit]} and
+  ${PSS[s6]} KiB).
   (c) is one Python process that also does the logging: the interpreter and supervisord's modules,
   ${ANON[supervisord]} KiB of it anonymous (heap).
 - **Image.** (a) is $size_ab MB larger than (b): svkit's binaries
