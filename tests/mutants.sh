@@ -62,6 +62,16 @@ keep() {
   for k in caught timeout unviable; do
     cat "$1/mutants.out/$k.txt" >>"$1/all-$k.txt" 2>/dev/null || true
   done
+  sweep_sandboxes
+}
+
+# A test killed on its timeout cannot stop its sandbox: the container
+# lives on, and a mutant looping in its boot hook takes a core from every
+# mutant after it (slower tests, more time-outs counted as caught). Its
+# monitor and namespace are ended after each pass.
+sweep_sandboxes() {
+  pkill -KILL -f "^unshare .* $PWD/target/[^ ]*/svkit-sandbox __boot " || true
+  pkill -KILL -f "^$PWD/target/[^ ]*/svkit-sandbox __monitor " || true
 }
 
 # The library's integration tests and the tool tests boot the sandbox:

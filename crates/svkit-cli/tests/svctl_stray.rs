@@ -53,9 +53,16 @@ fn a_copy_left_by_a_killed_supervisor_never_runs_beside_the_new_one() {
     let first = svstat(&sbx, "srv", "pid");
     let sup = supervisor_of(&sbx, "srv");
     expect_code(&sbx.sh(&format!("kill -9 {sup}")), 0);
+    // Both read from one status: read apart, `up` could come from the new
+    // supervisor and the pid from the moment before it had any.
     let second = poll("a new copy runs", Duration::from_secs(15), || {
-        let p = svstat(&sbx, "srv", "pid");
-        (svstat(&sbx, "srv", "up") == "true" && p != first && p != "0").then_some(p)
+        let st = svstat(&sbx, "srv", "up,pid");
+        match st.split_whitespace().collect::<Vec<_>>()[..] {
+            ["true", p] if p != first && p.parse::<u32>().is_ok_and(|p| p > 0) => {
+                Some(p.to_string())
+            }
+            _ => None,
+        }
     });
     assert!(
         !runs(&sbx, &first),
