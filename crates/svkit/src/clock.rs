@@ -37,9 +37,15 @@ fn civil(days: u64) -> (u64, u64, u64) {
 
 /// Polls `done` with a doubling pause (1 ms up to 50 ms) until it holds
 /// or `limit` passes: whether it held.
-pub fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    let mut pause = Duration::from_millis(1);
+pub fn poll_until(limit: Duration, done: impl FnMut() -> bool) -> bool {
+    poll_by(Instant::now() + limit, Duration::from_millis(50), done)
+}
+
+/// Polls `done` until it holds or `deadline` passes, the pause doubling
+/// from 1 ms up to `max_pause` (1 ms: a look every millisecond, where a
+/// whole container waits on the answer): whether it held.
+pub fn poll_by(deadline: Instant, max_pause: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let mut pause = Duration::from_millis(1).min(max_pause);
     loop {
         if done() {
             return true;
@@ -49,7 +55,7 @@ pub fn poll_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
             return false;
         }
         std::thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(50));
+        pause = (pause * 2).min(max_pause);
     }
 }
 

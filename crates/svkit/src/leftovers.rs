@@ -92,22 +92,13 @@ fn processes() -> Vec<Stat> {
         .collect()
 }
 
-/// Calls `done` every millisecond until it holds or `deadline` passes:
-/// whether it held. Each look reads a few small files, and the whole
-/// container waits on this step: a coarser look would cost more than it
+/// Each look reads a few small files, and the whole container waits on
+/// this step: a look every millisecond costs less than a coarser one
 /// saves.
-fn poll_until(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
-    let nap = Duration::from_millis(1);
-    loop {
-        if done() {
-            return true;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        std::thread::sleep(nap.min(left));
-    }
+const LOOK_EVERY: Duration = Duration::from_millis(1);
+
+fn poll_until(deadline: Instant, done: impl FnMut() -> bool) -> bool {
+    crate::clock::poll_by(deadline, LOOK_EVERY, done)
 }
 
 /// The loggers of the svkit slots in `scandir` that are down, while their
