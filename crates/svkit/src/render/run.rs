@@ -71,10 +71,7 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     o.push_str(&mark_waiting(slot));
     // Then: a copy of the program whose supervisor died hard must not run
     // beside the one this script starts (see `stray`).
-    o.push_str("svkit slot-claim $$ || :\n");
-    if slot.log.is_some() {
-        o.push_str(&own_log_pipe(slot, env));
-    }
+    o.push_str(&claim(slot, env));
     o.push_str(&start_liveness(slot, env));
     let readiness_check = slot
         .readiness
@@ -127,18 +124,17 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     header(env.with_contenv.as_deref(), &o)
 }
 
-/// s6-svscan makes the pipe to the logger as root, mode 0600: a program
-/// dropped to another user could write to its fd 1 but not open
-/// `/dev/stdout` (nginx's `access_log /dev/stdout`). The pipe is the
-/// slot's own (the container's stdout is never touched: a slot without a
-/// logger gets none of this); `chown` follows the magic link to it.
-fn own_log_pipe(slot: &Slot, env: &RenderEnv) -> String {
-    match drop_words(slot, env).as_slice() {
-        [_, user] => format!(
-            "# The log pipe is root's (0600): the user must be able to open /dev/stdout.\nchown -- {} /proc/self/fd/1\n",
+/// With a logger and a user to drop to, the claim also hands the log pipe
+/// to that user (`--own-stdout`, see `stray`): the pipe is the slot's own,
+/// the container's stdout is never touched (a slot without a logger gets
+/// none of this).
+fn claim(slot: &Slot, env: &RenderEnv) -> String {
+    match (slot.log.is_some(), drop_words(slot, env).as_slice()) {
+        (true, [_, user]) => format!(
+            "# The log pipe is root's (0600): slot-claim hands it to the user, who must be able to open /dev/stdout.\nsvkit slot-claim $$ --own-stdout {} || :\n",
             sh_quote(user)
         ),
-        _ => String::new(),
+        _ => "svkit slot-claim $$ || :\n".to_string(),
     }
 }
 
