@@ -155,6 +155,24 @@ log_n=$(awk '$1 == "s6-log" { n++; s += $2 } END { printf "%.1f", n ? s / n : 0 
 # (a) without its watcher against (b), at the largest size.
 rest_ratio=$(ratio "$(($(M pss svkit "$top") - watch_pss))" "$(M pss plain "$top")")
 server=$("$DOCKER" version -f '{{.Server.Version}}' 2>/dev/null || echo unknown)
+files_a=$(cat "$tmp/files-svkit-$top") files_b=$(cat "$tmp/files-plain-$top")
+# The file system under Docker's storage. ext4 without a journal checks,
+# for every inode it allocates, whether that inode was freed in the last
+# minutes and skips it if so: right after a container's removal (the
+# previous run's thousands of files) each new file costs a scan.
+storage() {
+  local root src fs dev
+  root=$("$DOCKER" info -f '{{.DockerRootDir}}' 2>/dev/null) || { echo "unknown"; return; }
+  read -r src fs < <(findmnt -no SOURCE,FSTYPE -T "$root" 2>/dev/null) || { echo "unknown"; return; }
+  dev=${src%%\[*}
+  dev=${dev#/dev/}
+  if [ "$fs" = ext4 ] && [ -d "/proc/fs/ext4/$dev" ]; then
+    if compgen -G "/proc/fs/jbd2/$dev-*" >/dev/null; then echo "ext4 (with a journal)"; else echo "ext4 without a journal"; fi
+  else
+    echo "${fs:-unknown}"
+  fi
+}
+store=$(storage)
 
 cat <<MD
 ## $HEADING
@@ -254,8 +272,16 @@ Why the figures are what they are:
   files and runs its \`run\` script ((a)'s also claims its pid with
   \`svkit slot-claim\` and sets up through \`with-contenv\`; its logger's
   script checks the log dir) — the last row above, most of the total.
-  Both curves grow by about the same per slot; where a ratio moves from
-  size to size and run to run, so does (b) against itself: this is a
+  One slot with its logger ends up with ${files_a} dirs, files and FIFOs
+  on \`/run\` in (a) (its \`finish\`, \`timeout-finish\`, svkit's marker
+  and the program's pid record are the extra ones) and ${files_b} in (b).
+  Docker's storage here is ${store}$(case $store in
+    "ext4 without a journal") printf '%s' ": such an ext4 skips, at every
+  inode it allocates, the inodes freed in the last minutes, so right after
+  the previous container's removal each new file costs a scan, and the
+  boot grows with the files made more than on most hosts" ;;
+  esac). Both curves grow by about the same per slot; where a ratio moves
+  from size to size and run to run, so does (b) against itself: this is a
   disk- and CPU-bound boot on a shared machine.
 - **Memory**: the processes are the same in (a) and (b) — one
   \`s6-supervise\` per service (${sup_n} KiB each here: the trial's 21.5 KiB a
@@ -267,8 +293,12 @@ Why the figures are what they are:
   keeps of the config, and its stack; the rest is pages
   of the static svkit binary it runs, mapped by it alone). Without it, (a) is ${rest_ratio}× (b) at $top slots. That one process is the
   whole difference, and at ${SIZES[0]} slots it is more than 10% of (b)'s
-  entire supervision: no separate process can fit in that margin (a
-  \`sleep infinity\` alone is about 100 KiB).
+  entire supervision: no process of the svkit binary fits in that
+  margin (the kernel maps it around every page it runs, so any process
+  of it that stays holds most of the binary's pages), and the 1.1× target
+  holds at small sizes only without a resident watcher — the one that
+  reports a full log disk, a vanished log dir or a stalled pipe in
+  \`docker logs\` and mends the dir and the lock ([config.md](config.md#when-logging-fails)).
 - **status**: \`svctl status\` is one process that reads every status file
   itself; the s6-svstat loop starts two processes a slot.
 - **no-op apply** reads, renders and compares every managed file; its

@@ -221,6 +221,12 @@ measure() {
   local timed
   timed=$("$DOCKER" exec "$name" bash -c "$INSIDE" - "$v" "$n" "$REPS") ||
     fail "${LABEL[$v]} with $n slots: the timings inside failed"
+  # What one slot with its logger made on the container's /run (its
+  # dirs, files and FIFOs, the supervisors' own included; (b)'s link in
+  # /run/service too): the boot pays for each one.
+  # shellcheck disable=SC2016 # expanded inside the container
+  "$DOCKER" exec "$name" sh -c 'd=/run/service/s-001; n=$(find -H "$d" | wc -l); [ -L "$d" ] && n=$((n + 1)); echo "$n"' \
+    >"$tmp/files-$v-$n" || fail "${LABEL[$v]} with $n slots: counting a slot's files failed"
   "$DOCKER" rm -fv "$name" >/dev/null || fail "docker rm $name failed"
   echo "$v $n $((t_up - t0)) $timed $pss $nproc $((started - t0)) $((t_up - started)) $stage" >>"$tmp/runs"
 }
