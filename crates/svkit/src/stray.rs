@@ -33,9 +33,8 @@ use crate::lifeline::identity;
 use crate::msg::{self, exit};
 
 /// Written by `run` (through `svkit slot-claim`) in the slot dir: the pid
-/// and start time of the program it became; and its temp.
+/// and start time of the program it became.
 pub const PROGRAM_FILE: &str = ".svkit-program";
-pub const PROGRAM_TMP: &str = ".svkit-program.tmp";
 
 /// How long a stray copy gets after its down signal when the slot has no
 /// `timeout-kill` of its own (s6 itself would wait for ever).
@@ -125,19 +124,21 @@ pub fn find(slot: &Path, supervised: u32) -> Option<Copy> {
     read(slot).filter(|c| u32::try_from(c.pid).ok() != Some(supervised) && c.alive())
 }
 
-/// Writes the record of `me` atomically.
+/// Writes the record of `me` in place, in one write: no temp file, so a
+/// start makes no new inode beyond the record's first (a file costs far
+/// more than a write on some hosts' `/run`). A reader that catches it
+/// empty or half written sees no record, or one whose pid and start time
+/// name no live process: never a wrong kill, and the copy the previous
+/// record named was ended before this write.
 pub fn record(slot: &Path, me: Copy) -> io::Result<()> {
-    let tmp = slot.join(PROGRAM_TMP);
-    let _ = fs::remove_file(&tmp);
     let mut f = fs::OpenOptions::new()
         .write(true)
-        .create_new(true)
+        .create(true)
+        .truncate(true)
         .mode(0o644)
         .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&tmp)?;
-    io::Write::write_all(&mut f, format!("{} {}\n", me.pid, me.start_time).as_bytes())?;
-    drop(f);
-    fs::rename(&tmp, slot.join(PROGRAM_FILE))
+        .open(slot.join(PROGRAM_FILE))?;
+    io::Write::write_all(&mut f, format!("{} {}\n", me.pid, me.start_time).as_bytes())
 }
 
 /// The signal and grace the slot's supervisor would use to stop it: its
@@ -317,6 +318,29 @@ mod tests {
         ] {
             assert_eq!(parse(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_record_replaces_a_longer_one_whole_and_never_writes_through_a_symlink() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let me = Copy::of(std::process::id() as i32).expect("me");
+        let long = Copy {
+            pid: i32::MAX,
+            start_time: u64::MAX,
+        };
+        record(t.path(), long).expect("record");
+        record(t.path(), me).expect("record");
+        let text = fs::read_to_string(t.path().join(PROGRAM_FILE)).expect("read");
+        assert_eq!(text, format!("{} {}\n", me.pid, me.start_time));
+        fs::remove_file(t.path().join(PROGRAM_FILE)).expect("rm");
+        let target = t.path().join("elsewhere");
+        fs::write(&target, "keep").expect("write");
+        std::os::unix::fs::symlink(&target, t.path().join(PROGRAM_FILE)).expect("ln");
+        assert!(
+            record(t.path(), me).is_err(),
+            "a planted symlink is refused"
+        );
+        assert_eq!(fs::read_to_string(&target).expect("read"), "keep");
     }
 
     #[test]

@@ -71,7 +71,6 @@ pub const RUNTIME_FILES: &[&str] = &[
     LOG_FAULT_FILE,
     LOG_FAULT_TMP,
     crate::stray::PROGRAM_FILE,
-    crate::stray::PROGRAM_TMP,
 ];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
