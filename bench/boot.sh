@@ -19,17 +19,22 @@ DOCKER=${SVKIT_DOCKER:-docker}
 export SVKIT_DOCKER=$DOCKER
 prog=boot.sh
 # The variants, in table order, and how the tables name them.
-VARIANTS=(svkit s6 supervisord floor fast fg)
+VARIANTS=(svkit s6 supervisord floor fast fg s6fast)
 declare -A LABEL=([svkit]="(a) svkit" [s6]="(b) s6-overlay by hand"
   [supervisord]="(c) supervisord" [floor]="floor: no supervisor"
-  [fast]="(d) svkit, shipped stop settings" [fg]="(e) (d) + foreground CMD, 1 s TERM handler")
+  [fast]="(d) svkit, shipped stop settings" [fg]="(e) (d) + foreground CMD, 1 s TERM handler"
+  [s6fast]="(f) (b), S6_KILL_GRACETIME=0")
+# (f): (b)'s image with no final grace: s6-overlay's own shutdown and
+# nothing else, the least any s6-overlay image can take to stop (its
+# services get TERM and KILL at once, so their handlers may not finish).
+S6FAST_ARGS=(-e S6_KILL_GRACETIME=0)
 # (e): (d)'s image with a fourth app as the CMD, through svkit-wrap (no
 # redirect matches it: it runs in the foreground), its TERM handler 1 s.
 FG_ARGS=(--entrypoint /init)
 FG_CMD=(svkit-wrap -- env APP_STOP_MS=1000 app -p fg gateway run)
 FG_DONE="⚕ gateway fg stopped after 1000 ms"
 # The app processes each variant runs.
-declare -A APPS=([svkit]=3 [s6]=3 [supervisord]=3 [floor]=3 [fast]=3 [fg]=4)
+declare -A APPS=([svkit]=3 [s6]=3 [supervisord]=3 [floor]=3 [fast]=3 [fg]=4 [s6fast]=3)
 SERVICES=(one two three)
 # Debian's nobody:nogroup, which every service and logger runs as.
 NOBODY=65534:65534
@@ -52,7 +57,7 @@ command -v cc >/dev/null 2>&1 || skip "no C compiler (\`cc\`) for bench/cpss.c, 
 tmp=$(mktemp -d)
 tag=svkit-bench-boot-$$
 declare -A IMAGE=([svkit]=$tag-svkit [s6]=$tag-s6 [supervisord]=$tag-supervisord [floor]=$tag-floor
-  [fast]=$tag-fast [fg]=$tag-fast)
+  [fast]=$tag-fast [fg]=$tag-fast [s6fast]=$tag-s6)
 cleanup() {
   local ids
   ids=$("$DOCKER" ps -aq --filter "name=^$tag-" 2>/dev/null || true)
@@ -84,7 +89,7 @@ chmod 0755 "$tmp/app"
 s6dir=${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}
 
 for v in "${VARIANTS[@]}"; do
-  [ "$v" != fg ] || continue # (d)'s image
+  case $v in fg | s6fast) continue ;; esac # (d)'s image, (b)'s
   ctx=$tmp/ctx-$v
   if [ "$v" = fast ]; then
     cp -a bench/boot/svkit-fast "$ctx"
@@ -134,6 +139,7 @@ measure() {
   rm -f "$tmp/run.ret"
   local pre=() post=()
   if [ "$v" = fg ]; then pre=("${FG_ARGS[@]}") post=("${FG_CMD[@]}"); fi
+  if [ "$v" = s6fast ]; then pre=("${S6FAST_ARGS[@]}"); fi
   t0=$(now_us)
   (
     "$DOCKER" run -d --network none --name "$name" -v "$logs:/var/log/bench" \
@@ -294,6 +300,12 @@ mem_ac=$(ratio "${PSS[svkit]}" "${PSS[supervisord]}")
 stop_dc=$(ratio "${STOP[fast]}" "${STOP[supervisord]}")
 stop_db=$(ratio "${STOP[fast]}" "${STOP[s6]}")
 stop_e=$(ms "${STOP[fg]}")
+stop_fc=$(ratio "${STOP[s6fast]}" "${STOP[supervisord]}")
+# What the target leaves svkit above s6-overlay's own stop (f), and what
+# it takes: (d) - (f).
+stop_room=$(ms "$((STOP[supervisord] / 2 - STOP[s6fast]))")
+stop_svkit=$(ms "$((STOP[fast] - STOP[s6fast]))")
+s6fast_total=$((RUNS * APPS[s6fast]))
 stop_e_max=$(ms "$(col fg 3 | sort -n | tail -n 1)")
 # verdict RATIO LIMIT: met when RATIO <= LIMIT.
 verdict() { awk -v r="$1" -v l="$2" 'BEGIN { print (r + 0 <= l + 0) ? "met" : "**missed**" }'; }
@@ -393,6 +405,14 @@ $(row "over the base image, MB" over_cell)
 | \`docker stop\` → exited: (d) ≤ 1/10 of (b) | ${stop_db}× | $v_db |
 | \`docker stop\` → exited: (e) ≤ 1500 ms in every run, its 1 s handler included | ${stop_e} ms (worst ${stop_e_max}) | $v_e |
 | (d) and (e): every service's TERM handler completed in every run | ${CLEAN[fast]} + ${CLEAN[fg]} | $v_clean |
+
+The floor under the stop targets: (f), s6-overlay stopping with no final
+grace and nothing of svkit, takes $(ms "${STOP[s6fast]}") ms, ${stop_fc}× (c). Half of
+(c) leaves svkit ${stop_room} ms above it to stop every slot with its own
+signal and timeout and have each logger write its last lines; (d) takes
+${stop_svkit} ms more than (f). (f)'s services ended by their handler ${CLEAN[s6fast]}
+times out of ${s6fast_total}: TERM and KILL come at once, so only a handler
+that ends at once can finish.
 
 Where the boot goes (median ms of each step over the same runs, so the
 steps need not add up to the total): the engine's part, up to the
