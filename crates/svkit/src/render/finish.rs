@@ -99,14 +99,21 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         o,
         "# Exiting 125 makes s6-supervise stop the slot for good; {END_FILE} says why\n# (svctl status reads it). A death svctl asked for is marked supervise/{REQUEST_PREFIX}PID."
     );
-    let _ = writeln!(o, "rm -f {END_FILE}");
+    // Every death runs this: a test is a builtin, `rm` a process.
+    let _ = writeln!(
+        o,
+        "if [ -e {END_FILE} ] || [ -L {END_FILE} ]; then rm -f {END_FILE}; fi"
+    );
     // Whether this death was asked for matters to the clean-exit rule, the
     // crash-loop count and the backoff; the records go after every death.
     let _ = writeln!(
         o,
         "requested=\n[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1"
     );
-    let _ = writeln!(o, "rm -f supervise/{REQUEST_PREFIX}*");
+    let _ = writeln!(
+        o,
+        "for f in supervise/{REQUEST_PREFIX}*; do\n  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f supervise/{REQUEST_PREFIX}*; fi\n  break\ndone"
+    );
     o.push_str("code=${1:-0}\nsig=${2:-0}\n");
     let svstat_path = env.tool("s6-svstat");
     let svstat = sh_quote(&svstat_path);
