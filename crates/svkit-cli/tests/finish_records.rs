@@ -2,7 +2,8 @@
 //! permanent failure's `.svkit-end` goes at the next death (status and
 //! waits must never read an earlier run's end), and the mark of a death
 //! svctl asked for goes once that death was judged (a later crash of
-//! another run is a crash).
+//! another run is a crash). And a stop, even by s6's own `s6-svc -d`,
+//! is never a crash to count and wait after.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::time::Duration;
@@ -13,7 +14,9 @@ const CONFIG: &str = r#"{
   "slots": [
     { "name": "again", "autostart": "always",
       "command": ["sh", "-c", "if [ -e /tmp/second ]; then sleep 0.3; exit 1; fi; exit 78"] },
-    { "name": "steady", "autostart": "always", "command": ["sleep", "100000"] }
+    { "name": "steady", "autostart": "always", "command": ["sleep", "100000"] },
+    { "name": "crashy", "autostart": "always",
+      "command": ["sh", "-c", "n=$(cat /tmp/crashy.n 2>/dev/null || echo 0); n=$((n + 1)); echo $n > /tmp/crashy.n; [ $n -ge 4 ] && exec sleep 100000; exit 1"] }
   ]
 }"#;
 
@@ -57,5 +60,17 @@ fn finish_clears_the_records_of_an_earlier_death() {
             (!left).then_some(())
         },
     );
+
+    // Three crashes (the backoff then waits 4 s after a fourth death),
+    // then a run that stays up: stopped with s6's own tool, it is down at
+    // once, its finish counting nothing and sleeping no backoff.
+    let count = sbx.root().join("tmp/crashy.n");
+    poll("crashy's fourth run up", Duration::from_secs(30), || {
+        let n = std::fs::read_to_string(&count).unwrap_or_default();
+        let up = sbx.sh("s6-svstat -o up /run/service/crashy");
+        (n.trim() == "4" && String::from_utf8_lossy(&up.stdout).trim() == "true").then_some(())
+    });
+    let o = sbx.sh("s6-svc -d /run/service/crashy && svctl wait down --timeout 2000 crashy");
+    assert!(o.status.success(), "a stop waited for a backoff: {o:?}");
     sbx.stop();
 }

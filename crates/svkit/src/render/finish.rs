@@ -131,6 +131,13 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
             "# A refused env file or secret, or a dependency failed for good: a fix is\n# needed, not a retry.\nif [ -e {START_ERROR_FILE} ]; then\n  why=\n  IFS= read -r why < {START_ERROR_FILE}\n  rm -f {START_ERROR_FILE}\n  keep_down \"failed: $why\" \"could not start: $why\"\nfi"
         );
     }
+    // After the start error (its file must not outlive this death), before
+    // any rule: a stop (svctl stop, s6-svc -d, the shutdown) is neither a
+    // failure nor a crash to count or wait after.
+    let _ = writeln!(
+        o,
+        "# A stop leaves nothing to decide: no record, no count, no backoff.\n[ -z \"$requested\" ] && [ \"$({svstat} -o wantedup .)\" = false ] && exit 0"
+    );
     o.push_str("# The shell or s6 could not exec the command: no retry can help.\n");
     let _ = writeln!(
         o,

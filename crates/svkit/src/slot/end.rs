@@ -15,7 +15,10 @@
 //! [`REQUEST_PREFIX`]`PID` in `supervise/` (the slot user's dir); `finish`
 //! then knows that death of PID was asked for, never treats it as the
 //! program's own clean exit, and removes every request. Only the name
-//! matters: `finish` never opens one, so a planted file leads nowhere.
+//! matters: `finish` never opens one, so a planted file leads nowhere. A
+//! stop is marked too, though `finish` also reads "not wanted up" from s6
+//! itself (so that `s6-svc -d` is a stop): a start right after the stop
+//! makes the slot wanted up again before `finish` looks.
 
 use std::fs;
 use std::io::{self, Read};
