@@ -75,7 +75,10 @@ fn init_is_svscan(layout: &Layout) -> bool {
 pub fn monitor(dir: &Path) -> Result<i32> {
     let layout = Layout::at(dir);
     let code = supervise(&layout)?;
-    fs::write(layout.exitcode(), format!("{code}\n"))?;
+    // Whole or not at all: a waiter polls for the file and reads it at once.
+    let tmp = layout.exitcode().with_extension("tmp");
+    fs::write(&tmp, format!("{code}\n"))?;
+    fs::rename(&tmp, layout.exitcode())?;
     Ok(code)
 }
 
