@@ -66,15 +66,15 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
         let note = |why: &str| Note {
             file: v.file.to_path_buf(),
             line: Some(v.line),
-            key: k.clone(),
+            key: k.to_string(),
             why: why.into(),
         };
-        match k.as_str() {
+        match k.as_ref() {
             // root: no drop, as in svkit by default.
             "user" if v.text == "root" => {}
             "user" if !v.text.contains('%') => {
                 names::check_user(&v.text).map_err(|e| bad(format!("`{}`: {e}", v.text)))?;
-                g.user = Some(v.text.clone());
+                g.user = Some(v.text.to_string());
                 notes.push(note(&format!("every slot without a user of its own runs as `{}`, as under supervisord", v.text)));
             }
             "environment" if !v.text.contains('%') => {

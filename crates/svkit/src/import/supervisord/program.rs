@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value as J};
 
 use super::expand::{self, Known, Seg, Spec, Val};
-use super::ini::{Section, Value};
+use super::ini::{Key, Section, Value};
 use super::words;
 use crate::config::names;
 use crate::import::{ImportError, Note};
@@ -49,7 +49,7 @@ pub enum Piece {
 
 pub struct Program<'a> {
     pub sec: &'a Section,
-    pub defaults: &'a [(String, Value)],
+    pub defaults: &'a [(Key, Value)],
     pub global: &'a Global,
     pub group: &'a str,
     pub notes: &'a mut Vec<Note>,
@@ -98,7 +98,7 @@ impl<'a> Program<'a> {
         numprocs: u32,
     ) -> Result<Vec<Seg>, ImportError> {
         if !v.text.contains('%') {
-            return Ok(vec![Seg::Lit(v.text.clone())]);
+            return Ok(vec![Seg::Lit(v.text.as_str().to_owned())]);
         }
         // supervisord's %(here)s is absolute: asked of the file system
         // only for a value that uses it.
