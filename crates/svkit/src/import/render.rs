@@ -198,11 +198,17 @@ pub fn checked(
         };
         std::iter::repeat_n(("", s.contains_key("log")), made)
     }))?;
-    let text = render(slots);
-    // A copy for the load: cheaper than checking the bytes are UTF-8 again
-    // to turn them back into the text.
-    let files = vec![(PathBuf::from("imported.json"), text.as_bytes().to_vec())];
-    let v = match config::load_layers(&files, &FixedInstances::default()) {
+    // The text's own bytes go to the load and come back: a copy of a big
+    // import's text cost more (a page fault for every 4 KiB of it) than
+    // checking again that the bytes are UTF-8.
+    let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
+    let loaded = config::load_layers(&files, &FixedInstances::default());
+    let text = files
+        .into_iter()
+        .next()
+        .and_then(|(_, bytes)| String::from_utf8(bytes).ok())
+        .unwrap_or_default();
+    let v = match loaded {
         Ok(v) => v,
         Err(LoadError::Invalid(diags)) => {
             let Some(d) = diags.into_iter().next() else {

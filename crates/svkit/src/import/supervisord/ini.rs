@@ -26,13 +26,13 @@ pub struct Text(Repr);
 
 #[derive(Clone)]
 enum Repr {
-    Slice(Rc<str>, u32, u32),
+    Slice(Rc<String>, u32, u32),
     Own(String),
 }
 
 impl Text {
     /// `text[start..end]`, shared.
-    fn slice(text: &Rc<str>, start: usize, end: usize) -> Text {
+    fn slice(text: &Rc<String>, start: usize, end: usize) -> Text {
         match (u32::try_from(start), u32::try_from(end)) {
             (Ok(s), Ok(e)) => Text(Repr::Slice(text.clone(), s, e)),
             _ => Text(Repr::Own(text[start..end].to_owned())),
@@ -166,7 +166,7 @@ impl Ini {
     }
 
     /// Reads one file's text into the sections (which share it).
-    pub fn read(&mut self, file: &Path, text: &Rc<str>) -> Result<(), IniError> {
+    pub fn read(&mut self, file: &Path, text: &Rc<String>) -> Result<(), IniError> {
         let file: Rc<Path> = Rc::from(file);
         let mut cur = Cursor::None;
         // The key being written (its index in its list), its indent, and

@@ -91,7 +91,7 @@ pub fn source_text(path: &Path, from: Option<(&Path, u32)>) -> Result<String, Im
 pub fn read(main: &Path) -> Result<Read, ImportError> {
     let mut ini = Ini::default();
     let mut notes = Vec::new();
-    let text = Rc::from(source_text(main, None)?);
+    let text = Rc::new(source_text(main, None)?);
     ini.read(main, &text)
         .map_err(|e| err(main, Some(e.line), e.what))?;
     let mut files = 1;
@@ -152,7 +152,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
                 )));
             }
             seen.push(canon);
-            let text = Rc::from(source_text(&file, Some((&value.file, value.line)))?);
+            let text = Rc::new(source_text(&file, Some((&value.file, value.line)))?);
             ini.read(&file, &text)
                 .map_err(|e| err(&file, Some(e.line), e.what))?;
             files += 1;
