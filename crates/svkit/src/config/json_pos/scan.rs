@@ -23,7 +23,7 @@ const MAX_NUMBER: usize = 18;
 /// `None` when `strict` and the text is not vouched for.
 pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
     // Offsets are u32 (a layer is at most 4 MiB).
-    if u32::try_from(text.len()).map_or(true, |n| n >= NO_KEY) {
+    if u32::try_from(text.len()).map_or(true, |n| n == NO_KEY) {
         return None;
     }
     let mut s = Scanner {
