@@ -28,7 +28,7 @@ pub fn check_slot_name(name: &str) -> Result<(), String> {
     if name.contains('/') {
         return Err("a name must not contain `/`".into());
     }
-    if name.contains("..") {
+    if name.as_bytes().windows(2).any(|w| w == b"..") {
         return Err("a name must not contain `..`".into());
     }
     if name.bytes().any(|b| b.is_ascii_uppercase()) {

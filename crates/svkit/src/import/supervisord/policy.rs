@@ -36,10 +36,10 @@ pub fn log(
         p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
         return Ok(Some(None));
     };
-    let upper = path.to_ascii_uppercase();
     if CONTAINER_OUTPUT.contains(&path.as_str()) {
         return Ok(Some(None));
     }
+    let upper = path.to_ascii_uppercase();
     let why = if CONTAINER_STDERR.contains(&path.as_str()) {
         Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)")
     } else if upper == "NONE" {

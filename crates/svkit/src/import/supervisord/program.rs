@@ -343,10 +343,16 @@ impl<'a> Program<'a> {
         }
         let trimmed = name.trim_start_matches(['.', '_', '-']).to_owned();
         let mut name = trimmed;
-        while name.contains("..") {
+        while name.as_bytes().windows(2).any(|w| w == b"..") {
             name = name.replace("..", ".");
         }
-        let expanded = name.replace(names::INSTANCE_VAR, "0");
+        // The placeholder stands for an instance name to check: `{` first,
+        // a byte search, where a substring search costs a setup.
+        let expanded = if name.contains('{') {
+            std::borrow::Cow::Owned(name.replace(names::INSTANCE_VAR, "0"))
+        } else {
+            std::borrow::Cow::Borrowed(name.as_str())
+        };
         names::check_slot_name(&expanded)
             .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
         if name != raw {
