@@ -51,13 +51,6 @@ pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
     (!s.bad).then_some(s.out)
 }
 
-/// Offsets of every newline.
-fn newlines(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter_map(|(i, &c)| (c == b'\n').then_some(i))
-}
-
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -82,6 +75,13 @@ fn plain_scalar(t: &[u8]) -> bool {
         _ => false,
     };
     t.len() <= MAX_NUMBER && int > 0 && !(int > 1 && digits[0] == b'0') && frac_ok
+}
+
+/// Offsets of every newline.
+fn newlines(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.iter()
+        .enumerate()
+        .filter_map(|(i, &c)| (c == b'\n').then_some(i))
 }
 
 /// How an object or array goes on from where its loop is.
@@ -199,7 +199,12 @@ impl Scanner<'_> {
                             }
                             next = Next::Comma;
                             let kid = self.value(id, At::Index(n), None);
-                            self.out.nodes[id].kids.push(kid as u32);
+                            let kids = &mut self.out.nodes[id].kids;
+                            // Room for a usual argv at once, not 4, then 8.
+                            if kids.capacity() == 0 {
+                                kids.reserve_exact(8);
+                            }
+                            kids.push(kid as u32);
                             n += 1;
                         }
                         None => {
@@ -248,6 +253,12 @@ impl Scanner<'_> {
             let path = self.out.path_of(kid);
             self.out.duplicate_keys.push((path, ks));
             return;
+        }
+        // An object in an array (a slot) gets room for a usual slot's
+        // members at once, not 4, then 8, then 16.
+        let listed = node.parent != NO_KEY && matches!(node.seg, At::Index(_));
+        if node.kids.capacity() == 0 && listed {
+            node.kids.reserve_exact(16);
         }
         node.kids.push(kid as u32);
         let n = node.kids.len();
