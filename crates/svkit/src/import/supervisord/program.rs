@@ -128,6 +128,23 @@ impl<'a> Program<'a> {
         expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
     }
 
+    /// The pieces of `v` in `mode` ([`Self::segs`], then
+    /// [`Self::pieces`]): a value without `%`, most of them, is its own
+    /// text, without the steps' copies.
+    pub(super) fn value_pieces(
+        &self,
+        v: &Value,
+        key: &str,
+        numprocs: u32,
+        mode: Mode<'_>,
+    ) -> Result<Option<Vec<Piece>>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(Some(vec![Piece::Lit(v.text.as_str().to_owned())]));
+        }
+        let segs = self.segs(v, key, numprocs)?;
+        Ok(Self::pieces(&segs, mode))
+    }
+
     pub(super) fn int(
         &self,
         key: &str,
@@ -253,9 +270,14 @@ impl<'a> Program<'a> {
         slot.insert("command".into(), J::Array(argv));
         let user = match self.value("user") {
             Some(v) => {
-                let segs = self.segs(v, "user", numprocs)?;
-                let text = expand::resolved(&segs, 0)
-                    .ok_or_else(|| self.bad(v, "user", "uses a variable known only at run time"))?;
+                let text = if v.text.contains('%') {
+                    let segs = self.segs(v, "user", numprocs)?;
+                    expand::resolved(&segs, 0).ok_or_else(|| {
+                        self.bad(v, "user", "uses a variable known only at run time")
+                    })?
+                } else {
+                    v.text.as_str().to_owned()
+                };
                 names::check_user(&text)
                     .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
                 Some(text)
@@ -266,11 +288,10 @@ impl<'a> Program<'a> {
             slot.insert("user".into(), J::String(u));
         }
         if let Some(v) = self.value("directory") {
-            let segs = self.segs(v, "directory", numprocs)?;
-            let Some(p) = Self::pieces(&segs, mode) else {
+            let Some(p) = self.value_pieces(v, "directory", numprocs, mode)? else {
                 return Ok(None);
             };
-            match plain(&p) {
+            match plain(p) {
                 None => self.note(
                     v,
                     "directory",
@@ -295,7 +316,7 @@ impl<'a> Program<'a> {
         if !autostart {
             slot.insert("autostart".into(), J::String("never".into()));
         }
-        let Some(log_at) = super::policy::log(self, &mut slot, mode_pieces(mode), numprocs)? else {
+        let Some(log_at) = super::policy::log(self, &mut slot, mode, numprocs)? else {
             return Ok(None);
         };
         super::policy::restart(self, &mut slot)?;
@@ -363,19 +384,20 @@ impl<'a> Program<'a> {
 }
 
 /// Text of pieces that are all known, else `None`.
-pub fn plain(ps: &[Piece]) -> Option<String> {
+pub fn plain(mut ps: Vec<Piece>) -> Option<String> {
+    if let [Piece::Lit(_)] = ps.as_slice() {
+        if let Some(Piece::Lit(l)) = ps.pop() {
+            return Some(l);
+        }
+    }
     let mut s = String::new();
     for p in ps {
         match p {
-            Piece::Lit(l) => s.push_str(l),
+            Piece::Lit(l) => s.push_str(&l),
             Piece::Var(_) => return None,
         }
     }
     Some(s)
-}
-
-fn mode_pieces(mode: Mode<'_>) -> impl Fn(&[Seg]) -> Option<Vec<Piece>> + '_ {
-    move |segs| Program::pieces(segs, mode)
 }
 
 /// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
