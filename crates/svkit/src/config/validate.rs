@@ -127,26 +127,25 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             declared.insert(f.name.clone(), FirstDefined { layer: l, at });
         }
     }
-    let built: Vec<_> = todo
-        .iter()
-        .map(|(l, idx, raw, base, found)| {
-            let mut ctx = SlotCtx {
-                layer: l,
-                base: base.clone(),
-                instance: found.instance.as_deref(),
-                sentinel_env: &sentinel_env,
-                diags: Vec::new(),
-            };
-            let origin = Origin {
-                file: l.file.clone(),
-                index: *idx,
-                template: raw.name.clone(),
-            };
-            let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
-            (slot, ctx.diags)
-        })
-        .collect();
-    for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
+    // Each slot built where it is registered, in the same order: a list
+    // of every built slot first held them all twice (a page fault for
+    // every 4 KiB of a big config).
+    slots.reserve(todo.len());
+    for (l, idx, raw, base, found) in todo {
+        let mut ctx = SlotCtx {
+            layer: l,
+            base,
+            instance: found.instance.as_deref(),
+            sentinel_env: &sentinel_env,
+            diags: Vec::new(),
+        };
+        let origin = Origin {
+            file: l.file.clone(),
+            index: idx,
+            template: raw.name.clone(),
+        };
+        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
+        let slot_diags = ctx.diags;
         let Found {
             name,
             instance,
