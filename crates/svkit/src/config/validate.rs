@@ -1,7 +1,7 @@
 //! From parsed layers to the validated `Model`: layer merge, instance
 //! expansion, cross-slot rules (duplicates, redirects, also_start).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use super::discover::InstanceSource;
 use super::error::{Diagnostic, Warning};
@@ -107,7 +107,9 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
 
     let mut slots: Vec<Slot> = Vec::new();
-    let mut seen: BTreeMap<String, FirstDefined> = BTreeMap::new();
+    // Looked up once or twice for every slot, never walked in order:
+    // hashed, not compared name by name down a tree.
+    let mut seen: HashMap<String, FirstDefined> = HashMap::new();
     let mut todo = Vec::new();
     for l in layers {
         for (idx, raw) in &l.slots {
@@ -120,7 +122,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
-    let mut declared: BTreeMap<String, FirstDefined> = BTreeMap::new();
+    let mut declared: HashMap<String, FirstDefined> = HashMap::new();
     for (l, _, _, _, f) in &todo {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
             let at = f.at.clone();
@@ -131,6 +133,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // of every built slot first held them all twice (a page fault for
     // every 4 KiB of a big config).
     slots.reserve(todo.len());
+    seen.reserve(todo.len());
     for (l, idx, raw, base, found) in todo {
         let mut ctx = SlotCtx {
             layer: l,

@@ -19,7 +19,7 @@ mod tests;
 mod tests_input;
 mod words;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as J};
@@ -120,7 +120,8 @@ pub(crate) fn import_located(
         mut notes,
         files,
     } = read::read(path)?;
-    let mut groups: BTreeMap<String, String> = BTreeMap::new();
+    // Looked up for every program, never walked in order: hashed.
+    let mut groups: HashMap<String, String> = HashMap::new();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {
             let progs: Vec<String> = s
@@ -145,7 +146,7 @@ pub(crate) fn import_located(
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
-    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    let mut taken: HashMap<String, usize> = HashMap::with_capacity(ini.sections.len());
     for s in &ini.sections {
         let Some(prog) = s.name.strip_prefix("program:") else {
             if !matches!(s.name.as_str(), "supervisord" | "include")
@@ -220,7 +221,7 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
             .and_then(J::as_str)
             .map(str::to_owned)
     };
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    let mut count: HashMap<String, usize> = HashMap::new();
     for b in built.iter() {
         if let Some(d) = dir(b) {
             *count.entry(d).or_default() += 1;
