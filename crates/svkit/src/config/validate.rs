@@ -1,7 +1,7 @@
 //! From parsed layers to the validated `Model`: layer merge, instance
 //! expansion, cross-slot rules (duplicates, redirects, also_start).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::discover::InstanceSource;
 use super::error::{Diagnostic, Warning};
@@ -189,8 +189,12 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
 
     // Every slot declared, valid or not: a reference to a malformed one is
     // not an error of its own (the slot's errors say what is wrong).
-    let declared: BTreeSet<String> = (seen.keys().cloned())
-        .chain(layers.iter().flat_map(|l| l.broken.iter().cloned()))
+    let declared: HashSet<&str> = (seen.keys().map(String::as_str))
+        .chain(
+            layers
+                .iter()
+                .flat_map(|l| l.broken.iter().map(String::as_str)),
+        )
         .collect();
     super::depends::resolve(layers, &mut slots, &declared, &mut diags);
     let redirects = super::redirect::redirects(layers, &declared, &mut diags);

@@ -4,7 +4,7 @@
 //! depending on itself, `completed` of a slot that can never complete,
 //! and cycles are errors at the key that says so.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 mod graph;
@@ -26,7 +26,7 @@ use super::parse::Layer;
 pub fn resolve(
     layers: &[Layer],
     slots: &mut [Slot],
-    declared: &BTreeSet<String>,
+    declared: &HashSet<&str>,
     diags: &mut Vec<Diagnostic>,
 ) {
     let names: BTreeSet<&str> = slots.iter().map(|s| s.name.as_str()).collect();
@@ -64,7 +64,7 @@ pub fn resolve(
             let targets = match instances.get(key.as_str()) {
                 Some(all) => all.clone(),
                 None if names.contains(key.as_str()) => vec![key.clone()],
-                None if declared.contains(key) => continue,
+                None if declared.contains(key.as_str()) => continue,
                 None => {
                     diags.push(layer.diag(&at, format!("depends on undeclared slot `{key}`")));
                     continue;

@@ -27,6 +27,7 @@ pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
         return None;
     }
     let mut s = Scanner {
+        text,
         b: text.as_bytes(),
         i: 0,
         out: Spans::default(),
@@ -52,6 +53,7 @@ pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
 }
 
 struct Scanner<'a> {
+    text: &'a str,
     b: &'a [u8],
     i: usize,
     out: Spans,
@@ -317,11 +319,15 @@ impl Scanner<'_> {
         let start = self.i;
         self.skip_string();
         let raw = &self.b[start..self.i];
-        let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+        // A slice of the text, at character boundaries, is UTF-8 already:
+        // not checked again.
+        let inner = self
+            .text
+            .get(start + 1..self.i.saturating_sub(1).max(start + 1));
         let keys = &mut self.out.keys;
         let from = keys.len();
-        match std::str::from_utf8(inner) {
-            Ok(s) if !inner.contains(&b'\\') => keys.push_str(s),
+        match inner {
+            Some(s) if !s.as_bytes().contains(&b'\\') => keys.push_str(s),
             _ => {
                 let raw = std::str::from_utf8(raw).unwrap_or("\"\"");
                 keys.push_str(&serde_json::from_str::<String>(raw).unwrap_or_default());
