@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use serde_json::{json, Map, Value as J};
 
-use super::program::{plain, Mode, Program};
+use super::program::{Mode, Program};
+use super::value::plain;
 use super::words::{self, AutoRestart};
 use crate::config::names;
 use crate::import::ImportError;
