@@ -154,7 +154,15 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
                 }
-                for i in 0..layer.spans.len(&path) {
+                let n = layer.spans.len(&path);
+                // Room for every element at once: a slot is big, and a
+                // list grown by doubling copies them over and over.
+                if key == "slots" {
+                    layer.slots.reserve(n);
+                } else {
+                    layer.redirects.reserve(n);
+                }
+                for i in 0..n {
                     let p = path.index(i);
                     if key == "slots" {
                         match sub::<RawSlot>(&layer, text, &p, &mut diags) {
