@@ -46,15 +46,11 @@ impl Text {
         }
     }
 
-    /// The text, to change.
-    fn own(&mut self) -> &mut String {
-        if let Repr::Slice(..) = self.0 {
-            self.0 = Repr::Own(self.as_str().to_owned());
-        }
+    /// `more` after the text (which becomes text of its own).
+    fn push(&mut self, more: &str) {
         match &mut self.0 {
-            Repr::Own(s) => s,
-            // Made owned just above.
-            Repr::Slice(..) => unreachable!(),
+            Repr::Own(s) => s.push_str(more),
+            Repr::Slice(..) => self.0 = Repr::Own([self.as_str(), more].concat()),
         }
     }
 
@@ -194,9 +190,9 @@ impl Ini {
             let cur_indent = line.len() - line.trim_start().len();
             if opt.is_some() && !matches!(cur, Cursor::None) && cur_indent > indent_level {
                 if let Some(k) = opt {
-                    let v = self.list(&cur)[k].1.text.own();
-                    (0..=blank).for_each(|_| v.push('\n'));
-                    v.push_str(value);
+                    let v = &mut self.list(&cur)[k].1.text;
+                    (0..=blank).for_each(|_| v.push("\n"));
+                    v.push(value);
                 }
                 blank = 0;
                 continue;
