@@ -114,26 +114,53 @@ mod scan;
 /// Objects with more members than this get a hash index of their keys.
 const INDEXED: usize = 16;
 
+/// A node's offsets, indexes and ids are `u32`: a layer is at most 4 MiB
+/// (the scanner gives up on a longer text), and a node per value of a big
+/// config is a page fault every 4 KiB.
 #[derive(Debug)]
 struct Node {
-    span: Span,
+    start: u32,
+    end: u32,
+    /// Where its key starts, [`NO_KEY`] when it is not an object member.
+    key_start: u32,
     /// How its parent reaches it (the root's is never read).
     seg: At,
-    parent: usize,
+    parent: u32,
     /// Members in document order (a key given twice: once, at its first
     /// place, holding the last value, as serde_json keeps it).
-    kids: Vec<usize>,
+    kids: Vec<u32>,
     /// Key hash -> positions in `kids`, for a large object. Boxed: few
     /// nodes have one, and every node is one pointer wide for it, not six.
     #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<u64, Vec<usize>>>>,
 }
 
+const NO_KEY: u32 = u32::MAX;
+
+impl Node {
+    fn span(&self) -> Span {
+        Span {
+            start: self.start as usize,
+            end: self.end as usize,
+            key_start: (self.key_start != NO_KEY).then_some(self.key_start as usize),
+        }
+    }
+
+    /// Its `i`th member's id.
+    fn kid(&self, i: usize) -> Option<usize> {
+        self.kids.get(i).map(|&k| k as usize)
+    }
+
+    fn kid_ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.kids.iter().map(|&k| k as usize)
+    }
+}
+
 /// A node's [`Seg`], its key held in [`Spans::keys`].
 #[derive(Debug, Clone, Copy)]
 enum At {
-    Key { start: usize, end: usize },
-    Index(usize),
+    Key { start: u32, end: u32 },
+    Index(u32),
 }
 
 fn key_hash(k: &str) -> u64 {
@@ -169,7 +196,7 @@ impl Spans {
     fn kid(&self, at: usize, seg: &Seg) -> Option<usize> {
         match seg {
             Seg::Index(i) => {
-                let k = *self.nodes.get(at)?.kids.get(*i)?;
+                let k = self.nodes.get(at)?.kid(*i)?;
                 matches!(self.nodes[k].seg, At::Index(_)).then_some(k)
             }
             Seg::Key(key) => self.kid_key(at, key),
@@ -178,26 +205,33 @@ impl Spans {
 
     fn kid_key(&self, at: usize, key: &str) -> Option<usize> {
         let node = self.nodes.get(at)?;
-        let same = |&k: &usize| self.key_of(k) == Some(key);
+        // Lengths first: most members of an object differ in length.
+        let same = |&k: &usize| match self.nodes[k].seg {
+            At::Key { start, end } => {
+                (end - start) as usize == key.len()
+                    && self.keys.get(start as usize..end as usize) == Some(key)
+            }
+            At::Index(_) => false,
+        };
         match &node.index {
             Some(ix) => (ix.get(&key_hash(key))?.iter())
-                .map(|&p| node.kids[p])
+                .filter_map(|&p| node.kid(p))
                 .find(same),
-            None => node.kids.iter().copied().find(same),
+            None => node.kid_ids().find(same),
         }
     }
 
     /// The key of an object member's node.
     fn key_of(&self, k: usize) -> Option<&str> {
         match self.nodes.get(k)?.seg {
-            At::Key { start, end } => self.keys.get(start..end),
+            At::Key { start, end } => self.keys.get(start as usize..end as usize),
             At::Index(_) => None,
         }
     }
 
     fn seg_of(&self, k: usize) -> Seg {
         match self.nodes[k].seg {
-            At::Index(i) => Seg::Index(i),
+            At::Index(i) => Seg::Index(i as usize),
             At::Key { .. } => Seg::Key(Cow::Owned(self.key_of(k).unwrap_or_default().to_owned())),
         }
     }
@@ -207,14 +241,14 @@ impl Spans {
         let mut segs = Vec::new();
         while at != 0 && at < self.nodes.len() {
             segs.push(self.seg_of(at));
-            at = self.nodes[at].parent;
+            at = self.nodes[at].parent as usize;
         }
         segs.reverse();
         FieldPath(segs)
     }
 
     pub fn get(&self, path: &FieldPath) -> Option<Span> {
-        self.find(path).map(|n| self.nodes[n].span)
+        self.find(path).map(|n| self.nodes[n].span())
     }
 
     /// Position of a value (or of its key, which is where a reader looks
@@ -246,10 +280,10 @@ impl Spans {
         let Some(n) = self.find(path) else {
             return Vec::new();
         };
-        (self.nodes[n].kids.iter())
-            .filter_map(|&k| {
+        (self.nodes[n].kid_ids())
+            .filter_map(|k| {
                 let key = self.key_of(k)?.to_owned();
-                Some((path.key(key), self.nodes[k].span))
+                Some((path.key(key), self.nodes[k].span()))
             })
             .collect()
     }
@@ -266,9 +300,9 @@ impl Spans {
         let mut at = 0;
         while let Some(node) = self.nodes.get(at) {
             let kids = &node.kids;
-            let n = kids.partition_point(|&k| self.nodes[k].span.start <= offset);
-            match n.checked_sub(1).and_then(|i| kids.get(i)) {
-                Some(&k) if contains(self.nodes[k].span) => at = k,
+            let n = kids.partition_point(|&k| self.nodes[k as usize].span().start <= offset);
+            match n.checked_sub(1).and_then(|i| node.kid(i)) {
+                Some(k) if contains(self.nodes[k].span()) => at = k,
                 _ => break,
             }
         }
@@ -286,18 +320,19 @@ impl Spans {
             return offset;
         };
         let kids = &node.kids;
-        let n =
-            kids.partition_point(|&k| self.nodes[k].span.key_start.is_some_and(|ks| ks <= offset));
-        if let Some(&k) = n.checked_sub(1).and_then(|i| kids.get(i)) {
-            let s = self.nodes[k].span;
+        let n = kids.partition_point(|&k| {
+            (self.nodes[k as usize].span().key_start).is_some_and(|ks| ks <= offset)
+        });
+        if let Some(k) = n.checked_sub(1).and_then(|i| node.kid(i)) {
+            let s = self.nodes[k].span();
             if let Some(ks) = s.key_start.filter(|_| offset < s.start) {
                 return ks;
             }
         }
-        if at == 0 && offset >= node.span.end {
+        if at == 0 && offset >= node.end as usize {
             return offset;
         }
-        node.span.start
+        node.start as usize
     }
 }
 

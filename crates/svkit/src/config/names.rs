@@ -28,7 +28,7 @@ pub fn check_slot_name(name: &str) -> Result<(), String> {
     if name.contains('/') {
         return Err("a name must not contain `/`".into());
     }
-    if name.contains("..") {
+    if name.as_bytes().windows(2).any(|w| w == b"..") {
         return Err("a name must not contain `..`".into());
     }
     if name.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -110,7 +110,7 @@ pub fn check_abs_path(p: &str) -> Result<String, String> {
     if let Some(c) = p.chars().find(|c| c.is_control()) {
         return Err(format!("must not contain control characters (found {c:?})"));
     }
-    let mut out = String::new();
+    let mut out = String::with_capacity(p.len().max(1));
     for comp in p.split('/').filter(|c| !c.is_empty()) {
         if comp == "." || comp == ".." {
             return Err(format!("must not contain a `{comp}` component"));
@@ -142,7 +142,7 @@ pub fn check_signal(s: &str) -> Result<String, String> {
     ];
     let bare = s.strip_prefix("SIG").unwrap_or(s);
     if SIGNALS.contains(&bare) {
-        Ok(format!("SIG{bare}"))
+        Ok(["SIG", bare].concat())
     } else {
         Err(format!(
             "unknown signal (expected one of: {})",

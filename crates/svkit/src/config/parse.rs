@@ -7,6 +7,7 @@
 //! a type error in one slot does not hide the errors of the others, and every
 //! serde error keeps an absolute line and column.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
@@ -41,10 +42,14 @@ impl Layer {
     }
 
     pub fn site(&self, path: &FieldPath) -> Site {
+        // Written at once into room for a usual path (`slots[12].user`):
+        // a site is made for most slots, not only on an error.
+        let mut text = String::with_capacity(32);
+        let _ = write!(text, "{path}");
         Site {
             file: self.file.clone(),
             pos: self.pos(path),
-            path: path.to_string(),
+            path: text,
         }
     }
 
@@ -149,7 +154,15 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
                 }
-                for i in 0..layer.spans.len(&path) {
+                let n = layer.spans.len(&path);
+                // Room for every element at once: a slot is big, and a
+                // list grown by doubling copies them over and over.
+                if key == "slots" {
+                    layer.slots.reserve(n);
+                } else {
+                    layer.redirects.reserve(n);
+                }
+                for i in 0..n {
                     let p = path.index(i);
                     if key == "slots" {
                         match sub::<RawSlot>(&layer, text, &p, &mut diags) {

@@ -1,7 +1,7 @@
 //! Redirect rules: every named slot must exist, and `also_start` must not
 //! loop (svkit-wrap follows it transitively).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 
 use super::error::Diagnostic;
 use super::json_pos::FieldPath;
@@ -11,7 +11,7 @@ use super::parse::Layer;
 
 pub(crate) fn redirects(
     layers: &[Layer],
-    slots: &BTreeSet<String>,
+    slots: &HashSet<&str>,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<Redirect> {
     let mut out = Vec::new();
@@ -41,7 +41,7 @@ pub(crate) fn redirects(
                     by_match.insert(r.match_.clone(), here);
                 }
             }
-            if !slots.contains(&r.slot) {
+            if !slots.contains(r.slot.as_str()) {
                 diags.push(l.diag(
                     &base.key("slot"),
                     format!("redirect names undeclared slot `{}`", r.slot),
@@ -62,7 +62,7 @@ pub(crate) fn redirects(
             }
             for (i, a) in r.also_start.iter().enumerate() {
                 let p = base.key("also_start").index(i);
-                if !slots.contains(a) {
+                if !slots.contains(a.as_str()) {
                     diags.push(l.diag(&p, format!("also_start names undeclared slot `{a}`")));
                 } else if *a == r.slot {
                     diags.push(l.diag(

@@ -1,7 +1,7 @@
 //! From parsed layers to the validated `Model`: layer merge, instance
 //! expansion, cross-slot rules (duplicates, redirects, also_start).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::discover::InstanceSource;
 use super::error::{Diagnostic, Warning};
@@ -107,7 +107,9 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
 
     let mut slots: Vec<Slot> = Vec::new();
-    let mut seen: BTreeMap<String, FirstDefined> = BTreeMap::new();
+    // Looked up once or twice for every slot, never walked in order:
+    // hashed, not compared name by name down a tree.
+    let mut seen: HashMap<String, FirstDefined> = HashMap::new();
     let mut todo = Vec::new();
     for l in layers {
         for (idx, raw) in &l.slots {
@@ -120,33 +122,33 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
-    let mut declared: BTreeMap<String, FirstDefined> = BTreeMap::new();
+    let mut declared: HashMap<String, FirstDefined> = HashMap::new();
     for (l, _, _, _, f) in &todo {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
             let at = f.at.clone();
             declared.insert(f.name.clone(), FirstDefined { layer: l, at });
         }
     }
-    let built: Vec<_> = todo
-        .iter()
-        .map(|(l, idx, raw, base, found)| {
-            let mut ctx = SlotCtx {
-                layer: l,
-                base: base.clone(),
-                instance: found.instance.as_deref(),
-                sentinel_env: &sentinel_env,
-                diags: Vec::new(),
-            };
-            let origin = Origin {
-                file: l.file.clone(),
-                index: *idx,
-                template: raw.name.clone(),
-            };
-            let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
-            (slot, ctx.diags)
-        })
-        .collect();
-    for ((l, _, _, _, found), (slot, slot_diags)) in todo.into_iter().zip(built) {
+    // Each slot built where it is registered, in the same order: a list
+    // of every built slot first held them all twice (a page fault for
+    // every 4 KiB of a big config).
+    slots.reserve(todo.len());
+    seen.reserve(todo.len());
+    for (l, idx, raw, base, found) in todo {
+        let mut ctx = SlotCtx {
+            layer: l,
+            base,
+            instance: found.instance.as_deref(),
+            sentinel_env: &sentinel_env,
+            diags: Vec::new(),
+        };
+        let origin = Origin {
+            file: l.file.clone(),
+            index: idx,
+            template: raw.name.clone(),
+        };
+        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
+        let slot_diags = ctx.diags;
         let Found {
             name,
             instance,
@@ -187,8 +189,12 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
 
     // Every slot declared, valid or not: a reference to a malformed one is
     // not an error of its own (the slot's errors say what is wrong).
-    let declared: BTreeSet<String> = (seen.keys().cloned())
-        .chain(layers.iter().flat_map(|l| l.broken.iter().cloned()))
+    let declared: HashSet<&str> = (seen.keys().map(String::as_str))
+        .chain(
+            layers
+                .iter()
+                .flat_map(|l| l.broken.iter().map(String::as_str)),
+        )
         .collect();
     super::depends::resolve(layers, &mut slots, &declared, &mut diags);
     let redirects = super::redirect::redirects(layers, &declared, &mut diags);

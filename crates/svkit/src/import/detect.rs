@@ -1,7 +1,7 @@
 //! Which format a path is in, when `--from` does not say: by its name,
 //! its shape (a dir) and its content (a file).
 
-use std::io::Read as _;
+use std::io::{BufRead as _, Read as _};
 use std::path::Path;
 
 use super::{Format, ImportError};
@@ -57,23 +57,31 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
     if !meta.is_file() {
         return Err(unknown(path, "not a regular file"));
     }
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(1 << 20).read_to_end(&mut head))
-        .map_err(|e| ImportError {
-            file: path.to_path_buf(),
-            line: None,
-            what: format!("unable to read: {}", crate::msg::strerror(&e)),
-        })?;
-    // Line by line: the answer is usually on the first lines, and
-    // decoding the whole head first cost more than the rest of detection.
-    // A newline is never inside a UTF-8 sequence, so each line decodes as
-    // it would within the whole.
-    let ini = head.split(|&b| b == b'\n').any(|l| {
+    let io = |e: std::io::Error| ImportError {
+        file: path.to_path_buf(),
+        line: None,
+        what: format!("unable to read: {}", crate::msg::strerror(&e)),
+    };
+    // Line by line, within the first MiB: the answer is usually on the
+    // first lines, and a whole big config read (and decoded) only to be
+    // told it is one cost more than the rest of detection.
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut head = std::io::BufReader::new(file.take(1 << 20));
+    let mut line = Vec::new();
+    let mut ini = false;
+    loop {
+        line.clear();
+        if head.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            break;
+        }
+        let l = line.strip_suffix(b"\n").unwrap_or(&line);
         let l = String::from_utf8_lossy(l);
         let l = l.trim_start();
-        l.starts_with("[program:") || l.starts_with("[supervisord]")
-    });
+        if l.starts_with("[program:") || l.starts_with("[supervisord]") {
+            ini = true;
+            break;
+        }
+    }
     if ini {
         return Ok(Format::Supervisord);
     }

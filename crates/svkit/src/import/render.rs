@@ -4,10 +4,8 @@
 //! it is printed.
 
 use std::collections::BTreeSet;
-use std::io;
 use std::path::PathBuf;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::capacity::{self, limit::Limit, Need, Others, Place};
@@ -35,137 +33,121 @@ const ORDER: &[&str] = &[
     "stop_timeout_ms",
 ];
 
-struct Slot<'a>(&'a Map<String, Value>);
+/// The config text of `slots`, in serde_json's pretty layout (two spaces
+/// a level, `[]` and `{}` when empty), written directly: serde's
+/// serializer, with a formatter call for every bracket, comma and indent,
+/// cost more than the rest of the render.
+pub fn render(slots: &[Map<String, Value>]) -> String {
+    // Room for a typical slot up front: growing a big text by doubling
+    // copied it over and over.
+    let mut out = Vec::with_capacity(64 + slots.len() * 768);
+    if slots.is_empty() {
+        out.extend_from_slice(b"{\n  \"slots\": []");
+    } else {
+        out.extend_from_slice(b"{\n  \"slots\": [");
+        for (i, s) in slots.iter().enumerate() {
+            newline(&mut out, 2, i > 0);
+            slot(&mut out, s);
+        }
+        newline(&mut out, 1, false);
+        out.push(b']');
+    }
+    out.extend_from_slice(b"\n}\n");
+    // Every piece written is UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
 
-impl Serialize for Slot<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        // One pass over the slot's few keys placing each in ORDER: a map
-        // lookup per ORDER key cost more than the writing.
-        let mut placed: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
-        let mut others = false;
-        for (k, v) in self.0 {
-            match ORDER.iter().position(|o| *o == k) {
-                Some(i) => placed[i] = Some(v),
-                None => others = true,
-            }
+/// One slot at depth 2: its keys in ORDER, then the others (sorted, as
+/// the map holds them).
+fn slot(out: &mut Vec<u8>, s: &Map<String, Value>) {
+    if s.is_empty() {
+        out.extend_from_slice(b"{}");
+        return;
+    }
+    // One pass over the slot's few keys placing each in ORDER: a map
+    // lookup per ORDER key cost more than the writing.
+    let mut placed: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
+    let mut others = false;
+    for (k, v) in s {
+        match ORDER.iter().position(|o| *o == k) {
+            Some(i) => placed[i] = Some(v),
+            None => others = true,
         }
-        for (k, v) in ORDER.iter().zip(placed) {
-            if let Some(v) = v {
-                m.serialize_entry(k, v)?;
+    }
+    let ordered = ORDER.iter().zip(placed).filter_map(|(k, v)| Some((*k, v?)));
+    let rest = (s.iter().filter(|_| others))
+        .filter(|(k, _)| !ORDER.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), v));
+    out.push(b'{');
+    for (i, (k, v)) in ordered.chain(rest).enumerate() {
+        newline(out, 3, i > 0);
+        string(out, k);
+        out.extend_from_slice(b": ");
+        value(out, v, 3);
+    }
+    newline(out, 2, false);
+    out.push(b'}');
+}
+
+/// A value whose first line is at `depth`.
+fn value(out: &mut Vec<u8>, v: &Value, depth: usize) {
+    match v {
+        Value::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
+        Value::Object(m) if m.is_empty() => out.extend_from_slice(b"{}"),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                newline(out, depth + 1, i > 0);
+                value(out, x, depth + 1);
             }
+            newline(out, depth, false);
+            out.push(b']');
         }
-        for (k, v) in self.0.iter().filter(|_| others) {
-            if !ORDER.contains(&k.as_str()) {
-                m.serialize_entry(k, v)?;
+        Value::Object(m) => {
+            out.push(b'{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                newline(out, depth + 1, i > 0);
+                string(out, k);
+                out.extend_from_slice(b": ");
+                value(out, x, depth + 1);
             }
+            newline(out, depth, false);
+            out.push(b'}');
         }
-        m.end()
+        Value::String(s) => string(out, s),
+        // Numbers, booleans and null as serde_json writes them; into a
+        // Vec, that cannot fail.
+        other => {
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
     }
 }
 
-struct Top<'a>(&'a [Map<String, Value>]);
-
-impl Serialize for Top<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
-        let slots: Vec<Slot<'_>> = self.0.iter().map(Slot).collect();
-        m.serialize_entry("slots", &slots)?;
-        m.end()
+/// A JSON string: as it is when nothing in it needs escaping (nearly
+/// every string of a config), else as serde_json escapes it.
+fn string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        let _ = serde_json::to_writer(&mut *out, s);
+        return;
     }
-}
-
-/// serde_json's pretty layout (two spaces a level), each line break
-/// written with its indent and comma at once: its own formatter wrote an
-/// indent one level at a time, most of the writes of a big import.
-#[derive(Default)]
-struct Pretty {
-    depth: usize,
-    has_value: bool,
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
 }
 
 /// A comma, a line break and the indent of up to 32 levels.
 const BREAK: &[u8] = b",\n                                                                ";
 
-impl Pretty {
-    /// A line break (after a comma when `comma`) and the current indent.
-    fn newline<W: ?Sized + io::Write>(&self, w: &mut W, comma: bool) -> io::Result<()> {
-        let from = usize::from(!comma);
-        match BREAK.get(from..2 + 2 * self.depth) {
-            Some(b) => w.write_all(b),
-            None => {
-                w.write_all(&BREAK[from..2])?;
-                (0..self.depth).try_for_each(|_| w.write_all(b"  "))
-            }
+/// A line break (after a comma when `comma`) and the indent of `depth`.
+fn newline(out: &mut Vec<u8>, depth: usize, comma: bool) {
+    let from = usize::from(!comma);
+    match BREAK.get(from..2 + 2 * depth) {
+        Some(b) => out.extend_from_slice(b),
+        None => {
+            out.extend_from_slice(&BREAK[from..2]);
+            (0..depth).for_each(|_| out.extend_from_slice(b"  "));
         }
     }
-
-    fn open<W: ?Sized + io::Write>(&mut self, w: &mut W, b: &[u8]) -> io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        w.write_all(b)
-    }
-
-    fn close<W: ?Sized + io::Write>(&mut self, w: &mut W, b: &[u8]) -> io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            self.newline(w, false)?;
-        }
-        w.write_all(b)
-    }
-}
-
-impl serde_json::ser::Formatter for Pretty {
-    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.open(w, b"[")
-    }
-    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.close(w, b"]")
-    }
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.newline(w, !first)
-    }
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.open(w, b"{")
-    }
-    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.close(w, b"}")
-    }
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.newline(w, !first)
-    }
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        w.write_all(b": ")
-    }
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-}
-
-/// The config text of `slots`.
-pub fn render(slots: &[Map<String, Value>]) -> String {
-    // Room for a typical slot up front: growing a big text by doubling
-    // copied it over and over.
-    let mut buf = Vec::with_capacity(64 + slots.len() * 768);
-    // Serializing maps of strings and numbers into a Vec cannot fail.
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, Pretty::default());
-    let _ = Top(slots).serialize(&mut ser);
-    buf.push(b'\n');
-    // serde_json writes UTF-8 only.
-    String::from_utf8(buf).unwrap_or_default()
 }
 
 /// What `svctl check` asks of a config off s6-overlay, without the
@@ -198,11 +180,17 @@ pub fn checked(
         };
         std::iter::repeat_n(("", s.contains_key("log")), made)
     }))?;
-    let text = render(slots);
-    // A copy for the load: cheaper than checking the bytes are UTF-8 again
-    // to turn them back into the text.
-    let files = vec![(PathBuf::from("imported.json"), text.as_bytes().to_vec())];
-    let v = match config::load_layers(&files, &FixedInstances::default()) {
+    // The text's own bytes go to the load and come back: a copy of a big
+    // import's text cost more (a page fault for every 4 KiB of it) than
+    // checking again that the bytes are UTF-8.
+    let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
+    let loaded = config::load_layers(&files, &FixedInstances::default());
+    let text = files
+        .into_iter()
+        .next()
+        .and_then(|(_, bytes)| String::from_utf8(bytes).ok())
+        .unwrap_or_default();
+    let v = match loaded {
         Ok(v) => v,
         Err(LoadError::Invalid(diags)) => {
             let Some(d) = diags.into_iter().next() else {

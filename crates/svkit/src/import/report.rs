@@ -18,7 +18,7 @@ const NAMED: usize = 8;
 pub fn lines(notes: &[Note]) -> Vec<String> {
     // Each distinct note, with the other lines it was written at.
     let mut groups: Vec<(&Note, Vec<u32>)> = Vec::new();
-    let mut at: HashMap<(&Path, &str, &str), usize> = HashMap::new();
+    let mut at: HashMap<(&Path, &str, &str), usize> = HashMap::with_capacity(notes.len());
     for n in notes {
         let Some(line) = n.line else {
             groups.push((n, Vec::new()));

@@ -4,7 +4,7 @@
 //! depending on itself, `completed` of a slot that can never complete,
 //! and cycles are errors at the key that says so.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 mod graph;
@@ -26,10 +26,10 @@ use super::parse::Layer;
 pub fn resolve(
     layers: &[Layer],
     slots: &mut [Slot],
-    declared: &BTreeSet<String>,
+    declared: &HashSet<&str>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let names: BTreeSet<String> = slots.iter().map(|s| s.name.clone()).collect();
+    let names: BTreeSet<&str> = slots.iter().map(|s| s.name.as_str()).collect();
     let mut instances: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for s in slots.iter() {
         if s.instance.is_some() {
@@ -39,10 +39,10 @@ pub fn resolve(
                 .push(s.name.clone());
         }
     }
-    let completes: BTreeSet<String> = slots
+    let completes: BTreeSet<&str> = slots
         .iter()
         .filter(|s| s.kind == Kind::Oneshot || s.restart.on_clean_exit == OnCleanExit::Stop)
-        .map(|s| s.name.clone())
+        .map(|s| s.name.as_str())
         .collect();
     let raws = Raws::new(layers);
     let mut resolved: Vec<Vec<Dependency>> = Vec::with_capacity(slots.len());
@@ -63,8 +63,8 @@ pub fn resolve(
             };
             let targets = match instances.get(key.as_str()) {
                 Some(all) => all.clone(),
-                None if names.contains(key) => vec![key.clone()],
-                None if declared.contains(key) => continue,
+                None if names.contains(key.as_str()) => vec![key.clone()],
+                None if declared.contains(key.as_str()) => continue,
                 None => {
                     diags.push(layer.diag(&at, format!("depends on undeclared slot `{key}`")));
                     continue;
@@ -73,7 +73,7 @@ pub fn resolve(
             for on in targets {
                 if on == s.name {
                     diags.push(layer.diag(&at, format!("slot `{on}` depends on itself")));
-                } else if cond == Condition::Completed && !completes.contains(&on) {
+                } else if cond == Condition::Completed && !completes.contains(on.as_str()) {
                     diags.push(layer.diag(
                         &at,
                         format!("`{on}` never completes: `completed` needs a oneshot (or on_clean_exit: \"stop\")"),
@@ -103,34 +103,51 @@ pub(super) fn path(s: &Slot) -> FieldPath {
 
 /// Each slot's raw `depends_on` by where it was declared: looked up once
 /// per slot, so a config of thousands of slots is not searched thousands
-/// of times.
+/// of times. By file (a config has a few), then by the slot's index in the
+/// file's `slots`: hashing a path for every slot cost more than the rest.
 pub(super) struct Raws<'a> {
-    by_origin: HashMap<(&'a Path, usize), (&'a Layer, Option<&'a RawDeps>)>,
+    files: Vec<(&'a Path, Vec<Option<Origin<'a>>>)>,
 }
 
 type RawDeps = BTreeMap<String, String>;
 
+type Origin<'a> = (&'a Layer, Option<&'a RawDeps>);
+
 impl<'a> Raws<'a> {
     fn new(layers: &'a [Layer]) -> Self {
-        let mut by_origin = HashMap::new();
+        let mut files: Vec<(&Path, Vec<Option<Origin>>)> = Vec::new();
         for l in layers {
+            let at = match files.iter().position(|(f, _)| *f == l.file.as_path()) {
+                Some(at) => at,
+                None => {
+                    files.push((l.file.as_path(), Vec::with_capacity(l.slots.len())));
+                    files.len() - 1
+                }
+            };
+            let by_index = &mut files[at].1;
             for (i, raw) in &l.slots {
+                if by_index.len() <= *i {
+                    by_index.resize(*i + 1, None);
+                }
                 // The first layer of a file name wins, as a search in
                 // layer order would find it.
-                (by_origin.entry((l.file.as_path(), *i))).or_insert((l, raw.depends_on.as_ref()));
+                by_index[*i].get_or_insert((l, raw.depends_on.as_ref()));
             }
         }
-        Raws { by_origin }
+        Raws { files }
+    }
+
+    fn get(&self, s: &Slot) -> Option<&Origin<'a>> {
+        let (_, by_index) = (self.files.iter()).find(|(f, _)| *f == s.origin.file.as_path())?;
+        by_index.get(s.origin.index)?.as_ref()
     }
 
     pub(super) fn layer(&self, s: &Slot) -> Option<&'a Layer> {
-        let key = (s.origin.file.as_path(), s.origin.index);
-        self.by_origin.get(&key).map(|(l, _)| *l)
+        self.get(s).map(|(l, _)| *l)
     }
 
     fn of(&self, s: &Slot) -> Option<(&'a Layer, &'a RawDeps)> {
-        let key = (s.origin.file.as_path(), s.origin.index);
-        let (l, raw) = self.by_origin.get(&key)?;
+        let (l, raw) = self.get(s)?;
         Some((l, (*raw)?))
     }
 }

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::{key_hash, At, Node, Span, Spans, INDEXED};
+use super::{key_hash, At, Node, Spans, INDEXED, NO_KEY};
 
 /// Nesting past this is left to serde_json (whose limit is 128).
 const MAX_DEPTH: usize = 100;
@@ -22,7 +22,12 @@ const MAX_NUMBER: usize = 18;
 
 /// `None` when `strict` and the text is not vouched for.
 pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
+    // Offsets are u32 (a layer is at most 4 MiB).
+    if u32::try_from(text.len()).map_or(true, |n| n == NO_KEY) {
+        return None;
+    }
     let mut s = Scanner {
+        text,
         b: text.as_bytes(),
         i: 0,
         out: Spans::default(),
@@ -39,7 +44,7 @@ pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
         .line_starts
         .extend(newlines(text.as_bytes()).map(|i| i + 1));
     s.ws();
-    s.value(usize::MAX, At::Index(0), None);
+    s.value(NO_KEY as usize, At::Index(0), None);
     s.ws();
     if s.i != s.b.len() {
         s.fail();
@@ -47,14 +52,8 @@ pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
     (!s.bad).then_some(s.out)
 }
 
-/// Offsets of every newline.
-fn newlines(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter_map(|(i, &c)| (c == b'\n').then_some(i))
-}
-
 struct Scanner<'a> {
+    text: &'a str,
     b: &'a [u8],
     i: usize,
     out: Spans,
@@ -78,6 +77,13 @@ fn plain_scalar(t: &[u8]) -> bool {
         _ => false,
     };
     t.len() <= MAX_NUMBER && int > 0 && !(int > 1 && digits[0] == b'0') && frac_ok
+}
+
+/// Offsets of every newline.
+fn newlines(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.iter()
+        .enumerate()
+        .filter_map(|(i, &c)| (c == b'\n').then_some(i))
 }
 
 /// How an object or array goes on from where its loop is.
@@ -110,13 +116,11 @@ impl Scanner<'_> {
         let id = self.out.nodes.len();
         let start = self.i;
         self.out.nodes.push(Node {
-            span: Span {
-                start,
-                end: start,
-                key_start,
-            },
+            start: start as u32,
+            end: start as u32,
+            key_start: key_start.map_or(NO_KEY, |k| k as u32),
             seg,
-            parent,
+            parent: parent as u32,
             kids: Vec::new(),
             index: None,
         });
@@ -197,7 +201,12 @@ impl Scanner<'_> {
                             }
                             next = Next::Comma;
                             let kid = self.value(id, At::Index(n), None);
-                            self.out.nodes[id].kids.push(kid);
+                            let kids = &mut self.out.nodes[id].kids;
+                            // Room for a usual argv at once, not 4, then 8.
+                            if kids.capacity() == 0 {
+                                kids.reserve_exact(8);
+                            }
+                            kids.push(kid as u32);
                             n += 1;
                         }
                         None => {
@@ -224,7 +233,7 @@ impl Scanner<'_> {
             None => self.fail(),
         }
         self.depth -= 1;
-        self.out.nodes[id].span.end = self.i;
+        self.out.nodes[id].end = self.i as u32;
         id
     }
 
@@ -232,20 +241,28 @@ impl Scanner<'_> {
     /// key: recorded, its value taking the first one's place).
     fn member(&mut self, obj: usize, key: At, ks: usize) {
         let At::Key { start, end } = key else { return };
-        let name = self.out.keys.get(start..end).unwrap_or_default();
+        let name = (self.out.keys)
+            .get(start as usize..end as usize)
+            .unwrap_or_default();
         let hash = key_hash(name);
         let before = self.out.kid_key(obj, name);
         let kid = self.value(obj, key, Some(ks));
         let node = &mut self.out.nodes[obj];
         if let Some(old) = before {
-            if let Some(p) = node.kids.iter().position(|&k| k == old) {
-                node.kids[p] = kid;
+            if let Some(p) = node.kids.iter().position(|&k| k as usize == old) {
+                node.kids[p] = kid as u32;
             }
             let path = self.out.path_of(kid);
             self.out.duplicate_keys.push((path, ks));
             return;
         }
-        node.kids.push(kid);
+        // An object in an array (a slot) gets room for a usual slot's
+        // members at once, not 4, then 8, then 16.
+        let listed = node.parent != NO_KEY && matches!(node.seg, At::Index(_));
+        if node.kids.capacity() == 0 && listed {
+            node.kids.reserve_exact(16);
+        }
+        node.kids.push(kid as u32);
         let n = node.kids.len();
         if let Some(ix) = &mut node.index {
             ix.entry(hash).or_default().push(n - 1);
@@ -253,7 +270,7 @@ impl Scanner<'_> {
             let kids = std::mem::take(&mut node.kids);
             let mut ix: HashMap<u64, Vec<usize>> = HashMap::new();
             for (p, &k) in kids.iter().enumerate() {
-                if let Some(x) = self.out.key_of(k) {
+                if let Some(x) = self.out.key_of(k as usize) {
                     ix.entry(key_hash(x)).or_default().push(p);
                 }
             }
@@ -302,19 +319,23 @@ impl Scanner<'_> {
         let start = self.i;
         self.skip_string();
         let raw = &self.b[start..self.i];
-        let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+        // A slice of the text, at character boundaries, is UTF-8 already:
+        // not checked again.
+        let inner = self
+            .text
+            .get(start + 1..self.i.saturating_sub(1).max(start + 1));
         let keys = &mut self.out.keys;
         let from = keys.len();
-        match std::str::from_utf8(inner) {
-            Ok(s) if !inner.contains(&b'\\') => keys.push_str(s),
+        match inner {
+            Some(s) if !s.as_bytes().contains(&b'\\') => keys.push_str(s),
             _ => {
                 let raw = std::str::from_utf8(raw).unwrap_or("\"\"");
                 keys.push_str(&serde_json::from_str::<String>(raw).unwrap_or_default());
             }
         }
         At::Key {
-            start: from,
-            end: keys.len(),
+            start: from as u32,
+            end: keys.len() as u32,
         }
     }
 }

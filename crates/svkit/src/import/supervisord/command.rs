@@ -26,8 +26,7 @@ impl Program<'_> {
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
-        let segs = self.segs(v, "environment", numprocs)?;
-        let Some(pieces) = Self::pieces(&segs, mode) else {
+        let Some(pieces) = self.value_pieces(v, "environment", numprocs, mode)? else {
             return Ok(None);
         };
         // Runtime variables stand in as words the lexer keeps whole, and
@@ -47,7 +46,9 @@ impl Program<'_> {
         for (k, val) in pairs {
             names::check_env_name(&k)
                 .map_err(|e| self.bad(v, "environment", format!("`{k}`: {e}")))?;
-            if !val.contains("SVKITVAR") {
+            // `S` first: a byte search, where a substring search costs a
+            // setup for every variable of every program.
+            if !(val.contains('S') && val.contains("SVKITVAR")) {
                 env.insert(k, J::String(val));
                 continue;
             }
@@ -83,8 +84,7 @@ impl Program<'_> {
                 ),
             ));
         };
-        let segs = self.segs(v, "command", numprocs)?;
-        let Some(pieces) = Self::pieces(&segs, mode) else {
+        let Some(pieces) = self.value_pieces(v, "command", numprocs, mode)? else {
             return Ok(None);
         };
         let lit: String = pieces

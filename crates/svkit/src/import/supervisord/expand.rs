@@ -170,6 +170,9 @@ pub fn format(spec: &Spec, v: Val<'_>) -> Result<String, String> {
         (c, _) => return Err(format!("the conversion `%(…){c}` is not supported")),
     };
     let pad = spec.width.saturating_sub(body.chars().count());
+    if pad == 0 {
+        return Ok(body);
+    }
     Ok(if spec.flags.contains('-') {
         format!("{body}{}", " ".repeat(pad))
     } else {

@@ -11,13 +11,104 @@
 //! - a section or key seen again is merged: the later value wins;
 //! - CRLF and a missing final newline read as LF and a final newline.
 
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Deref;
 use std::path::Path;
 use std::rc::Rc;
+
+/// A key or value as written: a slice of its file's text, shared, or
+/// text of its own where reading changed it (a lowercased key, a value
+/// joined from several lines). A config holds thousands: a copy of each
+/// cost more than reading them.
+#[derive(Clone)]
+pub struct Text(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Slice(Rc<String>, u32, u32),
+    Own(String),
+}
+
+impl Text {
+    /// `text[start..end]`, shared.
+    fn slice(text: &Rc<String>, start: usize, end: usize) -> Text {
+        match (u32::try_from(start), u32::try_from(end)) {
+            (Ok(s), Ok(e)) => Text(Repr::Slice(text.clone(), s, e)),
+            _ => Text(Repr::Own(text[start..end].to_owned())),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Slice(t, s, e) => t.get(*s as usize..*e as usize).unwrap_or_default(),
+            Repr::Own(s) => s,
+        }
+    }
+
+    /// `more` after the text (which becomes text of its own).
+    fn push(&mut self, more: &str) {
+        match &mut self.0 {
+            Repr::Own(s) => s.push_str(more),
+            Repr::Slice(..) => self.0 = Repr::Own([self.as_str(), more].concat()),
+        }
+    }
+
+    /// Drops trailing whitespace.
+    fn trim_end(&mut self) {
+        let keep = self.as_str().trim_end().len();
+        match &mut self.0 {
+            Repr::Slice(_, s, e) => *e = *s + keep as u32,
+            Repr::Own(t) => t.truncate(keep),
+        }
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(Repr::Own(s.to_owned()))
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+/// A key, lowercased: the name the importer knows it by (most keys), or
+/// its own copy.
+pub type Key = Cow<'static, str>;
 
 /// One `key = value`, where it was written.
 #[derive(Clone, Debug)]
 pub struct Value {
-    pub text: String,
+    pub text: Text,
     /// Shared by every value and section of one file.
     pub file: Rc<Path>,
     pub line: u32,
@@ -32,12 +123,12 @@ pub struct Section {
     pub name: String,
     pub file: Rc<Path>,
     pub line: u32,
-    pub keys: Vec<(String, Value)>,
+    pub keys: Vec<(Key, Value)>,
 }
 
 impl Section {
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.keys.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.keys.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 }
 
@@ -54,7 +145,7 @@ pub struct IniError {
 pub struct Ini {
     pub sections: Vec<Section>,
     /// `[DEFAULT]`: every section's fallback.
-    pub defaults: Vec<(String, Value)>,
+    pub defaults: Vec<(Key, Value)>,
     /// Where each section is in `sections`.
     index: std::collections::HashMap<String, usize>,
 }
@@ -70,14 +161,19 @@ impl Ini {
         self.index.get(name).map(|&i| &self.sections[i])
     }
 
-    /// Reads one file's text into the sections.
-    pub fn read(&mut self, file: &Path, text: &str) -> Result<(), IniError> {
+    /// Reads one file's text into the sections (which share it).
+    pub fn read(&mut self, file: &Path, text: &Rc<String>) -> Result<(), IniError> {
         let file: Rc<Path> = Rc::from(file);
         let mut cur = Cursor::None;
         // The key being written (its index in its list), its indent, and
-        // its pending lines (kept apart until the value is complete).
+        // the blank lines after it, which are part of its value only if
+        // another line of it follows.
         let mut opt: Option<usize> = None;
         let mut indent_level = usize::MAX;
+        let mut blank = 0;
+        // Where a slice of `text` starts in it.
+        let base = text.as_ptr() as usize;
+        let at = |s: &str| s.as_ptr() as usize - base;
         for (i, raw) in text.split('\n').enumerate() {
             let lineno = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -86,23 +182,23 @@ impl Ini {
             if value.is_empty() {
                 // A blank line inside a value is kept (trimmed at its end
                 // later), unless the line held a comment.
-                if cut.is_none() {
-                    if let Some(k) = opt {
-                        self.list(&cur)[k].1.text.push('\n');
-                    }
+                if cut.is_none() && opt.is_some() {
+                    blank += 1;
                 }
                 continue;
             }
             let cur_indent = line.len() - line.trim_start().len();
             if opt.is_some() && !matches!(cur, Cursor::None) && cur_indent > indent_level {
                 if let Some(k) = opt {
-                    let v = &mut self.list(&cur)[k].1;
-                    v.text.push('\n');
-                    v.text.push_str(value);
+                    let v = &mut self.list(&cur)[k].1.text;
+                    (0..=blank).for_each(|_| v.push("\n"));
+                    v.push(value);
                 }
+                blank = 0;
                 continue;
             }
             self.finish(&cur, opt);
+            blank = 0;
             indent_level = cur_indent;
             if let Some(header) = section_header(value) {
                 cur = if header == "DEFAULT" {
@@ -129,7 +225,7 @@ impl Ini {
                     what: "a key before any [section] header (supervisord refuses the file)".into(),
                 });
             }
-            let Some(at) = value.find(['=', ':']) else {
+            let Some(sep) = value.bytes().position(|b| b == b'=' || b == b':') else {
                 return Err(IniError {
                     line: lineno,
                     what: format!(
@@ -137,17 +233,21 @@ impl Ini {
                     ),
                 });
             };
-            let key = value[..at].trim_end().to_lowercase();
+            let key = value[..sep].trim_end();
             if key.is_empty() {
                 return Err(IniError {
                     line: lineno,
                     what: "a value without a key (supervisord refuses the file)".into(),
                 });
             }
-            let text = value[at + 1..].trim().to_owned();
+            let key = match super::keys::interned(key) {
+                Some(k) => Key::Borrowed(k),
+                None => Key::Owned(key.to_lowercase()),
+            };
+            let v = value[sep + 1..].trim();
             let list = self.list(&cur);
             let fresh = Value {
-                text,
+                text: Text::slice(text, at(v), at(v) + v.len()),
                 file: file.clone(),
                 line: lineno,
                 replaced: Vec::new(),
@@ -167,7 +267,7 @@ impl Ini {
         Ok(())
     }
 
-    fn list(&mut self, cur: &Cursor) -> &mut Vec<(String, Value)> {
+    fn list(&mut self, cur: &Cursor) -> &mut Vec<(Key, Value)> {
         match cur {
             Cursor::Section(ix) => &mut self.sections[*ix].keys,
             // Only called with a cursor set: a key needs a section.
@@ -178,9 +278,7 @@ impl Ini {
     /// A value is complete: drop the blank lines it gathered at its end.
     fn finish(&mut self, cur: &Cursor, opt: Option<usize>) {
         if let (Some(k), false) = (opt, matches!(cur, Cursor::None)) {
-            let v = &mut self.list(cur)[k].1;
-            let keep = v.text.trim_end().len();
-            v.text.truncate(keep);
+            self.list(cur)[k].1.text.trim_end();
         }
     }
 }

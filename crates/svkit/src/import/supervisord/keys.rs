@@ -45,6 +45,13 @@ pub const DROPPED: &[(&str, &str)] = &[
     ("stderr_syslog", "svkit logs to its log dir and docker logs, not syslog"),
 ];
 
+/// The name of a key this importer knows, when `k` is one (as written,
+/// lowercase): shared, not copied for each time it is written.
+pub fn interned(k: &str) -> Option<&'static str> {
+    let dropped = DROPPED.iter().map(|(d, _)| *d);
+    KNOWN.iter().copied().chain(dropped).find(|n| *n == k)
+}
+
 impl Program<'_> {
     pub(super) fn report_keys(&mut self) {
         let sec = self.sec;
@@ -53,7 +60,7 @@ impl Program<'_> {
                 self.notes.push(Note {
                     file: file.to_path_buf(),
                     line: Some(*line),
-                    key: k.clone(),
+                    key: k.to_string(),
                     why: format!(
                         "written again at {}:{}: the later value wins, as in supervisord",
                         crate::msg::path(&v.file),
@@ -61,13 +68,13 @@ impl Program<'_> {
                     ),
                 });
             }
-            if KNOWN.contains(&k.as_str()) {
+            if KNOWN.contains(&k.as_ref()) {
                 continue;
             }
-            match DROPPED.iter().find(|(d, _)| d == k) {
+            match DROPPED.iter().find(|(d, _)| *k == *d) {
                 Some((_, why)) => {
                     let off = matches!(
-                        k.as_str(),
+                        k.as_ref(),
                         "stopasgroup"
                             | "killasgroup"
                             | "stdout_events_enabled"

@@ -2,8 +2,8 @@
 //! become slots (templated for `numprocs`), everything else is reported.
 //! Split by concern: [`read`] (the main file and its includes), [`ini`]
 //! (the INI dialect), [`expand`] (`%(name)s`), [`shlex`] (how supervisord
-//! splits words), [`words`] (its value types), [`program`] and [`policy`]
-//! (the key mapping).
+//! splits words), [`words`] (its value types), [`value`] (a value's text,
+//! expanded), [`program`] and [`policy`] (the key mapping).
 
 mod command;
 mod expand;
@@ -17,9 +17,10 @@ mod shlex;
 mod tests;
 #[cfg(test)]
 mod tests_input;
+mod value;
 mod words;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as J};
@@ -66,15 +67,15 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
         let note = |why: &str| Note {
             file: v.file.to_path_buf(),
             line: Some(v.line),
-            key: k.clone(),
+            key: k.to_string(),
             why: why.into(),
         };
-        match k.as_str() {
+        match k.as_ref() {
             // root: no drop, as in svkit by default.
             "user" if v.text == "root" => {}
             "user" if !v.text.contains('%') => {
                 names::check_user(&v.text).map_err(|e| bad(format!("`{}`: {e}", v.text)))?;
-                g.user = Some(v.text.clone());
+                g.user = Some(v.text.to_string());
                 notes.push(note(&format!("every slot without a user of its own runs as `{}`, as under supervisord", v.text)));
             }
             "environment" if !v.text.contains('%') => {
@@ -120,7 +121,8 @@ pub(crate) fn import_located(
         mut notes,
         files,
     } = read::read(path)?;
-    let mut groups: BTreeMap<String, String> = BTreeMap::new();
+    // Looked up for every program, never walked in order: hashed.
+    let mut groups: HashMap<String, String> = HashMap::new();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {
             let progs: Vec<String> = s
@@ -145,7 +147,7 @@ pub(crate) fn import_located(
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
-    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    let mut taken: HashMap<String, usize> = HashMap::with_capacity(ini.sections.len());
     for s in &ini.sections {
         let Some(prog) = s.name.strip_prefix("program:") else {
             if !matches!(s.name.as_str(), "supervisord" | "include")
@@ -220,7 +222,7 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
             .and_then(J::as_str)
             .map(str::to_owned)
     };
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    let mut count: HashMap<String, usize> = HashMap::new();
     for b in built.iter() {
         if let Some(d) = dir(b) {
             *count.entry(d).or_default() += 1;

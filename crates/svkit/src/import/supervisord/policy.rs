@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use serde_json::{json, Map, Value as J};
 
-use super::expand::Seg;
-use super::program::{plain, Piece, Program};
+use super::program::{Mode, Program};
+use super::value::plain;
 use super::words::{self, AutoRestart};
 use crate::config::names;
 use crate::import::ImportError;
@@ -22,24 +22,23 @@ const CONTAINER_STDERR: &[&str] = &["/dev/stderr", "/dev/fd/2", "/proc/self/fd/2
 pub fn log(
     p: &mut Program<'_>,
     slot: &mut Map<String, J>,
-    pieces: impl Fn(&[Seg]) -> Option<Vec<Piece>>,
+    mode: Mode<'_>,
     numprocs: u32,
 ) -> Result<Option<Option<(PathBuf, u32)>>, ImportError> {
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let segs = p.segs(v, "stdout_logfile", numprocs)?;
-    let Some(ps) = pieces(&segs) else {
+    let Some(ps) = p.value_pieces(v, "stdout_logfile", numprocs, mode)? else {
         return Ok(None);
     };
-    let Some(path) = plain(&ps) else {
+    let Some(path) = plain(ps) else {
         p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
         return Ok(Some(None));
     };
-    let upper = path.to_ascii_uppercase();
     if CONTAINER_OUTPUT.contains(&path.as_str()) {
         return Ok(Some(None));
     }
+    let upper = path.to_ascii_uppercase();
     let why = if CONTAINER_STDERR.contains(&path.as_str()) {
         Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)")
     } else if upper == "NONE" {

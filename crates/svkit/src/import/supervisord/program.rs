@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as J};
 
-use super::expand::{self, Known, Seg, Spec, Val};
-use super::ini::{Section, Value};
+use super::expand::{self, Seg, Spec, Val};
+use super::ini::{Key, Section, Value};
+use super::value::plain;
 use super::words;
 use crate::config::names;
 use crate::import::{ImportError, Note};
@@ -49,7 +50,7 @@ pub enum Piece {
 
 pub struct Program<'a> {
     pub sec: &'a Section,
-    pub defaults: &'a [(String, Value)],
+    pub defaults: &'a [(Key, Value)],
     pub global: &'a Global,
     pub group: &'a str,
     pub notes: &'a mut Vec<Note>,
@@ -89,43 +90,6 @@ impl<'a> Program<'a> {
             key: key.into(),
             why: why.into(),
         });
-    }
-
-    pub(super) fn segs(
-        &self,
-        v: &Value,
-        key: &str,
-        numprocs: u32,
-    ) -> Result<Vec<Seg>, ImportError> {
-        if !v.text.contains('%') {
-            return Ok(vec![Seg::Lit(v.text.clone())]);
-        }
-        // supervisord's %(here)s is absolute: asked of the file system
-        // only for a value that uses it.
-        let dir = if v.text.contains("%(here)") {
-            let dir = v
-                .file
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            super::read::abspath(dir)
-        } else {
-            PathBuf::new()
-        };
-        let here = dir.to_str().ok_or_else(|| {
-            self.bad(
-                v,
-                key,
-                "the file's directory is not UTF-8: %(here)s cannot be expanded",
-            )
-        })?;
-        let k = Known {
-            here,
-            program_name: self.program_name(),
-            group_name: self.group,
-            numprocs,
-        };
-        expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
     }
 
     pub(super) fn int(
@@ -191,32 +155,6 @@ impl<'a> Program<'a> {
         Ok(out)
     }
 
-    /// The pieces of `segs` in `mode`; `None` when `%(process_num)` is
-    /// written otherwise than the template's name has it.
-    pub(super) fn pieces(segs: &[Seg], mode: Mode<'_>) -> Option<Vec<Piece>> {
-        let mut out = Vec::new();
-        for s in segs {
-            let p = match (s, mode) {
-                (Seg::Lit(l), _) => Piece::Lit(l.clone()),
-                (Seg::Env(v), _) => Piece::Var(v.clone()),
-                (Seg::Proc(spec), Mode::One(k)) => {
-                    Piece::Lit(expand::format(spec, Val::Int(k)).ok()?)
-                }
-                (Seg::Proc(spec), Mode::Template(t, nums)) => {
-                    let same = nums.iter().all(|&k| {
-                        expand::format(spec, Val::Int(k)) == expand::format(t, Val::Int(k))
-                    });
-                    if !same {
-                        return None;
-                    }
-                    Piece::Lit(names::INSTANCE_VAR.into())
-                }
-            };
-            out.push(p);
-        }
-        Some(out)
-    }
-
     fn one(
         &mut self,
         pn: &Value,
@@ -253,9 +191,14 @@ impl<'a> Program<'a> {
         slot.insert("command".into(), J::Array(argv));
         let user = match self.value("user") {
             Some(v) => {
-                let segs = self.segs(v, "user", numprocs)?;
-                let text = expand::resolved(&segs, 0)
-                    .ok_or_else(|| self.bad(v, "user", "uses a variable known only at run time"))?;
+                let text = if v.text.contains('%') {
+                    let segs = self.segs(v, "user", numprocs)?;
+                    expand::resolved(&segs, 0).ok_or_else(|| {
+                        self.bad(v, "user", "uses a variable known only at run time")
+                    })?
+                } else {
+                    v.text.as_str().to_owned()
+                };
                 names::check_user(&text)
                     .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
                 Some(text)
@@ -266,11 +209,10 @@ impl<'a> Program<'a> {
             slot.insert("user".into(), J::String(u));
         }
         if let Some(v) = self.value("directory") {
-            let segs = self.segs(v, "directory", numprocs)?;
-            let Some(p) = Self::pieces(&segs, mode) else {
+            let Some(p) = self.value_pieces(v, "directory", numprocs, mode)? else {
                 return Ok(None);
             };
-            match plain(&p) {
+            match plain(p) {
                 None => self.note(
                     v,
                     "directory",
@@ -295,7 +237,7 @@ impl<'a> Program<'a> {
         if !autostart {
             slot.insert("autostart".into(), J::String("never".into()));
         }
-        let Some(log_at) = super::policy::log(self, &mut slot, mode_pieces(mode), numprocs)? else {
+        let Some(log_at) = super::policy::log(self, &mut slot, mode, numprocs)? else {
             return Ok(None);
         };
         super::policy::restart(self, &mut slot)?;
@@ -343,10 +285,16 @@ impl<'a> Program<'a> {
         }
         let trimmed = name.trim_start_matches(['.', '_', '-']).to_owned();
         let mut name = trimmed;
-        while name.contains("..") {
+        while name.as_bytes().windows(2).any(|w| w == b"..") {
             name = name.replace("..", ".");
         }
-        let expanded = name.replace(names::INSTANCE_VAR, "0");
+        // The placeholder stands for an instance name to check: `{` first,
+        // a byte search, where a substring search costs a setup.
+        let expanded = if name.contains('{') {
+            std::borrow::Cow::Owned(name.replace(names::INSTANCE_VAR, "0"))
+        } else {
+            std::borrow::Cow::Borrowed(name.as_str())
+        };
         names::check_slot_name(&expanded)
             .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
         if name != raw {
@@ -354,22 +302,6 @@ impl<'a> Program<'a> {
         }
         Ok(Some(name))
     }
-}
-
-/// Text of pieces that are all known, else `None`.
-pub fn plain(ps: &[Piece]) -> Option<String> {
-    let mut s = String::new();
-    for p in ps {
-        match p {
-            Piece::Lit(l) => s.push_str(l),
-            Piece::Var(_) => return None,
-        }
-    }
-    Some(s)
-}
-
-fn mode_pieces(mode: Mode<'_>) -> impl Fn(&[Seg]) -> Option<Vec<Piece>> + '_ {
-    move |segs| Program::pieces(segs, mode)
 }
 
 /// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.

@@ -6,6 +6,7 @@
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::ini::Ini;
 use crate::import::{ImportError, Note};
@@ -90,7 +91,7 @@ pub fn source_text(path: &Path, from: Option<(&Path, u32)>) -> Result<String, Im
 pub fn read(main: &Path) -> Result<Read, ImportError> {
     let mut ini = Ini::default();
     let mut notes = Vec::new();
-    let text = source_text(main, None)?;
+    let text = Rc::new(source_text(main, None)?);
     ini.read(main, &text)
         .map_err(|e| err(main, Some(e.line), e.what))?;
     let mut files = 1;
@@ -151,7 +152,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
                 )));
             }
             seen.push(canon);
-            let text = source_text(&file, Some((&value.file, value.line)))?;
+            let text = Rc::new(source_text(&file, Some((&value.file, value.line)))?);
             ini.read(&file, &text)
                 .map_err(|e| err(&file, Some(e.line), e.what))?;
             files += 1;

@@ -1,0 +1,110 @@
+//! A program's values as text: `%(…)s` expanded ([`super::expand`]),
+//! `%(process_num)` written as the slot's mode has it, and the text once
+//! every piece is known.
+
+use std::path::{Path, PathBuf};
+
+use super::expand::{self, Known, Seg, Val};
+use super::ini::Value;
+use super::program::{Mode, Piece, Program};
+use crate::config::names;
+use crate::import::ImportError;
+
+impl Program<'_> {
+    pub(super) fn segs(
+        &self,
+        v: &Value,
+        key: &str,
+        numprocs: u32,
+    ) -> Result<Vec<Seg>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(vec![Seg::Lit(v.text.as_str().to_owned())]);
+        }
+        // supervisord's %(here)s is absolute: asked of the file system
+        // only for a value that uses it.
+        let dir = if v.text.contains("%(here)") {
+            let dir = v
+                .file
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            super::read::abspath(dir)
+        } else {
+            PathBuf::new()
+        };
+        let here = dir.to_str().ok_or_else(|| {
+            self.bad(
+                v,
+                key,
+                "the file's directory is not UTF-8: %(here)s cannot be expanded",
+            )
+        })?;
+        let k = Known {
+            here,
+            program_name: self.program_name(),
+            group_name: self.group,
+            numprocs,
+        };
+        expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
+    }
+
+    /// The pieces of `v` in `mode` ([`Self::segs`], then
+    /// [`Self::pieces`]): a value without `%`, most of them, is its own
+    /// text, without the steps' copies.
+    pub(super) fn value_pieces(
+        &self,
+        v: &Value,
+        key: &str,
+        numprocs: u32,
+        mode: Mode<'_>,
+    ) -> Result<Option<Vec<Piece>>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(Some(vec![Piece::Lit(v.text.as_str().to_owned())]));
+        }
+        let segs = self.segs(v, key, numprocs)?;
+        Ok(Self::pieces(&segs, mode))
+    }
+
+    /// The pieces of `segs` in `mode`; `None` when `%(process_num)` is
+    /// written otherwise than the template's name has it.
+    pub(super) fn pieces(segs: &[Seg], mode: Mode<'_>) -> Option<Vec<Piece>> {
+        let mut out = Vec::new();
+        for s in segs {
+            let p = match (s, mode) {
+                (Seg::Lit(l), _) => Piece::Lit(l.clone()),
+                (Seg::Env(v), _) => Piece::Var(v.clone()),
+                (Seg::Proc(spec), Mode::One(k)) => {
+                    Piece::Lit(expand::format(spec, Val::Int(k)).ok()?)
+                }
+                (Seg::Proc(spec), Mode::Template(t, nums)) => {
+                    let same = nums.iter().all(|&k| {
+                        expand::format(spec, Val::Int(k)) == expand::format(t, Val::Int(k))
+                    });
+                    if !same {
+                        return None;
+                    }
+                    Piece::Lit(names::INSTANCE_VAR.into())
+                }
+            };
+            out.push(p);
+        }
+        Some(out)
+    }
+}
+
+/// Text of pieces that are all known, else `None`.
+pub fn plain(mut ps: Vec<Piece>) -> Option<String> {
+    if let [Piece::Lit(_)] = ps.as_slice() {
+        if let Some(Piece::Lit(l)) = ps.pop() {
+            return Some(l);
+        }
+    }
+    let mut s = String::new();
+    for p in ps {
+        match p {
+            Piece::Lit(l) => s.push_str(&l),
+            Piece::Var(_) => return None,
+        }
+    }
+    Some(s)
+}
