@@ -33,7 +33,7 @@ const INTERNAL: [(&str, Internal); 8] = [
     ("log-json", svkit::logs::json::main),
     ("log-watch", svkit::logs::watch::main),
     ("say", svkit_cli::internal::say::main),
-    ("slot-claim", svkit::stray::main),
+    ("slot-claim", svkit::claim::main),
     ("slot-env", svkit::slotenv::main),
     ("stop-leftovers", svkit::leftovers::main),
 ];

@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod capacity;
+pub mod claim;
 pub mod clock;
 pub mod config;
 pub mod container;

@@ -1,0 +1,109 @@
+//! `svkit slot-claim PID [--own-stdout USER]`: what a slot's `run` does
+//! before anything else, as root, in the slot dir. It ends a copy of the
+//! program that a killed supervisor left ([`crate::stray`]), records the
+//! pid the script becomes, and hands the slot's log pipe to the user the
+//! program will run as. One process for all three: it runs at every start.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::msg::{self, exit};
+use crate::stray::{end_stray, record, Copy, Ended, PROGRAM_FILE};
+
+/// `svkit slot-claim PID [--own-stdout USER]`, run by a slot's `run`
+/// from the slot dir before anything else: ends the copy the previous
+/// record names if it still runs (one line to the container's output),
+/// then records PID (the script, which becomes the program), then hands
+/// the log pipe on its stdout to USER ([`own_stdout`]). Never keeps the
+/// slot from starting: a failure is said and the start goes on (exit 0),
+/// except for bad usage.
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
+    msg::init("svkit slot-claim");
+    let args: Vec<OsString> = args.collect();
+    let parsed = match args.as_slice() {
+        [pid] => claim_pid(pid).map(|p| (p, None)),
+        [pid, flag, user] if flag == "--own-stdout" => {
+            claim_pid(pid).and_then(|p| Some((p, Some(user.to_str()?))))
+        }
+        _ => None,
+    };
+    let Some((me, owner)) = parsed else {
+        msg::fatal("usage: svkit slot-claim PID [--own-stdout USER] (run by a slot's run script, in the slot dir)");
+        return ExitCode::from(exit::USAGE);
+    };
+    let slot = Path::new(".");
+    let name = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let pid = u32::try_from(me).unwrap_or(0);
+    match end_stray(slot, pid) {
+        Ok(None) => {}
+        Ok(Some((c, how))) => msg::warn(format_args!(
+            "slot {name}: a copy of its program from before its supervisor was restarted still ran (pid {}): {}",
+            c.pid,
+            match how {
+                Ended::Stopped => "stopped it before starting anew",
+                Ended::Killed => "killed it (it outlived its down signal) before starting anew",
+            }
+        )),
+        Err(e) => msg::warn(format_args!(
+            "slot {name}: unable to end a copy of its program from before its supervisor was restarted: {}; starting anyway",
+            msg::strerror(&e)
+        )),
+    }
+    match Copy::of(me) {
+        Some(c) => {
+            if let Err(e) = record(slot, c) {
+                msg::warn(format_args!(
+                    "slot {name}: unable to record its program's pid in {PROGRAM_FILE}: {}",
+                    msg::strerror(&e)
+                ));
+            }
+        }
+        None => msg::warn(format_args!("slot {name}: pid {me} is not running")),
+    }
+    if let Some(user) = owner {
+        if let Err(why) = own_stdout(user) {
+            msg::warn(format_args!(
+                "slot {name}: unable to hand its log pipe to {user}: {why}"
+            ));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn claim_pid(arg: &std::ffi::OsStr) -> Option<i32> {
+    arg.to_str()?.parse::<i32>().ok().filter(|p| *p > 1)
+}
+
+/// s6-svscan makes the pipe from a slot to its logger as root, mode 0600:
+/// a program dropped to another user can write to its fd 1 but not open
+/// `/dev/stdout` (nginx's `access_log /dev/stdout`). Our stdout is that
+/// pipe (the run script's, inherited), so it becomes `user`'s, as
+/// `chown USER` would make it: a name from `/etc/passwd` (its group
+/// stays), or the numeric `uid:gid` a config may give.
+fn own_stdout(user: &str) -> Result<(), String> {
+    let number = |s: &str| s.parse::<u32>().map_err(|_| format!("{s}: not a number"));
+    let (uid, gid) = match user.split_once(':') {
+        Some((u, g)) => (number(u)?, Some(number(g)?)),
+        None => match crate::passwd::user(user) {
+            Ok(Some(a)) => (a.uid, None),
+            Ok(None) => (
+                number(user).map_err(|_| format!("no user {user} in {}", crate::passwd::PASSWD))?,
+                None,
+            ),
+            Err(e) => {
+                return Err(format!(
+                    "unable to read {}: {}",
+                    crate::passwd::PASSWD,
+                    msg::strerror(&e)
+                ))
+            }
+        },
+    };
+    let stdout = std::io::stdout();
+    std::os::unix::fs::fchown(std::os::fd::AsFd::as_fd(&stdout), Some(uid), gid)
+        .map_err(|e| msg::strerror(&e))
+}
