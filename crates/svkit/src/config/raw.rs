@@ -29,7 +29,7 @@ pub const TOP_KEYS: &[&str] = &[
     "redirects",
 ];
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSlot {
     pub name: String,

@@ -19,18 +19,18 @@ use crate::probe::Probe;
 /// usable. `name` is the already expanded and checked slot name.
 pub(crate) fn build_slot(
     ctx: &mut SlotCtx<'_>,
-    raw: &RawSlot,
+    raw: &mut RawSlot,
     name: String,
     origin: Origin,
     top_user: Option<&(String, Site)>,
 ) -> Slot {
     let b = ctx.base.clone();
-    let command = ctx.argv(&Sub::Key(&b, "command"), &raw.command, "command");
+    let command = ctx.argv_take(&Sub::Key(&b, "command"), &mut raw.command, "command");
 
-    let (user, user_site) = match &raw.user {
+    let (user, user_site) = match &mut raw.user {
         Some(u) => {
             let p = b.key("user");
-            let u = ctx.expand(&p, u);
+            let u = ctx.expand_take(&p, u);
             if let Err(e) = check_user(&u) {
                 ctx.err(&p, format!("`{u}`: {e}"));
             }
@@ -46,20 +46,7 @@ pub(crate) fn build_slot(
         .as_ref()
         .map(|c| ctx.abs_path(&Sub::Key(&b, "cwd"), c));
 
-    let mut env = BTreeMap::new();
-    let penv = Sub::Key(&b, "env");
-    for (k, v) in &raw.env {
-        let p = Sub::Key(&penv, k);
-        let k = ctx.env_name(&p, k);
-        let v = ctx.expand(&p, v);
-        if let Err(e) = check_no_nul(&v) {
-            ctx.err(&p, e);
-        }
-        if let Err(e) = check_arg_len(k.len() + 1 + v.len(), "`NAME=value`") {
-            ctx.err(&p, e);
-        }
-        env.insert(k, v);
-    }
+    let env = env(ctx, &b, &mut raw.env);
 
     // Each string and its pointer count against the kernel's ARG_MAX; the
     // container's own environment comes on top at run time.
@@ -128,6 +115,46 @@ pub(crate) fn build_slot(
             .liveness
             .as_ref()
             .and_then(|l| super::lifecycle::liveness(ctx, &b.key("liveness"), l)),
+    }
+}
+
+/// `env`, expanded and checked: moved out of the raw slot where that
+/// gives the same text (see `SlotCtx::expand_take`).
+fn env(
+    ctx: &mut SlotCtx<'_>,
+    b: &FieldPath,
+    raw: &mut BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let penv = Sub::Key(b, "env");
+    if ctx.instance.is_none() {
+        let env = std::mem::take(raw);
+        for (k, v) in &env {
+            let p = Sub::Key(&penv, k);
+            ctx.no_instance_var(&p, k);
+            ctx.env_name_rules(&p, k);
+            ctx.no_instance_var(&p, v);
+            env_value_rules(ctx, &p, k, v);
+        }
+        return env;
+    }
+    let mut env = BTreeMap::new();
+    for (k, v) in raw.iter() {
+        let p = Sub::Key(&penv, k);
+        let k = ctx.env_name(&p, k);
+        let v = ctx.expand(&p, v);
+        env_value_rules(ctx, &p, &k, &v);
+        env.insert(k, v);
+    }
+    env
+}
+
+/// What a variable's value must be, once expanded.
+fn env_value_rules(ctx: &mut SlotCtx<'_>, p: &dyn Place, k: &str, v: &str) {
+    if let Err(e) = check_no_nul(v) {
+        ctx.err(p, e);
+    }
+    if let Err(e) = check_arg_len(k.len() + 1 + v.len(), "`NAME=value`") {
+        ctx.err(p, e);
     }
 }
 

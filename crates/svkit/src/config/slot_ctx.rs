@@ -57,13 +57,18 @@ impl SlotCtx<'_> {
     /// when it is not a valid name or is the sentinel svkit sets itself.
     pub(super) fn env_name(&mut self, path: &dyn Place, raw: &str) -> String {
         let k = self.expand(path, raw);
-        if let Err(e) = check_env_name(&k) {
+        self.env_name_rules(path, &k);
+        k
+    }
+
+    /// What a variable name the slot sets must be, once expanded.
+    pub(super) fn env_name_rules(&mut self, path: &dyn Place, k: &str) {
+        if let Err(e) = check_env_name(k) {
             self.err(path, format!("`{k}`: {e}"));
         } else if k == self.sentinel_env {
             let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
             self.err(path, msg);
         }
-        k
     }
 
     pub(super) fn expand(&mut self, path: &dyn Place, s: &str) -> String {
@@ -72,13 +77,31 @@ impl SlotCtx<'_> {
             Some(i) if s.contains('{') => s.replace(INSTANCE_VAR, i),
             Some(_) => s.to_string(),
             None => {
-                // `{` first: a byte search, where a substring search costs a
-                // setup for every string of every slot.
-                if s.contains('{') && s.contains(INSTANCE_VAR) {
-                    self.err(path, "uses {instance} but the slot declares no `instances`");
-                }
+                self.no_instance_var(path, s);
                 s.to_string()
             }
+        }
+    }
+
+    /// [`expand`](Self::expand) of a raw slot's own string, moved out of
+    /// it where that gives the same text: a slot without instances is
+    /// built once, and its strings are the model's as they are (a copy of
+    /// each cost a big config more than checking them).
+    pub(super) fn expand_take(&mut self, path: &dyn Place, s: &mut String) -> String {
+        if self.instance.is_some() {
+            return self.expand(path, s);
+        }
+        self.no_instance_var(path, s);
+        std::mem::take(s)
+    }
+
+    /// In a slot without instances, `{instance}` would reach a program
+    /// literally: an error.
+    pub(super) fn no_instance_var(&mut self, path: &dyn Place, s: &str) {
+        // `{` first: a byte search, where a substring search costs a
+        // setup for every string of every slot.
+        if s.contains('{') && s.contains(INSTANCE_VAR) {
+            self.err(path, "uses {instance} but the slot declares no `instances`");
         }
     }
 
@@ -110,22 +133,47 @@ impl SlotCtx<'_> {
         for (i, a) in raw.iter().enumerate() {
             let p = Sub::Index(path, i);
             let a = self.expand(&p, a);
-            if let Err(e) = check_no_nul(&a) {
-                self.err(&p, e);
-            }
-            if let Err(e) = check_arg_len(a.len(), "this argument") {
-                self.err(&p, e);
-            }
-            if i == 0 {
-                if a.is_empty() {
-                    self.err(&p, "the program name must not be empty");
-                } else if a.starts_with('-') {
-                    self.err(&p, "the program name must not start with `-`");
-                }
-            }
+            self.arg_rules(&p, i, &a);
             out.push(a);
         }
         out
+    }
+
+    /// [`argv`](Self::argv) of a raw slot's own list, moved out of it
+    /// where that gives the same words (see [`expand_take`](Self::expand_take)).
+    pub(super) fn argv_take(
+        &mut self,
+        path: &dyn Place,
+        raw: &mut Vec<String>,
+        what: &str,
+    ) -> Vec<String> {
+        if self.instance.is_some() || raw.is_empty() {
+            return self.argv(path, raw, what);
+        }
+        let out = std::mem::take(raw);
+        for (i, a) in out.iter().enumerate() {
+            let p = Sub::Index(path, i);
+            self.no_instance_var(&p, a);
+            self.arg_rules(&p, i, a);
+        }
+        out
+    }
+
+    /// What every word of an argv must be, once expanded.
+    fn arg_rules(&mut self, p: &dyn Place, i: usize, a: &str) {
+        if let Err(e) = check_no_nul(a) {
+            self.err(p, e);
+        }
+        if let Err(e) = check_arg_len(a.len(), "this argument") {
+            self.err(p, e);
+        }
+        if i == 0 {
+            if a.is_empty() {
+                self.err(p, "the program name must not be empty");
+            } else if a.starts_with('-') {
+                self.err(p, "the program name must not start with `-`");
+            }
+        }
     }
 
     pub(super) fn abs_path(&mut self, path: &dyn Place, raw: &str) -> String {

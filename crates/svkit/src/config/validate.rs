@@ -19,20 +19,22 @@ pub struct Validated {
     pub warnings: Vec<Warning>,
 }
 
-/// Where a name was first defined, to name both places on a duplicate;
-/// spelled out only then.
-struct FirstDefined<'a> {
-    layer: &'a Layer,
+/// Where a name was first defined (its layer, by index), to name both
+/// places on a duplicate; spelled out only then.
+struct FirstDefined {
+    layer: usize,
     at: FieldPath,
 }
 
-impl std::fmt::Display for FirstDefined<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", crate::msg::path(&self.layer.file))?;
-        if let Some(p) = self.layer.pos(&self.at) {
-            write!(f, ":{p}")?;
+impl FirstDefined {
+    fn describe(&self, layers: &[Layer]) -> String {
+        let Some(l) = layers.get(self.layer) else {
+            return self.at.to_string();
+        };
+        match l.pos(&self.at) {
+            Some(p) => format!("{}:{p} ({})", crate::msg::path(&l.file), self.at),
+            None => format!("{} ({})", crate::msg::path(&l.file), self.at),
         }
-        write!(f, " ({})", self.at)
     }
 }
 
@@ -63,8 +65,13 @@ impl Found {
     }
 }
 
-/// Validate every layer together. `Err` holds every problem found.
-pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
+/// Validate every layer together. `Err` holds every problem found. The
+/// strings of a slot without instances move into the model: the layers'
+/// raw slots are left without them.
+pub fn validate(
+    layers: &mut [Layer],
+    src: &dyn InstanceSource,
+) -> Result<Validated, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut warnings = Vec::new();
 
@@ -75,7 +82,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     let mut sentinel_env = DEFAULT_SENTINEL_ENV.to_string();
     let mut default_program = None;
     let root = FieldPath::root();
-    for l in layers {
+    for l in layers.iter() {
         if let Some(u) = &l.top.user {
             match check_user(u) {
                 Ok(()) => user = Some((u.clone(), l.site(&root.key("user")))),
@@ -111,22 +118,22 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // hashed, not compared name by name down a tree.
     let mut seen: HashMap<String, FirstDefined> = HashMap::new();
     let mut todo = Vec::new();
-    for l in layers {
-        for (idx, raw) in &l.slots {
+    for (li, l) in layers.iter().enumerate() {
+        for (si, (idx, raw)) in l.slots.iter().enumerate() {
             let base = root.key("slots").index(*idx);
             let found = instances_of(l, &base, raw, src, &state_dir, &mut diags, &mut warnings);
             for f in found {
-                todo.push((l, *idx, raw, base.clone(), f));
+                todo.push((li, si, *idx, base.clone(), f));
             }
         }
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
     let mut declared: HashMap<String, FirstDefined> = HashMap::new();
-    for (l, _, _, _, f) in &todo {
+    for (li, _, _, _, f) in &todo {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
             let at = f.at.clone();
-            declared.insert(f.name.clone(), FirstDefined { layer: l, at });
+            declared.insert(f.name.clone(), FirstDefined { layer: *li, at });
         }
     }
     // Each slot built where it is registered, in the same order: a list
@@ -134,7 +141,11 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // every 4 KiB of a big config).
     slots.reserve(todo.len());
     seen.reserve(todo.len());
-    for (l, idx, raw, base, found) in todo {
+    for (li, si, idx, base, found) in todo {
+        // Out of its layer while it is built, so that its strings can
+        // move into the model; put back for the steps after.
+        let mut raw = std::mem::take(&mut layers[li].slots[si].1);
+        let l = &layers[li];
         let mut ctx = SlotCtx {
             layer: l,
             base,
@@ -147,8 +158,16 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             index: idx,
             template: raw.name.clone(),
         };
-        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
+        let slot = build_slot(
+            &mut ctx,
+            &mut raw,
+            found.name.clone(),
+            origin,
+            user.as_ref(),
+        );
         let slot_diags = ctx.diags;
+        layers[li].slots[si].1 = raw;
+        let l = &layers[li];
         let Found {
             name,
             instance,
@@ -166,6 +185,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             Some(_) => seen.get(&name).or_else(|| declared.get(&name)),
         };
         if let Some(first) = first {
+            let first = first.describe(layers);
             let what = match &instance {
                 Some(i) => format!("slot `{name}` (instance `{i}`)"),
                 None => format!("slot `{name}`"),
@@ -181,11 +201,12 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             }
             continue;
         }
-        seen.insert(name, FirstDefined { layer: l, at });
+        seen.insert(name, FirstDefined { layer: li, at });
         if ok {
             slots.push(slot);
         }
     }
+    let layers: &[Layer] = layers;
 
     // Every slot declared, valid or not: a reference to a malformed one is
     // not an error of its own (the slot's errors say what is wrong).
