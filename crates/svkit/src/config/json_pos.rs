@@ -101,6 +101,10 @@ impl std::fmt::Display for Pos {
 #[derive(Debug, Default)]
 pub struct Spans {
     nodes: Vec<Node>,
+    /// Every object's and array's members, one after the other: a node
+    /// names its own by a range here, so a document's lists take one
+    /// allocation, not one a value.
+    kids: Vec<u32>,
     /// Every object key, decoded, one after the other: a node names its
     /// key by a range here, so a document's keys take one allocation.
     keys: String,
@@ -126,9 +130,11 @@ struct Node {
     /// How its parent reaches it (the root's is never read).
     seg: At,
     parent: u32,
-    /// Members in document order (a key given twice: once, at its first
-    /// place, holding the last value, as serde_json keeps it).
-    kids: Vec<u32>,
+    /// Its members, `Spans::kids[kids_at..kids_at + kids_len]`, in
+    /// document order (a key given twice: once, at its first place,
+    /// holding the last value, as serde_json keeps it).
+    kids_at: u32,
+    kids_len: u32,
     /// Key hash -> positions in `kids`, for a large object. Boxed: few
     /// nodes have one, and every node is one pointer wide for it, not six.
     #[allow(clippy::box_collection)]
@@ -144,15 +150,6 @@ impl Node {
             end: self.end as usize,
             key_start: (self.key_start != NO_KEY).then_some(self.key_start as usize),
         }
-    }
-
-    /// Its `i`th member's id.
-    fn kid(&self, i: usize) -> Option<usize> {
-        self.kids.get(i).map(|&k| k as usize)
-    }
-
-    fn kid_ids(&self) -> impl Iterator<Item = usize> + '_ {
-        self.kids.iter().map(|&k| k as usize)
     }
 }
 
@@ -183,6 +180,48 @@ impl Spans {
         scan::scan(text, false).unwrap_or_default()
     }
 
+    /// The members of a node.
+    fn kids_of(&self, node: &Node) -> &[u32] {
+        let at = node.kids_at as usize;
+        self.kids
+            .get(at..at + node.kids_len as usize)
+            .unwrap_or_default()
+    }
+
+    /// Its `i`th member's id.
+    fn kid_at(&self, node: &Node, i: usize) -> Option<usize> {
+        self.kids_of(node).get(i).map(|&k| k as usize)
+    }
+
+    /// Whether node `k` is an object member under `key`.
+    fn has_key(&self, k: usize, key: &str) -> bool {
+        // Lengths first: most members of an object differ in length.
+        match self.nodes[k].seg {
+            At::Key { start, end } => {
+                (end - start) as usize == key.len()
+                    && self.keys.get(start as usize..end as usize) == Some(key)
+            }
+            At::Index(_) => false,
+        }
+    }
+
+    /// The member under `key` among `kids` (the members of an object with
+    /// `index`, if it has one).
+    fn find_key(
+        &self,
+        kids: &[u32],
+        index: Option<&HashMap<u64, Vec<usize>>>,
+        key: &str,
+    ) -> Option<usize> {
+        let at = |p: usize| kids.get(p).map(|&k| k as usize);
+        match index {
+            Some(ix) => (ix.get(&key_hash(key))?.iter())
+                .filter_map(|&p| at(p))
+                .find(|&k| self.has_key(k, key)),
+            None => (kids.iter().map(|&k| k as usize)).find(|&k| self.has_key(k, key)),
+        }
+    }
+
     /// The node a path leads to.
     fn find(&self, path: &FieldPath) -> Option<usize> {
         let mut at = 0;
@@ -196,7 +235,7 @@ impl Spans {
     fn kid(&self, at: usize, seg: &Seg) -> Option<usize> {
         match seg {
             Seg::Index(i) => {
-                let k = self.nodes.get(at)?.kid(*i)?;
+                let k = self.kid_at(self.nodes.get(at)?, *i)?;
                 matches!(self.nodes[k].seg, At::Index(_)).then_some(k)
             }
             Seg::Key(key) => self.kid_key(at, key),
@@ -205,20 +244,7 @@ impl Spans {
 
     fn kid_key(&self, at: usize, key: &str) -> Option<usize> {
         let node = self.nodes.get(at)?;
-        // Lengths first: most members of an object differ in length.
-        let same = |&k: &usize| match self.nodes[k].seg {
-            At::Key { start, end } => {
-                (end - start) as usize == key.len()
-                    && self.keys.get(start as usize..end as usize) == Some(key)
-            }
-            At::Index(_) => false,
-        };
-        match &node.index {
-            Some(ix) => (ix.get(&key_hash(key))?.iter())
-                .filter_map(|&p| node.kid(p))
-                .find(same),
-            None => node.kid_ids().find(same),
-        }
+        self.find_key(self.kids_of(node), node.index.as_deref(), key)
     }
 
     /// The key of an object member's node.
@@ -272,7 +298,8 @@ impl Spans {
 
     /// How many members the object or array at `path` has.
     pub fn len(&self, path: &FieldPath) -> usize {
-        self.find(path).map_or(0, |n| self.nodes[n].kids.len())
+        self.find(path)
+            .map_or(0, |n| self.nodes[n].kids_len as usize)
     }
 
     /// The members of the object at `path`, in document order.
@@ -280,8 +307,9 @@ impl Spans {
         let Some(n) = self.find(path) else {
             return Vec::new();
         };
-        (self.nodes[n].kid_ids())
-            .filter_map(|k| {
+        (self.kids_of(&self.nodes[n]).iter())
+            .filter_map(|&k| {
+                let k = k as usize;
                 let key = self.key_of(k)?.to_owned();
                 Some((path.key(key), self.nodes[k].span()))
             })
@@ -299,9 +327,9 @@ impl Spans {
         let contains = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
         let mut at = 0;
         while let Some(node) = self.nodes.get(at) {
-            let kids = &node.kids;
+            let kids = self.kids_of(node);
             let n = kids.partition_point(|&k| self.nodes[k as usize].span().start <= offset);
-            match n.checked_sub(1).and_then(|i| node.kid(i)) {
+            match n.checked_sub(1).and_then(|i| self.kid_at(node, i)) {
                 Some(k) if contains(self.nodes[k].span()) => at = k,
                 _ => break,
             }
@@ -319,11 +347,11 @@ impl Spans {
         let Some(node) = self.nodes.get(at) else {
             return offset;
         };
-        let kids = &node.kids;
+        let kids = self.kids_of(node);
         let n = kids.partition_point(|&k| {
             (self.nodes[k as usize].span().key_start).is_some_and(|ks| ks <= offset)
         });
-        if let Some(k) = n.checked_sub(1).and_then(|i| node.kid(i)) {
+        if let Some(k) = n.checked_sub(1).and_then(|i| self.kid_at(node, i)) {
             let s = self.nodes[k].span();
             if let Some(ks) = s.key_start.filter(|_| offset < s.start) {
                 return ks;
@@ -337,40 +365,4 @@ impl Spans {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spans_and_paths() {
-        let text = "{\n  \"slots\": [\n    {\"name\": \"a\", \"log\": {\"keep\": 3}}\n  ]\n}\n";
-        let s = Spans::scan(text).unwrap();
-        let p = FieldPath::root()
-            .key("slots")
-            .index(0)
-            .key("log")
-            .key("keep");
-        assert_eq!(p.to_string(), "slots[0].log.keep");
-        let span = s.get(&p).unwrap();
-        assert_eq!(&text[span.start..span.end], "3");
-        assert_eq!(s.pos(span.start), Pos { line: 3, col: 35 });
-        assert_eq!(s.path_at(span.start), p);
-        assert_eq!(s.pos_of(&p), Some(Pos { line: 3, col: 27 }));
-    }
-
-    #[test]
-    fn duplicate_keys_are_found() {
-        let s = Spans::scan(r#"{"a": 1, "b": {"x": 1, "x": 2}, "a": 3}"#).unwrap();
-        let d: Vec<String> = s
-            .duplicate_keys
-            .iter()
-            .map(|(p, _)| p.to_string())
-            .collect();
-        assert_eq!(d, vec!["b.x", "a"]);
-    }
-
-    #[test]
-    fn odd_keys_are_quoted() {
-        let p = FieldPath::root().key("env").key("A B");
-        assert_eq!(p.to_string(), "env[\"A B\"]");
-    }
-}
+mod tests;

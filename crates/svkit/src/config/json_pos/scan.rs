@@ -34,11 +34,13 @@ pub(super) fn scan(text: &str, strict: bool) -> Option<Spans> {
         strict,
         bad: false,
         depth: 0,
+        pending: Vec::new(),
     };
     // Sized up front, from what pretty JSON holds per value: regrowing
     // these copies them over and over.
     s.out.nodes.reserve(text.len() / 24);
     s.out.keys.reserve(text.len() / 4);
+    s.out.kids.reserve(text.len() / 24);
     s.out.line_starts.push(0);
     s.out
         .line_starts
@@ -61,6 +63,9 @@ struct Scanner<'a> {
     /// Strict, and given up: every loop stops.
     bad: bool,
     depth: usize,
+    /// The members of every object and array still open, innermost last:
+    /// moved to `Spans::kids` when it closes, so each one's lie together.
+    pending: Vec<u32>,
 }
 
 /// What a scalar token may be: `true`, `false`, `null`, or a number
@@ -121,7 +126,8 @@ impl Scanner<'_> {
             key_start: key_start.map_or(NO_KEY, |k| k as u32),
             seg,
             parent: parent as u32,
-            kids: Vec::new(),
+            kids_at: 0,
+            kids_len: 0,
             index: None,
         });
         self.depth += 1;
@@ -132,6 +138,7 @@ impl Scanner<'_> {
             _ if self.bad => {}
             Some(b'{') => {
                 self.i += 1;
+                let base = self.pending.len();
                 let mut next = Next::First;
                 while !self.bad {
                     self.ws();
@@ -164,7 +171,7 @@ impl Scanner<'_> {
                                 self.fail();
                             }
                             self.ws();
-                            self.member(id, key, ks);
+                            self.member(id, key, ks, base);
                         }
                         // Not reachable for valid JSON; stop instead of looping.
                         _ => {
@@ -173,9 +180,11 @@ impl Scanner<'_> {
                         }
                     }
                 }
+                self.close(id, base);
             }
             Some(b'[') => {
                 self.i += 1;
+                let base = self.pending.len();
                 let mut n = 0;
                 let mut next = Next::First;
                 while !self.bad {
@@ -201,12 +210,7 @@ impl Scanner<'_> {
                             }
                             next = Next::Comma;
                             let kid = self.value(id, At::Index(n), None);
-                            let kids = &mut self.out.nodes[id].kids;
-                            // Room for a usual argv at once, not 4, then 8.
-                            if kids.capacity() == 0 {
-                                kids.reserve_exact(8);
-                            }
-                            kids.push(kid as u32);
+                            self.pending.push(kid as u32);
                             n += 1;
                         }
                         None => {
@@ -215,6 +219,7 @@ impl Scanner<'_> {
                         }
                     }
                 }
+                self.close(id, base);
             }
             Some(b'"') => self.skip_string(),
             Some(_) => {
@@ -237,46 +242,51 @@ impl Scanner<'_> {
         id
     }
 
-    /// One member of the object `obj`: scanned, then placed (a repeated
-    /// key: recorded, its value taking the first one's place).
-    fn member(&mut self, obj: usize, key: At, ks: usize) {
+    /// The object or array `id` is closed: its members, `pending[base..]`,
+    /// become its own.
+    fn close(&mut self, id: usize, base: usize) {
+        let kids = self.pending.get(base..).unwrap_or_default();
+        let node = &mut self.out.nodes[id];
+        node.kids_at = self.out.kids.len() as u32;
+        node.kids_len = kids.len() as u32;
+        self.out.kids.extend_from_slice(kids);
+        self.pending.truncate(base);
+    }
+
+    /// One member of the object `obj`, whose members so far are
+    /// `pending[base..]`: scanned, then placed (a repeated key: recorded,
+    /// its value taking the first one's place).
+    fn member(&mut self, obj: usize, key: At, ks: usize, base: usize) {
         let At::Key { start, end } = key else { return };
         let name = (self.out.keys)
             .get(start as usize..end as usize)
             .unwrap_or_default();
         let hash = key_hash(name);
-        let before = self.out.kid_key(obj, name);
-        let kid = self.value(obj, key, Some(ks));
-        let node = &mut self.out.nodes[obj];
+        let index = self.out.nodes[obj].index.as_deref();
+        let kids = self.pending.get(base..).unwrap_or_default();
+        let before = self.out.find_key(kids, index, name);
+        let kid = self.value(obj, key, Some(ks)) as u32;
         if let Some(old) = before {
-            if let Some(p) = node.kids.iter().position(|&k| k as usize == old) {
-                node.kids[p] = kid as u32;
+            let kids = self.pending.get_mut(base..).unwrap_or_default();
+            if let Some(k) = kids.iter_mut().find(|k| **k as usize == old) {
+                *k = kid;
             }
-            let path = self.out.path_of(kid);
+            let path = self.out.path_of(kid as usize);
             self.out.duplicate_keys.push((path, ks));
             return;
         }
-        // An object in an array (a slot) gets room for a usual slot's
-        // members at once, not 4, then 8, then 16.
-        let listed = node.parent != NO_KEY && matches!(node.seg, At::Index(_));
-        if node.kids.capacity() == 0 && listed {
-            node.kids.reserve_exact(16);
-        }
-        node.kids.push(kid as u32);
-        let n = node.kids.len();
-        if let Some(ix) = &mut node.index {
+        self.pending.push(kid);
+        let n = self.pending.len() - base;
+        if let Some(ix) = &mut self.out.nodes[obj].index {
             ix.entry(hash).or_default().push(n - 1);
         } else if n > INDEXED {
-            let kids = std::mem::take(&mut node.kids);
             let mut ix: HashMap<u64, Vec<usize>> = HashMap::new();
-            for (p, &k) in kids.iter().enumerate() {
+            for (p, &k) in self.pending[base..].iter().enumerate() {
                 if let Some(x) = self.out.key_of(k as usize) {
                     ix.entry(key_hash(x)).or_default().push(p);
                 }
             }
-            let node = &mut self.out.nodes[obj];
-            node.kids = kids;
-            node.index = Some(Box::new(ix));
+            self.out.nodes[obj].index = Some(Box::new(ix));
         }
     }
 
