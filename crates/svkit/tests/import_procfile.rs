@@ -25,10 +25,10 @@ fn validate(imported: &Imported) -> Validated {
 }
 
 fn slot(imported: &Imported, name: &str) -> Value {
-    let s = imported.slots.iter().find(|s| s["name"] == name);
+    let s = imported.slots.iter().find(|s| s.name == name);
     Value::Object(
         s.unwrap_or_else(|| panic!("no slot {name} in {:#?}", imported.slots))
-            .clone(),
+            .to_json(),
     )
 }
 
@@ -44,11 +44,7 @@ fn a_rails_procfile() {
     let path = fixture("rails/Procfile");
     let dir = path.parent().unwrap().display().to_string();
     let got = procfile::import(&path).unwrap();
-    let names: Vec<_> = got
-        .slots
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<_> = got.slots.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["release", "web", "worker", "clock", "tail_logs"]);
     let release = json!({ "release": "completed" });
     assert_eq!(
@@ -112,6 +108,7 @@ fn crlf_and_no_final_newline() {
     let cmds: Vec<_> = got
         .slots
         .iter()
+        .map(|s| s.to_json())
         .map(|s| (s["name"].clone(), s["command"].clone()))
         .collect();
     assert_eq!(

@@ -28,12 +28,13 @@ fn validate(imported: &Imported) -> Validated {
         .unwrap_or_else(|e| panic!("imported config is invalid: {e}\n{:#?}", imported.slots))
 }
 
-fn slot<'a>(imported: &'a Imported, name: &str) -> &'a serde_json::Map<String, Value> {
+fn slot(imported: &Imported, name: &str) -> serde_json::Map<String, Value> {
     imported
         .slots
         .iter()
-        .find(|s| s["name"] == name)
+        .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no slot {name} in {:#?}", imported.slots))
+        .to_json()
 }
 
 fn note_for<'a>(imported: &'a Imported, key: &str, file_end: &str) -> &'a Note {
@@ -45,11 +46,7 @@ fn note_for<'a>(imported: &'a Imported, key: &str, file_end: &str) -> &'a Note {
 }
 
 fn names(imported: &Imported) -> Vec<&str> {
-    imported
-        .slots
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect()
+    imported.slots.iter().map(|s| s.name.as_str()).collect()
 }
 
 #[test]
@@ -354,7 +351,9 @@ fn ten_thousand_services() {
     );
     assert_eq!(got.slots.len(), 10_000);
     assert!(
-        got.slots.iter().all(|s| !s.contains_key("autostart")),
+        got.slots
+            .iter()
+            .all(|s| !s.to_json().contains_key("autostart")),
         "all reached from user"
     );
     assert_eq!(slot(&got, "s5000")["depends_on"], json!({ "s4999": "up" }));

@@ -62,21 +62,11 @@ pub(crate) fn read_head(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, 
 /// instance placeholder wherever it appears, and has no escape for it, so
 /// the config would not load.
 pub(crate) fn no_placeholder(
-    slot: &serde_json::Map<String, serde_json::Value>,
+    slot: &super::Slot,
     file: &Path,
     line: Option<u32>,
 ) -> Result<(), ImportError> {
-    fn any(v: &serde_json::Value) -> bool {
-        match v {
-            serde_json::Value::String(s) => s.contains(INSTANCE_VAR),
-            serde_json::Value::Array(a) => a.iter().any(any),
-            serde_json::Value::Object(o) => {
-                o.iter().any(|(k, v)| k.contains(INSTANCE_VAR) || any(v))
-            }
-            _ => false,
-        }
-    }
-    if slot.values().any(any) {
+    if slot.texts().any(|t| t.contains(INSTANCE_VAR)) {
         return Err(ImportError {
             file: file.to_path_buf(),
             line,

@@ -7,19 +7,23 @@
 //! module owns the shared shapes (slot list, report notes, located errors)
 //! and the format detection.
 
+mod check;
 mod common;
 mod detect;
 pub mod procfile;
 mod render;
 pub mod report;
 pub mod s6tree;
+mod slot;
 pub mod supervisord;
 
 use std::fmt;
 use std::path::PathBuf;
 
+pub use check::validate;
 pub use detect::detect;
-pub use render::{render, validate};
+pub use render::render;
+pub use slot::{Condition, Log, Pairs, Restart, Slot};
 
 /// Where a source format came from, as `--from` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,12 +45,11 @@ pub struct Note {
     pub why: String,
 }
 
-/// What a format importer produces: slot objects in the `/etc/svkit/*.json`
-/// form (each a JSON object with at least `name` and `command`), in source
-/// order, and the report.
+/// What a format importer produces: the slots of an `/etc/svkit/*.json`
+/// config, in source order, and the report.
 #[derive(Debug, Default)]
 pub struct Imported {
-    pub slots: Vec<serde_json::Map<String, serde_json::Value>>,
+    pub slots: Vec<Slot>,
     pub notes: Vec<Note>,
     /// Source files read (for the summary line).
     pub files: usize,
@@ -178,7 +181,7 @@ pub fn import_text(
         all.notes.extend(one.notes);
         all.files += one.files;
     }
-    match render::checked(&all.slots) {
+    match check::checked(&all.slots) {
         Ok((text, config)) => Ok(Output {
             imported: all,
             text,

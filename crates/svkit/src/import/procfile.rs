@@ -13,10 +13,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
-
 use super::common::{error, no_placeholder, read_file, slot_name};
-use super::{ImportError, Imported, Note};
+use super::{Condition, ImportError, Imported, Note, Slot};
 use crate::config::names::{check_abs_path, check_arg_len, check_no_nul};
 
 /// Far above any Procfile a person writes; a bigger file is not one.
@@ -87,12 +85,14 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
                 .and_then(|()| check_arg_len(arg.len() + 1, "the command"))
                 .map_err(|why| located(path, n, format!("{name}: {why}")))?;
         }
-        let mut slot_obj = Map::new();
-        slot_obj.insert("name".into(), json!(slot));
-        slot_obj.insert("command".into(), json!(command));
-        slot_obj.insert("cwd".into(), json!(cwd));
+        let mut slot_obj = Slot {
+            name: slot.clone(),
+            command,
+            cwd: Some(cwd.clone()),
+            ..Slot::default()
+        };
         if name == RELEASE {
-            slot_obj.insert("type".into(), json!("oneshot"));
+            slot_obj.oneshot = true;
             release = Some(slot.clone());
             out.notes.push(note(
                 path,
@@ -114,11 +114,8 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     }
     if let Some(release) = release {
         for s in &mut out.slots {
-            if s.get("name") != Some(&Value::from(release.as_str())) {
-                s.insert(
-                    "depends_on".into(),
-                    json!({ release.as_str(): "completed" }),
-                );
+            if s.name != release {
+                s.depends_on.set(release.clone(), Condition::Completed);
             }
         }
     }

@@ -1,43 +1,16 @@
 //! The config text an import prints: `{"slots": [...]}`, pretty, each
 //! slot's keys in the order docs/config.md lists them (nested objects in
-//! key order), a final newline; and the check every import passes before
-//! it is printed.
+//! key order), a final newline.
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::io::Write as _;
 
-use serde_json::{Map, Value};
-
-use crate::capacity::{self, limit::Limit, Need, Others, Place};
-use crate::config::{self, FixedInstances, LoadError, Validated};
-
-/// Slot keys in the order of docs/config.md's table; others after, sorted.
-const ORDER: &[&str] = &[
-    "name",
-    "instances",
-    "type",
-    "command",
-    "user",
-    "cwd",
-    "env",
-    "env_file",
-    "secrets",
-    "autostart",
-    "depends_on",
-    "essential",
-    "readiness",
-    "liveness",
-    "log",
-    "restart",
-    "down_signal",
-    "stop_timeout_ms",
-];
+use super::slot::{Log, Pairs, Restart, Slot};
 
 /// The config text of `slots`, in serde_json's pretty layout (two spaces
 /// a level, `[]` and `{}` when empty), written directly: serde's
 /// serializer, with a formatter call for every bracket, comma and indent,
 /// cost more than the rest of the render.
-pub fn render(slots: &[Map<String, Value>]) -> String {
+pub fn render(slots: &[Slot]) -> String {
     // Room for a typical slot up front: growing a big text by doubling
     // copied it over and over.
     let mut out = Vec::with_capacity(64 + slots.len() * 768);
@@ -57,70 +30,168 @@ pub fn render(slots: &[Map<String, Value>]) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// One slot at depth 2: its keys in ORDER, then the others (sorted, as
-/// the map holds them).
-fn slot(out: &mut Vec<u8>, s: &Map<String, Value>) {
-    if s.is_empty() {
+/// One slot at depth 2, its keys in the order of docs/config.md's table
+/// (as `Slot`'s `Serialize` writes them), nested objects in key order.
+fn slot(out: &mut Vec<u8>, s: &Slot) {
+    let mut o = Obj::open(out, 2);
+    string(o.key("name"), &s.name);
+    if let Some(names) = &s.instances {
+        let mut i = Obj::open(o.key("instances"), 3);
+        strings(i.key("names"), names, 4);
+        i.end();
+    }
+    if s.oneshot {
+        o.key("type").extend_from_slice(b"\"oneshot\"");
+    }
+    strings(o.key("command"), &s.command, 3);
+    if let Some(u) = &s.user {
+        string(o.key("user"), u);
+    }
+    if let Some(c) = &s.cwd {
+        string(o.key("cwd"), c);
+    }
+    if !s.env.is_empty() {
+        pairs(o.key("env"), &s.env, 3, |out, v| string(out, v));
+    }
+    if s.autostart_never {
+        o.key("autostart").extend_from_slice(b"\"never\"");
+    }
+    if !s.depends_on.is_empty() {
+        pairs(o.key("depends_on"), &s.depends_on, 3, |out, c| {
+            string(out, c.as_str());
+        });
+    }
+    if let Some(fd) = s.notification_fd {
+        let mut r = Obj::open(o.key("readiness"), 3);
+        int(r.key("notification_fd"), fd);
+        r.end();
+    }
+    if let Some(l) = &s.log {
+        log(o.key("log"), l);
+    }
+    if let Some(r) = &s.restart {
+        restart(o.key("restart"), r);
+    }
+    if let Some(sig) = &s.down_signal {
+        string(o.key("down_signal"), sig);
+    }
+    if let Some(ms) = s.stop_timeout_ms {
+        int(o.key("stop_timeout_ms"), ms);
+    }
+    o.end();
+}
+
+fn log(out: &mut Vec<u8>, l: &Log) {
+    let mut o = Obj::open(out, 3);
+    string(o.key("dir"), &l.dir);
+    if let Some(k) = l.keep {
+        int(o.key("keep"), k);
+    }
+    if let Some(b) = l.max_bytes {
+        int(o.key("max_bytes"), b);
+    }
+    o.end();
+}
+
+fn restart(out: &mut Vec<u8>, r: &Restart) {
+    let mut o = Obj::open(out, 3);
+    if let Some((deaths, _)) = r.window {
+        int(o.key("max_deaths"), deaths);
+    }
+    if r.on_clean_exit_stop {
+        o.key("on_clean_exit").extend_from_slice(b"\"stop\"");
+    }
+    array(
+        o.key("permanent_exit_codes"),
+        &r.permanent_exit_codes,
+        4,
+        |out, c| {
+            int(out, c);
+        },
+    );
+    if let Some((_, within)) = r.window {
+        int(o.key("within_s"), within);
+    }
+    o.end();
+}
+
+/// An object being written at `depth`: its keys go one level deeper.
+struct Obj<'a> {
+    out: &'a mut Vec<u8>,
+    depth: usize,
+    keys: usize,
+}
+
+impl<'a> Obj<'a> {
+    fn open(out: &'a mut Vec<u8>, depth: usize) -> Self {
+        out.push(b'{');
+        Obj {
+            out,
+            depth,
+            keys: 0,
+        }
+    }
+
+    /// Starts the entry `k` (a name needing no escape); its value is
+    /// written next, into what this returns.
+    fn key(&mut self, k: &str) -> &mut Vec<u8> {
+        newline(self.out, self.depth + 1, self.keys > 0);
+        self.keys += 1;
+        self.out.push(b'"');
+        self.out.extend_from_slice(k.as_bytes());
+        self.out.extend_from_slice(b"\": ");
+        self.out
+    }
+
+    fn end(self) {
+        if self.keys > 0 {
+            newline(self.out, self.depth, false);
+        }
+        self.out.push(b'}');
+    }
+}
+
+/// An array of strings whose first line is at `depth`.
+fn strings(out: &mut Vec<u8>, a: &[String], depth: usize) {
+    array(out, a, depth, |out, x| string(out, x));
+}
+
+/// An array whose first line is at `depth`.
+fn array<T>(out: &mut Vec<u8>, a: &[T], depth: usize, item: impl Fn(&mut Vec<u8>, &T)) {
+    if a.is_empty() {
+        out.extend_from_slice(b"[]");
+        return;
+    }
+    out.push(b'[');
+    for (i, x) in a.iter().enumerate() {
+        newline(out, depth + 1, i > 0);
+        item(out, x);
+    }
+    newline(out, depth, false);
+    out.push(b']');
+}
+
+/// An object of `p`'s names (any text: escaped as need be) whose first
+/// line is at `depth`.
+fn pairs<V>(out: &mut Vec<u8>, p: &Pairs<V>, depth: usize, value: impl Fn(&mut Vec<u8>, &V)) {
+    if p.is_empty() {
         out.extend_from_slice(b"{}");
         return;
     }
-    // One pass over the slot's few keys placing each in ORDER: a map
-    // lookup per ORDER key cost more than the writing.
-    let mut placed: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
-    let mut others = false;
-    for (k, v) in s {
-        match ORDER.iter().position(|o| *o == k) {
-            Some(i) => placed[i] = Some(v),
-            None => others = true,
-        }
-    }
-    let ordered = ORDER.iter().zip(placed).filter_map(|(k, v)| Some((*k, v?)));
-    let rest = (s.iter().filter(|_| others))
-        .filter(|(k, _)| !ORDER.contains(&k.as_str()))
-        .map(|(k, v)| (k.as_str(), v));
     out.push(b'{');
-    for (i, (k, v)) in ordered.chain(rest).enumerate() {
-        newline(out, 3, i > 0);
+    for (i, (k, v)) in p.iter().enumerate() {
+        newline(out, depth + 1, i > 0);
         string(out, k);
         out.extend_from_slice(b": ");
-        value(out, v, 3);
+        value(out, v);
     }
-    newline(out, 2, false);
+    newline(out, depth, false);
     out.push(b'}');
 }
 
-/// A value whose first line is at `depth`.
-fn value(out: &mut Vec<u8>, v: &Value, depth: usize) {
-    match v {
-        Value::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
-        Value::Object(m) if m.is_empty() => out.extend_from_slice(b"{}"),
-        Value::Array(a) => {
-            out.push(b'[');
-            for (i, x) in a.iter().enumerate() {
-                newline(out, depth + 1, i > 0);
-                value(out, x, depth + 1);
-            }
-            newline(out, depth, false);
-            out.push(b']');
-        }
-        Value::Object(m) => {
-            out.push(b'{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                newline(out, depth + 1, i > 0);
-                string(out, k);
-                out.extend_from_slice(b": ");
-                value(out, x, depth + 1);
-            }
-            newline(out, depth, false);
-            out.push(b'}');
-        }
-        Value::String(s) => string(out, s),
-        // Numbers, booleans and null as serde_json writes them; into a
-        // Vec, that cannot fail.
-        other => {
-            let _ = serde_json::to_writer(&mut *out, other);
-        }
-    }
+/// A number as serde_json writes it; into a Vec, that cannot fail.
+fn int(out: &mut Vec<u8>, n: impl std::fmt::Display) {
+    let _ = write!(out, "{n}");
 }
 
 /// A JSON string: as it is when nothing in it needs escaping (nearly
@@ -150,173 +221,59 @@ fn newline(out: &mut Vec<u8>, depth: usize, comma: bool) {
     }
 }
 
-/// What `svctl check` asks of a config off s6-overlay, without the
-/// image's users and programs: valid, and within s6-svscan's default
-/// limit with s6-overlay's own services. The error names the slot (its
-/// index in `slots`) when it is about one.
-pub fn validate(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, String)> {
-    checked(slots).map(|_| ())
-}
-
-/// [`validate`], and the text it checked with the config loaded from it.
-pub fn checked(
-    slots: &[Map<String, Value>],
-) -> Result<(String, Validated), (Option<usize>, String)> {
-    // Too many services shows in the slot list already (a template makes
-    // one slot per distinct instance name): said before rendering and
-    // loading a config that the same count refuses after.
-    fits(slots.iter().flat_map(|s| {
-        let made = match s.get("instances") {
-            Some(i) => {
-                let names = i.get("names").and_then(Value::as_array);
-                let distinct: BTreeSet<&str> = names
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                distinct.len()
-            }
-            None => 1,
-        };
-        std::iter::repeat_n(("", s.contains_key("log")), made)
-    }))?;
-    // The text's own bytes go to the load and come back: a copy of a big
-    // import's text cost more (a page fault for every 4 KiB of it) than
-    // checking again that the bytes are UTF-8.
-    let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
-    let loaded = config::load_layers(&files, &FixedInstances::default());
-    let text = files
-        .into_iter()
-        .next()
-        .and_then(|(_, bytes)| String::from_utf8(bytes).ok())
-        .unwrap_or_default();
-    let v = match loaded {
-        Ok(v) => v,
-        Err(LoadError::Invalid(diags)) => {
-            let Some(d) = diags.into_iter().next() else {
-                return Err((None, "the imported config is invalid".into()));
-            };
-            let index = d
-                .path
-                .as_deref()
-                .and_then(|p| p.strip_prefix("slots["))
-                .and_then(|p| p.split(']').next())
-                .and_then(|n| n.parse().ok());
-            let what = match &d.path {
-                Some(p) => format!("{p}: {}", d.message),
-                None => d.message,
-            };
-            return Err((index, format!("the imported slot would be invalid: {what}")));
-        }
-        Err(e) => return Err((None, e.to_string())),
-    };
-    fits(
-        v.model
-            .slots
-            .iter()
-            .map(|s| (s.name.as_str(), s.log.is_some())),
-    )?;
-    Ok((text, v))
-}
-
-/// Within s6-svscan's default limit with s6-overlay's own services, as
-/// `svctl check` asks off s6-overlay.
-fn fits<'a>(
-    slots: impl IntoIterator<Item = (&'a str, bool)>,
-) -> Result<(), (Option<usize>, String)> {
-    let mut need = Need::of_slots(slots);
-    need.others.push(Others {
-        count: capacity::OVERLAY_OWN,
-        place: Place::OverlayAssumed,
-    });
-    need.check(Limit::assumed("an import, checked as on a build host"))
-        .map(|_| ())
-        .map_err(|e| (None, e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::import::slot::Condition;
 
-    fn slots(n: usize, log: bool) -> Vec<Map<String, Value>> {
-        (0..n)
-            .map(|i| {
-                let mut s = json!({"name": format!("w{i}"), "command": ["sleep", "1"]});
-                if log {
-                    s["log"] = json!({"dir": format!("/var/log/w{i}")});
-                }
-                s.as_object().cloned().unwrap()
-            })
-            .collect()
-    }
-
-    fn template(names: &[&str]) -> Map<String, Value> {
-        let s = json!({"name": "t-{instance}", "instances": {"names": names}, "command": ["x"]});
-        s.as_object().cloned().unwrap()
-    }
-
-    /// What the check of the loaded config says of `slots`.
-    fn after_load(slots: &[Map<String, Value>]) -> Result<(), (Option<usize>, String)> {
-        let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
-        let v = config::load_layers(&files, &FixedInstances::default()).unwrap();
-        fits(
-            v.model
-                .slots
-                .iter()
-                .map(|s| (s.name.as_str(), s.log.is_some())),
-        )
+    /// `{"slots": [...]}` through serde_json's own pretty serializer.
+    #[derive(serde::Serialize)]
+    struct Config<'a> {
+        slots: &'a [Slot],
     }
 
     #[test]
-    fn the_layout_is_serde_jsons_pretty_one_at_any_depth() {
-        // Empty and filled arrays and objects, nested past the indent
-        // written at once (32 levels).
-        for depth in [0, 1, 2, 31, 32, 33, 40] {
-            let mut v = json!([[], {}, 1, "s", {"k": [true, null]}]);
-            for d in 0..depth {
-                v = if d % 2 == 0 {
-                    json!([v, []])
-                } else {
-                    json!({"a": v, "b": {}})
-                };
-            }
-            let slot = json!({"name": "w", "command": ["x"], "zz": v});
-            let slot = slot.as_object().cloned().unwrap();
-            let want = serde_json::to_string_pretty(&json!({"slots": [slot.clone()]})).unwrap();
-            // docs/config.md's order puts command after name; zz last.
-            let got = render(&[slot]);
-            let want = want.replace(
-                "\"command\": [\n        \"x\"\n      ],\n      \"name\": \"w\",",
-                "\"name\": \"w\",\n      \"command\": [\n        \"x\"\n      ],",
-            );
-            assert_eq!(got, want + "\n", "depth {depth}");
+    fn the_layout_is_serde_jsons_pretty_one_with_every_key() {
+        let full = Slot {
+            name: "a\"b-{instance}".into(),
+            instances: Some(vec!["0".into(), "x\\y".into()]),
+            oneshot: true,
+            command: vec!["sh".into(), "-c".into(), "echo \"$X\"\n\t".into()],
+            user: Some("www-data".into()),
+            cwd: Some("/srv/a b".into()),
+            env: [("Z", "1"), ("A", "q\"uote"), ("M", "")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            autostart_never: true,
+            depends_on: [("db", Condition::Ready), ("m", Condition::Completed)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            notification_fd: Some(3),
+            log: Some(Log {
+                dir: "/var/log/a".into(),
+                keep: Some(0),
+                max_bytes: Some(4096),
+            }),
+            restart: Some(Restart {
+                on_clean_exit_stop: true,
+                permanent_exit_codes: vec![2, -3],
+                window: Some((0, 86_400)),
+            }),
+            down_signal: Some("QUIT".into()),
+            stop_timeout_ms: Some(0),
+        };
+        let bare = Slot {
+            name: "b".into(),
+            instances: Some(Vec::new()),
+            restart: Some(Restart::default()),
+            log: Some(Log::default()),
+            ..Slot::default()
+        };
+        for set in [vec![], vec![bare.clone()], vec![full.clone(), bare, full]] {
+            let want = serde_json::to_string_pretty(&Config { slots: &set }).unwrap();
+            assert_eq!(render(&set), want + "\n", "{set:#?}");
         }
-    }
-
-    #[test]
-    fn too_many_services_is_refused_before_the_load_as_after_it() {
-        // 997 beside s6-overlay's own 3 fit; a logger each does not.
-        assert!(checked(&slots(997, false)).is_ok());
-        for (many, why) in [
-            (slots(998, false), "slots"),
-            (slots(500, true), "loggers"),
-            (
-                [slots(995, false), vec![template(&["a", "b", "c"])]].concat(),
-                "instances",
-            ),
-        ] {
-            let early = checked(&many).unwrap_err();
-            assert_eq!(Err(early.clone()), after_load(&many), "{why}");
-            assert!(early.1.contains("s6-svscan"), "{why}: {}", early.1);
-        }
-        // A template makes one slot per distinct name, as the load does.
-        let dup = [slots(995, false), vec![template(&["a", "a", "b"])]].concat();
-        assert!(checked(&dup).is_ok());
-        // Known before the load: over the limit and invalid says the
-        // limit (the load would have said the invalid slot).
-        let mut bad = slots(998, false);
-        bad[0].insert("command".into(), json!([]));
-        assert!(checked(&bad).unwrap_err().1.contains("s6-svscan"));
     }
 }

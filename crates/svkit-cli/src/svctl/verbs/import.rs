@@ -5,7 +5,6 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 use svkit::config::{FixedInstances, LoadError};
 use svkit::import::{self, Failure, Format, Options};
 use svkit::msg::{self, exit, Fatal};
@@ -95,15 +94,10 @@ fn exists(t: &Path) -> Fatal {
 
 /// Slot objects, and the slots they make once templates have their
 /// instances.
-fn counts(slots: &[serde_json::Map<String, Value>]) -> (usize, usize) {
+fn counts(slots: &[import::Slot]) -> (usize, usize) {
     let made = slots
         .iter()
-        .map(|s| {
-            s.get("instances")
-                .and_then(|i| i.get("names"))
-                .and_then(Value::as_array)
-                .map_or(1, Vec::len)
-        })
+        .map(|s| s.instances.as_ref().map_or(1, Vec::len))
         .sum();
     (slots.len(), made)
 }

@@ -4,8 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use super::{longrun_slot, name_map, note, read};
 use crate::import::{ImportError, Imported};
 
@@ -34,7 +32,7 @@ pub(super) fn import(
             continue;
         };
         if read::has(dir, "down")? {
-            slot.insert("autostart".into(), json!("never"));
+            slot.autostart_never = true;
         }
         out.slots.push(slot);
     }

@@ -15,10 +15,8 @@ mod read;
 
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
-
 use super::common::error;
-use super::{ImportError, Imported, Note};
+use super::{ImportError, Imported, Note, Slot};
 use crate::config::names::{check_abs_path, check_signal};
 
 /// Where s6-overlay keeps its binaries (`execlineb` among them).
@@ -92,7 +90,7 @@ fn longrun_slot(
     dir: &Path,
     image_dir: &str,
     notes: &mut Vec<Note>,
-) -> Result<Option<Map<String, Value>>, ImportError> {
+) -> Result<Option<Slot>, ImportError> {
     let run = dir.join("run");
     check_abs_path(image_dir).map_err(|why| error(dir, format!("its path `{image_dir}` {why}")))?;
     if !read::has(dir, "run")? {
@@ -115,13 +113,15 @@ fn longrun_slot(
         "run",
         &format!("the slot runs this script where it lies ({run_in_image}), in its dir: keep both in the image"),
     ));
-    let mut s = Map::new();
-    s.insert("name".into(), json!(slot));
-    s.insert("command".into(), json!(command));
-    s.insert("cwd".into(), json!(image_dir));
+    let mut s = Slot {
+        name: slot.to_owned(),
+        command,
+        cwd: Some(image_dir.to_owned()),
+        ..Slot::default()
+    };
     if let Some(fd) = read::number(dir, "notification-fd")? {
         if (3..=1023).contains(&fd) {
-            s.insert("readiness".into(), json!({ "notification_fd": fd }));
+            s.notification_fd = Some(fd);
         } else {
             notes.push(note(
                 &dir.join("notification-fd"),
@@ -140,13 +140,13 @@ fn longrun_slot(
                 ),
             ));
         } else if ms > 0 {
-            s.insert("stop_timeout_ms".into(), json!(ms));
+            s.stop_timeout_ms = Some(ms);
         }
     }
     if let Some(sig) = read::small(dir, "down-signal")? {
         match check_signal(sig.trim()) {
             Ok(sig) if sig != "SIGTERM" => {
-                s.insert("down_signal".into(), json!(sig.trim_start_matches("SIG")));
+                s.down_signal = Some(sig.trim_start_matches("SIG").to_owned());
             }
             Ok(_) => {}
             Err(why) => notes.push(note(

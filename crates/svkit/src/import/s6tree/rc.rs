@@ -13,12 +13,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
-
 use super::super::common::error;
 use super::graph::{boot_set, bundles, expand, find_cycle};
 use super::{longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
-use crate::import::{ImportError, Imported, Note};
+use crate::import::{Condition, ImportError, Imported, Note, Pairs, Slot};
 
 /// The bundles s6-overlay's `top` starts at boot, defined in the image's tree.
 pub(super) const BOOT_BUNDLES: &[&str] = &["user", "user2"];
@@ -142,7 +140,7 @@ pub(super) fn import(
         atomic.iter().map(|d| (d.name.as_str(), d.dir.as_path())),
         &mut out.notes,
     )?;
-    let mut slots: Vec<(usize, Map<String, Value>)> = Vec::new();
+    let mut slots: Vec<(usize, Slot)> = Vec::new();
     for d in &defs {
         let slot = match d.kind {
             Kind::Bundle => None,
@@ -168,7 +166,7 @@ pub(super) fn import(
         let Some(mut slot) = slot else { continue };
         rc_notes(d, &mut out.notes)?;
         if !boot.contains(&index[d.name.as_str()]) {
-            slot.insert("autostart".into(), json!("never"));
+            slot.autostart_never = true;
             if has_user {
                 out.notes.push(note(
                     &d.dir,
@@ -188,7 +186,7 @@ pub(super) fn import(
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
     for at in 0..slots.len() {
         let d = &defs[slots[at].0];
-        let mut depends = Map::new();
+        let mut depends = Pairs::default();
         for dep in &d.deps {
             for target in expand(dep, &index, &bundles) {
                 let Some(t) = target else {
@@ -206,20 +204,16 @@ pub(super) fn import(
                     ));
                     continue;
                 };
-                let cond = match (defs[t].kind, slots[t_at].1.contains_key("readiness")) {
-                    (Kind::Oneshot, _) => "completed",
-                    (_, true) => "ready",
-                    _ => "up",
+                let cond = match (defs[t].kind, slots[t_at].1.notification_fd.is_some()) {
+                    (Kind::Oneshot, _) => Condition::Completed,
+                    (_, true) => Condition::Ready,
+                    _ => Condition::Up,
                 };
-                depends.insert(names[&defs[t].name].clone(), json!(cond));
+                depends.set(names[&defs[t].name].clone(), cond);
                 edges[at].push(t_at);
             }
         }
-        if !depends.is_empty() {
-            slots[at]
-                .1
-                .insert("depends_on".into(), Value::Object(depends));
-        }
+        slots[at].1.depends_on = depends;
     }
     if let Some(cycle) = find_cycle(&edges) {
         let names: Vec<&str> = cycle
@@ -249,7 +243,7 @@ pub(super) fn import(
 
 /// A oneshot's slot: its `up` line run by `execlineb -P` (s6-rc lexes it
 /// with execlineb's lexer too), once per boot.
-fn oneshot_slot(slot: &str, d: &Def, root: &str) -> Result<Map<String, Value>, ImportError> {
+fn oneshot_slot(slot: &str, d: &Def, root: &str) -> Result<Slot, ImportError> {
     if !read::has(&d.dir, "up")? {
         return Err(error(
             &d.dir.join("up"),
@@ -258,17 +252,16 @@ fn oneshot_slot(slot: &str, d: &Def, root: &str) -> Result<Map<String, Value>, I
     }
     // Refuses a FIFO or a dir where the file should be.
     super::super::common::read_head(&d.dir.join("up"), 0, "up")?;
-    let mut s = Map::new();
-    s.insert("name".into(), json!(slot));
-    s.insert("type".into(), json!("oneshot"));
-    s.insert(
-        "command".into(),
-        json!([
+    let s = Slot {
+        name: slot.to_owned(),
+        oneshot: true,
+        command: vec![
             format!("{S6_OVERLAY_BIN}/execlineb"),
-            "-P",
-            format!("{root}/{}/up", d.name)
-        ]),
-    );
+            "-P".into(),
+            format!("{root}/{}/up", d.name),
+        ],
+        ..Slot::default()
+    };
     super::super::common::no_placeholder(&s, &d.dir, None)?;
     Ok(s)
 }

@@ -2,12 +2,10 @@
 //! them, or, where they need a shell or a value known only when the
 //! container runs, a `sh -c` that keeps their meaning.
 
-use serde_json::{Map, Value as J};
-
 use super::program::{err, Mode, Piece, Program};
 use super::shlex;
 use crate::config::names;
-use crate::import::ImportError;
+use crate::import::{ImportError, Pairs};
 
 impl Program<'_> {
     /// `environment=` (over `[supervisord]`'s): the env known now, and
@@ -17,11 +15,8 @@ impl Program<'_> {
         &mut self,
         mode: Mode<'_>,
         numprocs: u32,
-    ) -> Result<Option<(Map<String, J>, Vec<(String, Vec<Piece>)>)>, ImportError> {
-        let mut env = Map::new();
-        for (k, v) in &self.global.env {
-            env.insert(k.clone(), J::String(v.clone()));
-        }
+    ) -> Result<Option<(Pairs<String>, Vec<(String, Vec<Piece>)>)>, ImportError> {
+        let mut env: Pairs<String> = self.global.env.iter().cloned().collect();
         let mut runtime = Vec::new();
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
@@ -49,7 +44,7 @@ impl Program<'_> {
             // `S` first: a byte search, where a substring search costs a
             // setup for every variable of every program.
             if !(val.contains('S') && val.contains("SVKITVAR")) {
-                env.insert(k, J::String(val));
+                env.set(k, val);
                 continue;
             }
             let mut ps = Vec::new();

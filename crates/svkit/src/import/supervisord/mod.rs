@@ -23,9 +23,7 @@ mod words;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value as J};
-
-use super::{ImportError, Imported, Note, Options};
+use super::{Condition, ImportError, Imported, Note, Options, Pairs};
 use crate::config::names;
 use ini::Section;
 use program::{Built, Global, Program};
@@ -96,7 +94,7 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
 /// config (an error names where the slot at fault was written).
 pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     let (imported, at) = import_located(path, opts)?;
-    if let Err((i, what)) = super::render::validate(&imported.slots) {
+    if let Err((i, what)) = super::check::validate(&imported.slots) {
         return Err(located(path, &at, i, what));
     }
     Ok(imported)
@@ -215,13 +213,7 @@ pub(crate) fn import_located(
 /// each get a dir of their own below it, and a template's instances one
 /// each.
 fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
-    let dir = |b: &Built| {
-        b.slot
-            .get("log")
-            .and_then(|l| l.get("dir"))
-            .and_then(J::as_str)
-            .map(str::to_owned)
-    };
+    let dir = |b: &Built| b.slot.log.as_ref().map(|l| l.dir.clone());
     let mut count: HashMap<String, usize> = HashMap::new();
     for b in built.iter() {
         if let Some(d) = dir(b) {
@@ -231,7 +223,7 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
     for b in built.iter_mut() {
         let Some(d) = dir(b) else { continue };
         let shared = count.get(&d).copied().unwrap_or(0) > 1;
-        let templated = b.slot.contains_key("instances") && !d.contains(names::INSTANCE_VAR);
+        let templated = b.slot.instances.is_some() && !d.contains(names::INSTANCE_VAR);
         if !shared && !templated {
             continue;
         }
@@ -240,8 +232,8 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
         } else {
             format!("{d}/{{instance}}")
         };
-        if let Some(J::Object(log)) = b.slot.get_mut("log") {
-            log.insert("dir".into(), J::String(own.clone()));
+        if let Some(log) = &mut b.slot.log {
+            log.dir = own.clone();
         }
         // The note that named the dir names the one it is now.
         if let Some((file, line)) = &b.log_at {
@@ -277,14 +269,11 @@ fn order(built: &mut [Built]) {
         let Some(below) = levels.iter().rev().find(|&&l| l < b.priority) else {
             continue;
         };
-        let deps: serde_json::Map<String, J> = at
+        b.slot.depends_on = at
             .get(below)
             .into_iter()
             .flatten()
-            .map(|n| (n.clone(), json!("up")))
-            .collect();
-        if !deps.is_empty() {
-            b.slot.insert("depends_on".into(), J::Object(deps));
-        }
+            .map(|n| (n.clone(), Condition::Up))
+            .collect::<Pairs<_>>();
     }
 }

@@ -4,13 +4,11 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value as J};
-
 use super::program::{Mode, Program};
 use super::value::plain;
 use super::words::{self, AutoRestart};
 use crate::config::names;
-use crate::import::ImportError;
+use crate::import::{ImportError, Log, Restart, Slot};
 
 /// What `stdout_logfile` names that is the container's own output.
 const CONTAINER_OUTPUT: &[&str] = &["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"];
@@ -21,7 +19,7 @@ const CONTAINER_STDERR: &[&str] = &["/dev/stderr", "/dev/fd/2", "/proc/self/fd/2
 /// the log dir was written, when there is one.
 pub fn log(
     p: &mut Program<'_>,
-    slot: &mut Map<String, J>,
+    slot: &mut Slot,
     mode: Mode<'_>,
     numprocs: u32,
 ) -> Result<Option<Option<(PathBuf, u32)>>, ImportError> {
@@ -64,8 +62,10 @@ pub fn log(
     };
     let file = &path[path.rfind('/').map_or(0, |i| i + 1)..];
     p.note(v, "stdout_logfile", format!("log.dir {dir}: s6-log writes `current` and rotated archives there, not `{file}`; stderr joins stdout (docs/import.md)"));
-    let mut log = Map::new();
-    log.insert("dir".into(), J::String(dir));
+    let mut log = Log {
+        dir,
+        ..Log::default()
+    };
     if let Some(b) = p.value("stdout_logfile_maxbytes") {
         let n = words::byte_size(&b.text).map_err(|e| p.bad(b, "stdout_logfile_maxbytes", e))?;
         if n == 0 {
@@ -83,7 +83,7 @@ pub fn log(
                     format!("{n} bytes is outside svkit's 4096..268435455: {c}"),
                 );
             }
-            log.insert("max_bytes".into(), json!(c));
+            log.max_bytes = Some(u32::try_from(c).unwrap_or(u32::MAX));
         }
     }
     if let Some(b) = p.value("stdout_logfile_backups") {
@@ -97,9 +97,9 @@ pub fn log(
                 format!("{n} is over svkit's 10000: {c}"),
             );
         }
-        log.insert("keep".into(), json!(c));
+        log.keep = Some(u32::try_from(c).unwrap_or(u32::MAX));
     }
-    slot.insert("log".into(), J::Object(log));
+    slot.log = Some(log);
     Ok(Some(Some((v.file.to_path_buf(), v.line))))
 }
 
@@ -126,7 +126,7 @@ pub fn window(startsecs: i64, startretries: i64) -> (i64, i64) {
     (deaths, t.clamp(60, 86_400))
 }
 
-pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
+pub fn restart(p: &mut Program<'_>, slot: &mut Slot) -> Result<(), ImportError> {
     let ar = match p.value("autorestart") {
         Some(v) => words::auto_restart(&v.text).map_err(|e| p.bad(v, "autorestart", e))?,
         None => AutoRestart::Unexpected,
@@ -137,37 +137,30 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
     };
     let startsecs = p.int("startsecs", 0, 86_400, 1)?;
     let startretries = p.int("startretries", 0, 1_000_000, 3)?;
-    let mut r = Map::new();
+    let mut r = Restart::default();
     let (deaths, within) = match ar {
-        AutoRestart::Always => {
-            r.insert("permanent_exit_codes".into(), json!([]));
-            window(startsecs, startretries)
-        }
+        AutoRestart::Always => window(startsecs, startretries),
         AutoRestart::Unexpected => {
             let perm: Vec<i64> = codes.iter().copied().filter(|&c| c != 0).collect();
-            if codes.contains(&0) {
-                r.insert("on_clean_exit".into(), json!("stop"));
-            }
+            r.on_clean_exit_stop = codes.contains(&0);
             if !perm.is_empty() {
                 if let Some(v) = p.value("exitcodes") {
                     p.note(v, "exitcodes", format!("expected exit codes {perm:?} keep the slot down as `failed` (supervisord: EXITED, not restarted)"));
                 }
             }
-            r.insert("permanent_exit_codes".into(), json!(perm));
+            r.permanent_exit_codes = perm;
             window(startsecs, startretries)
         }
         AutoRestart::Never => {
             if let Some(v) = p.value("autorestart") {
                 p.note(v, "autorestart", "false: exit 0 is `done`; another exit is `failed` after its first death (max_deaths 1), where supervisord shows EXITED");
             }
-            r.insert("on_clean_exit".into(), json!("stop"));
-            r.insert("permanent_exit_codes".into(), json!([]));
+            r.on_clean_exit_stop = true;
             (1, 86_400)
         }
     };
     if (deaths, within) != (5, 60) {
-        r.insert("max_deaths".into(), json!(deaths));
-        r.insert("within_s".into(), json!(within));
+        r.window = Some((deaths, within));
     }
     if ar != AutoRestart::Never {
         for key in ["startsecs", "startretries"] {
@@ -176,21 +169,21 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), Imp
             }
         }
     }
-    slot.insert("restart".into(), J::Object(r));
+    slot.restart = Some(r);
     Ok(())
 }
 
-pub fn stop(p: &mut Program<'_>, slot: &mut Map<String, J>) -> Result<(), ImportError> {
+pub fn stop(p: &mut Program<'_>, slot: &mut Slot) -> Result<(), ImportError> {
     if let Some(v) = p.value("stopsignal") {
         let sig = v.text.trim().to_ascii_uppercase();
         let canon = names::check_signal(&sig)
             .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
         let bare = canon.trim_start_matches("SIG").to_owned();
         if bare != "TERM" {
-            slot.insert("down_signal".into(), J::String(bare));
+            slot.down_signal = Some(bare);
         }
     }
     let secs = p.int("stopwaitsecs", 0, 86_400, 10)?;
-    slot.insert("stop_timeout_ms".into(), json!(secs * 1000));
+    slot.stop_timeout_ms = Some(u32::try_from(secs * 1000).unwrap_or(u32::MAX));
     Ok(())
 }

@@ -3,14 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value as J};
-
 use super::expand::{self, Seg, Spec, Val};
 use super::ini::{Key, Section, Value};
 use super::value::plain;
 use super::words;
 use crate::config::names;
-use crate::import::{ImportError, Note};
+use crate::import::{ImportError, Note, Slot};
 
 /// What `[supervisord]` gives every program.
 #[derive(Default)]
@@ -21,7 +19,7 @@ pub struct Global {
 
 /// One slot built, with what the passes after it need.
 pub struct Built {
-    pub slot: Map<String, J>,
+    pub slot: Slot,
     pub name: String,
     pub priority: i64,
     pub autostart: bool,
@@ -165,8 +163,10 @@ impl<'a> Program<'a> {
         let Some(name) = self.name(pn, name_segs, mode)? else {
             return Ok(None);
         };
-        let mut slot = Map::new();
-        slot.insert("name".into(), J::String(name.clone()));
+        let mut slot = Slot {
+            name: name.clone(),
+            ..Slot::default()
+        };
         if let Mode::Template(spec, nums) = mode {
             let mut inst = Vec::new();
             for &k in nums {
@@ -174,9 +174,9 @@ impl<'a> Program<'a> {
                     .map_err(|e| self.bad(pn, "process_name", e))?;
                 names::check_instance_name(&i)
                     .map_err(|e| self.bad(pn, "process_name", format!("instance `{i}`: {e}")))?;
-                inst.push(J::String(i));
+                inst.push(i);
             }
-            slot.insert("instances".into(), json!({ "names": inst }));
+            slot.instances = Some(inst);
         }
         // environment first: a value known only at run time moves into
         // the command's shell.
@@ -186,9 +186,7 @@ impl<'a> Program<'a> {
         let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
             return Ok(None);
         };
-        // Moved in, not serialized: json! would copy every word.
-        let argv = command.into_iter().map(J::String).collect();
-        slot.insert("command".into(), J::Array(argv));
+        slot.command = command;
         let user = match self.value("user") {
             Some(v) => {
                 let text = if v.text.contains('%') {
@@ -205,9 +203,7 @@ impl<'a> Program<'a> {
             }
             None => self.global.user.clone(),
         };
-        if let Some(u) = user {
-            slot.insert("user".into(), J::String(u));
-        }
+        slot.user = user;
         if let Some(v) = self.value("directory") {
             let Some(p) = self.value_pieces(v, "directory", numprocs, mode)? else {
                 return Ok(None);
@@ -219,9 +215,7 @@ impl<'a> Program<'a> {
                     "not carried over: it uses a variable known only at run time; set cwd by hand",
                 ),
                 Some(d) => match names::check_abs_path(&d) {
-                    Ok(d) => {
-                        slot.insert("cwd".into(), J::String(d));
-                    }
+                    Ok(d) => slot.cwd = Some(d),
                     Err(e) => self.note(
                         v,
                         "directory",
@@ -230,13 +224,9 @@ impl<'a> Program<'a> {
                 },
             }
         }
-        if !env.is_empty() {
-            slot.insert("env".into(), J::Object(env));
-        }
+        slot.env = env;
         let autostart = self.boolean("autostart", true)?;
-        if !autostart {
-            slot.insert("autostart".into(), J::String("never".into()));
-        }
+        slot.autostart_never = !autostart;
         let Some(log_at) = super::policy::log(self, &mut slot, mode, numprocs)? else {
             return Ok(None);
         };

@@ -20,7 +20,7 @@ fn imp(rel: &str) -> Result<Imported, ImportError> {
 }
 
 fn slots(i: &Imported) -> Vec<Value> {
-    i.slots.iter().map(|s| Value::Object(s.clone())).collect()
+    i.slots.iter().map(|s| Value::Object(s.to_json())).collect()
 }
 
 fn slot<'a>(v: &'a [Value], name: &str) -> &'a Value {
