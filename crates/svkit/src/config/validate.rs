@@ -129,8 +129,10 @@ pub fn validate(
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
+    // Asked only about a discovered or registered name: none, no map.
     let mut declared: HashMap<String, FirstDefined> = HashMap::new();
-    for (li, _, _, _, f) in &todo {
+    let found_on_disk = todo.iter().any(|(.., f)| f.how.is_some());
+    for (li, _, _, _, f) in todo.iter().filter(|_| found_on_disk) {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
             let at = f.at.clone();
             declared.insert(f.name.clone(), FirstDefined { layer: *li, at });
