@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::json_pos::Pos;
+use super::json_pos::{FieldPath, Pos};
 use crate::msg::strerror;
 
 /// One problem found in the config, located as precisely as we can:
@@ -54,12 +54,13 @@ impl fmt::Display for Diagnostic {
 pub struct Site {
     pub file: PathBuf,
     pub pos: Option<Pos>,
-    pub path: String,
+    /// Spelled out only for a diagnostic: a site is kept for most slots.
+    pub path: FieldPath,
 }
 
 impl Site {
     pub fn diag(&self, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.file, self.pos, Some(self.path.clone()), message)
+        Diagnostic::new(&self.file, self.pos, Some(self.path.to_string()), message)
     }
 }
 

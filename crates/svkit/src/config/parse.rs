@@ -7,7 +7,6 @@
 //! a type error in one slot does not hide the errors of the others, and every
 //! serde error keeps an absolute line and column.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
@@ -41,15 +40,11 @@ impl Layer {
         self.spans.pos_of(path)
     }
 
-    pub fn site(&self, path: &FieldPath) -> Site {
-        // Written at once into room for a usual path (`slots[12].user`):
-        // a site is made for most slots, not only on an error.
-        let mut text = String::with_capacity(32);
-        let _ = write!(text, "{path}");
+    pub fn site(&self, path: FieldPath) -> Site {
         Site {
             file: self.file.clone(),
-            pos: self.pos(path),
-            path: text,
+            pos: self.pos(&path),
+            path,
         }
     }
 

@@ -34,7 +34,7 @@ pub(crate) fn build_slot(
             if let Err(e) = check_user(&u) {
                 ctx.err(&p, format!("`{u}`: {e}"));
             }
-            (Some(u), Some(ctx.layer.site(&p)))
+            (Some(u), Some(ctx.layer.site(p)))
         }
         None => match top_user {
             Some((u, site)) => (Some(u.clone()), Some(site.clone())),

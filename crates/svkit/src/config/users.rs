@@ -5,10 +5,11 @@
 //! --root`). `s6-setuidgid NAME` looks the name up when the slot starts;
 //! `uid:gid` needs no entry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::error::{Diagnostic, Site};
+use super::json_pos::FieldPath;
 use super::model::Model;
 
 /// A passwd database.
@@ -77,7 +78,7 @@ const NAMED_SLOTS: usize = 3;
 pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
     let mut answers: BTreeMap<&str, Result<bool, String>> = BTreeMap::new();
     // (file, field path, user) -> (where, slots), in declaration order.
-    let mut missing: BTreeMap<(PathBuf, String, &str), (&Site, Vec<&str>)> = BTreeMap::new();
+    let mut missing: HashMap<(&Path, &FieldPath, &str), (&Site, Vec<&str>)> = HashMap::new();
     let mut order = Vec::new();
     for slot in &model.slots {
         let (Some(user), Some(site)) = (slot.run_as(), slot.user_site.as_ref()) else {
@@ -90,8 +91,8 @@ pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
         if matches!(known, Ok(true)) {
             continue;
         }
-        let key = (site.file.clone(), site.path.clone(), user);
-        let entry = missing.entry(key.clone()).or_insert_with(|| {
+        let key = (site.file.as_path(), &site.path, user);
+        let entry = missing.entry(key).or_insert_with(|| {
             order.push(key);
             (site, Vec::new())
         });

@@ -85,7 +85,7 @@ pub fn validate(
     for l in layers.iter() {
         if let Some(u) = &l.top.user {
             match check_user(u) {
-                Ok(()) => user = Some((u.clone(), l.site(&root.key("user")))),
+                Ok(()) => user = Some((u.clone(), l.site(root.key("user")))),
                 Err(e) => diags.push(l.diag(&root.key("user"), format!("`{u}`: {e}"))),
             }
         }
