@@ -17,6 +17,7 @@ mod shlex;
 mod tests;
 #[cfg(test)]
 mod tests_input;
+mod text;
 mod value;
 mod words;
 

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::expand::{self, Seg, Spec, Val};
-use super::ini::{Key, Section, Value};
+use super::ini::{Section, Value};
+use super::keys;
 use super::value::plain;
 use super::words;
 use crate::config::names;
@@ -48,7 +49,7 @@ pub enum Piece {
 
 pub struct Program<'a> {
     pub sec: &'a Section,
-    pub defaults: &'a [(Key, Value)],
+    pub defaults: &'a Section,
     pub global: &'a Global,
     pub group: &'a str,
     pub notes: &'a mut Vec<Note>,
@@ -71,10 +72,11 @@ impl<'a> Program<'a> {
     }
 
     /// A key of the program, else of `[DEFAULT]`.
+    #[inline]
     pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
         let (sec, defaults) = (self.sec, self.defaults);
-        sec.get(key)
-            .or_else(|| defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+        let id = keys::id(key);
+        sec.lookup(key, id).or_else(|| defaults.lookup(key, id))
     }
 
     pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
@@ -121,7 +123,6 @@ impl<'a> Program<'a> {
             text: "%(program_name)s".into(),
             file: self.sec.file.clone(),
             line: self.sec.line,
-            replaced: Vec::new(),
         };
         let pn = self.value("process_name").unwrap_or(&default_name);
         let name_segs = self.segs(pn, "process_name", numprocs)?;
