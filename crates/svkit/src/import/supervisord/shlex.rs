@@ -268,12 +268,23 @@ pub fn plain(text: &str) -> bool {
     !text.bytes().any(|b| SHELLISH[usize::from(b)])
 }
 
-/// `text`'s words when it is [`plain`].
+/// `text`'s words when it is [`plain`] (or has no quote or escape): the
+/// runs between spaces, found byte by byte (spaces are ASCII).
 pub fn plain_words(text: &str) -> Vec<String> {
-    text.split(is_space)
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect()
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        let at = rest.bytes().position(|b| !is_space(char::from(b)));
+        let Some(word) = at.map(|at| &rest[at..]) else {
+            return out;
+        };
+        let n = word
+            .bytes()
+            .position(|b| is_space(char::from(b)))
+            .unwrap_or(word.len());
+        out.push(word[..n].to_owned());
+        rest = &word[n..];
+    }
 }
 
 pub fn shellish(text: &str) -> Shellish {
