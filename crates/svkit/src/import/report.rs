@@ -3,11 +3,10 @@
 //! each program has) is one line, at its first place, naming the other
 //! lines: a thousand copies of one sentence hide the few that differ.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
+use super::hash::Map;
 use super::Note;
 
 /// Lines named in full after a grouped note's first; the rest are counted.
@@ -19,8 +18,8 @@ const NAMED: usize = 8;
 pub fn lines(notes: &[Note]) -> Vec<String> {
     // Each distinct note, with the other lines it was written at.
     let mut groups: Vec<(&Note, Vec<u32>)> = Vec::new();
-    let mut at: HashMap<(&Path, &str, &str), usize, BuildHasherDefault<Mix>> =
-        HashMap::with_capacity_and_hasher(notes.len(), BuildHasherDefault::default());
+    let mut at: Map<(&Path, &str, &str), usize> =
+        Map::with_capacity_and_hasher(notes.len(), Default::default());
     for n in notes {
         let Some(line) = n.line else {
             groups.push((n, Vec::new()));
@@ -58,43 +57,6 @@ pub fn lines(notes: &[Note]) -> Vec<String> {
             s
         })
         .collect()
-}
-
-/// A multiply-rotate hash of 8 bytes at a time: a note is a few hundred
-/// bytes, and std's SipHash of them cost more than all the rest of the
-/// report. The notes are about the user's own files: there is no one to
-/// resist a flood of colliding keys from.
-#[derive(Default)]
-struct Mix(u64);
-
-impl Mix {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for Mix {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            self.add(u64::from_le_bytes(b));
-        }
-        for &b in words.remainder() {
-            self.add(u64::from(b));
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // The table's place comes from the low bits, which a product
-        // mixes least.
-        self.0.rotate_left(26)
-    }
 }
 
 #[cfg(test)]

@@ -12,12 +12,12 @@
 //! - CRLF and a missing final newline read as LF and a final newline.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
 use super::keys;
 pub use super::text::Text;
+use crate::import::hash::Map;
 
 /// A key, lowercased: the name the importer knows it by (most keys), or
 /// its own copy.
@@ -118,7 +118,7 @@ pub struct Ini {
     /// `[DEFAULT]`: every section's fallback.
     pub defaults: Section,
     /// Where each section is in `sections`.
-    index: HashMap<String, usize>,
+    index: Map<String, usize>,
 }
 
 impl Default for Ini {
@@ -126,7 +126,7 @@ impl Default for Ini {
         Ini {
             sections: Vec::new(),
             defaults: Section::new("DEFAULT".into(), Rc::from(Path::new("")), 0),
-            index: HashMap::new(),
+            index: Map::default(),
         }
     }
 }

@@ -21,9 +21,10 @@ mod text;
 mod value;
 mod words;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::hash::Map;
 use super::{Condition, ImportError, Imported, Note, Options, Pairs};
 use crate::config::names;
 use ini::Section;
@@ -121,7 +122,7 @@ pub(crate) fn import_located(
         files,
     } = read::read(path)?;
     // Looked up for every program, never walked in order: hashed.
-    let mut groups: HashMap<String, String> = HashMap::new();
+    let mut groups: Map<String, String> = Map::default();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {
             let progs: Vec<String> = s
@@ -146,7 +147,8 @@ pub(crate) fn import_located(
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
-    let mut taken: HashMap<String, usize> = HashMap::with_capacity(ini.sections.len());
+    let mut taken: Map<String, usize> =
+        Map::with_capacity_and_hasher(ini.sections.len(), Default::default());
     for s in &ini.sections {
         let Some(prog) = s.name.strip_prefix("program:") else {
             if !matches!(s.name.as_str(), "supervisord" | "include")
@@ -215,7 +217,7 @@ pub(crate) fn import_located(
 /// each.
 fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
     let dir = |b: &Built| b.slot.log.as_ref().map(|l| l.dir.clone());
-    let mut count: HashMap<String, usize> = HashMap::new();
+    let mut count: Map<String, usize> = Map::default();
     for b in built.iter() {
         if let Some(d) = dir(b) {
             *count.entry(d).or_default() += 1;
