@@ -91,11 +91,15 @@ fn quoted(quote: char, it: &mut std::str::Chars<'_>, word: &mut String) -> Resul
 /// Characters of a word for `dict_of_key_value_pairs`' lexer: shlex's
 /// POSIX wordchars plus the `/.+-():` supervisord adds.
 fn is_word(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-        || c == '_'
-        || matches!(c, '/' | '.' | '+' | '-' | '(' | ')' | ':')
-        || !c.is_ascii()
-            && "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii() => is_word_byte(b),
+        _ => "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c),
+    }
+}
+
+/// [`is_word`] for an ASCII character.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'.' | b'+' | b'-' | b'(' | b')' | b':')
 }
 
 /// A token of `environment=`: a word, or any other character (kept as a
@@ -169,10 +173,14 @@ impl Lexer<'_> {
                     self.rest = it.as_str();
                 }
                 c if is_word(c) => {
-                    let n = self
-                        .rest
-                        .find(|c: char| !is_word(c))
-                        .unwrap_or(self.rest.len());
+                    // A run of ASCII word characters, byte by byte; a
+                    // character past ASCII, alone (the loop goes on with
+                    // the same word).
+                    let n = match self.rest.bytes().position(|b| !is_word_byte(b)) {
+                        Some(0) => c.len_utf8(),
+                        Some(n) => n,
+                        None => self.rest.len(),
+                    };
                     word.get_or_insert_with(String::new)
                         .push_str(&self.rest[..n]);
                     self.rest = &self.rest[n..];
