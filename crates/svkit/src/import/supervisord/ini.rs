@@ -17,6 +17,7 @@ use std::rc::Rc;
 
 use super::keys;
 pub use super::text::Text;
+use super::text::{trim_end, trim_start};
 use crate::import::hash::Map;
 
 /// A key, lowercased: the name the importer knows it by (most keys), or
@@ -169,7 +170,7 @@ impl Ini {
                 _ => end,
             };
             let line = &text[start..end];
-            let body = line.trim_start();
+            let body = trim_start(line);
             let Some(&first) = body.as_bytes().first() else {
                 // A blank line inside a value is kept (if another line of
                 // the value follows).
@@ -184,7 +185,7 @@ impl Ini {
             // Not empty: `body` starts with a character that is not blank
             // (and a comment starts after it).
             let body_at = end - body.len();
-            let value = text[body_at..cut.unwrap_or(end)].trim_end();
+            let value = trim_end(&text[body_at..cut.unwrap_or(end)]);
             let sep = sep.and_then(|s| s.checked_sub(body_at));
             let cur_indent = line.len() - body.len();
             if opt.is_some() && !matches!(cur, Cursor::None) && cur_indent > indent_level {
@@ -227,7 +228,7 @@ impl Ini {
                     ),
                 });
             };
-            let key = value[..sep].trim_end();
+            let key = trim_end(&value[..sep]);
             if key.is_empty() {
                 return Err(IniError {
                     line: lineno,
@@ -244,7 +245,7 @@ impl Ini {
                     }
                 }
             };
-            let v = value[sep + 1..].trim();
+            let v = trim_start(trim_end(&value[sep + 1..]));
             let fresh = Value {
                 text: Text::slice(text, at(v), at(v) + v.len()),
                 file: file.clone(),

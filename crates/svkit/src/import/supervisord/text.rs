@@ -43,6 +43,26 @@ impl Text {
     }
 }
 
+/// `s.trim_start()` (Unicode whitespace), without decoding a character
+/// where the first one left after ASCII whitespace is printable ASCII,
+/// as it nearly always is.
+pub(super) fn trim_start(s: &str) -> &str {
+    let t = s.trim_ascii_start();
+    match t.as_bytes().first() {
+        Some(b'!'..=b'~') | None => t,
+        Some(_) => t.trim_start(),
+    }
+}
+
+/// `s.trim_end()`, as [`trim_start`].
+pub(super) fn trim_end(s: &str) -> &str {
+    let t = s.trim_ascii_end();
+    match t.as_bytes().last() {
+        Some(b'!'..=b'~') | None => t,
+        Some(_) => t.trim_end(),
+    }
+}
+
 impl Deref for Text {
     type Target = str;
     fn deref(&self) -> &str {
@@ -77,5 +97,30 @@ impl fmt::Display for Text {
 impl fmt::Debug for Text {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trims_as_str_trims() {
+        for s in [
+            "",
+            " ",
+            "a",
+            " a b ",
+            "\t\x0b a \x0b\t",
+            "\u{3000}a\u{a0}",
+            " \r\n\x0c",
+            "\x01a\x01",
+            "é ",
+            " ~",
+            "\u{85}x\u{2029}",
+        ] {
+            assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
+            assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
+        }
     }
 }
