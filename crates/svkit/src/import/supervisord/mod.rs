@@ -171,20 +171,20 @@ pub(crate) fn import_located(
             notes: &mut notes,
         };
         for b in p.build()? {
-            if let Some(other) = taken.get(&b.name).map(|&i| &built[i]) {
+            if let Some(other) = taken.get(&b.slot.name).map(|&i| &built[i]) {
                 return Err(ImportError {
                     file: b.file.clone(),
                     line: Some(b.line),
                     what: format!(
                         "[{}] is slot `{}`, as the program at {}:{} is: rename one (process_name)",
                         s.name,
-                        b.name,
+                        b.slot.name,
                         crate::msg::path(&other.file),
                         other.line
                     ),
                 });
             }
-            taken.insert(b.name.clone(), built.len());
+            taken.insert(b.slot.name.clone(), built.len());
             built.push(b);
         }
         if !opts.priority_as_order {
@@ -231,7 +231,7 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
             continue;
         }
         let own = if shared {
-            format!("{d}/{}", b.name)
+            format!("{d}/{}", b.slot.name)
         } else {
             format!("{d}/{{instance}}")
         };
@@ -266,7 +266,7 @@ fn order(built: &mut [Built]) {
     levels.dedup();
     let mut at: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for b in built.iter().filter(|b| b.autostart) {
-        at.entry(b.priority).or_default().push(b.name.clone());
+        at.entry(b.priority).or_default().push(b.slot.name.clone());
     }
     for b in built.iter_mut() {
         let Some(below) = levels.iter().rev().find(|&&l| l < b.priority) else {

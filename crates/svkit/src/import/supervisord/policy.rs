@@ -213,7 +213,12 @@ fn push_int(s: &mut String, n: i64) {
 
 pub fn stop(p: &mut Program<'_>, slot: &mut Slot) -> Result<(), ImportError> {
     if let Some(v) = p.value("stopsignal") {
-        let sig = v.text.trim().to_ascii_uppercase();
+        let sig = v.text.trim();
+        // Most are written in capitals already: no copy for them.
+        let sig = match sig.bytes().any(|b| b.is_ascii_lowercase()) {
+            true => std::borrow::Cow::Owned(sig.to_ascii_uppercase()),
+            false => std::borrow::Cow::Borrowed(sig),
+        };
         let canon = names::check_signal(&sig)
             .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
         let mut bare = canon.as_str();

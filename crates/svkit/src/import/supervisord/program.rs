@@ -21,7 +21,6 @@ pub struct Global {
 /// One slot built, with what the passes after it need.
 pub struct Built {
     pub slot: Slot,
-    pub name: String,
     pub priority: i64,
     pub autostart: bool,
     pub file: PathBuf,
@@ -176,7 +175,7 @@ impl<'a> Program<'a> {
             return Ok(None);
         };
         let mut slot = Slot {
-            name: name.clone(),
+            name,
             ..Slot::default()
         };
         if let Mode::Template(spec, nums) = mode {
@@ -247,7 +246,6 @@ impl<'a> Program<'a> {
         let priority = self.int("priority", -1_000_000_000, 1_000_000_000, 999)?;
         Ok(Some(Built {
             slot,
-            name,
             priority,
             autostart,
             file: self.sec.file.to_path_buf(),
@@ -285,8 +283,9 @@ impl<'a> Program<'a> {
                 (Seg::Env(_), _) => {}
             }
         }
-        let trimmed = name.trim_start_matches(['.', '_', '-']).to_owned();
-        let mut name = trimmed;
+        if name.starts_with(['.', '_', '-']) {
+            name = name.trim_start_matches(['.', '_', '-']).to_owned();
+        }
         while name.as_bytes().windows(2).any(|w| w == b"..") {
             name = name.replace("..", ".");
         }
