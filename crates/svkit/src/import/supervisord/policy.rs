@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use super::program::{Mode, Program};
-use super::value::plain;
 use super::words::{self, AutoRestart};
 use crate::config::names;
 use crate::import::{ImportError, Log, Restart, Slot};
@@ -26,24 +25,24 @@ pub fn log(
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let Some(ps) = p.value_pieces(v, "stdout_logfile", numprocs, mode)? else {
+    let Some(path) = p.known_text(v, "stdout_logfile", numprocs, mode)? else {
         return Ok(None);
     };
-    let Some(path) = plain(ps) else {
+    let Some(path) = path else {
         p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
         return Ok(Some(None));
     };
-    if CONTAINER_OUTPUT.contains(&path.as_str()) {
+    if CONTAINER_OUTPUT.contains(&&*path) {
         return Ok(Some(None));
     }
-    let upper = path.to_ascii_uppercase();
-    let why = if CONTAINER_STDERR.contains(&path.as_str()) {
+    let is = |word: &str| path.eq_ignore_ascii_case(word);
+    let why = if CONTAINER_STDERR.contains(&&*path) {
         Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)")
-    } else if upper == "NONE" {
+    } else if is("NONE") {
         Some("NONE: svkit cannot discard output; it goes to docker logs (redirect it in the command to drop it)")
-    } else if upper == "AUTO" {
+    } else if is("AUTO") {
         Some("AUTO: no log dir; output goes to docker logs (add `log.dir` for files)")
-    } else if upper == "SYSLOG" {
+    } else if is("SYSLOG") {
         Some("syslog: output goes to docker logs")
     } else {
         None

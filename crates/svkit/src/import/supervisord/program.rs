@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use super::expand::{self, Seg, Spec, Val};
 use super::ini::{Section, Value};
 use super::keys;
-use super::value::plain;
 use super::words;
 use crate::config::names;
 use crate::import::{ImportError, Note, Slot};
@@ -216,10 +215,10 @@ impl<'a> Program<'a> {
         };
         slot.user = user;
         if let Some(v) = self.value("directory") {
-            let Some(p) = self.value_pieces(v, "directory", numprocs, mode)? else {
+            let Some(p) = self.known_text(v, "directory", numprocs, mode)? else {
                 return Ok(None);
             };
-            match plain(p) {
+            match p {
                 None => self.note(
                     v,
                     "directory",
@@ -260,6 +259,43 @@ impl<'a> Program<'a> {
         segs: &[Seg],
         mode: Mode<'_>,
     ) -> Result<Option<String>, ImportError> {
+        let (mut name, raw) = match segs {
+            // Most names: the program's, or one written without %.
+            [Seg::Lit(l)] => (name_part(l), std::borrow::Cow::Borrowed(l.as_str())),
+            _ => match self.joined(pn, segs, mode)? {
+                Some((name, raw)) => (name, std::borrow::Cow::Owned(raw)),
+                None => return Ok(None),
+            },
+        };
+        if name.starts_with(['.', '_', '-']) {
+            name = name.trim_start_matches(['.', '_', '-']).to_owned();
+        }
+        while name.as_bytes().windows(2).any(|w| w == b"..") {
+            name = name.replace("..", ".");
+        }
+        // The placeholder stands for an instance name to check: `{` first,
+        // a byte search, where a substring search costs a setup.
+        let expanded = if name.contains('{') {
+            std::borrow::Cow::Owned(name.replace(names::INSTANCE_VAR, "0"))
+        } else {
+            std::borrow::Cow::Borrowed(name.as_str())
+        };
+        names::check_slot_name(&expanded)
+            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
+        if name != raw {
+            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
+        }
+        Ok(Some(name))
+    }
+
+    /// A name of several segments: as a slot name's pieces, and as
+    /// written (`None`: as for [`Self::pieces`]).
+    fn joined(
+        &self,
+        pn: &Value,
+        segs: &[Seg],
+        mode: Mode<'_>,
+    ) -> Result<Option<(String, String)>, ImportError> {
         let mut name = String::new();
         let mut raw = String::new();
         for s in segs {
@@ -283,25 +319,7 @@ impl<'a> Program<'a> {
                 (Seg::Env(_), _) => {}
             }
         }
-        if name.starts_with(['.', '_', '-']) {
-            name = name.trim_start_matches(['.', '_', '-']).to_owned();
-        }
-        while name.as_bytes().windows(2).any(|w| w == b"..") {
-            name = name.replace("..", ".");
-        }
-        // The placeholder stands for an instance name to check: `{` first,
-        // a byte search, where a substring search costs a setup.
-        let expanded = if name.contains('{') {
-            std::borrow::Cow::Owned(name.replace(names::INSTANCE_VAR, "0"))
-        } else {
-            std::borrow::Cow::Borrowed(name.as_str())
-        };
-        names::check_slot_name(&expanded)
-            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
-        if name != raw {
-            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
-        }
-        Ok(Some(name))
+        Ok(Some((name, raw)))
     }
 }
 
