@@ -323,16 +323,18 @@ impl<'a> Program<'a> {
     }
 }
 
-/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
+/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`. As
+/// long as `s` at most (a character becomes one byte): room for all of it
+/// from the start, where growing from a guess cost two more allocations.
 fn name_part(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    out.extend(s.chars().map(|c| {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '-'
+        }
+    }));
+    out
 }
