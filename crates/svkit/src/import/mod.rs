@@ -10,6 +10,7 @@
 mod check;
 mod common;
 mod detect;
+mod hash;
 pub mod procfile;
 mod render;
 pub mod report;

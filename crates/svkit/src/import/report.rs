@@ -3,10 +3,10 @@
 //! each program has) is one line, at its first place, naming the other
 //! lines: a thousand copies of one sentence hide the few that differ.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::hash::Map;
 use super::Note;
 
 /// Lines named in full after a grouped note's first; the rest are counted.
@@ -18,7 +18,8 @@ const NAMED: usize = 8;
 pub fn lines(notes: &[Note]) -> Vec<String> {
     // Each distinct note, with the other lines it was written at.
     let mut groups: Vec<(&Note, Vec<u32>)> = Vec::new();
-    let mut at: HashMap<(&Path, &str, &str), usize> = HashMap::with_capacity(notes.len());
+    let mut at: Map<(&Path, &str, &str), usize> =
+        Map::with_capacity_and_hasher(notes.len(), Default::default());
     for n in notes {
         let Some(line) = n.line else {
             groups.push((n, Vec::new()));

@@ -12,94 +12,13 @@
 //! - CRLF and a missing final newline read as LF and a final newline.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::ops::Deref;
 use std::path::Path;
 use std::rc::Rc;
 
-/// A key or value as written: a slice of its file's text, shared, or
-/// text of its own where reading changed it (a lowercased key, a value
-/// joined from several lines). A config holds thousands: a copy of each
-/// cost more than reading them.
-#[derive(Clone)]
-pub struct Text(Repr);
-
-#[derive(Clone)]
-enum Repr {
-    Slice(Rc<String>, u32, u32),
-    Own(String),
-}
-
-impl Text {
-    /// `text[start..end]`, shared.
-    fn slice(text: &Rc<String>, start: usize, end: usize) -> Text {
-        match (u32::try_from(start), u32::try_from(end)) {
-            (Ok(s), Ok(e)) => Text(Repr::Slice(text.clone(), s, e)),
-            _ => Text(Repr::Own(text[start..end].to_owned())),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match &self.0 {
-            Repr::Slice(t, s, e) => t.get(*s as usize..*e as usize).unwrap_or_default(),
-            Repr::Own(s) => s,
-        }
-    }
-
-    /// `more` after the text (which becomes text of its own).
-    fn push(&mut self, more: &str) {
-        match &mut self.0 {
-            Repr::Own(s) => s.push_str(more),
-            Repr::Slice(..) => self.0 = Repr::Own([self.as_str(), more].concat()),
-        }
-    }
-
-    /// Drops trailing whitespace.
-    fn trim_end(&mut self) {
-        let keep = self.as_str().trim_end().len();
-        match &mut self.0 {
-            Repr::Slice(_, s, e) => *e = *s + keep as u32,
-            Repr::Own(t) => t.truncate(keep),
-        }
-    }
-}
-
-impl Deref for Text {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl From<&str> for Text {
-    fn from(s: &str) -> Text {
-        Text(Repr::Own(s.to_owned()))
-    }
-}
-
-impl PartialEq<str> for Text {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Text {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl fmt::Display for Text {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl fmt::Debug for Text {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
+use super::keys;
+pub use super::text::Text;
+use super::text::{trim_end, trim_start};
+use crate::import::hash::Map;
 
 /// A key, lowercased: the name the importer knows it by (most keys), or
 /// its own copy.
@@ -112,10 +31,11 @@ pub struct Value {
     /// Shared by every value and section of one file.
     pub file: Rc<Path>,
     pub line: u32,
-    /// Lines of earlier values of the same key in the same section, which
-    /// this one replaced (as supervisord does: the last one wins).
-    pub replaced: Vec<(Rc<Path>, u32)>,
 }
+
+/// In [`Section::at`]: a known key whose place is past what a `u8` holds
+/// (after hundreds of others), found by name instead.
+const FAR: u8 = u8::MAX;
 
 /// One `[section]`, its keys in the order first written.
 #[derive(Clone, Debug)]
@@ -124,11 +44,63 @@ pub struct Section {
     pub file: Rc<Path>,
     pub line: u32,
     pub keys: Vec<(Key, Value)>,
+    /// Values that a later value of the same key replaced (as supervisord
+    /// does: the last one wins), in the order replaced: the key's place in
+    /// `keys`, and where the earlier value was written.
+    pub replaced: Vec<(usize, Rc<Path>, u32)>,
+    /// For each key the importer knows ([`keys::id`]), its place in `keys`
+    /// plus one (0: not written): every program looks up each of them,
+    /// and a search by name cost more than all the rest of a lookup.
+    at: [u8; keys::COUNT],
 }
 
 impl Section {
+    fn new(name: String, file: Rc<Path>, line: u32) -> Section {
+        Section {
+            name,
+            file,
+            line,
+            // Room for the keys a program usually has (trimmed to what
+            // the section holds when it ends).
+            keys: Vec::with_capacity(16),
+            replaced: Vec::new(),
+            at: [0; keys::COUNT],
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.keys.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+        self.lookup(key, keys::id(key))
+    }
+
+    /// [`Self::get`] for a key whose [`keys::id`] the caller has.
+    #[inline]
+    pub fn lookup(&self, key: &str, id: Option<usize>) -> Option<&Value> {
+        self.place(key, id).map(|k| &self.keys[k].1)
+    }
+
+    #[inline]
+    fn place(&self, key: &str, id: Option<usize>) -> Option<usize> {
+        match id.map(|i| self.at[i]) {
+            Some(0) => None,
+            Some(FAR) | None => self.keys.iter().position(|(k, _)| *k == key),
+            Some(p) => Some(usize::from(p) - 1),
+        }
+    }
+
+    /// Writes `key` (whose [`keys::id`] is `id`): a new key, or a new value
+    /// of one written before. Its place in `keys`.
+    fn set(&mut self, key: Key, id: Option<usize>, value: Value) -> usize {
+        if let Some(k) = self.place(&key, id) {
+            let old = std::mem::replace(&mut self.keys[k].1, value);
+            self.replaced.push((k, old.file, old.line));
+            return k;
+        }
+        let k = self.keys.len();
+        if let Some(i) = id {
+            self.at[i] = u8::try_from(k + 1).unwrap_or(FAR);
+        }
+        self.keys.push((key, value));
+        k
     }
 }
 
@@ -141,15 +113,26 @@ pub struct IniError {
 
 /// Sections in the order first seen; merged across calls (an included
 /// file adds to or overrides the sections read before it).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Ini {
     pub sections: Vec<Section>,
     /// `[DEFAULT]`: every section's fallback.
-    pub defaults: Vec<(Key, Value)>,
+    pub defaults: Section,
     /// Where each section is in `sections`.
-    index: std::collections::HashMap<String, usize>,
+    index: Map<String, usize>,
 }
 
+impl Default for Ini {
+    fn default() -> Ini {
+        Ini {
+            sections: Vec::new(),
+            defaults: Section::new("DEFAULT".into(), Rc::from(Path::new("")), 0),
+            index: Map::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
 enum Cursor {
     None,
     Section(usize),
@@ -174,46 +157,58 @@ impl Ini {
         // Where a slice of `text` starts in it.
         let base = text.as_ptr() as usize;
         let at = |s: &str| s.as_ptr() as usize - base;
-        for (i, raw) in text.split('\n').enumerate() {
-            let lineno = u32::try_from(i + 1).unwrap_or(u32::MAX);
-            let line = raw.strip_suffix('\r').unwrap_or(raw);
-            let cut = comment_start(line);
-            let value = line[..cut.unwrap_or(line.len())].trim();
-            if value.is_empty() {
-                // A blank line inside a value is kept (trimmed at its end
-                // later), unless the line held a comment.
-                if cut.is_none() && opt.is_some() {
+        let bytes = text.as_bytes();
+        let mut next = 0;
+        let mut lineno: u32 = 0;
+        while next <= bytes.len() {
+            let start = next;
+            let (end, sep, cut) = line_at(text, start);
+            next = end + 1;
+            lineno = lineno.saturating_add(1);
+            let end = match bytes.get(end.wrapping_sub(1)) {
+                Some(b'\r') if end > start => end - 1,
+                _ => end,
+            };
+            let line = &text[start..end];
+            let body = trim_start(line);
+            let Some(&first) = body.as_bytes().first() else {
+                // A blank line inside a value is kept (if another line of
+                // the value follows).
+                if opt.is_some() {
                     blank += 1;
                 }
                 continue;
+            };
+            if first == b';' || first == b'#' {
+                continue;
             }
-            let cur_indent = line.len() - line.trim_start().len();
+            // Not empty: `body` starts with a character that is not blank
+            // (and a comment starts after it).
+            let body_at = end - body.len();
+            let value = trim_end(&text[body_at..cut.unwrap_or(end)]);
+            let sep = sep.and_then(|s| s.checked_sub(body_at));
+            let cur_indent = line.len() - body.len();
             if opt.is_some() && !matches!(cur, Cursor::None) && cur_indent > indent_level {
                 if let Some(k) = opt {
-                    let v = &mut self.list(&cur)[k].1.text;
+                    let v = &mut self.sec(cur).keys[k].1.text;
                     (0..=blank).for_each(|_| v.push("\n"));
                     v.push(value);
                 }
                 blank = 0;
                 continue;
             }
-            self.finish(&cur, opt);
             blank = 0;
             indent_level = cur_indent;
             if let Some(header) = section_header(value) {
+                self.close(cur);
                 cur = if header == "DEFAULT" {
                     Cursor::Defaults
                 } else if let Some(&ix) = self.index.get(header) {
                     Cursor::Section(ix)
                 } else {
                     self.index.insert(header.to_owned(), self.sections.len());
-                    self.sections.push(Section {
-                        name: header.to_owned(),
-                        file: file.clone(),
-                        line: lineno,
-                        // Room for the keys a program usually has.
-                        keys: Vec::with_capacity(16),
-                    });
+                    self.sections
+                        .push(Section::new(header.to_owned(), file.clone(), lineno));
                     Cursor::Section(self.sections.len() - 1)
                 };
                 opt = None;
@@ -225,7 +220,7 @@ impl Ini {
                     what: "a key before any [section] header (supervisord refuses the file)".into(),
                 });
             }
-            let Some(sep) = value.bytes().position(|b| b == b'=' || b == b':') else {
+            let Some(sep) = sep.filter(|&s| s < value.len()) else {
                 return Err(IniError {
                     line: lineno,
                     what: format!(
@@ -233,66 +228,89 @@ impl Ini {
                     ),
                 });
             };
-            let key = value[..sep].trim_end();
+            let key = trim_end(&value[..sep]);
             if key.is_empty() {
                 return Err(IniError {
                     line: lineno,
                     what: "a value without a key (supervisord refuses the file)".into(),
                 });
             }
-            let key = match super::keys::interned(key) {
-                Some(k) => Key::Borrowed(k),
-                None => Key::Owned(key.to_lowercase()),
+            let (key, id) = match keys::id(key) {
+                Some(i) => (Key::Borrowed(keys::NAMES[i]), Some(i)),
+                None => {
+                    let low = key.to_lowercase();
+                    match keys::id(&low) {
+                        Some(i) => (Key::Borrowed(keys::NAMES[i]), Some(i)),
+                        None => (Key::Owned(low), None),
+                    }
+                }
             };
-            let v = value[sep + 1..].trim();
-            let list = self.list(&cur);
+            let v = trim_start(trim_end(&value[sep + 1..]));
             let fresh = Value {
                 text: Text::slice(text, at(v), at(v) + v.len()),
                 file: file.clone(),
                 line: lineno,
-                replaced: Vec::new(),
             };
-            if let Some(k) = list.iter().position(|(n, _)| *n == key) {
-                let old = std::mem::replace(&mut list[k].1, fresh);
-                let mut replaced = old.replaced;
-                replaced.push((old.file, old.line));
-                list[k].1.replaced = replaced;
-                opt = Some(k);
-            } else {
-                list.push((key, fresh));
-                opt = Some(list.len() - 1);
-            }
+            opt = Some(self.sec(cur).set(key, id, fresh));
         }
-        self.finish(&cur, opt);
+        self.close(cur);
         Ok(())
     }
 
-    fn list(&mut self, cur: &Cursor) -> &mut Vec<(Key, Value)> {
+    fn sec(&mut self, cur: Cursor) -> &mut Section {
         match cur {
-            Cursor::Section(ix) => &mut self.sections[*ix].keys,
+            Cursor::Section(ix) => &mut self.sections[ix],
             // Only called with a cursor set: a key needs a section.
             Cursor::Defaults | Cursor::None => &mut self.defaults,
         }
     }
 
-    /// A value is complete: drop the blank lines it gathered at its end.
-    fn finish(&mut self, cur: &Cursor, opt: Option<usize>) {
-        if let (Some(k), false) = (opt, matches!(cur, Cursor::None)) {
-            self.list(cur)[k].1.text.trim_end();
+    /// A section's lines end (for now: a later file may add to it): its
+    /// keys keep no spare room, which the next allocations take instead.
+    fn close(&mut self, cur: Cursor) {
+        if let Cursor::Section(ix) = cur {
+            self.sections[ix].keys.shrink_to_fit();
         }
     }
 }
 
-/// Where a comment starts on `line`, if anywhere: a whole-line comment at
-/// 0, else the first `;` or `#` at the line's start or after whitespace.
-fn comment_start(line: &str) -> Option<usize> {
-    let t = line.trim_start();
-    if t.starts_with(';') || t.starts_with('#') {
-        return Some(0);
+/// The bytes [`line_at`] stops at.
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'\n' as usize] = true;
+    t[b';' as usize] = true;
+    t[b'#' as usize] = true;
+    t[b'=' as usize] = true;
+    t[b':' as usize] = true;
+    t
+};
+
+/// The line of `text` that starts at `start`, in one pass over its bytes:
+/// where it ends (its `\n`, else the text's end), its first `=` or `:`
+/// before a comment, and where a comment starts: the first `;` or `#` at
+/// the line's start or after whitespace.
+fn line_at(text: &str, start: usize) -> (usize, Option<usize>, Option<usize>) {
+    let b = text.as_bytes();
+    let mut sep = None;
+    let mut i = start;
+    loop {
+        while i < b.len() && !SPECIAL[usize::from(b[i])] {
+            i += 1;
+        }
+        let Some(&c) = b.get(i) else {
+            return (b.len(), sep, None);
+        };
+        match c {
+            b'\n' => return (i, sep, None),
+            b';' | b'#' if i == start || b[i - 1].is_ascii_whitespace() => {
+                let end = text[i..].find('\n').map_or(b.len(), |n| i + n);
+                return (end, sep, Some(i));
+            }
+            b'=' | b':' if sep.is_none() => sep = Some(i),
+            _ => {}
+        }
+        i += 1;
     }
-    let b = line.as_bytes();
-    (0..b.len())
-        .find(|&i| (b[i] == b';' || b[i] == b'#') && (i == 0 || b[i - 1].is_ascii_whitespace()))
 }
 
 /// `[name]` (greedy up to the last `]`, text after it ignored, as
@@ -301,4 +319,74 @@ fn section_header(value: &str) -> Option<&str> {
     let rest = value.strip_prefix('[')?;
     let end = rest.rfind(']')?;
     (end > 0).then(|| &rest[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn read(text: &str) -> Result<Ini, IniError> {
+        let mut ini = Ini::default();
+        ini.read(Path::new("t.conf"), &Rc::new(text.to_owned()))?;
+        Ok(ini)
+    }
+
+    fn get<'a>(ini: &'a Ini, section: &str, key: &str) -> Option<&'a str> {
+        ini.section(section)?.get(key).map(|v| v.text.as_str())
+    }
+
+    #[test]
+    fn lines_as_supervisord_reads_them() {
+        let ini = read(concat!(
+            "; a comment\r\n",
+            "[program:a]\r\n",
+            "command = run -x;not-a-comment \t; a comment\r\n",
+            "  # only a comment\n",
+            "Directory: /srv ; a=b\n",
+            "environment=A=1,\n",
+            "\n",
+            "   B=2 ; c\n",
+            "\u{3000}C=3\n",
+            "\n",
+            "url = http://x:80/#frag\n",
+            "#=x\n",
+            "[x] after\n",
+            "k=v",
+        ))
+        .unwrap();
+        assert_eq!(
+            get(&ini, "program:a", "command"),
+            Some("run -x;not-a-comment")
+        );
+        assert_eq!(get(&ini, "program:a", "directory"), Some("/srv"));
+        assert_eq!(
+            get(&ini, "program:a", "environment"),
+            Some("A=1,\n\nB=2\nC=3")
+        );
+        assert_eq!(get(&ini, "program:a", "url"), Some("http://x:80/#frag"));
+        assert_eq!(get(&ini, "x", "k"), Some("v"));
+        let at = |s: &str, k: &str| ini.section(s).unwrap().get(k).unwrap().line;
+        assert_eq!((at("program:a", "url"), at("x", "k")), (11, 14));
+        let e = read("[a]\nx ;= y\n").err().unwrap();
+        assert_eq!((e.line, e.what.starts_with("`x` is neither")), (2, true));
+        assert_eq!(read("[a]\n = y\n").err().unwrap().line, 2);
+    }
+
+    #[test]
+    fn a_known_key_far_down_a_section_is_found_and_replaced() {
+        let mut text = String::from("[program:a]\n");
+        for i in 0..300 {
+            text.push_str(&format!("k{i}=v\n"));
+        }
+        text.push_str("command=first\nCOMMAND = second\n");
+        let ini = read(&text).unwrap();
+        let s = ini.section("program:a").unwrap();
+        assert_eq!(
+            (s.keys.len(), get(&ini, "program:a", "command")),
+            (301, Some("second"))
+        );
+        let replaced: Vec<_> = s.replaced.iter().map(|(k, _, l)| (*k, *l)).collect();
+        assert_eq!(replaced, [(300, 302)]);
+    }
 }

@@ -45,18 +45,65 @@ pub const DROPPED: &[(&str, &str)] = &[
     ("stderr_syslog", "svkit logs to its log dir and docker logs, not syslog"),
 ];
 
-/// The name of a key this importer knows, when `k` is one (as written,
-/// lowercase): shared, not copied for each time it is written.
-pub fn interned(k: &str) -> Option<&'static str> {
-    let dropped = DROPPED.iter().map(|(d, _)| *d);
-    KNOWN.iter().copied().chain(dropped).find(|n| *n == k)
+/// How many keys [`id`] numbers: [`KNOWN`]'s, then [`DROPPED`]'s.
+pub const COUNT: usize = KNOWN.len() + DROPPED.len();
+
+/// The key each [`id`] stands for.
+pub const NAMES: [&str; COUNT] = {
+    let mut out = [""; COUNT];
+    let mut i = 0;
+    while i < COUNT {
+        out[i] = if i < KNOWN.len() {
+            KNOWN[i]
+        } else {
+            DROPPED[i - KNOWN.len()].0
+        };
+        i += 1;
+    }
+    out
+};
+
+/// Where a name of 4 bytes or more lands in [`PLACES`].
+const fn place(b: &[u8]) -> usize {
+    (b.len() + 3 * b[3] as usize + 16 * b[b.len() / 2] as usize) % 128
+}
+
+const NO_ID: u8 = u8::MAX;
+
+/// Each name's id at the place its bytes lead to: one comparison of
+/// strings finds a key, where a search of the list cost dozens for every
+/// key of every program. Built when compiling: a name that lands where
+/// another did (or that is shorter than 4 bytes) fails the build, and
+/// `place` needs other multipliers.
+const PLACES: [u8; 128] = {
+    let mut t = [NO_ID; 128];
+    let mut i = 0;
+    while i < COUNT {
+        let p = place(NAMES[i].as_bytes());
+        assert!(t[p] == NO_ID, "two key names at one place");
+        t[p] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The number of a key this importer knows (as written, lowercase): its
+/// place in [`NAMES`].
+#[inline]
+pub fn id(k: &str) -> Option<usize> {
+    let b = k.as_bytes();
+    if b.len() < 4 {
+        return None;
+    }
+    let i = usize::from(PLACES[place(b)]);
+    (NAMES.get(i) == Some(&k)).then_some(i)
 }
 
 impl Program<'_> {
     pub(super) fn report_keys(&mut self) {
         let sec = self.sec;
-        for (k, v) in &sec.keys {
-            for (file, line) in &v.replaced {
+        for (i, (k, v)) in sec.keys.iter().enumerate() {
+            for (_, file, line) in sec.replaced.iter().filter(|(at, ..)| *at == i) {
                 self.notes.push(Note {
                     file: file.to_path_buf(),
                     line: Some(*line),
@@ -68,10 +115,11 @@ impl Program<'_> {
                     ),
                 });
             }
-            if KNOWN.contains(&k.as_ref()) {
+            let id = id(k);
+            if id.is_some_and(|i| i < KNOWN.len()) {
                 continue;
             }
-            match DROPPED.iter().find(|(d, _)| *k == *d) {
+            match id.and_then(|i| DROPPED.get(i - KNOWN.len())) {
                 Some((_, why)) => {
                     let off = matches!(
                         k.as_ref(),
@@ -92,6 +140,28 @@ impl Program<'_> {
                     "not carried over: not a key supervisord knows (it ignores it too)",
                 ),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_name_has_its_own_id() {
+        for (i, n) in NAMES.iter().enumerate() {
+            assert_eq!(id(n), Some(i), "{n}");
+        }
+        for other in [
+            "",
+            "x",
+            "cmd",
+            "Command",
+            "commands",
+            "stdout_logfile_maxbyte",
+        ] {
+            assert_eq!(id(other), None, "{other}");
         }
     }
 }

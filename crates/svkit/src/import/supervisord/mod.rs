@@ -17,12 +17,14 @@ mod shlex;
 mod tests;
 #[cfg(test)]
 mod tests_input;
+mod text;
 mod value;
 mod words;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::hash::Map;
 use super::{Condition, ImportError, Imported, Note, Options, Pairs};
 use crate::config::names;
 use ini::Section;
@@ -120,7 +122,7 @@ pub(crate) fn import_located(
         files,
     } = read::read(path)?;
     // Looked up for every program, never walked in order: hashed.
-    let mut groups: HashMap<String, String> = HashMap::new();
+    let mut groups: Map<String, String> = Map::default();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {
             let progs: Vec<String> = s
@@ -145,7 +147,8 @@ pub(crate) fn import_located(
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
-    let mut taken: HashMap<String, usize> = HashMap::with_capacity(ini.sections.len());
+    let mut taken: Map<String, usize> =
+        Map::with_capacity_and_hasher(ini.sections.len(), Default::default());
     for s in &ini.sections {
         let Some(prog) = s.name.strip_prefix("program:") else {
             if !matches!(s.name.as_str(), "supervisord" | "include")
@@ -168,20 +171,20 @@ pub(crate) fn import_located(
             notes: &mut notes,
         };
         for b in p.build()? {
-            if let Some(other) = taken.get(&b.name).map(|&i| &built[i]) {
+            if let Some(other) = taken.get(&b.slot.name).map(|&i| &built[i]) {
                 return Err(ImportError {
                     file: b.file.clone(),
                     line: Some(b.line),
                     what: format!(
                         "[{}] is slot `{}`, as the program at {}:{} is: rename one (process_name)",
                         s.name,
-                        b.name,
+                        b.slot.name,
                         crate::msg::path(&other.file),
                         other.line
                     ),
                 });
             }
-            taken.insert(b.name.clone(), built.len());
+            taken.insert(b.slot.name.clone(), built.len());
             built.push(b);
         }
         if !opts.priority_as_order {
@@ -214,7 +217,7 @@ pub(crate) fn import_located(
 /// each.
 fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
     let dir = |b: &Built| b.slot.log.as_ref().map(|l| l.dir.clone());
-    let mut count: HashMap<String, usize> = HashMap::new();
+    let mut count: Map<String, usize> = Map::default();
     for b in built.iter() {
         if let Some(d) = dir(b) {
             *count.entry(d).or_default() += 1;
@@ -228,7 +231,7 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
             continue;
         }
         let own = if shared {
-            format!("{d}/{}", b.name)
+            format!("{d}/{}", b.slot.name)
         } else {
             format!("{d}/{{instance}}")
         };
@@ -263,7 +266,7 @@ fn order(built: &mut [Built]) {
     levels.dedup();
     let mut at: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for b in built.iter().filter(|b| b.autostart) {
-        at.entry(b.priority).or_default().push(b.name.clone());
+        at.entry(b.priority).or_default().push(b.slot.name.clone());
     }
     for b in built.iter_mut() {
         let Some(below) = levels.iter().rev().find(|&&l| l < b.priority) else {

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use super::program::{Mode, Program};
-use super::value::plain;
 use super::words::{self, AutoRestart};
 use crate::config::names;
 use crate::import::{ImportError, Log, Restart, Slot};
@@ -26,24 +25,24 @@ pub fn log(
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let Some(ps) = p.value_pieces(v, "stdout_logfile", numprocs, mode)? else {
+    let Some(path) = p.known_text(v, "stdout_logfile", numprocs, mode)? else {
         return Ok(None);
     };
-    let Some(path) = plain(ps) else {
+    let Some(path) = path else {
         p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
         return Ok(Some(None));
     };
-    if CONTAINER_OUTPUT.contains(&path.as_str()) {
+    if CONTAINER_OUTPUT.contains(&&*path) {
         return Ok(Some(None));
     }
-    let upper = path.to_ascii_uppercase();
-    let why = if CONTAINER_STDERR.contains(&path.as_str()) {
+    let is = |word: &str| path.eq_ignore_ascii_case(word);
+    let why = if CONTAINER_STDERR.contains(&&*path) {
         Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)")
-    } else if upper == "NONE" {
+    } else if is("NONE") {
         Some("NONE: svkit cannot discard output; it goes to docker logs (redirect it in the command to drop it)")
-    } else if upper == "AUTO" {
+    } else if is("AUTO") {
         Some("AUTO: no log dir; output goes to docker logs (add `log.dir` for files)")
-    } else if upper == "SYSLOG" {
+    } else if is("SYSLOG") {
         Some("syslog: output goes to docker logs")
     } else {
         None
@@ -165,7 +164,7 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Slot) -> Result<(), ImportError> 
     if ar != AutoRestart::Never {
         for key in ["startsecs", "startretries"] {
             if let Some(v) = p.value(key) {
-                p.note(v, key, format!("startsecs {startsecs}, startretries {startretries}: max_deaths {deaths} within_s {within}; svkit counts every death in that window, not only deaths before startsecs (docs/import.md)"));
+                p.note(v, key, window_why(startsecs, startretries, deaths, within));
             }
         }
     }
@@ -173,17 +172,84 @@ pub fn restart(p: &mut Program<'_>, slot: &mut Slot) -> Result<(), ImportError> 
     Ok(())
 }
 
+/// The note on the death window: said for most programs, so written
+/// piece by piece (a `format!` of it cost five times as much).
+fn window_why(startsecs: i64, startretries: i64, deaths: i64, within: i64) -> String {
+    const TAIL: &str = "; svkit counts every death in that window, not only deaths before startsecs (docs/import.md)";
+    let mut s = String::with_capacity(TAIL.len() + 96);
+    for (label, n) in [
+        ("startsecs ", startsecs),
+        (", startretries ", startretries),
+        (": max_deaths ", deaths),
+        (" within_s ", within),
+    ] {
+        s.push_str(label);
+        push_int(&mut s, n);
+    }
+    s.push_str(TAIL);
+    s
+}
+
+/// `n` in decimal after `s`.
+fn push_int(s: &mut String, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut m = n.unsigned_abs();
+    loop {
+        at -= 1;
+        // A digit: m % 10 < 10.
+        digits[at] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        s.push('-');
+    }
+    s.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
 pub fn stop(p: &mut Program<'_>, slot: &mut Slot) -> Result<(), ImportError> {
     if let Some(v) = p.value("stopsignal") {
-        let sig = v.text.trim().to_ascii_uppercase();
+        let sig = v.text.trim();
+        // Most are written in capitals already: no copy for them.
+        let sig = match sig.bytes().any(|b| b.is_ascii_lowercase()) {
+            true => std::borrow::Cow::Owned(sig.to_ascii_uppercase()),
+            false => std::borrow::Cow::Borrowed(sig),
+        };
         let canon = names::check_signal(&sig)
             .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
-        let bare = canon.trim_start_matches("SIG").to_owned();
+        let mut bare = canon.as_str();
+        while let Some(rest) = bare.strip_prefix("SIG") {
+            bare = rest;
+        }
         if bare != "TERM" {
-            slot.down_signal = Some(bare);
+            slot.down_signal = Some(bare.to_owned());
         }
     }
     let secs = p.int("stopwaitsecs", 0, 86_400, 10)?;
     slot.stop_timeout_ms = Some(u32::try_from(secs * 1000).unwrap_or(u32::MAX));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_note_says_each_number_in_its_place() {
+        assert_eq!(
+            window_why(5, 3, 4, 60),
+            "startsecs 5, startretries 3: max_deaths 4 within_s 60; svkit counts every death \
+             in that window, not only deaths before startsecs (docs/import.md)"
+        );
+        assert!(window_why(86_400, 1_000_000, 4096, 86_400)
+            .starts_with("startsecs 86400, startretries 1000000: max_deaths 4096 within_s 86400;"));
+        for n in [0, 7, 10, -3, i64::MAX, i64::MIN] {
+            let mut s = String::from("x");
+            push_int(&mut s, n);
+            assert_eq!(s, format!("x{n}"));
+        }
+    }
 }

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::expand::{self, Seg, Spec, Val};
-use super::ini::{Key, Section, Value};
-use super::value::plain;
+use super::ini::{Section, Value};
+use super::keys;
 use super::words;
 use crate::config::names;
 use crate::import::{ImportError, Note, Slot};
@@ -20,7 +20,6 @@ pub struct Global {
 /// One slot built, with what the passes after it need.
 pub struct Built {
     pub slot: Slot,
-    pub name: String,
     pub priority: i64,
     pub autostart: bool,
     pub file: PathBuf,
@@ -48,7 +47,7 @@ pub enum Piece {
 
 pub struct Program<'a> {
     pub sec: &'a Section,
-    pub defaults: &'a [(Key, Value)],
+    pub defaults: &'a Section,
     pub global: &'a Global,
     pub group: &'a str,
     pub notes: &'a mut Vec<Note>,
@@ -71,10 +70,11 @@ impl<'a> Program<'a> {
     }
 
     /// A key of the program, else of `[DEFAULT]`.
+    #[inline]
     pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
         let (sec, defaults) = (self.sec, self.defaults);
-        sec.get(key)
-            .or_else(|| defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+        let id = keys::id(key);
+        sec.lookup(key, id).or_else(|| defaults.lookup(key, id))
     }
 
     pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
@@ -121,10 +121,20 @@ impl<'a> Program<'a> {
             text: "%(program_name)s".into(),
             file: self.sec.file.clone(),
             line: self.sec.line,
-            replaced: Vec::new(),
         };
-        let pn = self.value("process_name").unwrap_or(&default_name);
-        let name_segs = self.segs(pn, "process_name", numprocs)?;
+        let written = self.value("process_name");
+        let pn = written.unwrap_or(&default_name);
+        let name_segs = match written {
+            Some(_) => self.segs(pn, "process_name", numprocs)?,
+            // `%(program_name)s` expanded, without reading it.
+            None => {
+                let name = self.program_name();
+                (!name.is_empty())
+                    .then(|| Seg::Lit(name.to_owned()))
+                    .into_iter()
+                    .collect()
+            }
+        };
         if expand::env_vars(&name_segs).next().is_some() {
             return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
         }
@@ -164,7 +174,7 @@ impl<'a> Program<'a> {
             return Ok(None);
         };
         let mut slot = Slot {
-            name: name.clone(),
+            name,
             ..Slot::default()
         };
         if let Mode::Template(spec, nums) = mode {
@@ -205,10 +215,10 @@ impl<'a> Program<'a> {
         };
         slot.user = user;
         if let Some(v) = self.value("directory") {
-            let Some(p) = self.value_pieces(v, "directory", numprocs, mode)? else {
+            let Some(p) = self.known_text(v, "directory", numprocs, mode)? else {
                 return Ok(None);
             };
-            match plain(p) {
+            match p {
                 None => self.note(
                     v,
                     "directory",
@@ -235,7 +245,6 @@ impl<'a> Program<'a> {
         let priority = self.int("priority", -1_000_000_000, 1_000_000_000, 999)?;
         Ok(Some(Built {
             slot,
-            name,
             priority,
             autostart,
             file: self.sec.file.to_path_buf(),
@@ -250,6 +259,43 @@ impl<'a> Program<'a> {
         segs: &[Seg],
         mode: Mode<'_>,
     ) -> Result<Option<String>, ImportError> {
+        let (mut name, raw) = match segs {
+            // Most names: the program's, or one written without %.
+            [Seg::Lit(l)] => (name_part(l), std::borrow::Cow::Borrowed(l.as_str())),
+            _ => match self.joined(pn, segs, mode)? {
+                Some((name, raw)) => (name, std::borrow::Cow::Owned(raw)),
+                None => return Ok(None),
+            },
+        };
+        if name.starts_with(['.', '_', '-']) {
+            name = name.trim_start_matches(['.', '_', '-']).to_owned();
+        }
+        while name.as_bytes().windows(2).any(|w| w == b"..") {
+            name = name.replace("..", ".");
+        }
+        // The placeholder stands for an instance name to check: `{` first,
+        // a byte search, where a substring search costs a setup.
+        let expanded = if name.contains('{') {
+            std::borrow::Cow::Owned(name.replace(names::INSTANCE_VAR, "0"))
+        } else {
+            std::borrow::Cow::Borrowed(name.as_str())
+        };
+        names::check_slot_name(&expanded)
+            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
+        if name != raw {
+            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
+        }
+        Ok(Some(name))
+    }
+
+    /// A name of several segments: as a slot name's pieces, and as
+    /// written (`None`: as for [`Self::pieces`]).
+    fn joined(
+        &self,
+        pn: &Value,
+        segs: &[Seg],
+        mode: Mode<'_>,
+    ) -> Result<Option<(String, String)>, ImportError> {
         let mut name = String::new();
         let mut raw = String::new();
         for s in segs {
@@ -273,37 +319,22 @@ impl<'a> Program<'a> {
                 (Seg::Env(_), _) => {}
             }
         }
-        let trimmed = name.trim_start_matches(['.', '_', '-']).to_owned();
-        let mut name = trimmed;
-        while name.as_bytes().windows(2).any(|w| w == b"..") {
-            name = name.replace("..", ".");
-        }
-        // The placeholder stands for an instance name to check: `{` first,
-        // a byte search, where a substring search costs a setup.
-        let expanded = if name.contains('{') {
-            std::borrow::Cow::Owned(name.replace(names::INSTANCE_VAR, "0"))
-        } else {
-            std::borrow::Cow::Borrowed(name.as_str())
-        };
-        names::check_slot_name(&expanded)
-            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
-        if name != raw {
-            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
-        }
-        Ok(Some(name))
+        Ok(Some((name, raw)))
     }
 }
 
-/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
+/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`. As
+/// long as `s` at most (a character becomes one byte): room for all of it
+/// from the start, where growing from a guess cost two more allocations.
 fn name_part(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    out.extend(s.chars().map(|c| {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '-'
+        }
+    }));
+    out
 }

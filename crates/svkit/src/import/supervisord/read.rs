@@ -58,7 +58,11 @@ pub fn source_text(path: &Path, from: Option<(&Path, u32)>) -> Result<String, Im
     if !meta.is_file() {
         return Err(err(efile, eline, named("not a regular file".into())));
     }
-    let mut bytes = Vec::new();
+    // Room for the whole file at once (its size said now, a byte more to
+    // see it grew): read into a growing buffer, a big file was copied at
+    // each doubling.
+    let room = meta.len().min(MAX_SOURCE_BYTES) + 1;
+    let mut bytes = Vec::with_capacity(usize::try_from(room).unwrap_or(0));
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes))
         .map_err(|e| {

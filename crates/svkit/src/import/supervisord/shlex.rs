@@ -7,11 +7,7 @@
 pub fn split(text: &str) -> Result<Vec<String>, String> {
     if !text.contains(['\\', '\'', '"']) {
         // Nothing quoted or escaped: words are the runs between spaces.
-        return Ok(text
-            .split(is_space)
-            .filter(|w| !w.is_empty())
-            .map(str::to_owned)
-            .collect());
+        return Ok(plain_words(text));
     }
     let mut words = Vec::new();
     let mut word = String::new();
@@ -64,21 +60,30 @@ fn escaped_or_quoted(
     }
 }
 
-/// Reads a quoted part up to its closing `quote` into `word`.
+/// Reads a quoted part up to its closing `quote` into `word`: the text
+/// up to the next quote (or, in double quotes, escape) at once.
 fn quoted(quote: char, it: &mut std::str::Chars<'_>, word: &mut String) -> Result<(), String> {
+    let unclosed = || format!("no closing quotation (a `{quote}` opened)");
+    let dq = quote == '"';
     loop {
+        let s = it.as_str();
+        // `quote` and `\\` are ASCII: where either is, a character starts.
+        let stop = s
+            .bytes()
+            .position(|b| char::from(b) == quote || (dq && b == b'\\'))
+            .ok_or_else(unclosed)?;
+        word.push_str(&s[..stop]);
+        *it = s[stop + 1..].chars();
+        if s.as_bytes()[stop] != b'\\' {
+            return Ok(());
+        }
         match it.next() {
-            None => return Err(format!("no closing quotation (a `{quote}` opened)")),
-            Some(c) if c == quote => return Ok(()),
-            Some('\\') if quote == '"' => match it.next() {
-                Some(n @ ('"' | '\\')) => word.push(n),
-                Some(n) => {
-                    word.push('\\');
-                    word.push(n);
-                }
-                None => return Err(format!("no closing quotation (a `{quote}` opened)")),
-            },
-            Some(c) => word.push(c),
+            Some(n @ ('"' | '\\')) => word.push(n),
+            Some(n) => {
+                word.push('\\');
+                word.push(n);
+            }
+            None => return Err(unclosed()),
         }
     }
 }
@@ -86,11 +91,15 @@ fn quoted(quote: char, it: &mut std::str::Chars<'_>, word: &mut String) -> Resul
 /// Characters of a word for `dict_of_key_value_pairs`' lexer: shlex's
 /// POSIX wordchars plus the `/.+-():` supervisord adds.
 fn is_word(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-        || c == '_'
-        || "/.+-():".contains(c)
-        || !c.is_ascii()
-            && "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii() => is_word_byte(b),
+        _ => "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c),
+    }
+}
+
+/// [`is_word`] for an ASCII character.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'.' | b'+' | b'-' | b'(' | b')' | b':')
 }
 
 /// A token of `environment=`: a word, or any other character (kept as a
@@ -128,77 +137,103 @@ impl std::fmt::Display for Tok {
     }
 }
 
-/// The tokens of `environment=`: words (quoted parts join them, quotes
-/// removed), and every other character a token of its own; `#` starts a
-/// comment to the end of the line.
-fn env_tokens(text: &str) -> Result<Vec<Tok>, String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut it = text.chars();
-    let end = |out: &mut Vec<Tok>, word: &mut String, in_word: &mut bool| {
-        if *in_word {
-            out.push(Tok::Word(std::mem::take(word)));
-            *in_word = false;
+/// The tokens of `environment=`, one at a time: words (quoted parts join
+/// them, quotes removed), and every other character a token of its own;
+/// `#` starts a comment to the end of the line. Read as they are asked
+/// for: a list of them all cost an allocation and a move of each.
+struct Lexer<'a> {
+    rest: &'a str,
+    failed: bool,
+}
+
+impl Lexer<'_> {
+    fn next(&mut self) -> Option<Result<Tok, String>> {
+        if self.failed {
+            return None;
         }
-    };
-    // A word starts with room for a usual value (bounded: a huge value
-    // must not make every word as big): growing it by doubling from empty
-    // cost more allocations than the words.
-    let start = |word: &mut String, in_word: &mut bool, rest: &str| {
-        if !*in_word {
-            word.reserve(rest.len().min(60) + 4);
-            *in_word = true;
-        }
-    };
-    while let Some(c) = it.next() {
-        match c {
-            c if is_space(c) => end(&mut out, &mut word, &mut in_word),
-            '#' => {
-                end(&mut out, &mut word, &mut in_word);
-                for n in it.by_ref() {
-                    if n == '\n' {
-                        break;
+        let mut word: Option<String> = None;
+        loop {
+            let Some(c) = self.rest.chars().next() else {
+                return word.map(|w| Ok(Tok::Word(w)));
+            };
+            match c {
+                c if is_space(c) => {
+                    self.rest = &self.rest[1..];
+                    if let Some(w) = word {
+                        return Some(Ok(Tok::Word(w)));
                     }
                 }
-            }
-            '\\' | '\'' | '"' => {
-                start(&mut word, &mut in_word, it.as_str());
-                escaped_or_quoted(c, &mut it, &mut word)?;
-            }
-            c if is_word(c) => {
-                start(&mut word, &mut in_word, it.as_str());
-                word.push(c);
-            }
-            c => {
-                end(&mut out, &mut word, &mut in_word);
-                out.push(Tok::Sign(c));
+                '\\' | '\'' | '"' => {
+                    let mut it = self.rest[1..].chars();
+                    let w = word.get_or_insert_with(String::new);
+                    if let Err(e) = escaped_or_quoted(c, &mut it, w) {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                    self.rest = it.as_str();
+                }
+                c if is_word(c) => {
+                    // A run of ASCII word characters, byte by byte; a
+                    // character past ASCII, alone (the loop goes on with
+                    // the same word).
+                    let n = match self.rest.bytes().position(|b| !is_word_byte(b)) {
+                        Some(0) => c.len_utf8(),
+                        Some(n) => n,
+                        None => self.rest.len(),
+                    };
+                    word.get_or_insert_with(String::new)
+                        .push_str(&self.rest[..n]);
+                    self.rest = &self.rest[n..];
+                }
+                // A word ends before a sign or comment, which the next
+                // call reads.
+                _ if word.is_some() => return word.map(|w| Ok(Tok::Word(w))),
+                '#' => self.rest = self.rest.find('\n').map_or("", |n| &self.rest[n + 1..]),
+                c => {
+                    self.rest = &self.rest[c.len_utf8()..];
+                    return Some(Ok(Tok::Sign(c)));
+                }
             }
         }
     }
-    end(&mut out, &mut word, &mut in_word);
-    Ok(out)
+
+    /// `err`, unless the rest of the text does not read as tokens: that
+    /// error comes first, as all the tokens are read before any pair.
+    fn unless_later(&mut self, err: String) -> String {
+        while let Some(t) = self.next() {
+            if let Err(e) = t {
+                return e;
+            }
+        }
+        err
+    }
 }
 
 /// `KEY="a,b",K2=v` into pairs, in order, as supervisord reads it.
 pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut toks = env_tokens(text)?.into_iter();
+    let mut toks = Lexer {
+        rest: text,
+        failed: false,
+    };
     let mut out = Vec::new();
     while let Some(k) = toks.next() {
-        match (toks.next(), toks.next()) {
+        let k = k?;
+        let eq = toks.next().transpose()?;
+        match (eq, toks.next().transpose()?) {
             (Some(eq), Some(v)) if eq.is('=') => out.push((k.into_text(), v.into_text())),
             _ => {
-                return Err(
+                return Err(toks.unless_later(
                     "expected KEY=value pairs separated by commas (quote a value holding spaces, `=`, `$` or commas)"
                         .into(),
-                )
+                ))
             }
         }
-        if let Some(t) = toks.next().filter(|t| !t.is(',')) {
-            return Err(format!(
+        if let Some(t) = toks.next().transpose()?.filter(|t| !t.is(',')) {
+            let e = format!(
                 "expected a comma after {}=…, found `{t}` (quote a value holding spaces or other signs)",
                 out.last().map_or("", |(k, _)| k.as_str()),
-            ));
+            );
+            return Err(toks.unless_later(e));
         }
     }
     Ok(out)
@@ -220,6 +255,43 @@ pub struct Shellish {
 impl Shellish {
     pub fn any(&self) -> bool {
         self.expansions || self.list || self.redirections
+    }
+}
+
+/// The bytes that quote, escape or are shell syntax.
+const SHELLISH: [bool; 256] = {
+    let mut t = [false; 256];
+    let signs = b"\\'\"$`<>|&;()";
+    let mut i = 0;
+    while i < signs.len() {
+        t[signs[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Whether `text` holds no quote, escape or shell syntax: its words are
+/// the runs between spaces, and [`shellish`] finds nothing in it.
+pub fn plain(text: &str) -> bool {
+    !text.bytes().any(|b| SHELLISH[usize::from(b)])
+}
+
+/// `text`'s words when it is [`plain`] (or has no quote or escape): the
+/// runs between spaces, found byte by byte (spaces are ASCII).
+pub fn plain_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        let at = rest.bytes().position(|b| !is_space(char::from(b)));
+        let Some(word) = at.map(|at| &rest[at..]) else {
+            return out;
+        };
+        let n = word
+            .bytes()
+            .position(|b| is_space(char::from(b)))
+            .unwrap_or(word.len());
+        out.push(word[..n].to_owned());
+        rest = &word[n..];
     }
 }
 
@@ -262,67 +334,4 @@ pub fn shellish(text: &str) -> Shellish {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_as_python_shlex() {
-        assert_eq!(
-            split(r#"php -d "memory_limit = 1G" 'a b'c \$x "q\"t" "\n""#).unwrap(),
-            [
-                "php",
-                "-d",
-                "memory_limit = 1G",
-                "a bc",
-                "$x",
-                "q\"t",
-                "\\n"
-            ]
-        );
-        assert!(split("a 'b").is_err());
-        assert_eq!(split("  ").unwrap(), Vec::<String>::new());
-    }
-
-    #[test]
-    fn env_pairs_as_supervisord() {
-        assert_eq!(
-            env_pairs(r#"KEY="a,b",K2=v, URL=http://x:80/y,E="""#).unwrap(),
-            [
-                ("KEY".into(), "a,b".into()),
-                ("K2".into(), "v".into()),
-                ("URL".into(), "http://x:80/y".into()),
-                ("E".into(), String::new()),
-            ]
-        );
-        let e = env_pairs("A=b c").unwrap_err();
-        assert!(e.contains("after A=…, found `c`"), "{e}");
-        assert!(env_pairs("A=$HOME").is_err());
-        assert!(env_pairs("A").is_err());
-        assert!(env_pairs("A='x").is_err());
-        // The lexer's tokens are strings: a quoted `=` or `,` reads as the
-        // sign itself, a sign may be a key or a value, and one a comma
-        // does not end the list.
-        assert_eq!(
-            env_pairs(r#"A "=" 1 "," B=2,"#).unwrap(),
-            [("A".into(), "1".into()), ("B".into(), "2".into())]
-        );
-        assert_eq!(
-            env_pairs("A==,B=(").unwrap(),
-            [("A".into(), "=".into()), ("B".into(), "(".into())]
-        );
-        let e = env_pairs("A=1;B=2").unwrap_err();
-        assert!(e.contains("after A=…, found `;`"), "{e}");
-    }
-
-    #[test]
-    fn shell_syntax_is_seen_outside_quotes() {
-        assert!(!shellish("nginx -g 'daemon off;'").any());
-        assert!(shellish("a | b").list);
-        assert!(shellish("a && b").list);
-        let r = shellish("a >> /log 2>&1");
-        assert!(r.redirections && !r.list);
-        assert!(shellish("echo \"$HOME\"").expansions);
-        assert!(!shellish("echo '$HOME'").expansions);
-        assert!(!shellish("price 5$").expansions);
-    }
-}
+mod tests;

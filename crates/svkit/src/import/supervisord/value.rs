@@ -2,6 +2,7 @@
 //! `%(process_num)` written as the slot's mode has it, and the text once
 //! every piece is known.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::expand::{self, Known, Seg, Val};
@@ -63,6 +64,23 @@ impl Program<'_> {
         }
         let segs = self.segs(v, key, numprocs)?;
         Ok(Self::pieces(&segs, mode))
+    }
+
+    /// The text of `v` in `mode` when every piece of it is known now
+    /// (`Some(None)`: one is known only at run time; `None`: as for
+    /// [`Self::pieces`]). A value without `%` is its own text, not a copy.
+    pub(super) fn known_text<'v>(
+        &self,
+        v: &'v Value,
+        key: &str,
+        numprocs: u32,
+        mode: Mode<'_>,
+    ) -> Result<Option<Option<Cow<'v, str>>>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(Some(Some(Cow::Borrowed(v.text.as_str()))));
+        }
+        let segs = self.segs(v, key, numprocs)?;
+        Ok(Self::pieces(&segs, mode).map(|ps| plain(ps).map(Cow::Owned)))
     }
 
     /// The pieces of `segs` in `mode`; `None` when `%(process_num)` is

@@ -3,12 +3,15 @@
 
 /// `true/yes/on/1`, `false/no/off/0`, any case.
 pub fn boolean(s: &str) -> Result<bool, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Ok(true),
-        "false" | "no" | "off" | "0" => Ok(false),
-        _ => Err(format!(
+    let is = |words: [&str; 4]| words.iter().any(|w| s.eq_ignore_ascii_case(w));
+    if is(["true", "yes", "on", "1"]) {
+        Ok(true)
+    } else if is(["false", "no", "off", "0"]) {
+        Ok(false)
+    } else {
+        Err(format!(
             "`{s}` is not a boolean (true/false, yes/no, on/off, 1/0)"
-        )),
+        ))
     }
 }
 
@@ -85,6 +88,17 @@ mod tests {
     #[test]
     fn values_as_supervisord_reads_them() {
         assert_eq!(boolean("Yes"), Ok(true));
+        for (s, b) in [
+            ("ON", true),
+            ("1", true),
+            ("TRUE", true),
+            ("oFf", false),
+            ("0", false),
+            ("No", false),
+        ] {
+            assert_eq!(boolean(s), Ok(b), "{s}");
+        }
+        assert!(boolean("").is_err() && boolean("y").is_err() && boolean("10").is_err());
         assert!(boolean("maybe").is_err());
         assert_eq!(byte_size("50MB"), Ok(50 << 20));
         assert_eq!(byte_size("10kb"), Ok(10 << 10));
