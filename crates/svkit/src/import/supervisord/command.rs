@@ -21,9 +21,7 @@ impl Program<'_> {
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
-        // `S` first: a byte search, where a substring search costs a setup.
-        let marked = v.text.contains('S') && v.text.contains("SVKITVAR");
-        if !v.text.contains('%') && !marked {
+        if !v.text.contains('%') {
             // Known as written (most are): its own text is read, no copy.
             for (k, val) in shlex::env_pairs(&v.text).map_err(|e| self.bad(v, "environment", e))? {
                 names::check_env_name(&k)
@@ -37,13 +35,14 @@ impl Program<'_> {
         };
         // Runtime variables stand in as words the lexer keeps whole, and
         // are put back after it.
+        let mark = stand_in(&pieces);
         let mut text = String::new();
         let mut vars = Vec::new();
         for p in &pieces {
             match p {
                 Piece::Lit(l) => text.push_str(l),
                 Piece::Var(x) => {
-                    text.push_str(&format!("SVKITVAR{}SVKITVAR", vars.len()));
+                    text.push_str(&format!("{mark}{}{mark}", vars.len()));
                     vars.push(x.clone());
                 }
             }
@@ -52,14 +51,12 @@ impl Program<'_> {
         for (k, val) in pairs {
             names::check_env_name(&k)
                 .map_err(|e| self.bad(v, "environment", format!("`{k}`: {e}")))?;
-            // `S` first: a byte search, where a substring search costs a
-            // setup for every variable of every program.
-            if !(val.contains('S') && val.contains("SVKITVAR")) {
+            if vars.is_empty() || !val.contains(mark.as_str()) {
                 env.set(k, val);
                 continue;
             }
             let mut ps = Vec::new();
-            for (i, part) in val.split("SVKITVAR").enumerate() {
+            for (i, part) in val.split(mark.as_str()).enumerate() {
                 if i % 2 == 0 {
                     if !part.is_empty() {
                         ps.push(Piece::Lit(part.to_owned()));
@@ -212,4 +209,24 @@ fn shell_text(ps: &[Piece]) -> String {
         }
     }
     s
+}
+
+/// A word to stand in for run-time variables that no value as written
+/// holds, once its quotes and escapes are gone: `SVKITVAR`, longer while
+/// one does (a value may say anything). It overlaps itself nowhere (no
+/// start of it is also an end), so its copies around a variable's number
+/// are found where they were put, whatever text is beside them.
+fn stand_in(pieces: &[Piece]) -> String {
+    let bare: String = (pieces.iter())
+        .flat_map(|p| match p {
+            Piece::Lit(l) => l.chars(),
+            Piece::Var(_) => "\0".chars(),
+        })
+        .filter(|c| !matches!(c, '"' | '\'' | '\\'))
+        .collect();
+    let mut mark = String::from("SVKITVAR");
+    while bare.contains(mark.as_str()) {
+        mark.push('_');
+    }
+    mark
 }

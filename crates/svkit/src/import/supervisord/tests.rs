@@ -310,3 +310,27 @@ fn every_path_merges_into_one_checked_config() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_value_may_hold_the_words_that_stand_in_for_run_time_variables() {
+    // The importer marks a run-time variable with a word while it splits
+    // `environment=`: text that holds that word (whole, or once its
+    // quotes are gone) stays as written, beside a variable.
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("supervisord.conf");
+    std::fs::write(
+        &f,
+        "[program:a]\ncommand=x\nenvironment=A=\"xSVKITVAR0SVKITVARy\",\
+         B=\"%(ENV_HOME)s/SVKITVAR1\",C=SVKIT\"VAR\"\n",
+    )
+    .unwrap();
+    let i = super::import(&f, &Options::default()).unwrap();
+    let v = slots(&i);
+    let a = slot(&v, "a");
+    assert_eq!(a["env"]["A"], "xSVKITVAR0SVKITVARy");
+    assert_eq!(a["env"]["C"], "SVKITVAR");
+    assert_eq!(
+        a["command"],
+        json!(["sh", "-c", "export B=\"${HOME}/SVKITVAR1\"; exec x"])
+    );
+}
