@@ -49,23 +49,8 @@ pub struct Restart {
     pub window: Option<(i64, i64)>,
 }
 
-/// What a `depends_on` entry waits for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Condition {
-    Up,
-    Ready,
-    Completed,
-}
-
-impl Condition {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Condition::Up => "up",
-            Condition::Ready => "ready",
-            Condition::Completed => "completed",
-        }
-    }
-}
+/// What a `depends_on` entry waits for: the config's own conditions.
+pub use crate::config::Condition;
 
 /// Named values as a JSON object holds them: sorted by name, each name
 /// once (setting a name again replaces its value), as the config text
