@@ -238,9 +238,14 @@ VOLUME /data
 # The image also runs with no root at all (`--user 10001`, an arbitrary
 # uid with gid 0, `--read-only --tmpfs /run:exec -e S6_READ_ONLY_ROOT=1`):
 # the whole tree then runs as that user; docs/kubernetes.md.
+# svkit-init: as PID 1 it execs s6-overlay's /init with `svkit-wrap --
+# CMD` (the same process tree as ENTRYPOINT ["/init", "svkit-wrap", "--"],
+# which still works); where /init cannot run (docker run --init, a shared
+# pid namespace, a non-root uid without a writable /run) it supervises the
+# same slots itself with s6's tools (docs/image.md, "Where it runs").
 # svkit-wrap routes the CMD: `gateway run` becomes `app gateway run`, which
 # the redirect in /etc/svkit/10-app.json lands in the gateway-default slot.
-ENTRYPOINT ["/init", "svkit-wrap", "--"]
+ENTRYPOINT ["svkit-init", "--"]
 CMD ["gateway", "run"]
 
 # Healthy = every slot is in the state it is wanted in (svctl status exits 0;

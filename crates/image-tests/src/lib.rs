@@ -47,7 +47,7 @@ pub const IMAGE_PACKAGES: [&str; 2] = ["svkit-cli", "svkit-demo-app"];
 pub const DEV_ONLY_PACKAGES: [&str; 3] = ["svkit-sandbox", "svkit-testkit", "svkit-image-tests"];
 
 /// The exact ENTRYPOINT of an svkit image.
-pub const ENTRYPOINT: [&str; 3] = ["/init", "svkit-wrap", "--"];
+pub const ENTRYPOINT: [&str; 2] = ["svkit-init", "--"];
 
 /// The repository root (this crate is `crates/image-tests`).
 pub fn repo_root() -> PathBuf {

@@ -8,6 +8,7 @@ pub mod apply;
 pub mod clapmsg;
 pub mod config;
 pub mod duration;
+pub mod init;
 pub mod internal;
 pub mod lifeline;
 pub mod reconcile;

@@ -1,6 +1,6 @@
-//! `svkit`: the four programs in one executable, busybox-style. Installed
-//! as `svkit` with `svkit-reconcile`, `svkit-wrap`, `svctl` and
-//! `svkit-lifeline` as symlinks to it; the name it is run as picks the
+//! `svkit`: the five programs in one executable, busybox-style. Installed
+//! as `svkit` with `svkit-init`, `svkit-reconcile`, `svkit-wrap`, `svctl`
+//! and `svkit-lifeline` as symlinks to it; the name it is run as picks the
 //! program. `svkit TOOL ARGS...` runs TOOL the same way.
 //!
 //! Why one file: statically linked, each program carries its own copy of
@@ -18,8 +18,9 @@ use svkit::msg::{self, exit, strerror};
 type Program = fn() -> ExitCode;
 
 /// Every program, by the name it answers to.
-const PROGRAMS: [(&str, Program); 4] = [
+const PROGRAMS: [(&str, Program); 5] = [
     ("svctl", svkit_cli::svctl::main),
+    ("svkit-init", svkit_cli::init::main),
     ("svkit-lifeline", svkit_cli::lifeline::main),
     ("svkit-reconcile", svkit_cli::reconcile::main),
     ("svkit-wrap", svkit_cli::wrap::main),

@@ -4,7 +4,13 @@
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_svkit");
-const PROGRAMS: [&str; 4] = ["svctl", "svkit-lifeline", "svkit-reconcile", "svkit-wrap"];
+const PROGRAMS: [&str; 5] = [
+    "svctl",
+    "svkit-init",
+    "svkit-lifeline",
+    "svkit-reconcile",
+    "svkit-wrap",
+];
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -24,13 +24,118 @@ pub fn setting(var: &str) -> Option<String> {
     }
 }
 
-fn path_from_env(var: &str, default: &str) -> PathBuf {
-    PathBuf::from(setting(var).unwrap_or_else(|| default.to_string()))
+/// The dir that holds the scandir and svkit's runtime files: `/run`
+/// under s6-overlay. `svkit-init` (when it supervises without s6-overlay)
+/// picks the first of [`RUN_DIRS`] it can write and exec from and sets
+/// `SVKIT_RUN_DIR` for everything it starts; a `docker exec` has no such
+/// variable, so the dir that holds a live `svkit-init`'s record is found
+/// in the same order.
+pub const RUN_DIR_ENV: &str = "SVKIT_RUN_DIR";
+
+/// Where `svkit-init` may put the scandir, in order: `/run` as s6-overlay
+/// does, else a dir under `/tmp` (a non-root container whose `/run` is
+/// root's).
+pub const RUN_DIRS: [&str; 2] = ["/run", "/tmp/svkit"];
+
+/// `svkit-init`'s record in the run dir: its pid, one line.
+pub const INIT_RECORD: &str = "svkit/init";
+
+/// The run dir: `SVKIT_RUN_DIR`, else the first of [`RUN_DIRS`] holding a
+/// live `svkit-init`'s record, else `/run`.
+pub fn run_dir() -> PathBuf {
+    if let Some(d) = setting(RUN_DIR_ENV) {
+        return PathBuf::from(d);
+    }
+    RUN_DIRS
+        .iter()
+        .map(Path::new)
+        .find(|d| init_pid_in(d).is_some())
+        .unwrap_or(Path::new(RUN_DIRS[0]))
+        .to_path_buf()
 }
 
-/// `SVKIT_SCANDIR`, default `/run/service`.
+/// `SVKIT_SCANDIR`, default `service` in the [`run_dir`]: `/run/service`.
 pub fn scandir() -> PathBuf {
-    path_from_env("SVKIT_SCANDIR", "/run/service")
+    setting("SVKIT_SCANDIR").map_or_else(|| run_dir().join("service"), PathBuf::from)
+}
+
+/// The pid of the live `svkit-init` whose record is in `dir`.
+fn init_pid_in(dir: &Path) -> Option<i32> {
+    let text = fs::read_to_string(dir.join(INIT_RECORD)).ok()?;
+    let pid = text.trim().parse::<i32>().ok()?;
+    is_init(pid).then_some(pid)
+}
+
+/// Is `pid` a live svkit-init? A reused pid would have to run under the
+/// same name: never a guess.
+fn is_init(pid: i32) -> bool {
+    pid > 0
+        && fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim_end() == "svkit-init")
+}
+
+/// Who supervises the slots here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Supervision {
+    /// s6-overlay's `/init` is PID 1 (s6-svscan).
+    Overlay,
+    /// `svkit-init` runs s6-svscan itself; its pid.
+    Init(i32),
+    /// Nothing does; why.
+    Missing(String),
+}
+
+impl Supervision {
+    /// The mode's name, as status shows it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Supervision::Overlay => "s6-overlay",
+            Supervision::Init(_) => "svkit-init",
+            Supervision::Missing(_) => "none",
+        }
+    }
+
+    /// The process that adopts orphans and ends the container.
+    pub fn reaper(&self) -> Option<i32> {
+        match self {
+            Supervision::Overlay => Some(1),
+            Supervision::Init(pid) => Some(*pid),
+            Supervision::Missing(_) => None,
+        }
+    }
+}
+
+/// The pid of the svkit-init that runs the tree, in the environment of
+/// everything it starts (a slot's `finish` sends it USR1 to halt).
+pub const INIT_PID_ENV: &str = "SVKIT_INIT_PID";
+
+/// The svkit-init that started this process (its [`INIT_PID_ENV`]), else
+/// s6-overlay when it runs, else a live svkit-init (its record in the
+/// [`run_dir`]), else why there is no supervision.
+pub fn supervision() -> Supervision {
+    let started_by = std::env::var(INIT_PID_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|pid| is_init(*pid));
+    if let Some(pid) = started_by {
+        return Supervision::Init(pid);
+    }
+    match s6_overlay_missing() {
+        None => Supervision::Overlay,
+        Some(why) => match init_pid_in(&run_dir()) {
+            Some(pid) => Supervision::Init(pid),
+            None => Supervision::Missing(format!("{why}, and no svkit-init runs")),
+        },
+    }
+}
+
+/// Why no s6 supervision runs here (neither s6-overlay nor svkit-init),
+/// or None when one does.
+pub fn supervision_missing() -> Option<String> {
+    match supervision() {
+        Supervision::Missing(why) => Some(why),
+        _ => None,
+    }
 }
 
 /// Override of the directory of s6's binaries.

@@ -39,16 +39,20 @@ pub const LOGGER_WAIT: Duration = Duration::from_millis(500);
 /// How long strays get after their TERM, all together.
 pub const STRAY_GRACE: Duration = Duration::from_millis(500);
 
-/// The processes s6-overlay runs as children of PID 1 that are not
-/// strays: supervisors, and stage 2 (`rc.init`, whose child is the CMD:
-/// the foreground command had its own grace, svkit-wrap's keep-alive
-/// needs none).
-const NOT_STRAYS: [&str; 2] = ["s6-supervise", "rc.init"];
+/// The processes the init runs as its children that are not strays:
+/// supervisors, s6-svscan (under svkit-init), and s6-overlay's stage 2
+/// (`rc.init`, whose child is the CMD: the foreground command had its own
+/// grace, svkit-wrap's keep-alive needs none).
+const NOT_STRAYS: [&str; 3] = ["s6-supervise", "s6-svscan", "rc.init"];
 
-/// The strays among `procs`: the children of PID 1 not named in
-/// [`NOT_STRAYS`], and every descendant of one, never `me` or an
-/// ancestor of `me`.
-pub fn strays(procs: &[Stat], me: i32) -> Vec<Copy> {
+/// svkit-init names its CMD to the stop hooks (pid), which is no stray
+/// either, as stage 2 is not under s6-overlay.
+pub const CMD_PID_ENV: &str = "SVKIT_CMD_PID";
+
+/// The strays among `procs`: the children of `reaper` (the container's
+/// init) not named in [`NOT_STRAYS`] nor `cmd`, and every descendant of
+/// one, never `me` or an ancestor of `me`.
+pub fn strays(procs: &[Stat], reaper: i32, cmd: Option<i32>, me: i32) -> Vec<Copy> {
     let mut mine = BTreeSet::from([me]);
     let mut at = me;
     while let Some(p) = procs.iter().find(|p| p.pid == at && p.ppid > 0) {
@@ -56,7 +60,8 @@ pub fn strays(procs: &[Stat], me: i32) -> Vec<Copy> {
         at = p.ppid;
     }
     let mut set: BTreeSet<i32> = (procs.iter())
-        .filter(|p| p.ppid == 1 && !NOT_STRAYS.contains(&p.comm.as_str()))
+        .filter(|p| p.ppid == reaper && Some(p.pid) != cmd)
+        .filter(|p| !NOT_STRAYS.contains(&p.comm.as_str()))
         .map(|p| p.pid)
         .collect();
     loop {
@@ -72,7 +77,7 @@ pub fn strays(procs: &[Stat], me: i32) -> Vec<Copy> {
     }
     (procs.iter())
         .filter(|p| set.contains(&p.pid) && !mine.contains(&p.pid))
-        .filter(|p| p.pid > 1 && p.state != 'Z' && p.state != 'X')
+        .filter(|p| p.pid > 1 && p.pid != reaper && p.state != 'Z' && p.state != 'X')
         .map(|p| Copy {
             pid: p.pid,
             start_time: p.start_time,
@@ -82,7 +87,7 @@ pub fn strays(procs: &[Stat], me: i32) -> Vec<Copy> {
 
 /// Every process `/proc` shows now (those that vanish while it is read
 /// are left out).
-fn processes() -> Vec<Stat> {
+pub(crate) fn processes() -> Vec<Stat> {
     let Ok(rd) = fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -146,11 +151,11 @@ pub struct Strays {
 
 /// Sends TERM (and CONT, so a stopped one sees it) to every stray, then
 /// waits at most `grace` while any still runs.
-pub fn end_strays(grace: Duration) -> Strays {
+pub fn end_strays(reaper: i32, cmd: Option<i32>, grace: Duration) -> Strays {
     let t0 = Instant::now();
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     let mut termed = Vec::new();
-    for copy in strays(&processes(), me) {
+    for copy in strays(&processes(), reaper, cmd, me) {
         // A stray gone meanwhile, or one this user may not signal, is
         // none of this step's business: s6-overlay's TERM still reaches it.
         if matches!(copy.signal(Signal::SIGTERM, false), Ok(true)) {
@@ -168,13 +173,13 @@ pub fn end_strays(grace: Duration) -> Strays {
     }
 }
 
-/// Is this the container's s6-overlay, shutting down? PID 1 is s6-svscan
-/// and s6-overlay's container results dir exists: anywhere else, the
+/// The container's init, shutting down: s6-overlay's PID 1 (its
+/// container results dir exists) or svkit-init. Anywhere else, the
 /// children of PID 1 are no strays of ours.
-fn under_s6_overlay() -> bool {
-    let comm = fs::read_to_string("/proc/1/comm").unwrap_or_default();
-    comm.trim_end() == "s6-svscan"
-        && (Path::new(crate::slot::end::CONTAINER_EXITCODE).parent()).is_some_and(Path::is_dir)
+fn container_init() -> Option<i32> {
+    let reaper = crate::container::supervision().reaper()?;
+    let results = crate::slot::end::container_exitcode();
+    results.parent().is_some_and(Path::is_dir).then_some(reaper)
 }
 
 fn pids(copies: &[Copy]) -> String {
@@ -192,10 +197,10 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         msg::fatal("usage: svkit stop-leftovers (run by the stop hook; no arguments)");
         return ExitCode::from(exit::USAGE);
     }
-    if !under_s6_overlay() {
-        msg::warn("PID 1 is not s6-overlay's s6-svscan: nothing to do");
+    let Some(reaper) = container_init() else {
+        msg::warn("PID 1 is not s6-overlay's s6-svscan, and no svkit-init runs: nothing to do");
         return ExitCode::SUCCESS;
-    }
+    };
     for slot in stop_loggers(&crate::container::scandir(), LOGGER_WAIT) {
         msg::warn(format_args!(
             "the logger of {} still runs {} ms after its stop: it gets s6-overlay's final TERM",
@@ -203,7 +208,8 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
             LOGGER_WAIT.as_millis()
         ));
     }
-    let s = end_strays(STRAY_GRACE);
+    let cmd = std::env::var(CMD_PID_ENV).ok().and_then(|v| v.parse().ok());
+    let s = end_strays(reaper, cmd, STRAY_GRACE);
     if s.termed.is_empty() {
         return ExitCode::SUCCESS;
     }
@@ -268,7 +274,7 @@ mod tests {
                 z
             },
         ];
-        assert_eq!(pids_of(&strays(&procs, 19)), vec![80, 81, 82]);
+        assert_eq!(pids_of(&strays(&procs, 1, None, 19)), vec![80, 81, 82]);
     }
 
     #[test]
@@ -280,6 +286,25 @@ mod tests {
             p(41, 40, "svkit"),
             p(50, 1, "stray"),
         ];
-        assert_eq!(pids_of(&strays(&procs, 41)), vec![50]);
+        assert_eq!(pids_of(&strays(&procs, 1, None, 41)), vec![50]);
+    }
+
+    #[test]
+    fn under_svkit_init_its_children_but_the_tree_and_the_cmd() {
+        // svkit-init is pid 30, not PID 1 (tini is): s6-svscan and the CMD
+        // are its children, and the hook running this; tini's are not ours.
+        let procs = [
+            p(1, 0, "docker-init"),
+            p(30, 1, "svkit-init"),
+            p(31, 30, "s6-svscan"),
+            p(32, 31, "s6-supervise"),
+            p(40, 30, "s6-pause"),
+            p(41, 30, "sh"),
+            p(42, 41, "svkit"),
+            p(50, 30, "daemon"),
+            p(51, 50, "worker"),
+            p(60, 1, "other"),
+        ];
+        assert_eq!(pids_of(&strays(&procs, 30, Some(40), 42)), vec![50, 51]);
     }
 }

@@ -19,6 +19,7 @@ pub mod dirent;
 pub mod foreground;
 pub mod fsutil;
 pub mod import;
+pub mod init;
 pub mod leftovers;
 pub mod lifeline;
 pub mod liveness;

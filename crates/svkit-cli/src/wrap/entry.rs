@@ -61,7 +61,7 @@ pub fn main() -> std::process::ExitCode {
         process_env: container::utf8_env(),
         container_env: container::read_env_dir(Path::new(container::CONTAINER_ENV_DIR))
             .unwrap_or_default(),
-        s6_missing: container::s6_overlay_missing(),
+        s6_missing: container::supervision_missing(),
     };
     let s6_running = facts.s6_missing.is_none();
     let Some(model) = model else {

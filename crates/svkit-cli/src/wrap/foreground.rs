@@ -58,7 +58,8 @@ pub fn record(slot: Option<&Slot>, s6_running: bool) {
     if !s6_running || !svkit::foreground::is_the_cmd() {
         return;
     }
-    let path = std::path::Path::new(svkit::foreground::RECORD);
+    let path = svkit::foreground::record_path();
+    let path = path.as_path();
     let done = svkit::foreground::Record::me(slot)
         .ok_or_else(|| std::io::Error::other("unable to read this process's start time"))
         .and_then(|rec| svkit::foreground::write(path, &rec));

@@ -48,9 +48,17 @@ impl Limit {
     /// the default, assumed and saying why, when there is none or its
     /// argv cannot be read.
     pub fn running() -> Limit {
-        match crate::container::s6_overlay_missing() {
-            Some(why) => Limit::assumed(format!("no s6-overlay here: {why}")),
-            None => Limit::from_cmdline_file(Path::new(PID1_CMDLINE)),
+        match crate::container::supervision() {
+            crate::container::Supervision::Overlay => {
+                Limit::from_cmdline_file(Path::new(PID1_CMDLINE))
+            }
+            // svkit-init runs s6-svscan without -c: its default.
+            crate::container::Supervision::Init(_) => {
+                Limit::assumed("svkit-init runs s6-svscan with its default")
+            }
+            crate::container::Supervision::Missing(why) => {
+                Limit::assumed(format!("no s6-overlay here: {why}"))
+            }
         }
     }
 

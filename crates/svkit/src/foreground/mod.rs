@@ -5,7 +5,7 @@
 //! sends TERM to everything left, then KILL after `S6_KILL_GRACETIME`. A
 //! command svkit-wrap ran in the foreground (an opt-out, or one no
 //! redirect matches) would get only that grace. So svkit-wrap records it
-//! ([`RECORD`]: pid, start time, stop signal, stop timeout) right before
+//! ([`record_path`]: pid, start time, stop signal, stop timeout) right before
 //! it execs it (the pid stays the same across the exec), and the stop hook
 //! runs `svkit foreground-stop MS` ([`main`]) before stopping the slots:
 //! the signal, then a wait of up to the recorded timeout (capped by MS).
@@ -28,12 +28,15 @@ use nix::sys::signal::Signal;
 
 use crate::config::Slot;
 use crate::msg::{self, exit};
-use crate::slot::end::DECIDED_EXITCODE;
+use crate::slot::end::decided_exitcode;
 use crate::stray::Copy;
 
-/// Where svkit-wrap records the foreground command (a tmpfs under
-/// s6-overlay: it never outlives the container).
-pub const RECORD: &str = "/run/svkit/foreground";
+/// Where svkit-wrap records the foreground command, in the run dir (a
+/// tmpfs under s6-overlay: it never outlives the container; svkit-init
+/// clears it at boot).
+pub fn record_path() -> std::path::PathBuf {
+    crate::container::run_dir().join("svkit/foreground")
+}
 
 /// The wait for a foreground command no slot describes, or whose slot has
 /// no `stop_timeout_ms`.
@@ -79,10 +82,14 @@ impl Record {
 }
 
 /// Is this process the container's CMD, the child of s6-overlay's stage 2
-/// (`rc.init`)? Only the CMD is recorded: a `docker exec C svkit-wrap ...`
-/// is not the container's command and must not take its record.
+/// (`rc.init`) or of svkit-init? Only the CMD is recorded: a `docker exec
+/// C svkit-wrap ...` is not the container's command and must not take its
+/// record.
 pub fn is_the_cmd() -> bool {
     let parent = std::os::unix::process::parent_id();
+    if crate::container::supervision() == crate::container::Supervision::Init(parent as i32) {
+        return true;
+    }
     fs::read(format!("/proc/{parent}/cmdline")).is_ok_and(|argv| {
         argv.split(|b| *b == 0)
             .any(|a| a.ends_with(b"/scripts/rc.init"))
@@ -197,7 +204,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
     // command's code over it and ask for a second halt, which cuts this
     // stage short. So the command is left to the final TERM, which ends
     // stage 2 with it, and the container ends as the slot decided.
-    if let Ok(code) = fs::read_to_string(DECIDED_EXITCODE) {
+    if let Ok(code) = fs::read_to_string(decided_exitcode()) {
         msg::info(format_args!(
             "the container ends with exit code {} as an essential slot decided: the foreground command gets s6-overlay's final TERM",
             code.trim()
@@ -205,7 +212,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         let _ = msg::out("0\n");
         return ExitCode::SUCCESS;
     }
-    let code = match stop(Path::new(RECORD), cap) {
+    let code = match stop(&record_path(), cap) {
         Ok(Stopped::NoRecord | Stopped::NotRunning) => exit::OK,
         Ok(Stopped::Exited(took)) => {
             msg::info(format_args!(

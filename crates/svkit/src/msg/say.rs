@@ -61,12 +61,14 @@ pub fn say_warn(msg: impl std::fmt::Display) -> Said {
     say(&format!("{}: warning: {msg}", super::prog()))
 }
 
-/// PID 1's stderr when PID 1 is s6-overlay's s6-svscan: elsewhere PID 1's
-/// stderr is no container's output (a host's init, a test runner).
+/// The stderr of the container's init (s6-overlay's PID 1, or svkit-init):
+/// elsewhere PID 1's stderr is no container's output (a host's init, a
+/// test runner).
 fn container_stderr() -> Option<PathBuf> {
-    crate::container::s6_overlay_missing()
-        .is_none()
-        .then(|| PathBuf::from(CONTAINER_STDERR))
+    match crate::container::supervision().reaper()? {
+        1 => Some(PathBuf::from(CONTAINER_STDERR)),
+        pid => Some(PathBuf::from(format!("/proc/{pid}/fd/2"))),
+    }
 }
 
 /// The fallback is only looked for when the log did not take the line.

@@ -22,9 +22,10 @@ use std::fmt::Write as _;
 use super::quote::sh_quote;
 use super::{script, RenderEnv};
 use crate::config::{Backoff, Kind, OnCleanExit, Slot, EXEC_FAILURE_EXIT_CODES};
+use crate::container::RUN_DIR_ENV;
 use crate::slot::end::{
-    self, End, CONTAINER_EXITCODE, DECIDED_EXITCODE, END_FILE, ESSENTIAL_FILE, HALT,
-    REQUEST_PREFIX, START_ERROR_FILE,
+    self, End, DECIDED_EXITCODE_NAME, END_FILE, ESSENTIAL_FILE, HALT, INIT_PID_ENV, REQUEST_PREFIX,
+    RESULTS_DIR, START_ERROR_FILE,
 };
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
@@ -59,7 +60,7 @@ pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
 
 /// `essential` and `end_container`: a slot that ends for good ends the
 /// container with its exit code (a oneshot only when it fails), through
-/// s6-overlay's own exit code file and halt (only under s6-overlay).
+/// the init's exit code file and halt (s6-overlay's, or svkit-init's).
 fn essential(slot: &Slot) -> String {
     let mut o = String::new();
     match slot.essential {
@@ -72,13 +73,11 @@ fn essential(slot: &Slot) -> String {
             );
         }
     }
+    // The run dir and the halt are s6-overlay's unless svkit-init runs
+    // the tree: it sets both variables for every slot (docs/image.md).
     let _ = writeln!(
         o,
-        "end_container() {{\n  [ -d {dir} ] || return 0\n  e=$code\n  [ \"$code\" = 256 ] && e=$((128 + sig))\n  echo \"svkit: slot {name} is essential: stopping the container with exit code $e\" >&2\n  echo \"$e\" > {CONTAINER_EXITCODE}\n  echo \"$e\" > {DECIDED_EXITCODE}\n  {HALT}\n}}",
-        dir = std::path::Path::new(CONTAINER_EXITCODE)
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        "end_container() {{\n  results=${{{RUN_DIR_ENV}:-/run}}/{RESULTS_DIR}\n  [ -d \"$results\" ] || return 0\n  e=$code\n  [ \"$code\" = 256 ] && e=$((128 + sig))\n  echo \"svkit: slot {name} is essential: stopping the container with exit code $e\" >&2\n  echo \"$e\" > \"$results/exitcode\"\n  echo \"$e\" > \"$results/{DECIDED_EXITCODE_NAME}\"\n  if [ -n \"${{{INIT_PID_ENV}:-}}\" ]; then\n    kill -USR1 \"${INIT_PID_ENV}\"\n  else\n    {HALT}\n  fi\n}}",
         name = slot.name,
     );
     o

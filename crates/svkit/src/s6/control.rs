@@ -211,10 +211,17 @@ fn write_control(slot: &Path, bytes: &[u8]) -> Result<(), ControlError> {
 
 /// True when an s6-supervise process listens on the slot (what `s6-svok` tells).
 pub fn supervised(slot: &Path) -> bool {
+    listening(&slot.join("supervise/control"))
+}
+
+/// True when a process reads the control FIFO `fifo` (s6-supervise's, or
+/// s6-svscan's `.s6-svscan/control`): a non-blocking open for writing
+/// fails without a reader.
+pub fn listening(fifo: &Path) -> bool {
     OpenOptions::new()
         .write(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(slot.join("supervise/control"))
+        .open(fifo)
         .is_ok()
 }
 

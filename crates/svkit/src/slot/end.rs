@@ -91,14 +91,29 @@ pub fn waiting_for(slot: &Path, st_up: bool) -> Option<String> {
     f.take(1024).read_to_string(&mut text).ok()?;
     Some(text.lines().next().unwrap_or("").to_string())
 }
-/// Where s6-overlay reads the container's exit code at halt, and the halt.
-pub const CONTAINER_EXITCODE: &str = "/run/s6-linux-init-container-results/exitcode";
+/// The dir, in the run dir, where the init reads the container's exit
+/// code at halt (s6-overlay's name; svkit-init reads the same).
+pub const RESULTS_DIR: &str = "s6-linux-init-container-results";
+/// Where the init reads the container's exit code at halt.
+pub fn container_exitcode() -> std::path::PathBuf {
+    crate::container::run_dir()
+        .join(RESULTS_DIR)
+        .join("exitcode")
+}
 /// The same code, written beside it by an essential slot's `finish`: the
 /// container's end was decided by a slot, not by a `docker stop`, so the
 /// stop hook leaves the foreground command to the final TERM rather than
 /// let its exit overwrite the code (`foreground`).
-pub const DECIDED_EXITCODE: &str = "/run/s6-linux-init-container-results/exitcode.svkit";
+pub fn decided_exitcode() -> std::path::PathBuf {
+    crate::container::run_dir()
+        .join(RESULTS_DIR)
+        .join(DECIDED_EXITCODE_NAME)
+}
+pub const DECIDED_EXITCODE_NAME: &str = "exitcode.svkit";
+/// s6-overlay's halt; under svkit-init, `finish` sends USR1 to the pid in
+/// [`INIT_PID_ENV`] instead.
 pub const HALT: &str = "/run/s6/basedir/bin/halt";
+pub use crate::container::INIT_PID_ENV;
 /// The container's exit code when an essential slot can never start: a
 /// dependency it waits for failed for good (EX_UNAVAILABLE).
 pub const DEPENDENCY_FAILED_EXIT: u8 = 69;

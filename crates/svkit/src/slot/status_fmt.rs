@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+use crate::container::Supervision;
 use serde_json::{json, Value};
 
 use super::health::{self, Verdict};
@@ -161,13 +162,26 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
 }
 
 /// The whole document: `{"schema": 1, "slots": [...], "unknown": [...]}`.
-pub fn json_doc(rows: &[Row], unknown: &[String], now: SystemTime) -> String {
+pub fn json_doc(rows: &[Row], unknown: &[String], mode: &Supervision, now: SystemTime) -> String {
     let doc = json!({
         "schema": 1,
+        "supervision": mode.name(),
         "slots": rows.iter().map(|r| row_json(r, now)).collect::<Vec<_>>(),
         "unknown": unknown,
     });
     format!("{doc}\n")
+}
+
+/// The line under the table when svkit-init runs the tree (s6-overlay's
+/// is the usual case, and says nothing).
+pub fn mode_line(mode: &Supervision, scandir: &std::path::Path) -> Option<String> {
+    match mode {
+        Supervision::Init(pid) => Some(format!(
+            "supervised by svkit-init (pid {pid}), not s6-overlay; scandir {}\n",
+            scandir.display()
+        )),
+        _ => None,
+    }
 }
 
 /// `4d03h`, `2h05m`, `5m03s`, `42s`.

@@ -183,8 +183,13 @@ fn wanted_state_rules() {
 
 #[test]
 fn json_schema() {
-    let doc: Value =
-        serde_json::from_str(&json_doc(&rows(), &["nope".into()], now())).expect("json");
+    let doc: Value = serde_json::from_str(&json_doc(
+        &rows(),
+        &["nope".into()],
+        &Supervision::Overlay,
+        now(),
+    ))
+    .expect("json");
     assert_eq!(doc["schema"], 1);
     assert_eq!(doc["unknown"], json!(["nope"]));
     let s = &doc["slots"];
@@ -268,7 +273,8 @@ NAME  STATE    WANT  PID  UPTIME/EXIT                   READY  DEATHS  LOG
 gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/gone
 ";
     assert_eq!(t, expected);
-    let doc: Value = serde_json::from_str(&json_doc(&[gone], &[], now())).expect("json");
+    let doc: Value =
+        serde_json::from_str(&json_doc(&[gone], &[], &Supervision::Overlay, now())).expect("json");
     assert_eq!(doc["slots"][0]["state"], "missing");
     assert_eq!(doc["slots"][0]["supervised"], false);
 }

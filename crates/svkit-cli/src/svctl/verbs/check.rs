@@ -66,7 +66,7 @@ fn fits(model: &Model, root: Option<&Path>) -> Result<Fit, CapacityError> {
         .slots
         .iter()
         .map(|s| (s.name.as_str(), s.log.is_some()));
-    let why = match (root, svkit::container::s6_overlay_missing()) {
+    let why = match (root, svkit::container::supervision_missing()) {
         (None, None) => return capacity::check_in(&svkit::container::scandir(), slots),
         (Some(r), _) => format!("the image at {}, not a running one", r.display()),
         (None, Some(why)) => format!("no s6-overlay here: {why}"),

@@ -64,7 +64,7 @@ pub(crate) fn check_users(
         }
         None => (
             unknown_users(model, &SystemUsers),
-            svkit::container::s6_overlay_missing().is_none(),
+            svkit::container::supervision_missing().is_none(),
         ),
     };
     if diags.is_empty() {

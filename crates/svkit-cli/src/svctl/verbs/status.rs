@@ -9,7 +9,7 @@ use svkit::msg::{self, Fatal};
 use svkit::s6::status::{read_slot, supervisor_running, StatusError};
 use svkit::slot::health;
 use svkit::slot::owner::is_ours;
-use svkit::slot::status_fmt::{json_doc, table, Row};
+use svkit::slot::status_fmt::{json_doc, mode_line, table, Row};
 
 use super::ctx::Ctx;
 use crate::svctl::args::StatusArgs;
@@ -60,13 +60,16 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
             .map(|r| (r.name.as_str(), &mut r.v.log)),
     );
     let now = SystemTime::now();
+    let mode = svkit::container::supervision();
     let text = if args.json {
-        json_doc(&rows, &unknown, now)
+        json_doc(&rows, &unknown, &mode, now)
     } else if rows.is_empty() && !unknown.is_empty() {
         // Nothing asked for exists: the warnings below say it all.
         String::new()
     } else {
-        table(&rows, now, want_colour())
+        let mut t = table(&rows, now, want_colour());
+        t.extend(mode_line(&mode, &ctx.scandir));
+        t
     };
     msg::out(text)?;
     for n in &unknown {

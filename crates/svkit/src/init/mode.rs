@@ -1,0 +1,200 @@
+//! Which init runs the container: s6-overlay's `/init`, or svkit-init's
+//! own supervision with s6's tools. A pure decision over a few facts, so
+//! every case is a unit test.
+
+use std::fs;
+use std::path::Path;
+
+/// s6-overlay's entrypoint, and the dir only s6-overlay installs.
+pub const OVERLAY_INIT: &str = "/init";
+pub const OVERLAY_PACKAGE: &str = "/package/admin/s6-overlay";
+
+/// The variable that picks the mode: `s6` (svkit-init supervises, even as
+/// PID 1 of an s6-overlay image) or `overlay` (hand over to `/init`).
+pub const MODE_ENV: &str = "SVKIT_INIT";
+
+/// What the decision rests on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// Our pid, in the container's pid namespace.
+    pub pid: u32,
+    /// What PID 1 is (its `comm`), when it is not us.
+    pub pid1: String,
+    /// The image has s6-overlay (`/init` and its package dir).
+    pub overlay: bool,
+    pub uid: u32,
+    /// `/run` is writable by `uid`: s6-overlay's preinit needs it.
+    pub run_writable: bool,
+    /// [`MODE_ENV`], when set and not empty.
+    pub forced: Option<String>,
+}
+
+impl Facts {
+    /// This process, this image.
+    pub fn gather() -> Facts {
+        let pid1 = fs::read_to_string("/proc/1/comm").unwrap_or_default();
+        Facts {
+            pid: std::process::id(),
+            pid1: pid1.trim_end().to_string(),
+            overlay: Path::new(OVERLAY_INIT).is_file() && Path::new(OVERLAY_PACKAGE).is_dir(),
+            uid: nix::unistd::getuid().as_raw(),
+            run_writable: nix::unistd::access("/run", nix::unistd::AccessFlags::W_OK).is_ok(),
+            forced: std::env::var(MODE_ENV).ok().filter(|v| !v.is_empty()),
+        }
+    }
+}
+
+/// The mode, and the reason the boot line gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// Exec s6-overlay's `/init`: nothing changes.
+    Overlay(String),
+    /// svkit-init runs s6-svscan and carries out the stages itself.
+    Portable(String),
+}
+
+/// Picks the mode; an unknown [`MODE_ENV`] value, or `overlay` where it
+/// cannot work, is an error (the container must not start on a guess).
+pub fn decide(f: &Facts) -> Result<Mode, String> {
+    match f.forced.as_deref() {
+        None => {}
+        Some("s6") => return Ok(Mode::Portable(format!("{MODE_ENV}=s6"))),
+        Some("overlay") if !f.overlay => {
+            return Err(format!(
+                "{MODE_ENV}=overlay, but this image has no s6-overlay ({OVERLAY_INIT} and {OVERLAY_PACKAGE})"
+            ))
+        }
+        Some("overlay") if f.pid != 1 => {
+            return Err(format!(
+                "{MODE_ENV}=overlay, but s6-overlay's {OVERLAY_INIT} can only run as PID 1 (PID 1 is {})",
+                shown(&f.pid1)
+            ))
+        }
+        Some("overlay") => return Ok(Mode::Overlay(format!("{MODE_ENV}=overlay"))),
+        Some(other) => {
+            return Err(format!(
+                "{MODE_ENV} must be s6 or overlay (or unset, to choose by itself), not '{}'",
+                crate::msg::escape(other)
+            ))
+        }
+    }
+    if !f.overlay {
+        return Ok(Mode::Portable(format!(
+            "no s6-overlay in this image (no {OVERLAY_INIT})"
+        )));
+    }
+    if f.pid != 1 {
+        return Ok(Mode::Portable(format!(
+            "not PID 1 (PID 1 is {})",
+            shown(&f.pid1)
+        )));
+    }
+    if f.uid != 0 && !f.run_writable {
+        return Ok(Mode::Portable(format!(
+            "s6-overlay's {OVERLAY_INIT} cannot run as uid {}: /run is not writable",
+            f.uid
+        )));
+    }
+    Ok(Mode::Overlay("PID 1 with s6-overlay".to_string()))
+}
+
+fn shown(comm: &str) -> &str {
+    if comm.is_empty() {
+        "unknown"
+    } else {
+        comm
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> Facts {
+        Facts {
+            pid: 1,
+            pid1: String::new(),
+            overlay: true,
+            uid: 0,
+            run_writable: true,
+            forced: None,
+        }
+    }
+
+    #[test]
+    fn pid_1_of_an_overlay_image_hands_over_to_init() {
+        assert!(matches!(decide(&facts()), Ok(Mode::Overlay(_))));
+        let nonroot = Facts {
+            uid: 10001,
+            ..facts()
+        };
+        assert!(
+            matches!(decide(&nonroot), Ok(Mode::Overlay(_))),
+            "/run writable"
+        );
+    }
+
+    #[test]
+    fn anywhere_else_svkit_init_supervises_and_says_why() {
+        let cases = [
+            (
+                Facts {
+                    pid: 7,
+                    pid1: "docker-init".into(),
+                    ..facts()
+                },
+                "not PID 1 (PID 1 is docker-init)",
+            ),
+            (
+                Facts {
+                    overlay: false,
+                    ..facts()
+                },
+                "no s6-overlay in this image (no /init)",
+            ),
+            (
+                Facts {
+                    uid: 10000,
+                    run_writable: false,
+                    ..facts()
+                },
+                "s6-overlay's /init cannot run as uid 10000: /run is not writable",
+            ),
+            (
+                Facts {
+                    forced: Some("s6".into()),
+                    ..facts()
+                },
+                "SVKIT_INIT=s6",
+            ),
+        ];
+        for (f, why) in cases {
+            assert_eq!(decide(&f), Ok(Mode::Portable(why.to_string())), "{f:?}");
+        }
+    }
+
+    #[test]
+    fn a_forced_mode_that_cannot_work_is_refused() {
+        let bad = Facts {
+            forced: Some("tini".into()),
+            ..facts()
+        };
+        let e = decide(&bad).expect_err("unknown value");
+        assert!(e.contains("must be s6 or overlay"), "{e}");
+        let none = Facts {
+            forced: Some("overlay".into()),
+            overlay: false,
+            ..facts()
+        };
+        assert!(decide(&none).is_err());
+        let not1 = Facts {
+            forced: Some("overlay".into()),
+            pid: 9,
+            pid1: "tini".into(),
+            ..facts()
+        };
+        assert!(decide(&not1)
+            .expect_err("not pid 1")
+            .contains("PID 1 is tini"));
+    }
+}
