@@ -8,6 +8,10 @@
 #   tests/docker/engine.sh down       stop dockerd, only if `up` started it
 #   tests/docker/engine.sh image TAG  build the Dockerfile's offline path
 #                                     (--target prebuilt, S6_OVERLAY_SOURCE=local)
+#   tests/docker/engine.sh plain-image TAG
+#                                     build tests/docker/plain-s6.Dockerfile:
+#                                     Debian with its own s6 package, svkit,
+#                                     no s6-overlay (svkit-init supervises)
 #   tests/docker/engine.sh scratch-image TAG
 #                                     build tests/docker/scratch.Dockerfile:
 #                                     FROM scratch, busybox-static, s6-overlay,
@@ -237,6 +241,38 @@ busybox_static() {
   rm -rf "$x"
 }
 
+# The .debs of Debian's s6 and the libraries it needs beyond a minbase
+# system, downloaded once (apt's candidates) into $CACHE/debs, copied to DIR.
+S6_DEBS="s6 libs6-2.11 libskarnet2.13 libexecline2.9"
+s6_debs() {
+  mkdir -p "$CACHE/debs" || fail "cannot create $CACHE/debs (set SVKIT_CACHE)"
+  for p in $S6_DEBS; do
+    if ! ls "$CACHE/debs/${p}_"*.deb >/dev/null 2>&1; then
+      say "apt-get download $p"
+      (cd "$CACHE/debs" && apt-get download -q "$p" >&2) || fail "apt-get download $p failed (apt-get update first?)"
+    fi
+    cp "$CACHE/debs/${p}_"*.deb "$1/" || fail "no $p .deb in $CACHE/debs"
+  done
+}
+
+cmd_plain_image() {
+  tag=$1
+  engine_answers || fail "no Docker engine answers ('$prog up' first)"
+  ctx=$(mktemp -d)
+  trap 'rm -rf "$ctx"' EXIT
+  mkdir -p "$ctx/debs" "$ctx/bin"
+  s6_debs "$ctx/debs"
+  (cd "$ROOT" && "$CARGO" build --release --workspace) >&2 || fail "cargo build failed"
+  rel=$ROOT/target/$(rustc --print host-tuple)/release
+  install -m 0755 "$rel/svkit" "$rel/app" "$ctx/bin/"
+  cp -a "$ROOT/rootfs" "$ctx/rootfs"
+  cp "$ROOT/tests/docker/plain-s6.Dockerfile" "$ctx/Dockerfile"
+  say "$DOCKER build --force-rm -t $tag (Debian's s6, no s6-overlay)"
+  "$DOCKER" build --force-rm --network host -t "$tag" "$ctx" >&2 || fail "docker build of $tag failed"
+  rm -rf "$ctx"
+  trap - EXIT
+}
+
 cmd_scratch_image() {
   tag=$1
   engine_answers || fail "no Docker engine answers ('$prog up' first)"
@@ -272,6 +308,10 @@ case ${1:-} in
   image)
     if [ "$#" != 2 ] || [ -z "$2" ]; then fail "usage: $prog image TAG"; fi
     cmd_image "$2"
+    ;;
+  plain-image)
+    [ "$#" = 2 ] || fail "usage: $prog plain-image TAG"
+    cmd_plain_image "$2"
     ;;
   scratch-image)
     if [ "$#" != 2 ] || [ -z "$2" ]; then fail "usage: $prog scratch-image TAG"; fi

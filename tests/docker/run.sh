@@ -71,6 +71,7 @@ fi
 SCRATCH_IMAGE=${IMAGE%%:*}-scratch:test
 BUILT=0
 SCRATCH_BUILT=0
+PLAIN_BUILT=0
 cleanup() {
   ids=$(docker ps -aq --filter "name=^/${PREFIX}-" 2>/dev/null)
   if [ -n "$ids" ]; then
@@ -85,6 +86,9 @@ cleanup() {
   fi
   if [ "$BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
     docker rmi "$IMAGE" >/dev/null 2>&1 || say "note: could not remove the image $IMAGE"
+  fi
+  if [ "$PLAIN_BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
+    docker rmi "${IMAGE%%:*}-plain:test" >/dev/null 2>&1 || say "note: could not remove the image ${IMAGE%%:*}-plain:test"
   fi
   if [ "$SCRATCH_BUILT" = 1 ] && [ "${SVKIT_TEST_KEEP_IMAGE:-0}" != 1 ]; then
     docker rmi "$SCRATCH_IMAGE" >/dev/null 2>&1 || say "note: could not remove the image $SCRATCH_IMAGE"
@@ -170,9 +174,12 @@ wait_logs() {
 # svstat C SLOT FIELDS: `s6-svstat -o FIELDS` of the slot, as app. The -o
 # fields are stable across s6 versions (the human line is not). Fails,
 # saying why on stderr, when s6-svstat fails (no supervisor, no slot).
+# SCANDIR: where the container's slots are (svkit-init picks /tmp/svkit
+# when /run is not writable).
+SCANDIR=/run/service
 svstat() {
-  if ! _o=$(as_app "$1" s6-svstat -o "$3" "/run/service/$2" 2>&1); then
-    err "s6-svstat -o $3 /run/service/$2 failed: $_o"
+  if ! _o=$(as_app "$1" s6-svstat -o "$3" "$SCANDIR/$2" 2>&1); then
+    err "s6-svstat -o $3 $SCANDIR/$2 failed: $_o"
     return 1
   fi
   printf '%s\n' "$_o"
@@ -188,10 +195,10 @@ not_wanted_up() {
   case $_w in
     false) return 0 ;;
     true) err "$2 is wanted up"; return 1 ;;
-    *) err "s6-svstat -o wantedup /run/service/$2 said '$_w'"; return 1 ;;
+    *) err "s6-svstat -o wantedup $SCANDIR/$2 said '$_w'"; return 1 ;;
   esac
 }
-slot_exists() { as_app "$1" test -d "/run/service/$2/supervise"; }
+slot_exists() { as_app "$1" test -d "$SCANDIR/$2/supervise"; }
 
 running() { [ "$(state "$1")" = running ]; }
 exited() { [ "$(state "$1")" = exited ]; }
@@ -810,9 +817,180 @@ s_kubernetes() {
 }
 slot_exists_self() { as_self "$1" test -d "/run/service/$2/supervise"; }
 
+# ------------------------------------------- svkit-init where /init cannot be PID 1
+
+# The boot line of svkit-init's own supervision, after its reason.
+PORTABLE_LINE="supervising with s6-svscan under svkit-init"
+# A oneshot that leaves an orphan (`sleep 8`, its parent gone) and prints
+# its pid: svkit-init must adopt it (not the PID 1 above it) and reap it.
+ORPHAN_CFG=$ROOT/tests/docker/portable/30-orphan.json
+PLAIN_IMAGE=${IMAGE%%:*}-plain:test
+
+# parent_comm C PID: the name of the process's parent.
+parent_comm() {
+  _pp=$(procs "$1" | awk -v p="$2" '$1 == p { print $2 }')
+  [ -n "$_pp" ] && as_root "$1" cat "/proc/$_pp/comm"
+}
+adopted_by_init() { [ "$(parent_comm "$1" "$2")" = svkit-init ]; }
+
+# check_portable LABEL WHY DOCKER-RUN-OPTIONS...: as root, the reference
+# scenarios under svkit-init's own supervision (WHY: its boot line's
+# reason): the redirect lands in its slot and stays up, with no recursion;
+# the dashboard runs with its env var; stdout reaches docker logs; an
+# orphan is reaped; docker stop exits 0 in under 1 s with every slot's TERM
+# handler done; the opt-outs run in the foreground; an essential slot's
+# crash ends the container with its code.
+check_portable() {
+  label=$1
+  why=$2
+  shift 2
+  c=$(start "$label" "$@" -e APP_DASHBOARD=1 -v "$ORPHAN_CFG:/etc/svkit/30-orphan.json:ro" -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  logs_have "$c" "$why: $PORTABLE_LINE" || { err "no boot line '$why: $PORTABLE_LINE'"; tail_logs "$c"; return 1; }
+  wait_logs "$c" "orphan left behind: pid " || return 1
+  orphan=$(logs "$c" | sed -n 's/^orphan left behind: pid \([0-9]*\)$/\1/p' | head -n 1)
+  until_true 3 adopted_by_init "$c" "$orphan" || { err "orphan $orphan: its parent is $(parent_comm "$c" "$orphan"), not svkit-init"; procs "$c" >&2; return 1; }
+  running "$c" || { err "container exited after the redirect: $(state "$c")"; tail_logs "$c"; return 1; }
+  until_true 30 wants_up "$c" gateway-default || { err "gateway-default is not wanted up"; return 1; }
+  until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway:"; procs "$c" >&2; return 1; }
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  [ "$(uid_of "$c" "$gw")" = "$(as_app "$c" id -u)" ] || { err "the gateway does not run as app"; return 1; }
+  environ_of "$c" "$gw" | grep -qx 'APP_SUPERVISED_CHILD=gateway-default' ||
+    { err "the supervised gateway lacks APP_SUPERVISED_CHILD=gateway-default"; return 1; }
+  [ "$(logs "$c" | grep -cF "s6 supervision")" = 1 ] || { err "the breadcrumb appeared more than once"; return 1; }
+  until_true 30 is_up "$c" dashboard || { err "dashboard is not up"; return 1; }
+  d=$(pids_matching "$c" '$3 ~ /(^|\/)app$/ && / dashboard/')
+  { [ -n "$d" ] && supervised_by_s6 "$c" "$d"; } || { err "no supervised dashboard"; procs "$c" >&2; return 1; }
+  environ_of "$c" "$d" | grep -qx 'APP_DASHBOARD=1' || { err "the dashboard lacks APP_DASHBOARD=1"; return 1; }
+  wait_logs "$c" "⚕ gateway default up" || return 1
+  until_true 30 as_app "$c" svctl status >/dev/null || { err "svctl status did not exit 0:"; as_app "$c" svctl status >&2; return 1; }
+  as_app "$c" svctl status | grep -qF "supervised by svkit-init" || { err "svctl status does not name svkit-init"; return 1; }
+  [ "$(as_app "$c" svctl status --json | sed -n 's/.*"supervision":"\([^"]*\)".*/\1/p')" = svkit-init ] ||
+    { err "svctl status --json: supervision is not svkit-init"; return 1; }
+  # It ends 8 s after it started; reaped, it leaves no zombie behind.
+  until_true 20 gone "$c" "$orphan" || { err "orphan $orphan still there (a zombie?):"; procs "$c" >&2; return 1; }
+  t0=$(now_ms)
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  took=$(($(now_ms) - t0))
+  say "    docker stop took ${took} ms"
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "docker stop: exit code $code, want 0"; tail_logs "$c"; return 1; }
+  for line in "⚕ gateway default stopping" "⚕ dashboard stopping" "$STOP_HOOK_DONE"; do
+    logs_have "$c" "$line" || { err "no '$line' in docker logs"; tail_logs "$c" 40; return 1; }
+  done
+  [ "$took" -lt 1000 ] || { err "docker stop took ${took} ms, want < 1000"; tail_logs "$c"; return 1; }
+  # One container at a time: in a shared pid namespace each sees the others.
+  docker rm -f -v "$c" >/dev/null 2>&1
+  c=$(start "$label-noflag" "$@" -- gateway run --no-supervise) || return 1
+  check_foreground "$c" || return 1
+  docker rm -f -v "$c" >/dev/null 2>&1
+  c=$(start "$label-noenv" "$@" -e APP_GATEWAY_NO_SUPERVISE=1 -- gateway run) || return 1
+  check_foreground "$c" || return 1
+  docker rm -f -v "$c" >/dev/null 2>&1
+  c=$(start "$label-ess" "$@" -e APP_CONFIG_BAD=1 -- gateway run) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "the container outlived its essential slot: $(state "$c")"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 78 ] || { err "essential slot: exit code $code, want the slot's 78"; tail_logs "$c"; return 1; }
+  logs_have "$c" "is essential: stopping the container with exit code 78" || { err "no essential message:"; tail_logs "$c"; return 1; }
+}
+
+# `docker run --init`: tini (docker-init) is PID 1.
+s_init_tini() {
+  check_portable init-tini "not PID 1 (PID 1 is docker-init)" --init
+}
+
+# Another container's process is PID 1 (Kubernetes' shareProcessNamespace,
+# `--pid container:X`).
+s_init_pidns() {
+  host=$(start pidns-host --entrypoint sleep -- infinity) || return 1
+  check_portable init-pidns "not PID 1 (PID 1 is sleep)" --pid "container:$host"
+}
+
+# An image without s6-overlay: Debian's s6 package and svkit, as PID 1 and
+# under --init.
+s_plain_s6() {
+  say "    building $PLAIN_IMAGE (tests/docker/engine.sh plain-image)"
+  "$ROOT/tests/docker/engine.sh" plain-image "$PLAIN_IMAGE" >/dev/null 2>"$ROOT/dist/.plain-build.log" ||
+    { err "tests/docker/engine.sh plain-image failed:"; tail -n 20 "$ROOT/dist/.plain-build.log" >&2; return 1; }
+  rm -f "$ROOT/dist/.plain-build.log"
+  PLAIN_BUILT=1
+  shipped=$IMAGE
+  IMAGE=$PLAIN_IMAGE
+  rc=0
+  check_portable plain-pid1 "no s6-overlay in this image (no /init)" || rc=1
+  [ "$rc" = 0 ] && { check_portable plain-tini "no s6-overlay in this image (no /init)" --init || rc=1; }
+  IMAGE=$shipped
+  return "$rc"
+}
+
+# check_supervised_as C UID: the gateway runs under s6-supervise as UID and
+# `svctl status`, as the container's user, exits 0.
+check_supervised_as() {
+  wait_logs "$1" "s6 supervision" || return 1
+  until_true 30 one_supervised_gateway "$1" || { err "no supervised gateway:"; procs "$1" >&2; return 1; }
+  gw=$(pids_matching "$1" "$GATEWAY_DEFAULT")
+  [ "$(uid_of "$1" "$gw")" = "$2" ] || { err "the gateway runs as uid $(uid_of "$1" "$gw"), not $2"; return 1; }
+  until_true 30 as_self "$1" svctl status >/dev/null || { err "svctl status did not exit 0:"; as_self "$1" svctl status >&2; return 1; }
+}
+
+# `--init --read-only --user 12345:0 --tmpfs /run` (noexec, root's mode):
+# nowhere to run the slots from: one line naming the fix, exit 1, once.
+# With the fix it names (`--tmpfs /tmp:exec`): supervised.
+s_init_readonly() {
+  c=$(start ro --init --read-only --user 12345:0 --tmpfs /run -- gateway run) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "still $(state "$c")"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 1 ] || { err "exit code $code, want 1"; tail_logs "$c"; return 1; }
+  [ "$(logs "$c" | grep -c "svkit-init: fatal: no directory to run the slots from")" = 1 ] ||
+    { err "not one fatal line about the run dir:"; tail_logs "$c"; return 1; }
+  logs_have "$c" "--tmpfs /tmp:exec" || { err "the fatal line names no fix"; tail_logs "$c"; return 1; }
+  c=$(start ro-fixed --init --read-only --user 12345:0 --tmpfs /run --tmpfs /tmp:exec -- gateway run) || return 1
+  SCANDIR=/tmp/svkit/service
+  rc=0
+  check_supervised_as "$c" 12345 || rc=1
+  SCANDIR=/run/service
+  return "$rc"
+}
+
+# `--user 10000:10000 --group-add 999` on the shipped image: /init cannot
+# run (/run is root's), svkit-init supervises as 10000, and the slots keep
+# the supplementary group 999.
+s_init_groups() {
+  vdata=${PREFIX}-groups-data
+  docker volume create --driver local --opt type=tmpfs --opt device=tmpfs --opt o=mode=1777 "$vdata" >/dev/null || return 1
+  c=$(start groups --user 10000:10000 --group-add 999 --mount "type=volume,src=$vdata,dst=/data,volume-nocopy" -- gateway run) || return 1
+  logs_have "$c" "s6-overlay's /init cannot run as uid 10000: /run is not writable: $PORTABLE_LINE" ||
+    until_true 10 logs_have "$c" "$PORTABLE_LINE" || { err "no boot line"; tail_logs "$c"; return 1; }
+  SCANDIR=/tmp/svkit/service
+  rc=0
+  check_supervised_as "$c" 10000 || rc=1
+  SCANDIR=/run/service
+  [ "$rc" = 0 ] || return 1
+  gw=$(pids_matching "$c" "$GATEWAY_DEFAULT")
+  groups=$(as_root "$c" awk '/^Groups:/ { $1 = ""; print }' "/proc/$gw/status")
+  case " $groups " in *" 999 "*) ;; *) err "the gateway's groups are '$groups', without 999"; return 1 ;; esac
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "docker stop: exit code $code, want 0"; tail_logs "$c"; return 1; }
+}
+
+# kill -9 of s6-svscan under svkit-init: the container ends, saying so
+# (never a silent unsupervised state).
+s_init_svscan_killed() {
+  c=$(start svkilled --init -- gateway run) || return 1
+  wait_logs "$c" "s6 supervision" || return 1
+  svscan=$(pids_matching "$c" '$3 ~ /(^|\/)s6-svscan$/')
+  [ -n "$svscan" ] || { err "no s6-svscan:"; procs "$c" >&2; return 1; }
+  kill9 "$c" "$svscan"
+  until_true "$DEADLINE" exited "$c" || { err "still $(state "$c") after kill -9 of s6-svscan"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 111 ] || { err "exit code $code, want 111"; tail_logs "$c"; return 1; }
+  logs_have "$c" "svkit-init: fatal: s6-svscan (pid $svscan) ended (killed by SIGKILL)" || { err "no line about s6-svscan's end"; tail_logs "$c"; return 1; }
+}
+
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop fast_stop slow_foreground_stop sidecar scratch nonroot arbitrary_uid kubernetes"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop fast_stop slow_foreground_stop sidecar scratch nonroot arbitrary_uid kubernetes init_tini init_pidns init_readonly init_groups init_svscan_killed plain_s6"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac
