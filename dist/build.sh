@@ -3,8 +3,9 @@
 # extracted at / (beside them, in any order):
 #
 #   usr/local/bin/svkit                       the multi-call binary (static)
-#   usr/local/bin/svctl, svkit-lifeline,      symlinks to it; the name it
-#     svkit-reconcile, svkit-wrap               is run as picks the program
+#   usr/local/bin/svctl, svkit-init,          symlinks to it; the name it
+#     svkit-lifeline, svkit-reconcile,          is run as picks the program
+#     svkit-wrap
 #   etc/cont-init.d/50-svkit-reconcile        the boot hook (rootfs/)
 #   etc/cont-finish.d/50-svkit-stop           the stop hook (rootfs/)
 #   etc/services.d/svkit-log-watch/run        the loggers' watcher (rootfs/)
@@ -32,7 +33,7 @@ TARGET=${TARGET:-$(rustc --print host-tuple)}
 ARCH=${TARGET%%-*}
 VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 [ -n "$VERSION" ] || fail "no version in Cargo.toml's [workspace.package]"
-PROGRAMS="svctl svkit-lifeline svkit-reconcile svkit-wrap"
+PROGRAMS="svctl svkit-init svkit-lifeline svkit-reconcile svkit-wrap"
 NAME=svkit-$VERSION-$ARCH
 
 "$CARGO" build --release --locked --target "$TARGET" -p svkit-cli >&2 ||

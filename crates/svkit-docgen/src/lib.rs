@@ -7,12 +7,13 @@
 //! - `OUTDIR/bash/<bin>`, `OUTDIR/zsh/_<bin>`, `OUTDIR/fish/<bin>.fish` for
 //!   `svctl`, `svkit-reconcile` and `svkit-lifeline` (from their clap
 //!   definitions, with `clap_complete`);
-//! - `OUTDIR/man/<bin>.1` for those three and `svkit-wrap`, plus one page per
+//! - `OUTDIR/man/<bin>.1` for those three, `svkit-init` and `svkit-wrap`, plus one page per
 //!   `svctl` verb (`svctl-status.1`, ...), with `clap_mangen`.
 //!
-//! svkit-wrap parses its argv by hand (everything after `--` belongs to the
-//! wrapped command), so it gets no completion script, and its man page is
-//! built from its `--help` text by [`wrap_command`].
+//! svkit-init and svkit-wrap parse their argv by hand (everything after
+//! `--` belongs to the wrapped command), so they get no completion script,
+//! and their man pages are built from their `--help` text by
+//! [`hand_parsed_commands`].
 #![forbid(unsafe_code)]
 
 use std::fs;
@@ -49,13 +50,28 @@ pub fn completion_path(shell: Shell, bin: &str) -> PathBuf {
     }
 }
 
-/// svkit-wrap's command line, for its man page only: rebuilt from
-/// [`svkit_cli::wrap::HELP`] (about line, usage, prose) so the page says what
-/// `svkit-wrap --help` says. The binary itself does not use clap.
+/// The command lines parsed by hand (everything after `--` belongs to
+/// the wrapped command), for their man pages only: rebuilt from each
+/// `--help` text (about line, usage, prose) so the page says what `--help`
+/// says. The binaries themselves do not use clap.
+pub fn hand_parsed_commands() -> Vec<Command> {
+    vec![
+        hand_parsed("svkit-init", svkit_cli::init::HELP, "CMD"),
+        hand_parsed("svkit-wrap", svkit_cli::wrap::HELP, "ARGV"),
+    ]
+}
+
+/// svkit-wrap's page ([`hand_parsed_commands`]).
 pub fn wrap_command() -> Command {
-    let help = svkit_cli::wrap::HELP;
+    hand_parsed("svkit-wrap", svkit_cli::wrap::HELP, "ARGV")
+}
+
+fn hand_parsed(name: &'static str, help: &'static str, argv: &'static str) -> Command {
     let (first, rest) = help.split_once("\n\n").unwrap_or((help, ""));
-    let about = first.strip_prefix("svkit-wrap: ").unwrap_or(first);
+    let about = first
+        .strip_prefix(name)
+        .and_then(|a| a.strip_prefix(": "))
+        .unwrap_or(first);
     // The paragraphs after the usage line: the description, then the
     // reference part (exit codes, environment) as the after-help.
     let paragraphs: Vec<&str> = rest
@@ -68,11 +84,11 @@ pub fn wrap_command() -> Command {
         .unwrap_or(paragraphs.len());
     let description = paragraphs[..split].join("\n\n");
     let after = paragraphs[split..].join("\n\n");
-    let mut cmd = Command::new("svkit-wrap")
+    let mut cmd = Command::new(name)
         .version(svkit_cli::wrap::VERSION)
         .about(about)
         .long_about(description)
-        // svkit-wrap's -h and --help print the same text.
+        // -h and --help print the same text.
         .disable_help_flag(true)
         .arg(
             Arg::new("help")
@@ -82,7 +98,7 @@ pub fn wrap_command() -> Command {
                 .action(ArgAction::Help),
         )
         .arg(
-            Arg::new("ARGV")
+            Arg::new(argv)
                 .help("The container's command: everything after `--` is its own, flags included")
                 .num_args(0..)
                 .last(true)
@@ -123,7 +139,7 @@ pub fn generate(out: &Path) -> io::Result<Vec<PathBuf>> {
     }
     let man = out.join("man");
     fs::create_dir_all(&man)?;
-    for cmd in clap_commands().into_iter().chain([wrap_command()]) {
+    for cmd in clap_commands().into_iter().chain(hand_parsed_commands()) {
         // The footer of every page, a verb's included: "svctl 0.1.0".
         let source = format!(
             "{} {}",

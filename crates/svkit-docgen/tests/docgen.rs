@@ -35,6 +35,7 @@ fn expected_files() -> BTreeSet<String> {
         want.insert(format!("man/{bin}.1"));
     }
     want.insert("man/svkit-wrap.1".to_owned());
+    want.insert("man/svkit-init.1".to_owned());
     for verb in VERBS {
         want.insert(format!("man/svctl-{verb}.1"));
     }
@@ -316,6 +317,10 @@ fn key_lines(bin: &str) -> &'static [&'static str] {
             "  126    CMD could not be executed; 127 CMD not found",
             "See docs/lifeline.md.",
         ],
+        "svkit-init" => &[
+            "svkit-init: the container's entrypoint, supervised wherever it runs",
+            "Usage: svkit-init [--] [CMD...]       (ENTRYPOINT [\"svkit-init\", \"--\"])",
+        ],
         "svkit-wrap" => &[
             "svkit-wrap: run the container's command, supervised when the config says so",
             "Usage: svkit-wrap [--] [ARGV...]",
@@ -328,6 +333,13 @@ fn key_lines(bin: &str) -> &'static [&'static str] {
 /// What the library definition of `bin` prints for `argv` (`--help`,
 /// `-h`, `--version`, `VERB --help`): the text clap hands the binary to print.
 fn lib_output(bin: &str, argv: &[&str]) -> String {
+    if bin == "svkit-init" {
+        return match argv {
+            ["--help"] | ["-h"] => format!("{}\n", svkit_cli::init::HELP),
+            ["--version"] => format!("svkit-init {}\n", svkit_cli::wrap::VERSION),
+            _ => unreachable!("{argv:?}"),
+        };
+    }
     if bin == "svkit-wrap" {
         return match argv {
             ["--help"] | ["-h"] => format!("{}\n", svkit_cli::wrap::HELP),
@@ -348,7 +360,7 @@ fn lib_output(bin: &str, argv: &[&str]) -> String {
 
 #[test]
 fn library_help_keeps_its_key_lines() {
-    for bin in COMPLETED.into_iter().chain(["svkit-wrap"]) {
+    for bin in COMPLETED.into_iter().chain(["svkit-wrap", "svkit-init"]) {
         let help = lib_output(bin, &["--help"]);
         let lines: Vec<&str> = help.lines().collect();
         for key in key_lines(bin) {
@@ -387,7 +399,7 @@ fn stdout_of(path: &Path, args: &[&str]) -> String {
 
 #[test]
 fn binaries_print_their_library_help() {
-    for bin in COMPLETED.into_iter().chain(["svkit-wrap"]) {
+    for bin in COMPLETED.into_iter().chain(["svkit-wrap", "svkit-init"]) {
         let Some(path) = built(bin) else { continue };
         for argv in [&["--help"][..], &["-h"][..], &["--version"][..]] {
             assert_eq!(

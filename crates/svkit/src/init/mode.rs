@@ -23,8 +23,12 @@ pub struct Facts {
     /// The image has s6-overlay (`/init` and its package dir).
     pub overlay: bool,
     pub uid: u32,
-    /// `/run` is writable by `uid`: s6-overlay's preinit needs it.
+    /// `/run` is writable by `uid`; else s6-overlay's preinit fixes it
+    /// with its setuid helper, which no-new-privileges disables.
     pub run_writable: bool,
+    pub no_new_privs: bool,
+    /// `/run` is mounted noexec: s6-overlay runs its boot scripts there.
+    pub run_noexec: bool,
     /// [`MODE_ENV`], when set and not empty.
     pub forced: Option<String>,
 }
@@ -39,6 +43,12 @@ impl Facts {
             overlay: Path::new(OVERLAY_INIT).is_file() && Path::new(OVERLAY_PACKAGE).is_dir(),
             uid: nix::unistd::getuid().as_raw(),
             run_writable: nix::unistd::access("/run", nix::unistd::AccessFlags::W_OK).is_ok(),
+            no_new_privs: fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+                s.lines()
+                    .any(|l| l.split_whitespace().eq(["NoNewPrivs:", "1"]))
+            }),
+            run_noexec: nix::sys::statvfs::statvfs("/run")
+                .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC)),
             forced: std::env::var(MODE_ENV).ok().filter(|v| !v.is_empty()),
         }
     }
@@ -89,9 +99,14 @@ pub fn decide(f: &Facts) -> Result<Mode, String> {
             shown(&f.pid1)
         )));
     }
-    if f.uid != 0 && !f.run_writable {
+    if f.run_noexec {
         return Ok(Mode::Portable(format!(
-            "s6-overlay's {OVERLAY_INIT} cannot run as uid {}: /run is not writable",
+            "s6-overlay's {OVERLAY_INIT} cannot run: /run is mounted noexec"
+        )));
+    }
+    if f.uid != 0 && !f.run_writable && f.no_new_privs {
+        return Ok(Mode::Portable(format!(
+            "s6-overlay's {OVERLAY_INIT} cannot run as uid {}: /run is not writable, and no-new-privileges disables its setuid helper",
             f.uid
         )));
     }
@@ -117,6 +132,8 @@ mod tests {
             overlay: true,
             uid: 0,
             run_writable: true,
+            no_new_privs: false,
+            run_noexec: false,
             forced: None,
         }
     }
@@ -124,13 +141,15 @@ mod tests {
     #[test]
     fn pid_1_of_an_overlay_image_hands_over_to_init() {
         assert!(matches!(decide(&facts()), Ok(Mode::Overlay(_))));
+        // Not writable: s6-overlay's setuid helper fixes /run.
         let nonroot = Facts {
             uid: 10001,
+            run_writable: false,
             ..facts()
         };
         assert!(
             matches!(decide(&nonroot), Ok(Mode::Overlay(_))),
-            "/run writable"
+            "{nonroot:?}"
         );
     }
 
@@ -156,9 +175,17 @@ mod tests {
                 Facts {
                     uid: 10000,
                     run_writable: false,
+                    no_new_privs: true,
                     ..facts()
                 },
-                "s6-overlay's /init cannot run as uid 10000: /run is not writable",
+                "s6-overlay's /init cannot run as uid 10000: /run is not writable, and no-new-privileges disables its setuid helper",
+            ),
+            (
+                Facts {
+                    run_noexec: true,
+                    ..facts()
+                },
+                "s6-overlay's /init cannot run: /run is mounted noexec",
             ),
             (
                 Facts {

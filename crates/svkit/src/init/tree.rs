@@ -279,6 +279,9 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         );
         return i32::from(exit::NOT_OK);
     };
+    msg::info(format_args!(
+        "{why}: supervising with s6-svscan under svkit-init"
+    ));
     let run_dir = match std::env::var(RUN_DIR_ENV).ok().filter(|v| !v.is_empty()) {
         Some(d) => place::choose(&[Path::new(&d)]),
         None => place::choose(&RUN_DIRS.map(Path::new)),
@@ -313,10 +316,6 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         ));
         return i32::from(exit::NOT_OK);
     }
-    msg::info(format_args!(
-        "{why}: supervising with s6-svscan under svkit-init (scandir {})",
-        scandir.display()
-    ));
     let mut tree = Tree {
         sigfd,
         results: run_dir.join(RESULTS_DIR),
