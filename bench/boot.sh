@@ -3,7 +3,9 @@
 # each with one log, on the real Docker engine: (a) svkit on s6-overlay,
 # (b) s6-overlay's services.d written by hand, (c) supervisord, the floor,
 # a shell that starts the three and waits, (d) svkit with the shipped stop
-# settings, and (e) (d) with a foreground CMD whose TERM handler takes 1 s. The images are built from
+# settings, (e) (d) with a foreground CMD whose TERM handler takes 1 s,
+# and (g) (d) through svkit-init as PID 1 beside (h) the same under
+# `docker run --init` (svkit-init's own supervision). The images are built from
 # the same local base (bench/boot/*/Dockerfile; (a) on top of the shipped
 # Dockerfile's offline image), runs alternate between them, and everything
 # built is removed at the end (the base image stays). Prints a Markdown
@@ -19,11 +21,12 @@ DOCKER=${SVKIT_DOCKER:-docker}
 export SVKIT_DOCKER=$DOCKER
 prog=boot.sh
 # The variants, in table order, and how the tables name them.
-VARIANTS=(svkit s6 supervisord floor fast fg s6fast)
+VARIANTS=(svkit s6 supervisord floor fast fg s6fast pid1 tini)
 declare -A LABEL=([svkit]="(a) svkit" [s6]="(b) s6-overlay by hand"
   [supervisord]="(c) supervisord" [floor]="floor: no supervisor"
   [fast]="(d) svkit, shipped stop settings" [fg]="(e) (d) + foreground CMD, 1 s TERM handler"
-  [s6fast]="(f) (b), S6_KILL_GRACETIME=0")
+  [s6fast]="(f) (b), S6_KILL_GRACETIME=0"
+  [pid1]="(g) (d) through svkit-init, PID 1" [tini]="(h) (g) under --init")
 # (f): (b)'s image with no final grace: s6-overlay's own shutdown and
 # nothing else, the least any s6-overlay image can take to stop (its
 # services get TERM and KILL at once, so their handlers may not finish).
@@ -33,8 +36,15 @@ S6FAST_ARGS=(-e S6_KILL_GRACETIME=0)
 FG_ARGS=(--entrypoint /init)
 FG_CMD=(svkit-wrap -- env APP_STOP_MS=1000 app -p fg gateway run)
 FG_DONE="⚕ gateway fg stopped after 1000 ms"
+# (g) and (h): (d)'s image with the shipped entrypoint, svkit-init, and a
+# CMD (`sleep infinity`, in the foreground: no redirect matches it), as
+# PID 1 (it hands over to /init) and under tini (it supervises itself).
+PID1_ARGS=(--entrypoint svkit-init)
+TINI_ARGS=(--init --entrypoint svkit-init)
+INIT_CMD=(-- sleep infinity)
 # The app processes each variant runs.
-declare -A APPS=([svkit]=3 [s6]=3 [supervisord]=3 [floor]=3 [fast]=3 [fg]=4 [s6fast]=3)
+declare -A APPS=([svkit]=3 [s6]=3 [supervisord]=3 [floor]=3 [fast]=3 [fg]=4 [s6fast]=3
+  [pid1]=3 [tini]=3)
 SERVICES=(one two three)
 # Debian's nobody:nogroup, which every service and logger runs as.
 NOBODY=65534:65534
@@ -57,7 +67,7 @@ command -v cc >/dev/null 2>&1 || skip "no C compiler (\`cc\`) for bench/cpss.c, 
 tmp=$(mktemp -d)
 tag=svkit-bench-boot-$$
 declare -A IMAGE=([svkit]=$tag-svkit [s6]=$tag-s6 [supervisord]=$tag-supervisord [floor]=$tag-floor
-  [fast]=$tag-fast [fg]=$tag-fast [s6fast]=$tag-s6)
+  [fast]=$tag-fast [fg]=$tag-fast [s6fast]=$tag-s6 [pid1]=$tag-fast [tini]=$tag-fast)
 cleanup() {
   local ids
   ids=$("$DOCKER" ps -aq --filter "name=^$tag-" 2>/dev/null || true)
@@ -89,7 +99,7 @@ chmod 0755 "$tmp/app"
 s6dir=${SVKIT_S6_OVERLAY:-$(tests/s6-overlay/build.sh)}
 
 for v in "${VARIANTS[@]}"; do
-  case $v in fg | s6fast) continue ;; esac # (d)'s image, (b)'s
+  case $v in fg | s6fast | pid1 | tini) continue ;; esac # (d)'s image, (b)'s
   ctx=$tmp/ctx-$v
   if [ "$v" = fast ]; then
     cp -a bench/boot/svkit-fast "$ctx"
@@ -140,6 +150,8 @@ measure() {
   local pre=() post=()
   if [ "$v" = fg ]; then pre=("${FG_ARGS[@]}") post=("${FG_CMD[@]}"); fi
   if [ "$v" = s6fast ]; then pre=("${S6FAST_ARGS[@]}"); fi
+  if [ "$v" = pid1 ]; then pre=("${PID1_ARGS[@]}") post=("${INIT_CMD[@]}"); fi
+  if [ "$v" = tini ]; then pre=("${TINI_ARGS[@]}") post=("${INIT_CMD[@]}"); fi
   t0=$(now_us)
   (
     "$DOCKER" run -d --network none --name "$name" -v "$logs:/var/log/bench" \
@@ -300,6 +312,8 @@ mem_ac=$(ratio "${PSS[svkit]}" "${PSS[supervisord]}")
 stop_dc=$(ratio "${STOP[fast]}" "${STOP[supervisord]}")
 stop_db=$(ratio "${STOP[fast]}" "${STOP[s6]}")
 stop_e=$(ms "${STOP[fg]}")
+boot_hg=$(ratio "${BOOT[tini]}" "${BOOT[pid1]}")
+stop_hg=$(ratio "${STOP[tini]}" "${STOP[pid1]}")
 stop_fc=$(ratio "${STOP[s6fast]}" "${STOP[supervisord]}")
 # What the target leaves svkit above s6-overlay's own stop (f), and what
 # it takes: (d) - (f).
@@ -315,6 +329,8 @@ v_mem=$(verdict "$mem_ac" 0.2)
 v_dc=$(verdict "$stop_dc" 0.5)
 v_db=$(verdict "$stop_db" 0.1)
 v_e=$(verdict "$stop_e_max" 1500)
+v_hg_boot=$(verdict "$boot_hg" 1.1)
+v_hg_stop=$(verdict "$stop_hg" 1.1)
 clean_all() { [ "${CLEAN[$1]}" = "$((RUNS * APPS[$1]))" ]; }
 v_clean=met
 for v in fast fg; do clean_all "$v" || v_clean="**missed**"; done
@@ -405,6 +421,8 @@ $(row "over the base image, MB" over_cell)
 | \`docker stop\` → exited: (d) ≤ 1/10 of (b) | ${stop_db}× | $v_db |
 | \`docker stop\` → exited: (e) ≤ 1500 ms in every run, its 1 s handler included | ${stop_e} ms (worst ${stop_e_max}) | $v_e |
 | (d) and (e): every service's TERM handler completed in every run | ${CLEAN[fast]} + ${CLEAN[fg]} | $v_clean |
+| boot under \`--init\`: (h) ≤ 1.1 × (g) | ${boot_hg}× | $v_hg_boot |
+| \`docker stop\` → exited under \`--init\`: (h) ≤ 1.1 × (g) | ${stop_hg}× | $v_hg_stop |
 
 The floor under the stop targets: (f), s6-overlay stopping with no final
 grace and nothing of svkit, takes $(ms "${STOP[s6fast]}") ms, ${stop_fc}× (c). Half of
@@ -468,6 +486,14 @@ Why the figures are what they are:
   the services' end to \`docker stop\`'s return here: the hook's end,
   s6-overlay's stage 4, and the engine's part once PID 1 is gone).
   supervisord stops its programs itself and exits once they are gone.
+- **svkit-init.** (g) runs the shipped entrypoint as PID 1: it execs
+  \`/init svkit-wrap -- sleep infinity\` at once, so (g) is (d) with a
+  foreground CMD. (h) is the same container under \`docker run --init\`:
+  tini is PID 1, \`/init\` cannot run, and svkit-init starts s6-svscan,
+  runs the cont-init hook and the CMD itself, with no s6-rc and no
+  s6-linux-init stages (so no stage stamps: "–" above); at \`docker
+  stop\` it runs the same stop hook, then stops the tree, and sends TERM
+  and KILL only to what is left (nothing, here).
 - **Memory.** s6's supervision is small static C programs: one
   \`s6-supervise\` per service, per logger and per s6-overlay internal
   service, one \`s6-log\` per log, \`s6-svscan\` as PID 1. svkit adds

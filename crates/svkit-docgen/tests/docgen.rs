@@ -180,7 +180,7 @@ fn completion_scripts_parse() {
 fn man_pages_are_roff_with_a_name_section() {
     let (dir, _) = generated();
     let pages = man_pages(dir.path());
-    assert_eq!(pages.len(), 4 + VERBS.len());
+    assert_eq!(pages.len(), 5 + VERBS.len());
     for page in &pages {
         let text = read(page);
         let stem = page.file_stem().unwrap().to_string_lossy().into_owned();

@@ -10,7 +10,6 @@
 //! slot's (its `finish` writes the code and sends USR1), 0 for a requested
 //! stop, 111 when s6-svscan dies under it.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::os::fd::AsFd;
@@ -81,8 +80,10 @@ struct Tree {
     results: PathBuf,
     svscan: Option<Pid>,
     cmd: Option<Pid>,
-    /// Children that ended and were not s6-svscan or the CMD: a hook.
-    ended: BTreeMap<Pid, i32>,
+    /// The hook being waited for, and its code once it ended (orphans
+    /// reaped meanwhile are forgotten: nothing waits for them).
+    waiting: Option<Pid>,
+    ended: Option<i32>,
     /// Set by a stop signal or the halt: the end has begun.
     stopping: bool,
     /// Past the tree's stop: the CMD's end no longer sets the code.
@@ -135,8 +136,8 @@ impl Tree {
                     self.set_code(i32::from(exit::SYSTEM));
                     self.stopping = true;
                 }
-            } else {
-                self.ended.insert(pid, code);
+            } else if Some(pid) == self.waiting {
+                self.ended = Some(code);
             }
         }
     }
@@ -191,8 +192,11 @@ impl Tree {
             }
         };
         let deadline = limit.map(|l| Instant::now() + l);
+        self.waiting = Some(pid);
+        self.ended = None;
         loop {
-            if let Some(code) = self.ended.remove(&pid) {
+            if let Some(code) = self.ended.take() {
+                self.waiting = None;
                 return code;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -203,7 +207,7 @@ impl Tree {
                 ));
                 let _ = kill(pid, Signal::SIGKILL);
                 // KILL cannot be refused: its end comes.
-                while !self.ended.contains_key(&pid) {
+                while self.ended.is_none() {
                     self.pause(None, false);
                 }
                 continue;
@@ -321,7 +325,8 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         results: run_dir.join(RESULTS_DIR),
         svscan: None,
         cmd: None,
-        ended: BTreeMap::new(),
+        waiting: None,
+        ended: None,
         stopping: false,
         last_phase: false,
     };
@@ -356,7 +361,9 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         }
         tree.pause(Some(Instant::now() + LOOK_EVERY), false);
     }
-    boot(&mut tree, &scandir, &run_dir);
+    if !tree.stopping {
+        boot(&mut tree, &scandir, &run_dir);
+    }
     if !tree.stopping {
         tree.cmd = spawn_cmd(&argv);
         if tree.cmd.is_none() {
