@@ -468,16 +468,22 @@ s_fast_stop() {
   wait_logs "$c" "s6 supervision" || return 1
   until_true 30 one_supervised_gateway "$c" || { err "no supervised gateway"; return 1; }
   wait_logs "$c" "⚕ dashboard up" || return 1
+  stops_fast "$c"
+}
+
+# stops_fast C: `docker stop` exits 0 in under 1 s, with the gateway's and
+# the dashboard's TERM handlers and the stop hook done.
+stops_fast() {
   t0=$(now_ms)
-  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  docker stop -t 30 "$1" >/dev/null || { err "docker stop failed"; return 1; }
   took=$(($(now_ms) - t0))
   say "    docker stop took ${took} ms"
-  code=$(exit_code "$c")
-  [ "$code" = 0 ] || { err "exit code $code, want 0"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$1")
+  [ "$code" = 0 ] || { err "exit code $code, want 0"; tail_logs "$1"; return 1; }
   for line in "⚕ gateway default stopping" "⚕ dashboard stopping" "$STOP_HOOK_DONE"; do
-    logs_have "$c" "$line" || { err "no '$line' in docker logs"; tail_logs "$c"; return 1; }
+    logs_have "$1" "$line" || { err "no '$line' in docker logs"; tail_logs "$1" 40; return 1; }
   done
-  [ "$took" -lt 1000 ] || { err "docker stop took ${took} ms, want < 1000"; tail_logs "$c"; return 1; }
+  [ "$took" -lt 1000 ] || { err "docker stop took ${took} ms, want < 1000"; tail_logs "$1"; return 1; }
 }
 
 # A foreground CMD (the opt-out) whose TERM handler takes 1 s: the stop hook
@@ -525,6 +531,51 @@ s_essential() {
   logs_have "$c" "is essential: stopping the container with exit code 78" || { err "no essential message:"; tail_logs "$c"; return 1; }
   c=$(start restarting --restart on-failure:1 -e APP_CONFIG_BAD=1 -- gateway run) || return 1
   until_true "$DEADLINE" restarted "$c" || { err "on-failure did not restart it: $(state "$c")"; return 1; }
+}
+
+# A burst on the container's output: a foreground command printing 200,000
+# lines of 300 bytes while the slots' loggers run. s6-log makes its stdout
+# non-blocking; were that the container's shared one, the command's writes
+# would fail (EAGAIN) once docker's reader fell behind, and lines would be
+# lost. Every line must reach docker logs, and the command exit 0.
+BURST_LINE=$(printf '%0299d' 0)
+s_output_burst() {
+  # shellcheck disable=SC2016 # expanded by the container's sh
+  c=$(start burst -- sh -c 'until [ -e /data/logs/dashboard/current ] && [ -e /data/logs/gateways/default/current ]; do sleep 0.1; done
+    yes "$1" | head -n 200000' sh "$BURST_LINE") || return 1
+  until_true "$DEADLINE" exited "$c" || { err "still $(state "$c")"; return 1; }
+  code=$(exit_code "$c")
+  n=$(docker logs "$c" 2>/dev/null | grep -cx -- "$BURST_LINE")
+  say "    $n of 200000 lines in docker logs, exit code $code"
+  [ "$n" = 200000 ] || { err "$n of 200000 lines reached docker logs:"; logs "$c" | grep -v -- "$BURST_LINE" | tail -n 10 >&2; return 1; }
+  [ "$code" = 0 ] || { err "exit code $code, want 0"; return 1; }
+}
+
+# An essential slot's exit code ends that run only: `docker start` of the
+# same container (its /run is no tmpfs: it is kept) boots clean, and at
+# `docker stop` the foreground command gets its graceful stop again.
+# tests/docker/essential-once/30-once.json: a slot that exits 78 the first
+# time (a mark on the /data volume), then runs.
+count_of() { logs "$1" | grep -cF -- "$2"; }
+# at_least C TEXT N: TEXT is in N lines of docker logs, or more.
+at_least() { [ "$(count_of "$1" "$2")" -ge "$3" ]; }
+s_essential_restart() {
+  cfg="$ROOT/tests/docker/essential-once/30-once.json"
+  c=$(start essonce -e APP_STOP_MS=500 -v "$cfg:/etc/svkit/30-once.json:ro" -- gateway run --no-supervise) || return 1
+  until_true "$DEADLINE" exited "$c" || { err "the container outlived its essential slot: $(state "$c")"; tail_logs "$c"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 78 ] || { err "first run: exit code $code, want the slot's 78"; tail_logs "$c"; return 1; }
+  decided=$(count_of "$c" "as an essential slot decided")
+  handled=$(count_of "$c" "⚕ gateway default stopped after 500 ms")
+  docker start "$c" >/dev/null || { err "docker start failed"; return 1; }
+  until_true "$DEADLINE" at_least "$c" "⚕ gateway default up" 2 || { err "the second run's gateway never came up"; tail_logs "$c"; return 1; }
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "second run: docker stop gave exit code $code, want 0"; tail_logs "$c" 40; return 1; }
+  [ "$(count_of "$c" "as an essential slot decided")" = "$decided" ] ||
+    { err "the second run's stop took the first run's exit code for its own:"; tail_logs "$c" 40; return 1; }
+  [ "$(count_of "$c" "⚕ gateway default stopped after 500 ms")" = $((handled + 1)) ] ||
+    { err "the second run's foreground command did not get its graceful stop:"; tail_logs "$c" 40; return 1; }
 }
 
 # issue: lifecycle. tests/docker/lifecycle/20-lifecycle.json as a layer:
@@ -721,6 +772,26 @@ s_nonroot() {
   check_nonroot "$c" 10001
 }
 
+# docs/kubernetes.md's hardened Docker line, read from the page and run as
+# written (with this run's image): supervised, healthy, stopped cleanly.
+s_hardened() {
+  line=$(sed -n 's/^docker run -d \(.*--security-opt no-new-privileges.*\) svkit-demo gateway run$/\1/p' "$ROOT/docs/kubernetes.md")
+  [ -n "$line" ] || { err "docs/kubernetes.md has no hardened docker run line"; return 1; }
+  uid=$(printf '%s\n' "$line" | sed -n 's/.*--user \([0-9]*\).*/\1/p')
+  # shellcheck disable=SC2086 # the page's flags, one word each
+  c=$(start hardened $line -- gateway run) || return 1
+  wait_logs "$c" "no-new-privileges disables its setuid helper: $PORTABLE_LINE" || return 1
+  SCANDIR=/tmp/svkit/service
+  rc=0
+  check_supervised_as "$c" "$uid" || rc=1
+  SCANDIR=/run/service
+  [ "$rc" = 0 ] || return 1
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "docker stop: exit code $code, want 0"; tail_logs "$c"; return 1; }
+  logs_have "$c" "$STOP_HOOK_DONE" || { err "the cont-finish hook did not stop the slots:"; tail_logs "$c"; return 1; }
+}
+
 # OpenShift: an arbitrary uid without a passwd entry, gid 0; the config's
 # user (app) cannot be applied, and the boot says so.
 s_arbitrary_uid() {
@@ -873,16 +944,7 @@ check_portable() {
     { err "svctl status --json: supervision is not svkit-init"; return 1; }
   # It ends 8 s after it started; reaped, it leaves no zombie behind.
   until_true 20 gone "$c" "$orphan" || { err "orphan $orphan still there (a zombie?):"; procs "$c" >&2; return 1; }
-  t0=$(now_ms)
-  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
-  took=$(($(now_ms) - t0))
-  say "    docker stop took ${took} ms"
-  code=$(exit_code "$c")
-  [ "$code" = 0 ] || { err "docker stop: exit code $code, want 0"; tail_logs "$c"; return 1; }
-  for line in "⚕ gateway default stopping" "⚕ dashboard stopping" "$STOP_HOOK_DONE"; do
-    logs_have "$c" "$line" || { err "no '$line' in docker logs"; tail_logs "$c" 40; return 1; }
-  done
-  [ "$took" -lt 1000 ] || { err "docker stop took ${took} ms, want < 1000"; tail_logs "$c"; return 1; }
+  stops_fast "$c" || return 1
   # One container at a time: in a shared pid namespace each sees the others.
   docker rm -f -v "$c" >/dev/null 2>&1
   c=$(start "$label-noflag" "$@" -- gateway run --no-supervise) || return 1
@@ -1003,7 +1065,7 @@ s_init_svscan_killed() {
 
 # ---------------------------------------------------------------- main
 
-ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential lifecycle restart_remembers clean_stop fast_stop slow_foreground_stop sidecar scratch nonroot arbitrary_uid kubernetes init_tini init_pidns init_readonly init_groups init_svscan_killed plain_s6"
+ALL="redirect no_supervise_flag no_supervise_env foreground_exit_code no_recursion dashboard healthcheck essential essential_restart output_burst lifecycle restart_remembers clean_stop fast_stop slow_foreground_stop sidecar scratch nonroot arbitrary_uid hardened kubernetes init_tini init_pidns init_readonly init_groups init_svscan_killed plain_s6"
 if [ "$#" -gt 0 ]; then SELECTED=$*; else SELECTED=$ALL; fi
 for scn in $SELECTED; do
   case " $ALL " in *" $scn "*) ;; *) say "unknown scenario: $scn (known: $ALL)" >&2; exit 100 ;; esac

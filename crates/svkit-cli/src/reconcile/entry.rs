@@ -20,6 +20,13 @@ pub fn main() -> ExitCode {
         .config_dir
         .unwrap_or_else(svkit::config::config_dir_from_env);
     let scandir = cli.scandir.unwrap_or_else(svkit::container::scandir);
+    if let Err(e) = svkit::slot::end::forget_decision() {
+        msg::warn(format_args!(
+            "unable to clear an earlier run's exit code ({}): {}; the stop hook may leave the foreground command to the final TERM",
+            svkit::slot::end::decided_exitcode().display(),
+            msg::strerror(&e)
+        ));
+    }
     let opts = ApplyOptions {
         lock_timeout: cli.lock_timeout,
         scope: Scope::EachSlot,

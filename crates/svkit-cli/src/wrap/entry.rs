@@ -50,6 +50,9 @@ pub fn main() -> std::process::ExitCode {
         Some("--version") | Some("-V") => print_and_exit(format!("svkit-wrap {VERSION}\n")),
         _ => {}
     }
+    // Started by svkit-init, whose signals stay blocked (read from a
+    // signalfd), this process inherited that mask: the CMD must not.
+    svkit::init::unblock_all();
     let config_dir = config::config_dir_from_env();
     let model = load_model(&config_dir);
     let default_program = model.as_ref().and_then(|m| m.default_program.as_deref());

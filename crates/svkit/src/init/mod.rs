@@ -50,3 +50,43 @@ pub fn start(argv: Vec<OsString>) -> i32 {
         Ok(mode::Mode::Portable(why)) => tree::run(argv, &why),
     }
 }
+
+/// What svkit-init runs (s6-svscan, the hooks) goes through `svkit
+/// unblocked PROG ARGS...`: svkit-init reads its signals from a signalfd,
+/// so it keeps them blocked, and a child would inherit that mask (a hook's
+/// `trap`, a program's TERM, would never fire). This clears the mask and
+/// execs PROG; it returns only when the exec failed.
+pub fn unblocked_main(args: std::env::ArgsOs) -> std::process::ExitCode {
+    msg::init("svkit unblocked");
+    let argv: Vec<OsString> = args.collect();
+    let Some((prog, rest)) = argv.split_first() else {
+        msg::fatal("usage: svkit unblocked PROG [ARGS...] (run by svkit-init)");
+        return std::process::ExitCode::from(exit::USAGE);
+    };
+    unblock_all();
+    let e = std::process::Command::new(prog).args(rest).exec();
+    msg::fatal(format_args!(
+        "unable to run {}: {}",
+        prog.to_string_lossy(),
+        strerror(&e)
+    ));
+    std::process::ExitCode::from(if e.kind() == std::io::ErrorKind::NotFound {
+        exit::NOT_FOUND
+    } else {
+        exit::CANNOT_EXECUTE
+    })
+}
+
+/// Clears this thread's signal mask: a process started by svkit-init
+/// (the CMD's svkit-wrap, through `svkit unblocked` the rest) starts as
+/// any process would.
+pub fn unblock_all() {
+    let _ = nix::sys::signal::SigSet::all().thread_unblock();
+}
+
+/// `prog` run through `svkit unblocked` (see [`unblocked_main`]).
+pub(crate) fn unblocked(prog: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new("/proc/self/exe");
+    c.arg0("svkit").arg("unblocked").arg(prog);
+    c
+}

@@ -100,10 +100,12 @@ pub fn fresh(run: &Path, scandir: &Path) -> io::Result<()> {
 /// Writes svkit-init's record (`svkit status`, `svctl` and the stop hooks
 /// find the tree by it).
 pub fn record(run: &Path, pid: u32) -> io::Result<()> {
-    let path = run.join(INIT_RECORD);
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, format!("{pid}\n"))?;
-    fs::rename(&tmp, &path)
+    crate::fsutil::write_atomic(
+        &run.join(INIT_RECORD),
+        format!("{pid}\n").as_bytes(),
+        0o644,
+        None,
+    )
 }
 
 #[cfg(test)]

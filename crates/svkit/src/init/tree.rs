@@ -176,7 +176,7 @@ impl Tree {
     /// Runs `hook` to its end (at most `limit`, then KILL), reaping and
     /// noting stops meanwhile; its exit code.
     fn run(&mut self, hook: &Path, limit: Option<Duration>, env: &[(&str, String)]) -> i32 {
-        let child = Command::new(hook)
+        let child = super::unblocked(hook)
             .stdin(Stdio::null())
             .envs(env.iter().map(|(k, v)| (k, v)))
             .spawn();
@@ -330,7 +330,7 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         stopping: false,
         last_phase: false,
     };
-    let started = Command::new(&svscan)
+    let started = super::unblocked(&svscan)
         .arg(&scandir)
         .stdin(Stdio::null())
         .process_group(0)

@@ -142,7 +142,7 @@ fn run_filter(slot: &str) -> ExitCode {
     }
     let _ = held.thread_block();
     let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
-    let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut output = BufWriter::with_capacity(64 * 1024, Waiting(io::stdout().lock()));
     match filter(slot, &mut input, &mut output) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of the container's stdout went away: nothing to say.
@@ -151,6 +151,34 @@ fn run_filter(slot: &str) -> ExitCode {
             msg::fatal(format_args!("slot {slot}: log filter: {}", strerror(&e)));
             ExitCode::from(exit::SYSTEM)
         }
+    }
+}
+
+/// A writer that waits while its file is full, whatever its flags: the
+/// container's output may have been made non-blocking by another process
+/// sharing it (an s6-log that could not open its own), and a full pipe
+/// must make the copy wait, never end it.
+struct Waiting<W>(W);
+
+impl<W: Write + std::os::fd::AsFd> Write for Waiting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        loop {
+            match self.0.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let mut fds = [PollFd::new(self.0.as_fd(), PollFlags::POLLOUT)];
+                    match poll(&mut fds, PollTimeout::NONE) {
+                        Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -178,6 +206,27 @@ fn spawn_and_exec(slot: &str, argv: &[OsString]) -> Result<std::convert::Infalli
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_non_blocking_output_makes_the_copy_wait_not_fail() {
+        use std::io::Read as _;
+        let (mut r, w) = io::pipe().expect("pipe");
+        let flags = nix::fcntl::fcntl(w.as_raw_fd(), nix::fcntl::FcntlArg::F_GETFL).expect("getfl");
+        let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+        nix::fcntl::fcntl(w.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFL(flags)).expect("setfl");
+        // Four times what a pipe holds: the writes meet a full pipe.
+        let want = 4 * 65536;
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            r.read_to_end(&mut got).expect("read");
+            got.len()
+        });
+        let mut out = Waiting(w);
+        out.write_all(&vec![b'x'; want])
+            .expect("waits, never EAGAIN");
+        drop(out);
+        assert_eq!(reader.join().expect("reader"), want);
+    }
 
     fn run(input: &[u8]) -> Vec<serde_json::Value> {
         let mut out = Vec::new();

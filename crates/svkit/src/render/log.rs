@@ -29,6 +29,15 @@ fail() {
 }
 "#;
 
+/// s6-log makes its stdout non-blocking. Inherited, that is the open file
+/// of the container's output, shared with PID 1, the CMD and every slot
+/// without a logger: their writes would then fail (EAGAIN) whenever the
+/// engine's reader falls behind, and lines would be lost. An open of its
+/// own of the same pipe (or terminal) leaves theirs blocking. Root can
+/// reopen it; another user (a non-root container) cannot, and keeps the
+/// shared one.
+const OWN_STDOUT: &str = "# Its own open of the container's output: s6-log's O_NONBLOCK stays on it.\nif { [ -p /proc/self/fd/1 ] || [ -c /proc/self/fd/1 ]; } && [ -w /proc/self/fd/1 ]; then\n  exec 1>>/proc/self/fd/1\nfi\n";
+
 /// The start of the walk over the log dir's path, one component at a
 /// time. Parents are made 0755, so that every slot's user reaches its own
 /// log dir below a shared one (`/data/logs`); the log dir itself 0750.
@@ -143,6 +152,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         "# svkit logger of slot {}. Generated: edit the config, not this file.",
         slot.name
     );
+    o.push_str(OWN_STDOUT);
     let _ = writeln!(o, "slot={}", sh_quote(&slot.name));
     let _ = writeln!(o, "dir={}", sh_quote(&log.dir));
     if let Some(u) = user {

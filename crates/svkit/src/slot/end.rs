@@ -165,6 +165,17 @@ pub fn read(slot: &Path) -> Option<End> {
     })
 }
 
+/// Forgets an essential slot's decision from an earlier run of this
+/// container: `docker start` keeps a `/run` that is no tmpfs, and the stop
+/// hook would otherwise leave this run's foreground command to the final
+/// TERM, as if a slot had ended it. The boot hook calls it.
+pub fn forget_decision() -> io::Result<()> {
+    match fs::remove_file(decided_exitcode()) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 /// Makes `slot` essential for this container's life (see [`ESSENTIAL_FILE`]).
 pub fn mark_essential(slot: &Path) -> io::Result<()> {
     match fs::OpenOptions::new()
