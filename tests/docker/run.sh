@@ -913,8 +913,8 @@ adopted_by_init() { [ "$(parent_comm "$1" "$2")" = svkit-init ]; }
 # reason): the redirect lands in its slot and stays up, with no recursion;
 # the dashboard runs with its env var; stdout reaches docker logs; an
 # orphan is reaped; docker stop exits 0 in under 1 s with every slot's TERM
-# handler done; the opt-outs run in the foreground; an essential slot's
-# crash ends the container with its code.
+# handler done; the opt-outs run in the foreground (and get their graceful
+# stop); an essential slot's crash ends the container with its code.
 check_portable() {
   label=$1
   why=$2
@@ -950,8 +950,13 @@ check_portable() {
   c=$(start "$label-noflag" "$@" -- gateway run --no-supervise) || return 1
   check_foreground "$c" || return 1
   docker rm -f -v "$c" >/dev/null 2>&1
-  c=$(start "$label-noenv" "$@" -e APP_GATEWAY_NO_SUPERVISE=1 -- gateway run) || return 1
+  c=$(start "$label-noenv" "$@" -e APP_GATEWAY_NO_SUPERVISE=1 -e APP_STOP_MS=300 -- gateway run) || return 1
   check_foreground "$c" || return 1
+  # Its TERM handler runs at docker stop, and its code is the container's.
+  docker stop -t 30 "$c" >/dev/null || { err "docker stop failed"; return 1; }
+  code=$(exit_code "$c")
+  [ "$code" = 0 ] || { err "foreground: docker stop gave exit code $code, want the handler's 0"; tail_logs "$c"; return 1; }
+  logs_have "$c" "⚕ gateway default stopped after 300 ms" || { err "the foreground command's TERM handler did not run"; tail_logs "$c"; return 1; }
   docker rm -f -v "$c" >/dev/null 2>&1
   c=$(start "$label-ess" "$@" -e APP_CONFIG_BAD=1 -- gateway run) || return 1
   until_true "$DEADLINE" exited "$c" || { err "the container outlived its essential slot: $(state "$c")"; tail_logs "$c"; return 1; }
