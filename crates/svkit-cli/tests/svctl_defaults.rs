@@ -200,3 +200,73 @@ fn readiness_and_uptime_count_from_the_programs_start() {
     );
     sbx.stop();
 }
+
+/// A job run again and again, each run exiting 0, then once failing.
+const RERUN: &str = r#"{
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "job", "type": "oneshot",
+      "command": ["sh", "-c", "if [ -e /tmp/fail-once ]; then rm /tmp/fail-once; exit 1; fi"] }
+  ]
+}"#;
+
+/// A oneshot's completions are no deaths, in any view: six runs that
+/// exit 0 leave `deaths` at 0 (status, `--json`, metrics), and a failing
+/// run after them is its first death, retried, not a crash loop.
+#[test]
+fn a_oneshot_run_again_counts_no_completion_as_a_death() {
+    if !sandbox_or_skip("a_oneshot_run_again_counts_no_completion_as_a_death") {
+        return;
+    }
+    let fx = Fixture::new(RERUN);
+    let sbx = fx.boot();
+    sbx.run(&["svctl", "wait", "done", "job", "--timeout", "20000"], 0);
+    let records = || {
+        let o = sbx.sh("s6-svdt /run/service/job | wc -l");
+        stdout(&o).trim().parse::<usize>().expect("a count")
+    };
+    for run in 2..=6 {
+        sbx.run(
+            &["svctl", "start", "job", "--wait", "--timeout", "20000"],
+            0,
+        );
+        // s6 recorded every run's end: the job did run again.
+        assert_eq!(records(), run, "s6's death records after run {run}");
+    }
+    let (_, doc) = status_json(&sbx, &["job"]);
+    let job = slot_json(&doc, "job");
+    assert_eq!(
+        (&job["state"], &job["deaths"]),
+        (&"done".into(), &0.into()),
+        "{job}"
+    );
+    let table = stdout(&sbx.run(&["svctl", "status", "job"], 0));
+    let at = table.find("DEATHS").expect("DEATHS column");
+    let row = table.lines().nth(1).expect("job's row");
+    let cell = row.get(at..).and_then(|c| c.split_whitespace().next());
+    assert_eq!(cell, Some("0"), "{table}");
+    let metrics = stdout(&sbx.run(&["svctl", "metrics", "job"], 0));
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == r#"svkit_slot_deaths{slot="job"} 0"#),
+        "{metrics}"
+    );
+
+    // One failure: a death, retried at once, and the retry completes.
+    sbx.sh("touch /tmp/fail-once");
+    sbx.run(&["svctl", "start", "job"], 0);
+    let job = poll("job's failed run retried", Duration::from_secs(20), || {
+        let (_, doc) = status_json(&sbx, &["job"]);
+        let job = slot_json(&doc, "job").clone();
+        let settled = job["state"] == "failed" || (records() == 8 && job["state"] == "done");
+        settled.then_some(job)
+    });
+    assert_eq!(
+        (&job["state"], &job["deaths"], &job["why"]),
+        (&"done".into(), &1.into(), &serde_json::Value::Null),
+        "{job}\n{}",
+        sbx.logs()
+    );
+    sbx.stop();
+}

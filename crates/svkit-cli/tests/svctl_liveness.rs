@@ -154,3 +154,50 @@ fn a_record_of_an_earlier_run_counts_for_nothing() {
         "{doc}"
     );
 }
+
+/// A hung program that ignores its down signal, in a slot without
+/// `stop_timeout_ms` (s6 would wait for ever): its liveness restart
+/// still ends it, with KILL after the default grace, and a new run
+/// starts. The KILL is the watcher's, said in the logs.
+#[test]
+fn a_program_deaf_to_its_down_signal_is_killed_by_its_liveness_restart() {
+    if !sandbox_or_skip("a_program_deaf_to_its_down_signal_is_killed_by_its_liveness_restart") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "deaf", "command": ["sh", "-c", "trap '' TERM; while :; do sleep 1; done"],
+        "liveness": { "exec": ["test", "!", "-e", "/tmp/deaf-hangs"],
+                      "interval_ms": 200, "timeout_ms": 100, "failures": 1 } }
+    ] }"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["deaf"]);
+    wait_field(&sbx, "deaf", "up", "true");
+    wait_failing(&sbx, "deaf", 0);
+    let first = pid(&sbx, "deaf");
+    sbx.sh("touch /tmp/deaf-hangs");
+    sbx.wait_for_log(
+        "liveness check of deaf failed 1 times in a row",
+        Duration::from_secs(10),
+    );
+    // TERM changes nothing; KILL comes after the default grace (3 s).
+    poll("deaf restarted", Duration::from_secs(15), || {
+        let now = pid(&sbx, "deaf");
+        (now != first && now != "-1").then_some(())
+    });
+    sbx.sh("rm /tmp/deaf-hangs");
+    sbx.wait_gone(&first, Duration::from_secs(5));
+    let logs = sbx.wait_for_log(
+        &format!("slot deaf: pid {first} did not end within 3000 ms of SIGTERM: killed it"),
+        Duration::from_secs(5),
+    );
+    // Asked for: neither a crash nor a clean exit of its own; the new run
+    // (or, had its first check come before the rm, the next) is healthy.
+    poll("deaf up and passing", Duration::from_secs(15), || {
+        let (_, doc) = status_json(&sbx, &["deaf"]);
+        let d = slot_json(&doc, "deaf");
+        assert_eq!(d["failed"], false, "{d}\n{logs}");
+        (d["state"] == "up" && d["liveness"]["failing"] == 0).then_some(())
+    });
+}

@@ -7,8 +7,14 @@
 //! the program; it holds a pidfd of that process and ends when it ends, so
 //! every restart has exactly one watcher. It only checks while the slot is
 //! up, ready and not waiting for dependencies. Its restart goes through
-//! `slot::end::send`, so `finish` knows the death was asked for. What it
-//! last saw is in its record (`slot::liveness`; `svctl status` shows it).
+//! `slot::end::send`, so `finish` knows the death was asked for. s6 then
+//! sends the slot's down signal, and KILL only after a `timeout-kill`:
+//! without one, a program hung or deaf to that signal would never end and
+//! never be restarted. So the watcher bounds the wait itself, as a stray
+//! copy's end is bounded ([`stray::kill_after`]: the slot's
+//! `timeout-kill`, else [`stray::DEFAULT_STOP`]), then KILLs the process
+//! it watched, its pid and start time re-read first: never a reused pid.
+//! What it last saw is in its record (`slot::liveness`; `svctl status` shows it).
 //! What it says goes to the slot's log without ever blocking on it ([`crate::msg::say`]).
 
 use std::io;
@@ -21,13 +27,14 @@ use crate::s6::control::SvcCommand;
 use crate::s6::status;
 use crate::slot::end::{self, send};
 use crate::slot::{health, liveness};
+use crate::stray::{self, Copy, Ended};
 
 #[derive(Debug, Clone)]
 pub struct Watcher {
     pub slot: PathBuf,
     /// The process watched (the slot's `run`, which becomes the program):
-    /// its record names it.
-    pub pid: u32,
+    /// its record names its pid; a restart that it outlives ends it.
+    pub program: Copy,
     /// `Exec`, `Tcp` or `Http`.
     pub probe: Probe,
     pub interval: Duration,
@@ -43,7 +50,9 @@ pub fn pidfd(pid: i32) -> io::Result<OwnedFd> {
 /// Runs the checks until the process behind `pid` ends.
 pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
     let mut failing = 0u32;
-    liveness::write(&w.slot, w.pid, failing, w.failures, None);
+    // A live process's pid: positive.
+    let watched = w.program.pid.unsigned_abs();
+    liveness::write(&w.slot, watched, failing, w.failures, None);
     loop {
         if crate::sys::pidfd_wait(pid, w.interval)? {
             return Ok(());
@@ -55,12 +64,12 @@ pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
             Ok(()) => {
                 if failing > 0 {
                     failing = 0;
-                    liveness::write(&w.slot, w.pid, 0, w.failures, None);
+                    liveness::write(&w.slot, watched, 0, w.failures, None);
                 }
             }
             Err(why) => {
                 failing += 1;
-                liveness::write(&w.slot, w.pid, failing, w.failures, Some(&why));
+                liveness::write(&w.slot, watched, failing, w.failures, Some(&why));
                 if failing >= w.failures {
                     // Restart first, then say so: a program hung on a full
                     // log pipe must not take the restart down with it, and
@@ -71,10 +80,36 @@ pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
                         "liveness check of {} failed {failing} times in a row ({why}): restarting it",
                         name(&w.slot)
                     ));
-                    // The restart ends the watched process, and so this watch.
+                    end_restarted(w);
+                    // The restart ended the watched process, and so this watch.
                     failing = 0;
                 }
             }
+        }
+    }
+}
+
+/// Ends the watched process if the restart's down signal did not: KILL
+/// after the slot's `timeout-kill`, else after [`stray::DEFAULT_STOP`]
+/// (where s6 would wait for ever). Says so when it had to.
+fn end_restarted(w: &Watcher) {
+    let (sig, grace) = stray::stop_plan(&w.slot);
+    let slot = name(&w.slot);
+    let pid = w.program.pid;
+    match stray::kill_after(w.program, grace) {
+        Ok(Ended::Stopped) => {}
+        Ok(Ended::Killed) => {
+            crate::msg::say_warn(format_args!(
+                "slot {slot}: pid {pid} did not end within {} ms of {}: killed it",
+                grace.as_millis(),
+                sig.as_str()
+            ));
+        }
+        Err(e) => {
+            crate::msg::say_warn(format_args!(
+                "slot {slot}: unable to end pid {pid} for its restart: {}",
+                crate::msg::strerror(&e)
+            ));
         }
     }
 }

@@ -166,12 +166,19 @@ pub enum Ended {
 }
 
 /// Ends `copy`: `sig` (and CONT, as s6 does, so a stopped process sees
-/// it), up to `grace`, then KILL to its process group when it leads one
-/// (s6-supervise starts programs as session leaders), else to it alone.
-/// Errors when it cannot be signalled or outlives KILL.
+/// it), then [`kill_after`] `grace`. Errors when it cannot be signalled
+/// or outlives KILL.
 pub fn end(copy: Copy, sig: Signal, grace: Duration) -> io::Result<Ended> {
     copy.signal(sig, false)?;
     copy.signal(Signal::SIGCONT, false)?;
+    kill_after(copy, grace)
+}
+
+/// Waits up to `grace` for `copy` to end after its down signal (sent by
+/// [`end`], or by its supervisor), then sends KILL to its process group
+/// when it leads one (s6-supervise starts programs as session leaders),
+/// else to it alone. Errors when it cannot be signalled or outlives KILL.
+pub fn kill_after(copy: Copy, grace: Duration) -> io::Result<Ended> {
     if copy.gone_within(grace) {
         return Ok(Ended::Stopped);
     }
@@ -179,7 +186,10 @@ pub fn end(copy: Copy, sig: Signal, grace: Duration) -> io::Result<Ended> {
         .ok()
         .flatten()
         .is_some_and(|st| st.pgrp == copy.pid);
-    copy.signal(Signal::SIGKILL, leads_group)?;
+    if !copy.signal(Signal::SIGKILL, leads_group)? {
+        // It ended between the last look and the KILL.
+        return Ok(Ended::Stopped);
+    }
     if copy.gone_within(AFTER_KILL) {
         return Ok(Ended::Killed);
     }
@@ -308,6 +318,25 @@ mod tests {
         let how = end(c, Signal::SIGTERM, Duration::from_millis(300)).expect("end");
         assert_eq!(how, Ended::Killed);
         assert!(started.elapsed() >= Duration::from_millis(300));
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn a_kill_after_the_grace_never_hits_a_reused_pid() {
+        let mut child = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let c = Copy::of(child.id() as i32).expect("child");
+        // The same pid, another start: the process it named is gone.
+        let other = Copy {
+            start_time: c.start_time + 1,
+            ..c
+        };
+        let how = kill_after(other, Duration::from_millis(100)).expect("end");
+        assert_eq!(how, Ended::Stopped);
+        assert!(c.alive(), "the live process with that pid was hit");
+        assert_eq!(
+            kill_after(c, Duration::from_millis(100)).expect("end"),
+            Ended::Killed
+        );
         let _ = child.wait();
     }
 

@@ -256,12 +256,30 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     assert!(!without.verdict("r", Some(&up), later).ready_overdue);
     assert!(!with.verdict("r", Some(&up), up.since).ready_overdue);
 
-    // A completion is not a death.
-    let completed = Status::from_parts(raw(0, 0, false), false, 1);
+    // A completion is not a death: a done slot's exit 0, with or without
+    // the config; any exit 0 of a slot whose config says it completes.
+    std::fs::create_dir_all(scandir.join("r/supervise")).expect("mkdir");
+    let record = |code: u8, signal: u8| [[0u8; 12].as_slice(), &[code, signal]].concat();
+    let tally = [record(0, 0), record(1, 0), record(143, 15), record(0, 0)].concat();
+    std::fs::write(scandir.join("r/supervise/death_tally"), &tally).expect("tally");
+    let completed = Status::from_parts(raw(0, 0, false), false, 4);
     std::fs::write(scandir.join("r").join(end::END_FILE), "done\n").expect("end");
     let v = with.verdict("r", Some(&completed), now);
-    assert!(v.done && v.deaths == 0, "{v:?}");
+    assert!(v.done && v.deaths == 2, "{v:?}");
+    assert_eq!(without.verdict("r", Some(&completed), now).deaths, 2);
     std::fs::remove_file(scandir.join("r").join(end::END_FILE)).expect("rm");
+    let waits = Status::from_parts(raw(0, 0, true), false, 4);
+    assert_eq!(with.verdict("r", Some(&waits), now).deaths, 4);
+    let job = model(&format!(
+        r#"{{"state_dir": "{}", "slots": [{{"name": "r", "command": ["a"], "type": "oneshot"}}]}}"#,
+        state.display()
+    ));
+    let jobs = Judge {
+        model: Some(&job),
+        ..with
+    };
+    assert_eq!(jobs.verdict("r", Some(&waits), now).deaths, 2);
+    std::fs::remove_file(scandir.join("r/supervise/death_tally")).expect("rm");
     // Waiting for dependencies is not the check's time; the program's
     // start (its run's mark, after s6's stamp) is.
     std::fs::write(scandir.join("r").join(end::WAITING_FILE), "x (up)\n").expect("w");

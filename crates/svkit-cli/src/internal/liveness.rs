@@ -64,10 +64,14 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
     }
     let slot_dir = std::fs::canonicalize(&args.slot_dir)
         .map_err(|e| Fatal::system(format!("unable to watch {}", args.slot_dir.display()), e))?;
+    // Who it is, pid and start time, for a KILL that must hit no other.
+    let Some(program) = svkit::stray::Copy::of(args.pid) else {
+        // It ended already: nothing to watch.
+        return Ok(OK);
+    };
     let w = Watcher {
         slot: slot_dir,
-        // pidfd_open took it: a pid, so positive.
-        pid: args.pid.unsigned_abs(),
+        program,
         probe,
         interval: args.interval,
         timeout: args.timeout,

@@ -27,6 +27,7 @@ use crate::slot::end::{
     self, End, DECIDED_EXITCODE_NAME, END_FILE, ESSENTIAL_FILE, HALT, INIT_PID_ENV, REQUEST_PREFIX,
     RESULTS_DIR, START_ERROR_FILE,
 };
+use crate::slot::health;
 
 /// Spare time for the probes around the sleep, so s6-supervise never kills
 /// a finish script that is merely waiting out its delay.
@@ -81,6 +82,17 @@ fn essential(slot: &Slot) -> String {
         name = slot.name,
     );
     o
+}
+
+/// s6-permafailon's status list of the records that are deaths
+/// (`health::is_death`): every exit code and signal (a signal death is
+/// recorded as exit 128+N), but the exit 0 of a slot that completes.
+fn deaths_list(slot: &Slot) -> &'static str {
+    if health::completes(slot) {
+        "1-255"
+    } else {
+        "0-255"
+    }
 }
 
 pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
@@ -174,13 +186,17 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
     );
     let permafailon_path = env.tool("s6-permafailon");
     let permafailon = sh_quote(&permafailon_path);
+    let counted = deaths_list(slot);
     if let Some(m) = r.max_deaths {
         o.push_str(
             "# s6-permafailon counts this death and the earlier ones in supervise/death_tally.\n",
         );
+        if health::completes(slot) {
+            o.push_str("# Its exit 0 is a completion, not a death: not counted, here or below.\n");
+        }
         let _ = writeln!(
             o,
-            "rc=0\n{permafailon} {} {} 0-255 true || rc=$?",
+            "rc=0\n{permafailon} {} {} {counted} true || rc=$?",
             m.within_s, m.deaths
         );
         let _ = writeln!(
@@ -201,7 +217,7 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         o.push_str("died() {\n");
         let _ = writeln!(
             o,
-            "  rc=0\n  {permafailon} \"$2\" \"$1\" 0-255 true >/dev/null 2>&1 || rc=$?\n  [ \"$rc\" -eq 125 ]\n}}"
+            "  rc=0\n  {permafailon} \"$2\" \"$1\" {counted} true >/dev/null 2>&1 || rc=$?\n  [ \"$rc\" -eq 125 ]\n}}"
         );
         o.push_str("delay=0\n");
         let mut prev = 0;
@@ -274,7 +290,7 @@ mod tests {
         assert!(!now.contains("delay=") && !now.contains("sleep"), "{now}");
         // 126/127 stay permanent without any permanent_exit_codes.
         let (job, _) = scripts(&m, "job");
-        assert!(job.contains("s6-permafailon 30 5 0-255"), "{job}");
+        assert!(job.contains("s6-permafailon 30 5 1-255"), "{job}");
         assert!(
             job.contains("  126) keep_down") && !job.contains("  78)"),
             "{job}"
@@ -308,6 +324,42 @@ mod tests {
         // A redirect decides at run time.
         let (_, r) = scripts(&m, "gw");
         assert!(r.contains("if [ -e .svkit-essential ]; then svctl wait \"up\" --forever --give-up db; else svctl wait \"up\" --forever db; fi"), "{r}");
+    }
+
+    /// The records s6-permafailon counts are exactly the deaths of
+    /// `health::is_death`, for a slot that completes and one that does not.
+    #[test]
+    fn finish_counts_the_deaths_status_counts() {
+        use crate::s6::status::Death;
+        let m = model(
+            r#"{ "name": "svc", "command": ["x"] },
+               { "name": "job", "command": ["x"], "type": "oneshot" },
+               { "name": "until", "command": ["x"], "restart": { "on_clean_exit": "stop" } }"#,
+        );
+        for name in ["svc", "job", "until"] {
+            let slot = m.slot(name).expect("slot");
+            let (lo, hi) = deaths_list(slot).split_once('-').expect("a range");
+            let (lo, hi): (u8, u8) = (lo.parse().expect("lo"), hi.parse().expect("hi"));
+            let (f, _) = scripts(&m, name);
+            assert!(f.contains(&format!("60 5 {lo}-{hi} true")), "{f}");
+            assert!(f.contains(&format!("\"$1\" {lo}-{hi} true")), "{f}");
+            let mut records: Vec<Death> = (0..=255).map(|code| Death { code, signal: 0 }).collect();
+            records.extend((1..=64).map(|signal| Death {
+                code: 128 + signal,
+                signal,
+            }));
+            for d in records {
+                // s6-permafailon: a listed signal, or a listed exit code.
+                let counted = (lo..=hi).contains(&d.code);
+                assert_eq!(
+                    counted,
+                    health::is_death(d, health::completes(slot)),
+                    "{name}: {d:?}"
+                );
+            }
+        }
+        let job = m.slot("job").expect("job");
+        assert!(health::completes(job) && !health::completes(m.slot("svc").expect("svc")));
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod svstat;
 #[cfg(test)]
 mod tests;
 
-pub use read::{lock_holder, locked, read_slot, supervisor_running};
+pub use read::{death_tally, lock_holder, locked, read_slot, supervisor_running};
 pub use svstat::sig_name;
 
 /// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
@@ -53,6 +53,22 @@ pub struct RawStatus {
     pub finishing: bool,
     pub want_up: bool,
     pub ready: bool,
+}
+
+/// One record of `supervise/death_tally`, as s6 writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Death {
+    /// The exit code, or 128 + the signal for a process killed by one.
+    pub code: u8,
+    /// The signal that killed it, 0 if it exited.
+    pub signal: u8,
+}
+
+impl Death {
+    /// The process exited with code 0 (a signal death has code 128+N).
+    pub fn exited_zero(self) -> bool {
+        self.code == 0 && self.signal == 0
+    }
 }
 
 /// How a process ended, from a raw wait status (glibc macro semantics).

@@ -16,8 +16,8 @@ use std::time::{Duration, SystemTime};
 use super::end::{self, End};
 use super::logger;
 use crate::config::names::is_truthy;
-use crate::config::{Autostart, Model, Slot};
-use crate::s6::status::{RawStatus, Status};
+use crate::config::{Autostart, Model, OnCleanExit, Slot};
+use crate::s6::status::{death_tally, Death, RawStatus, Status};
 use crate::state::{self, Desired, StateError};
 use crate::stray;
 
@@ -145,10 +145,23 @@ pub fn program_started(dir: &Path, st: &Status, waiting: bool) -> Option<SystemT
     Some(stamp.filter(|t| *t >= st.since).unwrap_or(st.since))
 }
 
-/// Deaths that were not a completion: a `done` slot's last record in s6's
-/// death tally is its clean exit, not a death.
-pub fn deaths(st: &Status, done: bool) -> u64 {
-    st.deaths.saturating_sub(u64::from(done))
+/// Whether the slot's clean exit ends it (`on_clean_exit: "stop"`, which
+/// every oneshot has): its exit 0 is then a completion, its work done.
+pub fn completes(slot: &Slot) -> bool {
+    slot.restart.on_clean_exit == OnCleanExit::Stop
+}
+
+/// Whether a record of s6's death tally is a death: every record but a
+/// completion (an exit 0 of a slot that [`completes`], asked for or not).
+/// The one rule of every count of deaths: status, `--json`, events,
+/// metrics, and, in `finish`, the crash-loop rule and the backoff.
+pub fn is_death(d: Death, completes: bool) -> bool {
+    !(completes && d.exited_zero())
+}
+
+/// The deaths among the records of a death tally ([`is_death`]).
+pub fn deaths(tally: &[Death], completes: bool) -> u64 {
+    tally.iter().filter(|d| is_death(**d, completes)).count() as u64
 }
 
 /// The readiness check's timeout of `slot`, when it has one.
@@ -209,6 +222,25 @@ impl Judge<'_> {
         let remembered = || state::read_desired(Path::new(sd), name);
         let autostart = self.slot(name).map(|s| &s.autostart);
         desired_up(autostart, remembered, st.normally_up)
+    }
+
+    /// [`completes`] of the slot `name`, by its config, or by its `finish`
+    /// having kept a clean exit down (`done`): only the `finish` of a slot
+    /// that completes does, whatever the config says since.
+    pub fn completes(&self, name: &str, done: bool) -> bool {
+        done || self.slot(name).is_some_and(completes)
+    }
+
+    /// [`deaths`] of the slot `name`. Its tally is read only when some
+    /// record may be a completion: else the count is its length, which
+    /// `st` has.
+    pub fn deaths(&self, name: &str, st: &Status, done: bool) -> u64 {
+        if st.deaths == 0 || !self.completes(name, done) {
+            return st.deaths;
+        }
+        // A tally that cannot be read now (`st` read its length a moment
+        // ago): every record counts, as s6's own count does.
+        death_tally(&self.scandir.join(name)).map_or(st.deaths, |t| deaths(&t, true))
     }
 
     /// [`failed`] of the slot `name`.
@@ -327,7 +359,7 @@ impl Judge<'_> {
             },
             waiting,
             started,
-            deaths: deaths(st, done),
+            deaths: self.deaths(name, st, done),
             unhealthy,
             live,
             log: self.log_fault(name),
@@ -352,7 +384,7 @@ pub struct Verdict {
     pub blocked_by: Vec<String>,
     /// When the program started ([`program_started`]): its uptime.
     pub started: Option<SystemTime>,
-    /// Deaths in s6's tally, its completion not counted ([`deaths`]).
+    /// Deaths in s6's tally, its completions not counted ([`deaths`]).
     pub deaths: u64,
     /// Up and its liveness check failing (not yet restarted for it).
     pub unhealthy: bool,

@@ -6,23 +6,10 @@
 //! does not go stale between writes.
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io;
-use std::os::unix::fs::FileExt;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::health::{in_wanted_state, Judge, Verdict};
-use crate::s6::status::{read_slot, supervisor_running, Status, StatusError, DEATH_RECORD_LEN};
-
-/// The last record of `supervise/death_tally`, as s6 writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Death {
-    /// The exit code, or 128 + the signal for a process killed by one.
-    pub code: u8,
-    /// The signal that killed it, 0 if it exited.
-    pub signal: u8,
-}
+use crate::s6::status::{death_tally, read_slot, supervisor_running, Death, Status, StatusError};
 
 /// One slot's readings.
 #[derive(Debug, Clone)]
@@ -47,7 +34,7 @@ pub fn collect(judge: &Judge<'_>, name: &str, now: SystemTime) -> Result<SlotMet
         Err(e) => return Err(e),
     };
     let last_death = match &st {
-        Some(s) if s.deaths > 0 => last_death(&dir)?,
+        Some(s) if s.deaths > 0 => death_tally(&dir)?.last().copied(),
         _ => None,
     };
     Ok(SlotMetrics {
@@ -57,34 +44,6 @@ pub fn collect(judge: &Judge<'_>, name: &str, now: SystemTime) -> Result<SlotMet
         last_death,
         logger: super::logger::has_logger(&dir),
     })
-}
-
-/// The last death s6 recorded in the slot at `dir` (None when none).
-pub fn last_death(dir: &Path) -> Result<Option<Death>, StatusError> {
-    let path = dir.join("supervise/death_tally");
-    let io_err = |source: io::Error| StatusError::Io {
-        path: path.clone(),
-        source,
-    };
-    let f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_err(e)),
-    };
-    let len = f.metadata().map_err(io_err)?.len();
-    if len % DEATH_RECORD_LEN != 0 {
-        return Err(StatusError::BadDeathTally { path, len });
-    }
-    if len == 0 {
-        return Ok(None);
-    }
-    let mut rec = [0u8; DEATH_RECORD_LEN as usize];
-    f.read_exact_at(&mut rec, len - DEATH_RECORD_LEN)
-        .map_err(io_err)?;
-    Ok(Some(Death {
-        code: rec[12],
-        signal: rec[13],
-    }))
 }
 
 /// One metric family: name, help, and its value for a slot (None: no
@@ -115,7 +74,7 @@ const FAMILIES: &[Family] = &[
     ("svkit_slot_done", "Whether the slot is kept down after a clean exit of its own (1): a finished job.", |m, _| b(m.v.done)),
     ("svkit_slot_ready_overdue", "Whether the slot is up but its readiness check gave up (1).", |m, _| b(m.v.ready_overdue)),
     ("svkit_slot_log_ok", "Whether the slot's output gets through its logger (1) or not (0: see svctl status for why); absent without a logger.", |m, _| if m.logger { b(m.v.log.is_none()) } else { None }),
-    ("svkit_slot_deaths", "Deaths (restarts) in s6's death tally: since its supervisor started, at most max-death-tally (default 100).", |m, _| m.st.as_ref().map(|_| m.v.deaths as f64)),
+    ("svkit_slot_deaths", "Deaths (restarts) in s6's death tally, completions not counted: since its supervisor started, at most max-death-tally (default 100).", |m, _| m.st.as_ref().map(|_| m.v.deaths as f64)),
     ("svkit_slot_since_seconds", "Seconds since the slot last went up or down.", |m, now| m.st.as_ref().map(|s| s.secs_since(now) as f64)),
     ("svkit_slot_uptime_seconds", "Seconds the slot's process has been up; 0 when down.", |m, now| m.st.as_ref().map(|s| if s.up { s.secs_since(now) as f64 } else { 0.0 })),
     ("svkit_slot_state_change_timestamp_seconds", "Unix time the slot last went up or down.", |m, _| m.st.as_ref().map(|s| secs(s.since))),
@@ -182,30 +141,5 @@ mod tests {
         assert!(!text.contains("svkit_slot_deaths{"), "{text}");
         assert!(text.contains("# TYPE svkit_slot_deaths gauge\n"), "{text}");
         assert_eq!(text.matches("# HELP ").count(), FAMILIES.len());
-    }
-
-    #[test]
-    fn the_last_death_is_the_tally_s_last_record() {
-        let t = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir(t.path().join("supervise")).expect("mkdir");
-        assert_eq!(last_death(t.path()).expect("none"), None);
-        let mut tally = vec![0u8; 12];
-        tally.extend_from_slice(&[3, 0]);
-        tally.extend_from_slice(&[0u8; 12]);
-        tally.extend_from_slice(&[137, 9]);
-        std::fs::write(t.path().join("supervise/death_tally"), &tally).expect("write");
-        let d = last_death(t.path()).expect("read");
-        assert_eq!(
-            d,
-            Some(Death {
-                code: 137,
-                signal: 9
-            })
-        );
-        std::fs::write(t.path().join("supervise/death_tally"), &tally[..15]).expect("write");
-        assert!(matches!(
-            last_death(t.path()),
-            Err(StatusError::BadDeathTally { .. })
-        ));
     }
 }

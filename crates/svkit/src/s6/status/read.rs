@@ -64,6 +64,28 @@ pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
     Ok(Status::from_parts(raw, normally_up, deaths))
 }
 
+/// Every record of the slot's `supervise/death_tally`, oldest first
+/// (none when there is no tally, as s6 reads it).
+pub fn death_tally(dir: &Path) -> Result<Vec<Death>, StatusError> {
+    let path = dir.join("supervise/death_tally");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(&path, e)),
+    };
+    let len = bytes.len() as u64;
+    if !len.is_multiple_of(DEATH_RECORD_LEN) {
+        return Err(StatusError::BadDeathTally { path, len });
+    }
+    Ok(bytes
+        .chunks_exact(DEATH_RECORD_LEN as usize)
+        .map(|r| Death {
+            code: r[TAI64N_LEN],
+            signal: r[TAI64N_LEN + 1],
+        })
+        .collect())
+}
+
 /// Whether an s6-supervise holds `supervise/lock`, as s6's `s6_svc_ok`
 /// checks it (s6-svstat refuses stale status files this way). Separate from
 /// `read_slot` to keep that one to three syscalls per file.

@@ -204,3 +204,32 @@ fn seconds_since_a_stamp() {
         assert_eq!(st.secs_since(t), 0);
     }
 }
+
+#[test]
+fn the_death_tally_reads_record_by_record() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(t.path().join("supervise")).expect("mkdir");
+    assert_eq!(death_tally(t.path()).expect("none"), []);
+    let mut tally = vec![0u8; 12];
+    tally.extend_from_slice(&[0, 0]);
+    tally.extend_from_slice(&[0u8; 12]);
+    tally.extend_from_slice(&[137, 9]);
+    std::fs::write(t.path().join("supervise/death_tally"), &tally).expect("write");
+    let d = death_tally(t.path()).expect("read");
+    assert_eq!(
+        d,
+        [
+            Death { code: 0, signal: 0 },
+            Death {
+                code: 137,
+                signal: 9
+            }
+        ]
+    );
+    assert!(d[0].exited_zero() && !d[1].exited_zero());
+    std::fs::write(t.path().join("supervise/death_tally"), &tally[..15]).expect("write");
+    assert!(matches!(
+        death_tally(t.path()),
+        Err(StatusError::BadDeathTally { len: 15, .. })
+    ));
+}

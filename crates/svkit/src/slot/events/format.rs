@@ -20,8 +20,7 @@ pub fn json_line(e: &Event) -> String {
         "want": st.map(|s| updown(s.want_up)),
         "pid": st.and_then(|s| s.pid),
         "last_exit": st.map_or(Value::Null, |s| LastExit::json(s.last_exit)),
-        // A job's completion is not a death (as in `svctl status`).
-        "deaths": st.map(|s| crate::slot::health::deaths(s, e.what == What::Done)),
+        "deaths": e.deaths,
         "why": e.why,
     });
     v.to_string()

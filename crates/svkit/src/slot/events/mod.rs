@@ -97,6 +97,9 @@ pub struct Event {
     /// The slot's status read right after the byte (it may already show a
     /// later change).
     pub status: Option<Status>,
+    /// Deaths in s6's tally with that status, its completions not counted
+    /// (`super::health::Judge::deaths`).
+    pub deaths: Option<u64>,
     /// Why it failed, as its `finish` recorded it.
     pub why: Option<String>,
 }

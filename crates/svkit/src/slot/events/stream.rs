@@ -19,7 +19,8 @@ use super::{judge, Event, EventsError, What};
 use crate::msg::strerror;
 use crate::s6::fifo::Subscription;
 use crate::s6::status::read_slot;
-use crate::slot::health::Judge;
+use crate::slot::end;
+use crate::slot::health::{self, Judge};
 use crate::slot::owner::is_ours;
 
 /// Which slots to follow.
@@ -210,11 +211,15 @@ impl Stream<'_> {
             What::Removed => None,
             _ => read_slot(&self.judge.scandir.join(name)).ok(),
         };
+        let done = status
+            .as_ref()
+            .is_some_and(|st| health::done(st, end::read(&self.judge.scandir.join(name)).as_ref()));
         Event {
             time: SystemTime::now(),
             slot: name.to_string(),
             what,
             s6,
+            deaths: (status.as_ref()).map(|st| self.judge.deaths(name, st, done)),
             status,
             why: None,
         }
@@ -236,6 +241,7 @@ impl Stream<'_> {
                 slot: name.to_string(),
                 what,
                 s6: Some(b),
+                deaths: st.as_ref().map(|_| v.deaths),
                 status: st.clone(),
                 why: (what == What::Failed).then(|| v.why.clone()).flatten(),
             };

@@ -62,6 +62,7 @@ fn lines_carry_the_exit_and_both_times() {
         what: What::Down,
         s6: Some(b'd'),
         status: Some(st),
+        deaths: Some(1),
         why: None,
     };
     let v: serde_json::Value = serde_json::from_str(&json_line(&e)).expect("json");
@@ -79,20 +80,14 @@ fn lines_carry_the_exit_and_both_times() {
         text_line(&e),
         "2027-01-15T08:00:00.123456Z gw-a down (signal SIGKILL)"
     );
-    // A job's completion is not a death.
-    let done = Event {
-        what: What::Done,
-        status: Some(status(0, 0, false, false)),
-        ..e.clone()
-    };
-    let v: serde_json::Value = serde_json::from_str(&json_line(&done)).expect("json");
-    assert_eq!(v["deaths"], 0);
     let removed = Event {
         what: What::Removed,
         s6: None,
         status: None,
+        deaths: None,
         ..e
     };
     let v: serde_json::Value = serde_json::from_str(&json_line(&removed)).expect("json");
     assert!(v["s6"].is_null() && v["s6_time"].is_null() && v["up"].is_null());
+    assert!(v["deaths"].is_null());
 }
