@@ -20,6 +20,7 @@ pub use crate::svctl::args::*;
 Exit codes: 0 ok; 1 not ok (invalid config, timeout, ...); 2 a slot gone or
 failed while waiting, or changes to apply (plan);
 3 a slot not in its wanted state; 4 unknown slot; 100 bad usage; 111 system error.
+5 a start refused: the slot's program runs in the foreground (an opt-out).
 Environment: SVKIT_CONFIG_DIR (default /etc/svkit), SVKIT_SCANDIR (default
 /run/service), SVKIT_S6_BIN, NO_COLOR."
 )]
@@ -52,8 +53,12 @@ healthy.")]
   svctl start --all
 
 With --wait, returns when every slot is up (ready, for slots with readiness).
+A slot whose program runs in the foreground (the container's command, run
+with its redirect's opt-out) is never started beside it: named, the start
+is refused (exit 5, nothing started); with --all it is left out, said.
 Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
-4 unknown slot; 100 bad usage; 111 system error (e.g. supervisor not running).")]
+4 unknown slot; 5 a slot's program runs in the foreground; 100 bad usage; 111
+system error (e.g. supervisor not running).")]
     Start(CtlArgs),
     /// Stop slots (and persist `down` for `remember` slots)
     #[command(after_help = "Examples:
@@ -71,9 +76,11 @@ Exit codes: 0 done; 1 --timeout ran out; 2 a slot vanished; 4 unknown slot;
 
 With --wait, returns when every slot is up again with a new process (ready, for
 slots with readiness). The old process's exit is never taken for a clean exit
-of its own (on_clean_exit: stop does not apply).
+of its own (on_clean_exit: stop does not apply). A slot whose program runs in
+the foreground is refused as by start.
 Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished;
-4 unknown slot; 100 bad usage; 111 system error.")]
+4 unknown slot; 5 a slot's program runs in the foreground; 100 bad usage; 111
+system error.")]
     Restart(CtlArgs),
     /// Wait until slots are up, ready, down or done
     #[command(after_help = "Examples:

@@ -87,10 +87,14 @@ pub fn main() -> std::process::ExitCode {
             if let Some(w) = warning {
                 msg::warn(w);
             }
+            let slot = as_slot.as_deref().and_then(|n| model.slot(n));
+            // Recorded before the slot is stopped: from then on no start
+            // of the slot (its `run`, `svctl start`) runs a second copy.
+            foreground::record(slot, s6_running);
             if let Some(slot) = &displaces {
                 match redirect::displace(&model, slot, &container::scandir()) {
                     Ok(true) => msg::info(format_args!(
-                        "slot {slot} runs the same program: stopped it (not remembered) so that only this foreground run does; `svctl start {slot}` brings it back"
+                        "slot {slot} runs the same program: stopped it (not remembered) so that only this foreground run does; it does not start again while this run lives"
                     )),
                     Ok(false) => {}
                     Err(e) => msg::die(
@@ -99,7 +103,6 @@ pub fn main() -> std::process::ExitCode {
                     ),
                 }
             }
-            let slot = as_slot.as_deref().and_then(|n| model.slot(n));
             let one = match slot {
                 Some(slot) => foreground::as_slot(&model, slot, argv, displaces.is_some()),
                 None => OneOff {
@@ -108,7 +111,6 @@ pub fn main() -> std::process::ExitCode {
                     ..OneOff::default()
                 },
             };
-            foreground::record(slot, s6_running);
             foreground::exec(&one, &facts.container_env)
         }
         Decision::Refused { rule, extra } => {

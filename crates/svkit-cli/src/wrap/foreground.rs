@@ -3,6 +3,7 @@
 //! slot would run it (see `svkit::slotenv::oneoff`).
 
 use std::collections::BTreeMap;
+use svkit::claim::foreground as fg;
 use svkit::config::{Model, Slot};
 use svkit::container;
 use svkit::msg;
@@ -50,22 +51,25 @@ pub fn as_slot(
     }
 }
 
-/// Records this process for the stop hook (see `svkit::foreground`)
-/// when s6-overlay runs (`s6_running`) and we are its CMD: the command
-/// keeps our pid. A failure costs only the graceful stop, so it is said
-/// and the run goes on.
+/// Records this process (see `svkit::claim::foreground`) when s6-overlay
+/// runs (`s6_running`) and we are its CMD: the command keeps our pid. The
+/// stop hook stops it gracefully; the starts of `slot` refuse while it
+/// lives. A failure costs both, so it is said and the run goes on.
 pub fn record(slot: Option<&Slot>, s6_running: bool) {
     if !s6_running || !svkit::foreground::is_the_cmd() {
         return;
     }
-    let path = svkit::foreground::record_path();
+    let path = fg::record_path();
     let path = path.as_path();
-    let done = svkit::foreground::Record::me(slot)
+    let done = fg::Record::me(slot)
         .ok_or_else(|| std::io::Error::other("unable to read this process's start time"))
-        .and_then(|rec| svkit::foreground::write(path, &rec));
+        .and_then(|rec| fg::write(path, &rec));
     if let Err(e) = done {
+        let beside = slot.map_or(String::new(), |s| {
+            format!(", and `svctl start {}` could start a second copy", s.name)
+        });
         msg::warn(format_args!(
-            "unable to record the foreground command in {}: {}; at docker stop it gets only s6-overlay's final TERM/KILL",
+            "unable to record the foreground command in {}: {}; at docker stop it gets only s6-overlay's final TERM/KILL{beside}",
             path.display(),
             msg::strerror(&e)
         ));

@@ -26,7 +26,8 @@ slot would (user, cwd, env, env files, secrets), after the slot's
 depends_on when s6 runs (120 s for them all). Run as the CMD under
 s6-overlay, a foreground command is recorded in /run/svkit/foreground:
 at docker stop the stop hook sends it its slot's down_signal (else TERM)
-and waits up to its stop_timeout_ms (else 5 s). Words after a redirect's
+and waits up to its stop_timeout_ms (else 5 s); an opt-out's slot does not
+start while it runs (svctl start refuses, exit 5). Words after a redirect's
 match are refused (100), never dropped: the slot runs its own command.
 
 Exit codes: the foreground command's own; 128+N after signal N while

@@ -28,6 +28,16 @@ pub enum Op {
     Restart,
 }
 
+impl Op {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Op::Start => "start",
+            Op::Stop => "stop",
+            Op::Restart => "restart",
+        }
+    }
+}
+
 /// The slots of one scandir, with the config that declares them when it
 /// loaded (without it: no order, nothing remembered).
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +87,13 @@ pub enum Error {
         why: String,
     },
     Wait(StatusError),
+    /// A start refused: the slot's program runs in the foreground
+    /// (`crate::claim::foreground`).
+    InForeground {
+        op: Op,
+        slot: String,
+        copy: crate::stray::Copy,
+    },
 }
 
 impl fmt::Display for Error {
@@ -85,6 +102,12 @@ impl fmt::Display for Error {
             Error::Control(e) => write!(f, "{e}"),
             Error::Remember { what, why } => write!(f, "{what}: {why}"),
             Error::Wait(e) => write!(f, "unable to wait: {e}"),
+            Error::InForeground { op, slot, copy } => write!(
+                f,
+                "unable to {} {slot}: {}",
+                op.verb(),
+                crate::claim::in_foreground_why(*copy)
+            ),
         }
     }
 }
@@ -99,6 +122,13 @@ impl From<ControlError> for Error {
 
 /// Carries out `req` on `names` (slots of the scandir).
 pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Error> {
+    let kept;
+    let names = if req.op == Op::Stop {
+        names
+    } else {
+        kept = not_in_foreground(names, req)?;
+        kept.as_slice()
+    };
     if !req.all {
         // A restart wants the slot up, as a start does.
         persist(slots, names, req.op != Op::Stop)?;
@@ -117,6 +147,32 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
         return Ok(Waited::Met);
     }
     wait_started(slots, names, watched, req.timeout)
+}
+
+/// `names` but the slots whose program runs in the foreground (the rule
+/// every start checks, `crate::claim::foreground::running`), before
+/// anything is sent or persisted: a slot named is refused, all of them
+/// with it; with `--all` it is left out, said, and the rest go on.
+fn not_in_foreground(names: &[String], req: &Request) -> Result<Vec<String>, Error> {
+    let mut kept = Vec::with_capacity(names.len());
+    for n in names {
+        match crate::claim::foreground::running(n) {
+            None => kept.push(n.clone()),
+            Some(copy) if req.all => msg::warn(format_args!(
+                "not {}ing {n}: {}",
+                req.op.verb(),
+                crate::claim::in_foreground_why(copy)
+            )),
+            Some(copy) => {
+                return Err(Error::InForeground {
+                    op: req.op,
+                    slot: n.clone(),
+                    copy,
+                })
+            }
+        }
+    }
+    Ok(kept)
 }
 
 /// Sends `cmd` (e.g. a signal) to each of `names`.

@@ -5,81 +5,24 @@
 //! sends TERM to everything left, then KILL after `S6_KILL_GRACETIME`. A
 //! command svkit-wrap ran in the foreground (an opt-out, or one no
 //! redirect matches) would get only that grace. So svkit-wrap records it
-//! ([`record_path`]: pid, start time, stop signal, stop timeout) right before
-//! it execs it (the pid stays the same across the exec), and the stop hook
-//! runs `svkit foreground-stop MS` ([`main`]) before stopping the slots:
-//! the signal, then a wait of up to the recorded timeout (capped by MS).
+//! ([`crate::claim::foreground`]: pid, start time, stop signal, stop
+//! timeout, its slot) right before it execs it, and the stop hook runs
+//! `svkit foreground-stop MS` ([`main`]) before stopping the slots: the
+//! signal, then a wait of up to the recorded timeout (capped by MS).
 //! What still runs after that is left to s6-overlay's final TERM/KILL.
-//!
-//! The hook runs as root, so the record is trusted only when safe: never
-//! read through a symlink, owned by root or by the process it names, and
-//! the pid and start time re-read from `/proc` right before signalling.
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use crate::config::Slot;
+use crate::claim::foreground::{read, record_path};
 use crate::msg::{self, exit};
 use crate::slot::end::decided_exitcode;
-use crate::stray::Copy;
-
-/// Where svkit-wrap records the foreground command, in the run dir (a
-/// tmpfs under s6-overlay: it never outlives the container; svkit-init
-/// clears it at boot).
-pub fn record_path() -> std::path::PathBuf {
-    crate::container::run_dir().join("svkit/foreground")
-}
-
-/// The wait for a foreground command no slot describes, or whose slot has
-/// no `stop_timeout_ms`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// What the stop hook needs to stop the foreground command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record {
-    pub copy: Copy,
-    pub signal: Signal,
-    pub timeout: Duration,
-}
-
-impl Record {
-    /// This process, about to exec a command that `slot` (if any)
-    /// describes: its `down_signal` and `stop_timeout_ms`, else TERM and
-    /// [`DEFAULT_TIMEOUT`].
-    pub fn me(slot: Option<&Slot>) -> Option<Record> {
-        let copy = Copy::of(i32::try_from(std::process::id()).ok()?)?;
-        let signal = slot
-            .and_then(|s| s.down_signal.as_deref())
-            .and_then(|s| Signal::from_str(s).ok())
-            .unwrap_or(Signal::SIGTERM);
-        let timeout = slot
-            .and_then(|s| s.stop_timeout_ms)
-            .map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(u64::from(ms)));
-        Some(Record {
-            copy,
-            signal,
-            timeout,
-        })
-    }
-
-    fn line(&self) -> String {
-        format!(
-            "{} {} {} {}\n",
-            self.copy.pid,
-            self.copy.start_time,
-            self.signal.as_str(),
-            self.timeout.as_millis()
-        )
-    }
-}
 
 /// Is this process the container's CMD, the child of s6-overlay's stage 2
 /// (`rc.init`) or of svkit-init? Only the CMD is recorded: a `docker exec
@@ -94,60 +37,6 @@ pub fn is_the_cmd() -> bool {
         argv.split(|b| *b == 0)
             .any(|a| a.ends_with(b"/scripts/rc.init"))
     })
-}
-
-/// Parses `PID START_TIME SIGNAL TIMEOUT_MS`, one line. Anything else is
-/// no record: a bad one must never lead to a signal.
-pub fn parse(text: &str) -> Option<Record> {
-    let mut words = text.lines().next()?.split(' ');
-    let pid = words.next()?.parse::<i32>().ok().filter(|p| *p > 1)?;
-    let start_time = words.next()?.parse::<u64>().ok()?;
-    let signal = Signal::from_str(words.next()?).ok()?;
-    let ms = words.next()?.parse::<u64>().ok()?;
-    words.next().is_none().then_some(Record {
-        copy: Copy { pid, start_time },
-        signal,
-        timeout: Duration::from_millis(ms),
-    })
-}
-
-/// Writes `rec` to `path` atomically; the parent dir is made (0755) when
-/// missing and must be a real dir, not a symlink.
-pub fn write(path: &Path, rec: &Record) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        match fs::DirBuilder::new().mode(0o755).create(dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        if !fs::symlink_metadata(dir)?.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a directory", dir.display()),
-            ));
-        }
-    }
-    crate::fsutil::write_atomic(path, rec.line().as_bytes(), 0o644, None)
-}
-
-/// The record at `path`, if there is a well-formed one that can be
-/// trusted: not a symlink, owned by root or by the user of the live
-/// process it names.
-pub fn read(path: &Path) -> Option<Record> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    f.take(128).read_to_string(&mut text).ok()?;
-    let rec = parse(&text)?;
-    let owner = fs::metadata(format!("/proc/{}", rec.copy.pid)).ok()?.uid();
-    (meta.uid() == 0 || meta.uid() == owner).then_some(rec)
 }
 
 /// How stopping the foreground command went.
@@ -243,6 +132,8 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claim::foreground::{write, Record, DEFAULT_TIMEOUT};
+    use crate::stray::Copy;
     use std::process::Command;
 
     fn rec(pid: i32, start_time: u64) -> Record {
@@ -250,42 +141,8 @@ mod tests {
             copy: Copy { pid, start_time },
             signal: Signal::SIGTERM,
             timeout: Duration::from_millis(2000),
+            slot: None,
         }
-    }
-
-    #[test]
-    fn records_parse_strictly() {
-        assert_eq!(parse("42 7 SIGTERM 2000\n"), Some(rec(42, 7)));
-        assert_eq!(parse(&rec(42, 7).line()), Some(rec(42, 7)));
-        for bad in [
-            "",
-            "42 7 SIGTERM",
-            "42 7 TERM 2000",
-            "42 7 SIGTERM -1",
-            "1 7 SIGTERM 2000",
-            "42 7 SIGTERM 2000 x",
-            "x 7 SIGTERM 2000",
-        ] {
-            assert_eq!(parse(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn a_record_is_never_read_through_a_symlink() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let path = t.path().join("run/foreground");
-        let me = Record::me(None).expect("me");
-        write(&path, &me).expect("write");
-        assert_eq!(read(&path), Some(me));
-        fs::remove_file(&path).expect("rm");
-        let elsewhere = t.path().join("elsewhere");
-        fs::write(&elsewhere, me.line()).expect("write");
-        std::os::unix::fs::symlink(&elsewhere, &path).expect("ln");
-        assert_eq!(read(&path), None);
-        // A symlinked dir is refused for writing.
-        let dir2 = t.path().join("run2");
-        std::os::unix::fs::symlink(t.path(), &dir2).expect("ln");
-        assert!(write(&dir2.join("foreground"), &me).is_err());
     }
 
     #[test]

@@ -35,12 +35,17 @@ pub mod svctl {
     pub const NOT_IN_STATE: u8 = 3;
     /// A slot name that is not in the scandir.
     pub const UNKNOWN_SLOT: u8 = 4;
+    /// `start`, `restart`: the slot's program runs in the foreground (a
+    /// redirect's opt-out), and a second copy must never run beside it.
+    /// `svkit slot-claim` refuses a slot's `run` with it too.
+    pub const IN_FOREGROUND: u8 = 5;
     pub const CODES: &[u8] = &[
         super::OK,
         super::NOT_OK,
         GONE_OR_FAILED,
         NOT_IN_STATE,
         UNKNOWN_SLOT,
+        IN_FOREGROUND,
         super::USAGE,
         super::SYSTEM,
     ];

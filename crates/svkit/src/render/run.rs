@@ -124,18 +124,25 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     header(env.with_contenv.as_deref(), &o)
 }
 
-/// With a logger and a user to drop to, the claim also hands the log pipe
-/// to that user (`--own-stdout`, see `stray`): the pipe is the slot's own,
-/// the container's stdout is never touched (a slot without a logger gets
-/// none of this).
+/// The claim refuses the start while the slot's program runs in the
+/// foreground (`crate::claim`, exit 5): `run` then exits with it, and
+/// anything else it fails with never keeps the slot from starting. With a
+/// logger and a user to drop to, the claim also hands the log pipe to that
+/// user (`--own-stdout`, see `stray`): the pipe is the slot's own, the
+/// container's stdout is never touched (a slot without a logger gets none
+/// of this).
 fn claim(slot: &Slot, env: &RenderEnv) -> String {
-    match (slot.log.is_some(), drop_words(slot, env).as_slice()) {
-        (true, [_, user]) => format!(
-            "# The log pipe is root's (0600): slot-claim hands it to the user, who must be able to open /dev/stdout.\nsvkit slot-claim $$ --own-stdout {} || :\n",
-            sh_quote(user)
+    let refused = crate::msg::exit::svctl::IN_FOREGROUND;
+    let (note, own) = match (slot.log.is_some(), drop_words(slot, env).as_slice()) {
+        (true, [_, user]) => (
+            "\n# The log pipe is root's (0600): slot-claim hands it to the user, who must be able to open /dev/stdout.",
+            format!(" --own-stdout {}", sh_quote(user)),
         ),
-        _ => "svkit slot-claim $$ || :\n".to_string(),
-    }
+        _ => ("", String::new()),
+    };
+    format!(
+        "# slot-claim exits {refused} while the program runs in the foreground (an opt-out): never a second copy.{note}\nsvkit slot-claim $${own} || [ \"$?\" != {refused} ] || exit {refused}\n"
+    )
 }
 
 /// `liveness`: the watcher starts before the program (from the slot dir,

@@ -175,8 +175,9 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 /// The health check: supervised, not failed, not overdue for readiness,
 /// not blocked on its dependencies, its liveness check not failing, its
 /// output getting through ([`logger`]), no copy of its program left
-/// unsupervised ([`stray`]), and up exactly when s6 wants it up (a slot an
-/// operator stopped, or a finished job, is down as wanted).
+/// unsupervised ([`stray`]) nor up beside its foreground copy, and up
+/// exactly when s6 wants it up (a slot an operator stopped, a finished
+/// job, or one whose program runs in the foreground, is down as wanted).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| {
         !v.failed
@@ -185,6 +186,7 @@ pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
             && v.waiting.is_none()
             && v.log.is_none()
             && v.stray.is_none()
+            && !(s.up && v.foreground.is_some())
             && s.up == s.want_up
     })
 }
@@ -329,6 +331,7 @@ impl Judge<'_> {
             return Verdict {
                 desired_up: !dir.join("down").exists(),
                 stray: stray::find(&dir, 0).map(|c| c.pid),
+                foreground: in_foreground(name),
                 ..Verdict::default()
             };
         };
@@ -364,8 +367,15 @@ impl Judge<'_> {
             live,
             log: self.log_fault(name),
             stray: stray::find(&dir, st.raw.pid).map(|c| c.pid),
+            foreground: in_foreground(name),
         }
     }
+}
+
+/// The pid of the foreground copy of the slot's program, while it lives
+/// (a redirect's opt-out: `crate::claim::foreground`).
+fn in_foreground(name: &str) -> Option<i32> {
+    crate::claim::foreground::running(name).map(|c| c.pid)
 }
 
 /// One slot judged: see [`Judge::verdict`].
@@ -395,4 +405,8 @@ pub struct Verdict {
     /// The pid of a copy of its program that no supervisor knows
     /// ([`stray`]).
     pub stray: Option<i32>,
+    /// The pid of its program run in the foreground, the container's
+    /// command (a redirect's opt-out), while it lives: the slot itself
+    /// never starts then.
+    pub foreground: Option<i32>,
 }

@@ -5,7 +5,7 @@
 //! ([`status_fmt`]), events ([`events`]), metrics ([`metrics`]), waits
 //! ([`wait`]). Render, reconcile and svctl all read these rules from here.
 //!
-//! May import config, state and stray (the inputs of the rules) and s6;
+//! May import config, state, stray and claim (the inputs of the rules) and s6;
 //! never render, reconcile or anything that drives slots.
 
 pub mod end;

@@ -37,6 +37,8 @@ pub enum State {
     Unsupervised,
     Failed,
     Done,
+    /// Down, its program run in the foreground instead (an opt-out).
+    Foreground,
     /// Up, but its run script still waits for its dependencies.
     Waiting,
     Up,
@@ -51,6 +53,7 @@ impl State {
             State::Unsupervised => "unsupervised",
             State::Failed => "failed",
             State::Done => "done",
+            State::Foreground => "foreground",
             State::Waiting => "waiting",
             State::Up => "up",
             State::Down => "down",
@@ -64,6 +67,7 @@ impl Row {
             None if self.unreadable.is_some() => State::Unreadable,
             None if self.missing => State::Missing,
             None => State::Unsupervised,
+            Some(s) if !s.up && self.v.foreground.is_some() => State::Foreground,
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
             Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
@@ -116,6 +120,7 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         })),
         "log_dir": r.log_dir,
         "stray_pid": r.v.stray,
+        "foreground_pid": r.v.foreground,
         "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
     });
@@ -229,6 +234,9 @@ fn info(r: &Row, now: SystemTime) -> String {
     if s.finishing {
         return format!("finishing, {t}");
     }
+    if let Some(pid) = r.v.foreground {
+        return format!("its program runs in the foreground (pid {pid})");
+    }
     let exit = match s.last_exit {
         LastExit::None => "not started yet".into(),
         LastExit::Exited(c) => format!("exit {c}, {t} ago"),
@@ -274,9 +282,14 @@ fn colour_of(r: &Row) -> &'static str {
     }
     match r.state() {
         State::Up if r.in_wanted_state() => GREEN,
-        State::Down | State::Done if r.in_wanted_state() => DIM,
+        State::Down | State::Done | State::Foreground if r.in_wanted_state() => DIM,
         State::Failed | State::Unsupervised | State::Missing => RED,
-        State::Up | State::Down | State::Done | State::Waiting | State::Unreadable => YELLOW,
+        State::Up
+        | State::Down
+        | State::Done
+        | State::Foreground
+        | State::Waiting
+        | State::Unreadable => YELLOW,
     }
 }
 

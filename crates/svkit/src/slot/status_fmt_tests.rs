@@ -250,7 +250,7 @@ fn json_schema() {
         k
     };
     assert_eq!(keys(gw), keys(orphan));
-    assert_eq!(keys(gw).len(), 31);
+    assert_eq!(keys(gw).len(), 32);
 }
 
 /// A declared slot with no dir (a boot could not make it): a row that
@@ -352,4 +352,38 @@ fn unreadable_slot() {
     assert_eq!(j["desired"], "up");
     let j = row_json(&rows()[0], now());
     assert!(j["unreadable"].is_null(), "{j}");
+}
+
+/// A slot whose program runs in the foreground (an opt-out) is not up:
+/// status says what runs, and it is down as wanted; up beside that copy,
+/// it is not in its wanted state.
+#[test]
+fn a_slot_whose_program_runs_in_the_foreground() {
+    let fg = |up_pid: u32, want_up: bool| {
+        row(
+            "worker",
+            raw(up_pid, 0, want_up, false, 5),
+            Verdict {
+                foreground: Some(77),
+                ..plain()
+            },
+            None,
+        )
+    };
+    let down = fg(0, false);
+    assert_eq!(down.state(), State::Foreground);
+    assert!(down.in_wanted_state());
+    let text = table(std::slice::from_ref(&down), now(), false);
+    assert!(
+        text.contains("foreground  down  -    its program runs in the foreground (pid 77)"),
+        "{text}"
+    );
+    let json = row_json(&down, now());
+    assert_eq!(
+        (&json["state"], &json["foreground_pid"], &json["up"]),
+        (&json!("foreground"), &json!(77), &json!(false))
+    );
+    let beside = fg(4242, true);
+    assert_eq!(beside.state(), State::Up);
+    assert!(!beside.in_wanted_state());
 }

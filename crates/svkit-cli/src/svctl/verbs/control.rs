@@ -3,7 +3,7 @@
 //! `remember` slots want and waits; here what a wait came to is said.
 
 use svkit::control::{self, Op, Request, Waited};
-use svkit::msg::exit::svctl::GONE_OR_FAILED;
+use svkit::msg::exit::svctl::{GONE_OR_FAILED, IN_FOREGROUND};
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
 use svkit::slot::wait::Target;
@@ -20,7 +20,10 @@ pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
         wait: args.wait,
         timeout: args.timeout,
     };
-    let waited = control::run(&ctx.slots(), &names, &req).map_err(system)?;
+    let waited = control::run(&ctx.slots(), &names, &req).map_err(|e| match e {
+        control::Error::InForeground { .. } => Fatal::new(IN_FOREGROUND, e.to_string(), ""),
+        e => system(e),
+    })?;
     Ok(said(waited))
 }
 

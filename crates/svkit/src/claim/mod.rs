@@ -1,23 +1,46 @@
 //! `svkit slot-claim PID [--own-stdout USER]`: what a slot's `run` does
-//! before anything else, as root, in the slot dir. It ends a copy of the
-//! program that a killed supervisor left ([`crate::stray`]), records the
-//! pid the script becomes, and hands the slot's log pipe to the user the
-//! program will run as. One process for all three: it runs at every start.
+//! before anything else, as root, in the slot dir. It refuses the start
+//! while the slot's program runs in the foreground ([`foreground`]: a
+//! redirect's opt-out), ends a copy of the program that a killed
+//! supervisor left ([`crate::stray`]), records the pid the script becomes,
+//! and hands the slot's log pipe to the user the program will run as. One
+//! process for all of it: it runs at every start.
+
+pub mod foreground;
 
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::msg::{self, exit};
+use crate::s6::control::{self, SvcCommand};
 use crate::stray::{end_stray, record, Copy, Ended, PROGRAM_FILE};
 
+/// How long a refusing `run` waits for its supervisor to stop wanting the
+/// slot up, so that its exit is a stop and not a crash to retry.
+const UNWANT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why a start of `slot` is refused while `copy` runs in the foreground,
+/// and the way on: one text for `svctl` and the slot's `run`.
+pub fn in_foreground_why(copy: Copy) -> String {
+    format!(
+        "its program runs in the foreground (pid {}): the container's command, run with its redirect's opt-out; a second copy would run beside it: end that command first (or run the container without the opt-out)",
+        copy.pid
+    )
+}
+
 /// `svkit slot-claim PID [--own-stdout USER]`, run by a slot's `run`
-/// from the slot dir before anything else: ends the copy the previous
+/// from the slot dir before anything else. While the slot's program runs
+/// in the foreground it refuses (exit 5, `svctl start`'s refusal too, and
+/// the slot's `run` exits with it): s6 stops wanting the
+/// slot up (`s6-svc -O`: no signal to this `run`), and one line to the
+/// container's output says why. Else it ends the copy the previous
 /// record names if it still runs (one line to the container's output),
 /// then records PID (the script, which becomes the program), then hands
-/// the log pipe on its stdout to USER ([`own_stdout`]). Never keeps the
-/// slot from starting: a failure is said and the start goes on (exit 0),
-/// except for bad usage.
+/// the log pipe on its stdout to USER ([`own_stdout`]). Nothing else
+/// keeps the slot from starting: a failure is said and the start goes on
+/// (exit 0), except for bad usage.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit slot-claim");
     let args: Vec<OsString> = args.collect();
@@ -37,6 +60,10 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
+    if let Some(copy) = foreground::running(&name) {
+        refuse(slot, &name, copy);
+        return ExitCode::from(exit::svctl::IN_FOREGROUND);
+    }
     let pid = u32::try_from(me).unwrap_or(0);
     match end_stray(slot, pid) {
         Ok(None) => {}
@@ -72,6 +99,29 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Refuses this start: s6 no longer wants the slot up (`O` leaves the
+/// running `run` alone, unlike `d`), so the exit that follows is a stop,
+/// which `finish` leaves undecided: no crash count, no restart.
+fn refuse(slot: &Path, name: &str, copy: Copy) {
+    let unwanted = control::write(slot, &[SvcCommand::Once]).map(|()| {
+        crate::clock::poll_until(UNWANT_TIMEOUT, || {
+            crate::s6::status::read_slot(slot).is_ok_and(|st| !st.want_up)
+        })
+    });
+    let after = match unwanted {
+        Ok(true) => String::new(),
+        Ok(false) => format!(
+            "; its supervisor still wants it up after {} ms, so it may try again",
+            UNWANT_TIMEOUT.as_millis()
+        ),
+        Err(e) => format!("; unable to tell its supervisor to stop wanting it up: {e}"),
+    };
+    msg::warn(format_args!(
+        "slot {name}: not starting: {}{after}",
+        in_foreground_why(copy)
+    ));
 }
 
 fn claim_pid(arg: &std::ffi::OsStr) -> Option<i32> {
