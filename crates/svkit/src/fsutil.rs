@@ -94,6 +94,29 @@ pub fn as_owner<T>(owner: Option<(u32, u32)>, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Takes an exclusive flock on `file`, waiting at most `timeout` for the
+/// process that holds it to let go: `Ok(None)` when it did not in time.
+/// The one way svkit waits for a lock (the scandir's, a slot's), so every
+/// such wait is bounded alike; the lock goes with the returned value.
+pub fn flock_within(
+    mut file: File,
+    timeout: std::time::Duration,
+) -> io::Result<Option<nix::fcntl::Flock<File>>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let start = std::time::Instant::now();
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(Some(lock)),
+            Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = f,
+            Err((_, e)) => return Err(e.into()),
+        }
+        if start.elapsed() >= timeout {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 //! starts in dependency order; what `remember` slots want is persisted
 //! first; waits are bounded and end in a [`Waited`] for the caller to say.
 
+mod lock;
 mod waiting;
 
 use std::fmt;
@@ -18,6 +19,8 @@ use crate::slot::health::Judge;
 use crate::slot::wait::{Target, Watched};
 use crate::state::{write_desired, Desired, StateError};
 
+use lock::Held;
+pub use lock::LOCK_TIMEOUT;
 pub use waiting::{wait_for, Waited};
 
 /// What an operator asks of slots.
@@ -87,6 +90,13 @@ pub enum Error {
         why: String,
     },
     Wait(StatusError),
+    /// Another start, stop or restart of a `remember` slot held it longer
+    /// than [`LOCK_TIMEOUT`]: nothing was changed.
+    Busy {
+        op: Op,
+        slot: String,
+        waited_ms: u64,
+    },
     /// A start refused: the slot's program runs in the foreground
     /// (`crate::claim::foreground`).
     InForeground {
@@ -102,6 +112,16 @@ impl fmt::Display for Error {
             Error::Control(e) => write!(f, "{e}"),
             Error::Remember { what, why } => write!(f, "{what}: {why}"),
             Error::Wait(e) => write!(f, "unable to wait: {e}"),
+            Error::Busy {
+                op,
+                slot,
+                waited_ms,
+            } => write!(
+                f,
+                "unable to {} {slot}: another start, stop or restart of it is under way \
+                 (waited {waited_ms} ms for it to end); nothing was changed",
+                op.verb()
+            ),
             Error::InForeground { op, slot, copy } => write!(
                 f,
                 "unable to {} {slot}: {}",
@@ -129,20 +149,24 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
         kept = not_in_foreground(names, req)?;
         kept.as_slice()
     };
-    if !req.all {
-        // A restart wants the slot up, as a start does.
-        persist(slots, names, req.op != Op::Stop)?;
-    }
+    // What `remember` slots want, their `down` files and the commands are
+    // one step per slot, under its lock: see `lock`.
+    let mut held = if req.all {
+        Held::default()
+    } else {
+        persist(slots, names, req.op)?
+    };
     if req.op == Op::Stop {
         end_strays(slots, names);
         if req.wait {
-            return stop_in_order(slots, names, req.timeout);
+            return stop_layers(slots, names, req.timeout, &mut held);
         }
     }
     if req.op == Op::Restart && req.all {
         return restart_up(slots, names, req);
     }
-    let watched = send_each(slots, names, req.op)?;
+    let watched = send_each(slots, names, req.op, &mut held)?;
+    drop(held);
     if !req.wait {
         return Ok(Waited::Met);
     }
@@ -215,8 +239,14 @@ fn wait_started(
 
 /// Sends what `op` means to each of `names`, each then watched for a
 /// state entered after the command (but a start of a slot already up:
-/// nothing will change).
-fn send_each(slots: &Slots, names: &[String], op: Op) -> Result<Vec<Watched>, Error> {
+/// nothing will change). A slot's lock in `held` goes once its command is
+/// sent.
+fn send_each(
+    slots: &Slots,
+    names: &[String],
+    op: Op,
+    held: &mut Held,
+) -> Result<Vec<Watched>, Error> {
     let mut watched = Vec::new();
     for n in names {
         let dir = slots.dir(n);
@@ -229,6 +259,7 @@ fn send_each(slots: &Slots, names: &[String], op: Op) -> Result<Vec<Watched>, Er
             Op::Restart => SvcCommand::Up,
         };
         crate::slot::end::send(&dir, &[cmd])?;
+        held.release(n);
         let mut w = Watched::new(dir);
         if !(op == Op::Start && was_up) {
             w.after = before.map(|s| s.raw.stamp);
@@ -254,7 +285,7 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
     let started = Instant::now();
     let (mut done, mut watched) = (Vec::new(), Vec::new());
     for layer in layers {
-        let w = send_each(slots, &layer, Op::Restart)?;
+        let w = send_each(slots, &layer, Op::Restart, &mut Held::default())?;
         let left = req.timeout.saturating_sub(started.elapsed());
         let waited = wait_for(slots, &w, Target::Up, false, left)?;
         if waited != Waited::Met {
@@ -274,13 +305,25 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
 /// first, then what only they depended on, each layer down before the
 /// next, all within `timeout`. Not persisted.
 pub fn stop_in_order(slots: &Slots, names: &[String], timeout: Duration) -> Result<Waited, Error> {
+    stop_layers(slots, names, timeout, &mut Held::default())
+}
+
+/// [`stop_in_order`], letting go of each slot's lock in `held` once its
+/// stop is sent: a start of a slot meanwhile waits until this stop has
+/// reached it, then wins whole.
+fn stop_layers(
+    slots: &Slots,
+    names: &[String],
+    timeout: Duration,
+    held: &mut Held,
+) -> Result<Waited, Error> {
     let layers = match slots.model {
         Some(m) => depends::stop_layers(&m.slots, names),
         None => vec![names.to_vec()],
     };
     let started = Instant::now();
     for layer in layers {
-        let watched = send_each(slots, &layer, Op::Stop)?;
+        let watched = send_each(slots, &layer, Op::Stop, held)?;
         let left = timeout.saturating_sub(started.elapsed());
         let waited = wait_for(slots, &watched, Target::Down, false, left)?;
         if waited != Waited::Met {
@@ -312,18 +355,23 @@ fn end_strays(slots: &Slots, names: &[String]) {
 }
 
 /// Records the desired state of the `remember` slots among `names`, all
-/// before the first command: a refusal changes nothing.
-fn persist(slots: &Slots, names: &[String], up: bool) -> Result<(), Error> {
+/// before the first command: a refusal changes nothing. Returns their
+/// locks, taken first, to be held until each slot's command is sent.
+fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
     let Some(model) = slots.model else {
-        return Ok(());
+        return Ok(Held::default());
     };
+    // A restart wants the slot up, as a start does.
+    let up = op != Op::Stop;
     let sd = Path::new(model.state_dir.as_str());
     let root = nix::unistd::geteuid().is_root();
     let tree = crate::slot::owner::tree_owner(slots.scandir);
-    let remembered = names
+    let remembered: Vec<_> = names
         .iter()
         .filter_map(|n| model.slot(n).map(|s| (n, s)))
-        .filter(|(_, s)| s.autostart == Autostart::Remember);
+        .filter(|(_, s)| s.autostart == Autostart::Remember)
+        .collect();
+    let held = Held::take(slots, remembered.iter().map(|(n, _)| *n), op, LOCK_TIMEOUT)?;
     for (n, slot) in remembered {
         let what = format!("unable to persist the desired state of {n}");
         let owner = match (root, tree, slot.run_as()) {
@@ -360,7 +408,7 @@ fn persist(slots: &Slots, names: &[String], up: bool) -> Result<(), Error> {
             _ => {}
         }
     }
-    Ok(())
+    Ok(held)
 }
 
 /// The slot's name: its dir's last component.

@@ -7,7 +7,7 @@
 //! `apply` cannot each undo what the other just did.
 
 use super::error::{io, ReconcileError};
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -24,7 +24,7 @@ impl ScandirLock {
         fs::create_dir_all(&dir).map_err(io(&dir))?;
         let path = dir.join("lock");
         let start = Instant::now();
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -33,22 +33,15 @@ impl ScandirLock {
             .custom_flags(nix::libc::O_NOFOLLOW)
             .open(&path)
             .map_err(io(&path))?;
-        loop {
-            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => {
-                    return Ok(ScandirLock {
-                        _lock: lock,
-                        scandir: scandir.to_path_buf(),
-                    })
-                }
-                Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = f,
-                Err((_, e)) => return Err(io(&path)(e.into())),
-            }
-            if start.elapsed() >= timeout {
+        match crate::fsutil::flock_within(file, timeout).map_err(io(&path))? {
+            Some(lock) => Ok(ScandirLock {
+                _lock: lock,
+                scandir: scandir.to_path_buf(),
+            }),
+            None => {
                 let waited_ms = start.elapsed().as_millis() as u64;
-                return Err(ReconcileError::Locked { path, waited_ms });
+                Err(ReconcileError::Locked { path, waited_ms })
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
