@@ -22,7 +22,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{self, Model};
 use crate::msg::{self, exit};
-use crate::s6::control;
 use crate::s6::status::locked;
 use crate::slot::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
 use crate::slot::logger::{self, Fault, PipeLevel};
@@ -115,6 +114,7 @@ fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
 
 /// One look at one slot: judge, report a change, mend what can be mended.
 fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
+    logger::clear_stale_restart(dir);
     let mut fault = logger::check_now(dir, log_dir);
     let pipe = if fault.is_none() {
         PipeLevel::read(dir)
@@ -188,7 +188,7 @@ fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
 }
 
 fn restart_logger(dir: &Path, name: &str, why: &str) {
-    match control::restart_logger(dir) {
+    match logger::restart(dir) {
         Ok(()) => msg::info(format_args!("slot {name}: restarting its logger {why}")),
         Err(e) => msg::warn(format_args!(
             "slot {name}: unable to restart its logger: {e}"

@@ -173,7 +173,7 @@ pub fn apply(
         // outlives it.
         let logger_changed = changed.iter().any(|p| p == Path::new(LOG_RUN));
         if *log_dir_missing || logger_changed {
-            match control::restart_logger(&dir) {
+            match crate::slot::logger::restart(&dir) {
                 Ok(()) | Err(ControlError::NotSupervised { .. }) => {}
                 Err(e) => s6_failed.push(SlotError::new(name, e.into())),
             }

@@ -58,6 +58,11 @@ pub const LOG_ERROR_TMP: &str = "log/.svkit-log-error.new";
 /// through its logger (see `logger`), and its temp.
 pub const LOG_FAULT_FILE: &str = ".svkit-log-fault";
 pub const LOG_FAULT_TMP: &str = ".svkit-log-fault.tmp";
+/// Left by whoever restarts a slot's logger on purpose (`svctl apply` for
+/// a changed `log/run`, the log watcher mending a fault): its mtime is
+/// when. See `logger::restart`.
+pub const LOG_RESTART_NAME: &str = ".svkit-log-restart";
+pub const LOG_RESTART_FILE: &str = "log/.svkit-log-restart";
 /// The files above, relative to the slot dir: written at run time, never
 /// rendered, never a difference for reconcile to put right.
 pub const RUNTIME_FILES: &[&str] = &[
@@ -73,6 +78,7 @@ pub const RUNTIME_FILES: &[&str] = &[
     LOG_ERROR_TMP,
     LOG_FAULT_FILE,
     LOG_FAULT_TMP,
+    LOG_RESTART_FILE,
     crate::stray::PROGRAM_FILE,
 ];
 

@@ -19,7 +19,8 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::end::LOG_ERROR_NAME;
+use super::end::{LOG_ERROR_NAME, LOG_RESTART_NAME};
+use crate::s6::control::{self, ControlError};
 use crate::s6::status::{decode, lock_holder};
 
 /// Why a slot's output is not getting through.
@@ -92,7 +93,7 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
         // The raw status is all this needs (no death tally, no down file).
         let raw = std::fs::read(logger.join("supervise/status")).ok();
         if let Some(raw) = raw.and_then(|b| decode(&b).ok()) {
-            if !raw.is_up() && raw.want_up {
+            if !raw.is_up() && raw.want_up && !restart_planned(&logger) {
                 return Some(Fault::Down);
             }
         }
@@ -110,6 +111,57 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
         return Some(Fault::DiskFull(dir.to_path_buf()));
     }
     None
+}
+
+/// How long after a restart asked for ([`restart`]) a logger that is down
+/// is taken to be on its way back up, not failing: s6-supervise spawns a
+/// service at most once a second, and a loaded machine adds to that. A
+/// logger that cannot start is reported once this has passed.
+pub const RESTART_GRACE: Duration = Duration::from_secs(3);
+
+/// Restarts the slot's logger on purpose (`s6-svc -r SLOT/log`), marking
+/// it planned first ([`LOG_RESTART_NAME`]): until the new logger has had
+/// its chance to start ([`RESTART_GRACE`]), its being down is no fault.
+/// The restart goes on when the mark cannot be made: at worst the gap is
+/// reported, as it was before marks.
+pub fn restart(slot_dir: &Path) -> Result<(), ControlError> {
+    let _ = mark_restart(&slot_dir.join("log"));
+    control::restart_logger(slot_dir)
+}
+
+fn mark_restart(logger_dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(logger_dir.join(LOG_RESTART_NAME))?;
+    // An existing empty mark keeps its old mtime through a truncation
+    // that changes nothing: say when explicitly.
+    f.set_modified(std::time::SystemTime::now())
+}
+
+/// Whether the logger in `logger_dir` was restarted on purpose within
+/// [`RESTART_GRACE`]. A mark from the future (a clock set back) counts for
+/// nothing, as does an old one.
+pub fn restart_planned(logger_dir: &Path) -> bool {
+    std::fs::symlink_metadata(logger_dir.join(LOG_RESTART_NAME))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < RESTART_GRACE)
+}
+
+/// Removes a mark of [`restart`] once it counts for nothing: it lives
+/// about [`RESTART_GRACE`]. The log watcher's chore, once a look.
+pub fn clear_stale_restart(slot_dir: &Path) {
+    let logger = slot_dir.join("log");
+    let mark = logger.join(LOG_RESTART_NAME);
+    if mark.exists() && !restart_planned(&logger) {
+        let _ = std::fs::remove_file(mark);
+    }
 }
 
 /// The line `log/run` left in the logger's dir ([`LOG_ERROR_NAME`]) when it
@@ -245,6 +297,24 @@ mod tests {
         assert!(!stalled(Some(half), Some(half)));
         assert!(!stalled(None, Some(full)));
         assert!(!stalled(Some(full), None));
+    }
+
+    #[test]
+    fn a_restart_mark_counts_only_while_fresh() {
+        let t = tempfile::tempdir().expect("tempdir");
+        assert!(!restart_planned(t.path()));
+        mark_restart(t.path()).expect("mark");
+        assert!(restart_planned(t.path()));
+        let old = std::time::SystemTime::now() - RESTART_GRACE;
+        std::fs::File::options()
+            .write(true)
+            .open(t.path().join(LOG_RESTART_NAME))
+            .and_then(|f| f.set_modified(old))
+            .expect("age");
+        assert!(!restart_planned(t.path()));
+        // Marked again: the same empty file, fresh.
+        mark_restart(t.path()).expect("mark");
+        assert!(restart_planned(t.path()));
     }
 
     #[test]
