@@ -195,7 +195,8 @@ COPY rootfs/ /
 #    /run/s6/container_environment for opt-outs and if_env autostart.
 #  S6_KILL_FINISH_MAXTIME=8000: a hard bound (ms) on each cont-finish hook;
 #    50-svkit-stop bounds itself at 7.5 s (the foreground command and the
-#    slots share SVKIT_STOP_TIMEOUT_MS's 5 s, the slots get at least 0.5 s,
+#    slots share a 5 s budget, as the shipped config declares no
+#    stop_timeout_ms; the slots get at least 0.5 s,
 #    svctl is cut 1 s after; then at most 0.5 s for the stopped slots'
 #    loggers and 0.5 s for strays), this is the backstop. A worst-case
 #    shutdown (8 s) fits in `docker stop`'s default 10 s.

@@ -28,7 +28,7 @@ const PROGRAMS: [(&str, Program); 5] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 9] = [
+const INTERNAL: [(&str, Internal); 10] = [
     ("foreground-stop", svkit::foreground::main),
     ("liveness", svkit_cli::internal::liveness::main),
     ("log-json", svkit::logs::json::main),
@@ -36,6 +36,7 @@ const INTERNAL: [(&str, Internal); 9] = [
     ("say", svkit_cli::internal::say::main),
     ("slot-claim", svkit::claim::main),
     ("slot-env", svkit::slotenv::main),
+    ("stop-budget", svkit::stopbudget::main),
     ("stop-leftovers", svkit::leftovers::main),
     ("unblocked", svkit::init::unblocked_main),
 ];

@@ -34,5 +34,6 @@ pub mod s6;
 pub mod slot;
 pub mod slotenv;
 pub mod state;
+pub mod stopbudget;
 pub mod stray;
 pub mod sys;

@@ -45,6 +45,12 @@ pub fn main() -> ExitCode {
                 msg::info(note);
             }
         }
+        // A slot's declared stop time that the stop hook's bounds would
+        // cut: said once here, as `svctl check` says it.
+        let stops = svkit::stopbudget::Settings::from_container();
+        if let Some(note) = svkit::stopbudget::note(&prepared.model, &stops) {
+            msg::warn(note);
+        }
         // A program missing from the image is the slot's own failure (it
         // exits 127 at each start, as status shows): said once here, in
         // plain words.

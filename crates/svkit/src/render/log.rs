@@ -68,8 +68,10 @@ while [ -n "$rest" ]; do
 /// root-owned directories (those it makes stay root's: one slot's user
 /// must not own a parent other users' log dirs live in); deeper ones are
 /// created as the user, who can then only hurt itself. The log dir itself
-/// is the user's: one chown, never recursive. A dir made by another
-/// logger in between (slots start at once) is fine.
+/// is the user's, with the files s6-log keeps directly in it (another
+/// user's after the slot's user changed): named ones, never recursive,
+/// never through a symlink or a hard link. A dir made by another logger
+/// in between (slots start at once) is fine.
 const MKDIR_AS_ROOT: &str = r#"  parent=${path%/*}
   if [ -O "${parent:-/}" ]; then
     why=$(mkdir -m "$mode" -- "$path" 2>&1) || [ -d "$path" ] || fail "$what" "$why"
@@ -77,11 +79,26 @@ const MKDIR_AS_ROOT: &str = r#"  parent=${path%/*}
     why=$("$setuidgid" "$user" mkdir -m "$mode" -- "$path" 2>&1) || [ -d "$path" ] || fail "$what" "$why"
   fi
 done
-# A root-owned log dir would make s6-log, running as the user, fail and
-# respawn every second: hand over the dir itself, never its contents.
-if [ -O "$dir" ]; then
-  why=$(chown -h -- "$user" "$dir" 2>&1) || fail "cannot hand it to $user" "$why"
+# s6-log runs as the user: it must own the dir and the files it keeps in
+# it, or it fails and respawns every second while the slot's pipe fills.
+# They are another's when root just made the dir, or when the slot's user
+# changed (a new image version on the same volume). Then: the dir to root
+# first, so that its old owner cannot swap an entry while root works in
+# it; then the regular files s6-log keeps directly in it (never a symlink,
+# a hard link to a file elsewhere, a subdir or anything else); then the dir.
+log_owner=${user%%:*}
+s6log_files='( -name lock -o -name current -o -name state -o -name newstate -o -name previous -o -name processed -o -name @*.[su] )'
+set -f
+# shellcheck disable=SC2086 # $s6log_files: find's own words, globbing off
+not_owned=$(find "$dir" -maxdepth 0 ! -user "$log_owner" -print 2>&1; find "$dir" -mindepth 1 -maxdepth 1 -type f $s6log_files ! -user "$log_owner" -print 2>&1)
+if [ -n "$not_owned" ]; then
+  hand_fix="cannot hand it and its s6-log files to $user (chown -h them to $user)"
+  why=$(chown -h -- 0:0 "$dir" 2>&1) || fail "$hand_fix" "$why"
+  # shellcheck disable=SC2086
+  why=$(find "$dir" -mindepth 1 -maxdepth 1 -type f -links 1 $s6log_files -exec chown -h -- "$user" {} + 2>&1) || fail "$hand_fix" "$why"
+  why=$(chown -h -- "$user" "$dir" 2>&1) || fail "$hand_fix" "$why"
 fi
+set +f
 "#;
 
 /// Without a privilege drop there is no one to protect against: still

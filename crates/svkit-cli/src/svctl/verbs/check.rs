@@ -13,6 +13,10 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     let v = crate::config::required(&dir, false)?;
     let fit = full(&dir, &v.model, args.users.root.as_deref())?;
     let m = &v.model;
+    let stops = svkit::stopbudget::Settings::from_container();
+    if let Some(note) = svkit::stopbudget::note(m, &stops) {
+        msg::warn(note);
+    }
     msg::out(format!(
         "{}: config ok: {} slot{}, {} redirect{}, {} file{} in {}\n{}: {fit}\n",
         msg::prog(),
