@@ -254,6 +254,14 @@ environ_of() { as_app "$1" sh -c 'tr "\0" "\n" < "/proc/$1/environ"' sh "$2"; }
 exit_code() { docker inspect -f '{{.State.ExitCode}}' "$1" 2>/dev/null; }
 restarted() { [ "$(docker inspect -f '{{.RestartCount}}' "$1" 2>/dev/null)" -ge 1 ]; }
 tail_logs() { logs "$1" | tail -n "${2:-20}" | sed 's/^/      | /' >&2; }
+# build_image KIND TAG: tests/docker/engine.sh KIND TAG (scratch-image,
+# plain-image), its log shown only when it fails.
+build_image() {
+  say "    building $2 (tests/docker/engine.sh $1)"
+  "$ROOT/tests/docker/engine.sh" "$1" "$2" >/dev/null 2>"$ROOT/dist/.$1.log" ||
+    { err "tests/docker/engine.sh $1 failed:"; tail -n 20 "$ROOT/dist/.$1.log" >&2; return 1; }
+  rm -f "$ROOT/dist/.$1.log"
+}
 
 # ---------------------------------------------------------------- scenarios
 
@@ -661,10 +669,7 @@ s_sidecar() {
 # answers `svctl status`. The same tarball, its sum checked, extracts over
 # the Debian image and runs there.
 s_scratch() {
-  say "    building $SCRATCH_IMAGE (tests/docker/engine.sh scratch-image)"
-  "$ROOT/tests/docker/engine.sh" scratch-image "$SCRATCH_IMAGE" >/dev/null 2>"$ROOT/dist/.scratch-build.log" ||
-    { err "tests/docker/engine.sh scratch-image failed:"; tail -n 20 "$ROOT/dist/.scratch-build.log" >&2; return 1; }
-  rm -f "$ROOT/dist/.scratch-build.log"
+  build_image scratch-image "$SCRATCH_IMAGE" || return 1
   SCRATCH_BUILT=1
   tarball=$(cd "$ROOT/dist" && ls svkit-*-x86_64.tar.xz) || { err "no dist/svkit-*-x86_64.tar.xz"; return 1; }
   # Static, every binary the tarball ships (file(1) on the host).
@@ -980,10 +985,7 @@ s_init_pidns() {
 # An image without s6-overlay: Debian's s6 package and svkit, as PID 1 and
 # under --init.
 s_plain_s6() {
-  say "    building $PLAIN_IMAGE (tests/docker/engine.sh plain-image)"
-  "$ROOT/tests/docker/engine.sh" plain-image "$PLAIN_IMAGE" >/dev/null 2>"$ROOT/dist/.plain-build.log" ||
-    { err "tests/docker/engine.sh plain-image failed:"; tail -n 20 "$ROOT/dist/.plain-build.log" >&2; return 1; }
-  rm -f "$ROOT/dist/.plain-build.log"
+  build_image plain-image "$PLAIN_IMAGE" || return 1
   PLAIN_BUILT=1
   shipped=$IMAGE
   IMAGE=$PLAIN_IMAGE
