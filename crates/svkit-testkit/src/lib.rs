@@ -23,7 +23,7 @@ pub fn bin_dir() -> PathBuf {
 /// svctl's verbs, spelled out once for every test that checks them
 /// against the CLI, its help, the completions and the docs: a verb
 /// dropped from any of them fails there.
-pub const SVCTL_VERBS: [&str; 17] = [
+pub const SVCTL_VERBS: [&str; 18] = [
     "status",
     "start",
     "stop",
@@ -36,6 +36,7 @@ pub const SVCTL_VERBS: [&str; 17] = [
     "apply",
     "register",
     "unregister",
+    "forget",
     "signal",
     "check",
     "render",

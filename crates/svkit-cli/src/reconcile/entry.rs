@@ -59,6 +59,18 @@ pub fn main() -> ExitCode {
         for d in svkit::config::programs::missing_programs(&prepared.model, root, path.as_deref()) {
             msg::warn(d);
         }
+        // Records of names an earlier image declared (a renamed slot or
+        // template) are never read again: said once a boot, in one line.
+        match svkit::state::orphans(&prepared.model) {
+            Ok(o) => {
+                if let Some(note) = svkit::state::note(&o) {
+                    msg::warn(note);
+                }
+            }
+            Err(e) => msg::warn(format_args!(
+                "unable to look for records of names the config no longer declares: {e}"
+            )),
+        }
     });
     match applied {
         Ok(a) => {

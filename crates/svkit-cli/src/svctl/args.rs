@@ -188,6 +188,20 @@ pub struct RegisterArgs {
     pub at: WhereArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// A slot name (its remembered state) or a template name as declared,
+    /// e.g. 'gw-{instance}' (its registered instances), that the config no
+    /// longer declares
+    #[arg(value_name = "NAME", required_unless_present = "all")]
+    pub names: Vec<String>,
+    /// Every such record
+    #[arg(long, conflicts_with = "names")]
+    pub all: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
 fn parse_signal(s: &str) -> Result<SvcCommand, String> {
     SvcCommand::from_signal(s).ok_or_else(|| {
         format!(

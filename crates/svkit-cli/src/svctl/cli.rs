@@ -174,6 +174,20 @@ Stops the slot (bounded wait), removes it and prunes its supervisor.
 Exit codes: 0 done; 1 not a registered instance; 100 bad usage; 111 system error
 (including: not the tree's user).")]
     Unregister(RegisterArgs),
+    /// Remove what state_dir keeps for names the config no longer declares (as the tree's user, like apply)
+    #[command(after_help = "Examples:
+  svctl forget old-worker                    its remembered state (autostart remember)
+  svctl forget 'gw-{instance}'               the instances registered for that template
+  svctl forget --all                         every such record
+
+After an image renames a slot or a template, what the old name left in
+state_dir (desired/NAME, instances/TEMPLATE/) is never read again; the boot
+hook, `svctl status` and `svctl plan` name it. A name the config declares,
+or one with nothing to forget, is refused and nothing is removed.
+Exit codes: 0 done (--all: also when there was nothing); 1 invalid config, a
+name the config declares or with nothing to forget (nothing removed); 100 bad
+usage; 111 system error (including: not the tree's user).")]
+    Forget(ForgetArgs),
     /// Send a signal to slots' processes
     #[command(after_help = "Examples:
   svctl signal HUP gateway-default

@@ -167,12 +167,19 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
 }
 
 /// The whole document: `{"schema": 1, "slots": [...], "unknown": [...]}`.
-pub fn json_doc(rows: &[Row], unknown: &[String], mode: &Supervision, now: SystemTime) -> String {
+pub fn json_doc(
+    rows: &[Row],
+    unknown: &[String],
+    orphans: &[crate::state::Orphan],
+    mode: &Supervision,
+    now: SystemTime,
+) -> String {
     let doc = json!({
         "schema": 1,
         "supervision": mode.name(),
         "slots": rows.iter().map(|r| row_json(r, now)).collect::<Vec<_>>(),
         "unknown": unknown,
+        "orphans": crate::state::orphans_json(orphans),
     });
     format!("{doc}\n")
 }

@@ -189,12 +189,14 @@ fn json_schema() {
     let doc: Value = serde_json::from_str(&json_doc(
         &rows(),
         &["nope".into()],
+        &[],
         &Supervision::Overlay,
         now(),
     ))
     .expect("json");
     assert_eq!(doc["schema"], 1);
     assert_eq!(doc["unknown"], json!(["nope"]));
+    assert_eq!(doc["orphans"], json!([]));
     let s = &doc["slots"];
     let gw = &s[0];
     assert_eq!(gw["name"], "gateway-default");
@@ -277,7 +279,8 @@ gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/
 ";
     assert_eq!(t, expected);
     let doc: Value =
-        serde_json::from_str(&json_doc(&[gone], &[], &Supervision::Overlay, now())).expect("json");
+        serde_json::from_str(&json_doc(&[gone], &[], &[], &Supervision::Overlay, now()))
+            .expect("json");
     assert_eq!(doc["slots"][0]["state"], "missing");
     assert_eq!(doc["slots"][0]["supervised"], false);
 }

@@ -1,14 +1,17 @@
 //! What svkit remembers across boots: the desired state an operator last set
-//! for a `remember` slot, and the instances registered at runtime. Persisted
+//! for a `remember` slot, and the instances registered at runtime (and
+//! which of those records the config no longer declares a name for). Persisted
 //! as intent (up/down), never as the last observed state, so a slot an
 //! operator started comes back after a restart or an image upgrade even if
 //! it was crashing at the time.
 
 mod desired;
 mod instances;
+mod orphans;
 
 pub use desired::{read_desired, write_desired, Desired, StateError};
 pub use instances::{is_registered, register, unregister, LiveInstances, INSTANCES_DIR};
+pub use orphans::{declares, forget, note, orphans, orphans_json, Orphan, OrphanKind};
 
 use std::path::Path;
 

@@ -81,12 +81,29 @@ impl Ctx {
         }
     }
 
+    /// The records in `state_dir` the config no longer declares a name
+    /// for (none without a config); one that cannot be looked at is a
+    /// warning, never a reason for a view to fail.
+    pub fn orphans(&self) -> Vec<svkit::state::Orphan> {
+        self.model.as_ref().map_or_else(Vec::new, orphans_of)
+    }
+
     /// The slot's log dir, from the config.
     pub fn log_dir(&self, name: &str) -> Option<&str> {
         self.slot(name)
             .and_then(|s| s.log.as_ref())
             .map(|l| l.dir.as_str())
     }
+}
+
+/// [`Ctx::orphans`] of a loaded config.
+pub fn orphans_of(model: &Model) -> Vec<svkit::state::Orphan> {
+    svkit::state::orphans(model).unwrap_or_else(|e| {
+        svkit::msg::warn(format_args!(
+            "unable to look for records of names the config no longer declares: {e}"
+        ));
+        Vec::new()
+    })
 }
 
 pub fn unknown(name: &str) -> Fatal {

@@ -5,6 +5,7 @@ mod control;
 pub(crate) mod ctx;
 mod events;
 mod exec;
+mod forget;
 mod import;
 mod logs;
 mod metrics;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Apply(a) => reconcile::apply(&a),
         Verb::Register(a) => register::register(&a),
         Verb::Unregister(a) => register::unregister(&a),
+        Verb::Forget(a) => forget::run(&a),
     }
 }
 

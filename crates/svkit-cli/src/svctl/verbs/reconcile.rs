@@ -39,7 +39,11 @@ fn start_order(model: &svkit::config::Model) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-fn plan_json(plans: &[SlotPlan], order: &[(String, Vec<String>)]) -> String {
+fn plan_json(
+    plans: &[SlotPlan],
+    order: &[(String, Vec<String>)],
+    orphans: &[svkit::state::Orphan],
+) -> String {
     let slots: Vec<Value> = plans
         .iter()
         .map(|p| {
@@ -68,7 +72,12 @@ fn plan_json(plans: &[SlotPlan], order: &[(String, Vec<String>)]) -> String {
         .collect();
     format!(
         "{}\n",
-        json!({ "changes": changes, "slots": slots, "start_order": order })
+        json!({
+            "changes": changes,
+            "slots": slots,
+            "start_order": order,
+            "orphans": svkit::state::orphans_json(orphans),
+        })
     )
 }
 
@@ -83,8 +92,13 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
         e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
     })?;
     let order = start_order(&prepared.model);
+    // Nothing `apply` changes: a note on stderr, not a change to plan.
+    let orphans = super::ctx::orphans_of(&prepared.model);
+    if let Some(note) = svkit::state::note(&orphans) {
+        msg::warn(note);
+    }
     if args.json {
-        msg::out(plan_json(&plans, &order))?;
+        msg::out(plan_json(&plans, &order, &orphans))?;
     } else {
         let mut lines: String = plans
             .iter()
@@ -157,8 +171,9 @@ mod tests {
                 want_up: false,
             },
         ];
-        let v: Value = serde_json::from_str(&plan_json(&plans, &[])).expect("json");
+        let v: Value = serde_json::from_str(&plan_json(&plans, &[], &[])).expect("json");
         assert_eq!(v["changes"], true);
+        assert_eq!(v["orphans"], json!([]));
         assert_eq!(
             v["slots"][0],
             json!({"name": "a", "action": "unchanged", "state": "up"})
@@ -169,6 +184,7 @@ mod tests {
         let v: Value = serde_json::from_str(&plan_json(
             &plans[..1],
             &[("a".into(), vec!["b (up)".into()])],
+            &[],
         ))
         .expect("json");
         assert_eq!(v["changes"], false);

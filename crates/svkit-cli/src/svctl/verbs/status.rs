@@ -59,10 +59,11 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
             .filter(|r| r.st.is_some())
             .map(|r| (r.name.as_str(), &mut r.v.log)),
     );
+    let orphans = ctx.orphans();
     let now = SystemTime::now();
     let mode = svkit::container::supervision();
     let text = if args.json {
-        json_doc(&rows, &unknown, &mode, now)
+        json_doc(&rows, &unknown, &orphans, &mode, now)
     } else if rows.is_empty() && !unknown.is_empty() {
         // Nothing asked for exists: the warnings below say it all.
         String::new()
@@ -85,6 +86,10 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
                 r.name, r.name
             ));
         }
+    }
+    // A note, never a fault: the slots' health is what the exit code says.
+    if let Some(note) = svkit::state::note(&orphans) {
+        msg::warn(note);
     }
     let hidden: Vec<&str> = rows
         .iter()
