@@ -28,9 +28,10 @@ const PROGRAMS: [(&str, Program); 5] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 10] = [
+const INTERNAL: [(&str, Internal); 11] = [
     ("foreground-stop", svkit::foreground::main),
     ("liveness", svkit_cli::internal::liveness::main),
+    ("log-claim", svkit::claim::log_main),
     ("log-json", svkit::logs::json::main),
     ("log-watch", svkit::logs::watch::main),
     ("say", svkit_cli::internal::say::main),

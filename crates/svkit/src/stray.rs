@@ -33,6 +33,11 @@ use crate::lifeline::identity;
 /// and start time of the program it became.
 pub const PROGRAM_FILE: &str = ".svkit-program";
 
+/// The logger's own record, relative to the slot dir: `log/run` (through
+/// `svkit log-claim`) keeps a [`PROGRAM_FILE`] in the logger's dir, so
+/// that the next logger start ends an s6-log a killed supervisor left.
+pub const LOG_PROGRAM_FILE: &str = "log/.svkit-program";
+
 /// How long a stray copy gets after its down signal when the slot has no
 /// `timeout-kill` of its own (s6 itself would wait for ever).
 pub const DEFAULT_STOP: Duration = Duration::from_secs(3);
@@ -213,6 +218,14 @@ pub fn end_stray(slot: &Path, supervised: u32) -> io::Result<Option<(Copy, Ended
 mod tests {
     use super::*;
     use std::process::Command;
+
+    #[test]
+    fn the_loggers_record_is_the_same_file_in_log() {
+        assert_eq!(
+            Path::new(LOG_PROGRAM_FILE),
+            Path::new("log").join(PROGRAM_FILE)
+        );
+    }
 
     #[test]
     fn records_parse_strictly() {

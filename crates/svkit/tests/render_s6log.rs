@@ -24,6 +24,24 @@ fn have_s6_log(test: &str) -> bool {
     false
 }
 
+/// `sh`, to run a rendered `log/run` as s6 would: its first step is
+/// `svkit log-claim`, so the workspace's `svkit` (built by `cargo build`)
+/// comes first on PATH.
+fn sh() -> Command {
+    let svkit = svkit_testkit::bin("svkit");
+    assert!(
+        svkit.exists(),
+        "{} missing: cargo build first",
+        svkit.display()
+    );
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![svkit_testkit::bin_dir()];
+    dirs.extend(std::env::split_paths(&path));
+    let mut c = Command::new("/bin/sh");
+    c.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+    c
+}
+
 fn log_run(dir: &Path, keep: u32, max_bytes: u32) -> Vec<u8> {
     let cfg = serde_json::json!({ "slots": [{
         "name": "logged", "command": ["x"],
@@ -66,7 +84,7 @@ fn logger_writes_stdout_and_rotated_files() {
     let script = tmp.path().join("log-run");
     std::fs::write(&script, log_run(&dir, keep, max_bytes)).expect("write log/run");
 
-    let mut child = Command::new("/bin/sh")
+    let mut child = sh()
         .arg(&script)
         // s6 runs it in `log/`, where it keeps its record.
         .current_dir(tmp.path())
@@ -158,8 +176,7 @@ fn planted_symlink_is_refused_and_recorded_once() {
     let script = tmp.path().join("log-run");
     std::fs::write(&script, log_run(&dir, 2, 4096)).expect("write log/run");
     let run = || {
-        Command::new("/bin/sh")
-            .arg(&script)
+        sh().arg(&script)
             // s6 runs it in `log/`, where it keeps its record.
             .current_dir(tmp.path())
             .stdin(Stdio::null())
@@ -216,7 +233,7 @@ fn a_burst_overshoots_max_bytes_by_less_than_one_read() {
         .collect();
     let input = tmp.path().join("burst");
     std::fs::write(&input, &body).expect("write burst");
-    let out = Command::new("/bin/sh")
+    let out = sh()
         .arg(&script)
         // s6 runs it in `log/`, where it keeps its record.
         .current_dir(tmp.path())

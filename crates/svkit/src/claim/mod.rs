@@ -4,7 +4,8 @@
 //! redirect's opt-out), ends a copy of the program that a killed
 //! supervisor left ([`crate::stray`]), records the pid the script becomes,
 //! and hands the slot's log pipe to the user the program will run as. One
-//! process for all of it: it runs at every start.
+//! process for all of it: it runs at every start. `svkit log-claim PID`
+//! ([`log_main`]) is the same end-then-record for the slot's logger.
 
 pub mod foreground;
 
@@ -64,33 +65,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         refuse(slot, &name, copy);
         return ExitCode::from(exit::svctl::IN_FOREGROUND);
     }
-    let pid = u32::try_from(me).unwrap_or(0);
-    match end_stray(slot, pid) {
-        Ok(None) => {}
-        Ok(Some((c, how))) => msg::warn(format_args!(
-            "slot {name}: a copy of its program from before its supervisor was restarted still ran (pid {}): {}",
-            c.pid,
-            match how {
-                Ended::Stopped => "stopped it before starting anew",
-                Ended::Killed => "killed it (it outlived its down signal) before starting anew",
-            }
-        )),
-        Err(e) => msg::warn(format_args!(
-            "slot {name}: unable to end a copy of its program from before its supervisor was restarted: {}; starting anyway",
-            msg::strerror(&e)
-        )),
-    }
-    match Copy::of(me) {
-        Some(c) => {
-            if let Err(e) = record(slot, c) {
-                msg::warn(format_args!(
-                    "slot {name}: unable to record its program's pid in {PROGRAM_FILE}: {}",
-                    msg::strerror(&e)
-                ));
-            }
-        }
-        None => msg::warn(format_args!("slot {name}: pid {me} is not running")),
-    }
+    take_over(slot, me, &name, "its program");
     if let Some(user) = owner {
         if let Err(why) = own_stdout(user) {
             msg::warn(format_args!(
@@ -99,6 +74,76 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `svkit log-claim PID`, run by a slot's `log/run` from the logger's
+/// dir (`SLOT/log`) before anything else: the slot's rule for a copy left
+/// by a killed supervisor ([`take_over`]), applied to its logger. An
+/// s6-log left behind holds the log dir's lock and reads the same pipe
+/// as the new one, which would find the dir locked and log to stdout
+/// only, while the lines split between the two. TERM (the logger's down
+/// signal: no `down-signal` in `log/`) makes s6-log write out what it read
+/// and exit; KILL after 3 s. Exit 0 but for bad usage: the logger starts
+/// whatever happened, and its lock probe copes with a stray left alive.
+pub fn log_main(args: std::env::ArgsOs) -> ExitCode {
+    msg::init("svkit log-claim");
+    let args: Vec<OsString> = args.collect();
+    let Some(me) = (match args.as_slice() {
+        [pid] => claim_pid(pid),
+        _ => None,
+    }) else {
+        msg::fatal(
+            "usage: svkit log-claim PID (run by a slot's log/run script, in the logger's dir)",
+        );
+        return ExitCode::from(exit::USAGE);
+    };
+    // The logger's dir is `SLOT/log`: the slot is its parent.
+    let name = std::env::current_dir()
+        .ok()
+        .and_then(|d| {
+            d.parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    take_over(Path::new("."), me, &name, "its logger");
+    ExitCode::SUCCESS
+}
+
+/// The one rule for a start under a supervisor that may be new: end the
+/// copy the previous record in `dir` names when it still runs and is not
+/// `me` (the pid the supervisor started), the way that supervisor would
+/// stop it ([`crate::stray`]), then record `me`. `what` names the process
+/// in the messages (`its program`, `its logger`); each outcome is one line
+/// to the container's output, and none keeps the start from going on.
+fn take_over(dir: &Path, me: i32, name: &str, what: &str) {
+    let pid = u32::try_from(me).unwrap_or(0);
+    match end_stray(dir, pid) {
+        Ok(None) => {}
+        Ok(Some((c, how))) => msg::warn(format_args!(
+            "slot {name}: a copy of {what} from before its supervisor was restarted still ran (pid {}): {}",
+            c.pid,
+            match how {
+                Ended::Stopped => "stopped it before starting anew",
+                Ended::Killed => "killed it (it outlived its down signal) before starting anew",
+            }
+        )),
+        Err(e) => msg::warn(format_args!(
+            "slot {name}: unable to end a copy of {what} from before its supervisor was restarted: {}; starting anyway",
+            msg::strerror(&e)
+        )),
+    }
+    match Copy::of(me) {
+        Some(c) => {
+            if let Err(e) = record(dir, c) {
+                msg::warn(format_args!(
+                    "slot {name}: unable to record {what}'s pid in {PROGRAM_FILE}: {}",
+                    msg::strerror(&e)
+                ));
+            }
+        }
+        None => msg::warn(format_args!("slot {name}: pid {me} is not running")),
+    }
 }
 
 /// Refuses this start: s6 no longer wants the slot up (`O` leaves the

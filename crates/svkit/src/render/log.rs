@@ -1,4 +1,5 @@
-//! `log/run`: an s6-log logger, after a safe creation of the log dir.
+//! `log/run`: an s6-log logger, after ending one a killed supervisor left
+//! and a safe creation of the log dir.
 
 use std::fmt::Write as _;
 
@@ -28,6 +29,14 @@ fail() {
   exit 111
 }
 "#;
+
+/// A logger whose supervisor was killed (`kill -9`, the OOM killer) runs
+/// on beside the one the new supervisor starts: it holds the dir's lock
+/// (the new one would log to stdout only) and reads the same pipe (the
+/// lines would split between them). `svkit log-claim` ends it, as a
+/// slot's `run` ends its program's stray copy, and records this logger:
+/// the one process the rule adds to every logger start.
+const CLAIM: &str = "# A logger left running by a killed supervisor holds the dir's lock and reads\n# this pipe: end it first (TERM: it writes out what it read), record this one.\nsvkit log-claim $$\n";
 
 /// s6-log makes its stdout non-blocking. Inherited, that is the open file
 /// of the container's output, shared with PID 1, the CMD and every slot
@@ -169,6 +178,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         "# svkit logger of slot {}. Generated: edit the config, not this file.",
         slot.name
     );
+    o.push_str(CLAIM);
     o.push_str(OWN_STDOUT);
     let _ = writeln!(o, "slot={}", sh_quote(&slot.name));
     let _ = writeln!(o, "dir={}", sh_quote(&log.dir));

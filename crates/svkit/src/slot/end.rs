@@ -80,6 +80,7 @@ pub const RUNTIME_FILES: &[&str] = &[
     LOG_FAULT_TMP,
     LOG_RESTART_FILE,
     crate::stray::PROGRAM_FILE,
+    crate::stray::LOG_PROGRAM_FILE,
 ];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;
