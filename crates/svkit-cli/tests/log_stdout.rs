@@ -112,6 +112,7 @@ fn stdout_lines_say_who_spoke_and_files_stay_raw() {
     let objects: Vec<serde_json::Value> = logs
         .split(|&b| b == b'\n')
         .filter(|l| owner(l) == Some("js"))
+        .map(|l| from_prefix(l, "{\"time\":"))
         .map(|l| serde_json::from_slice(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
         .collect();
     let lines: Vec<String> = objects
