@@ -195,6 +195,19 @@ pub fn s6_overlay_missing() -> Option<String> {
     None
 }
 
+/// s6-overlay reads its number settings (`S6_KILL_GRACETIME`,
+/// `S6_CMD_RECEIVE_SIGNALS`, ...) only when they are digits and nothing
+/// else; anything else counts as unset.
+fn all_digits(v: &str) -> bool {
+    !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The number setting `var` as s6-overlay reads it ([`setting`], digits
+/// only), or None.
+pub fn s6_number(var: &str) -> Option<u64> {
+    setting(var).filter(|v| all_digits(v))?.parse().ok()
+}
+
 /// s6-overlay's final grace (ms) when `S6_KILL_GRACETIME` is not set to
 /// digits, as its stage 0 reads it.
 pub const S6_DEFAULT_KILL_GRACE_MS: u64 = 3000;
@@ -205,7 +218,7 @@ pub const S6_DEFAULT_KILL_GRACE_MS: u64 = 3000;
 /// nothing once the hook has stopped what svkit runs.
 pub fn kill_grace_note(value: Option<&str>) -> Option<String> {
     let ms = value
-        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|v| all_digits(v))
         .map_or(Some(S6_DEFAULT_KILL_GRACE_MS), |v| v.parse::<u64>().ok());
     (ms == Some(S6_DEFAULT_KILL_GRACE_MS)).then(|| {
         format!(

@@ -38,24 +38,15 @@ const SVSCAN_START: Duration = Duration::from_secs(5);
 /// not all its children, so no SIGCHLD says so.
 const LOOK_EVERY: Duration = Duration::from_millis(5);
 
-/// A number of ms from the environment, s6-overlay's way: digits only,
-/// else the default.
+/// A number of ms as s6-overlay reads it, else the default.
 fn env_ms(var: &str, default: u64) -> Duration {
-    let ms = std::env::var(var)
-        .ok()
-        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    Duration::from_millis(ms)
+    Duration::from_millis(container::s6_number(var).unwrap_or(default))
 }
 
-/// A positive number in `var` (s6-overlay's switches: `S6_CMD_RECEIVE_SIGNALS`).
+/// A switch of s6-overlay's (`S6_CMD_RECEIVE_SIGNALS`, ...): a positive
+/// number.
 fn env_positive(var: &str) -> Option<u64> {
-    std::env::var(var)
-        .ok()?
-        .parse::<u64>()
-        .ok()
-        .filter(|n| *n > 0)
+    container::s6_number(var).filter(|n| *n > 0)
 }
 
 /// A child's end as an exit code: its own, or 128+N after signal N.
