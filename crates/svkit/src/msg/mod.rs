@@ -225,3 +225,47 @@ pub fn out_error(e: io::Error) -> Result<(), Fatal> {
 
 #[cfg(test)]
 mod tests;
+
+/// Where a located message points: a file and, when known, a 1-based line
+/// and column. Shown as `FILE`, `FILE:LINE` or `FILE:LINE:COL`, the file
+/// escaped as every path in a message. The one spelling of a place for
+/// config errors, import notes, env files and `/proc` tables alike: a
+/// located message is `At` followed by `: ` and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    pub file: std::path::PathBuf,
+    pub line: Option<usize>,
+    pub col: Option<usize>,
+}
+
+impl At {
+    /// A whole file.
+    pub fn file(file: impl Into<std::path::PathBuf>) -> At {
+        At {
+            file: file.into(),
+            line: None,
+            col: None,
+        }
+    }
+
+    /// A line of a file.
+    pub fn line(file: impl Into<std::path::PathBuf>, line: usize) -> At {
+        At {
+            line: Some(line),
+            ..At::file(file)
+        }
+    }
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&path(&self.file))?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.col {
+                write!(f, ":{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
