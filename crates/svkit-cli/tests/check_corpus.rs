@@ -11,13 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn svctl() -> Command {
-    let mut c = Command::new(svkit_testkit::tool("svctl"));
-    c.env_remove("SVKIT_CONFIG_DIR");
-    c
-}
+use svkit_testkit::svctl;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/configs/bad")

@@ -12,13 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox, TEST_CONFIG};
-
-fn svstat(sbx: &Sandbox, slot: &str, field: &str) -> String {
-    stdout(&sbx.sh(&format!("s6-svstat -o {field} /run/service/{slot}")))
-        .trim()
-        .to_string()
-}
+use svkit_testkit::{poll, sandbox_or_skip, stdout, svstat, Rootfs, Sandbox, TEST_CONFIG};
 
 fn wait_up(sbx: &Sandbox, slot: &str) {
     poll(&format!("{slot} up"), Duration::from_secs(10), || {

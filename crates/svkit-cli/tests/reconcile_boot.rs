@@ -6,7 +6,9 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, stdout_ok, Rootfs, Sandbox, TEST_CONFIG};
+use svkit_testkit::{
+    poll, sandbox_or_skip, stdout, stdout_ok, svstat, Fixture, Sandbox, TEST_CONFIG,
+};
 
 const CONFIG: &str = r#"{
   "user": "nobody",
@@ -24,40 +26,17 @@ const CONFIG: &str = r#"{
   ]
 }"#;
 
-/// A rootfs with the hook, the config and three profiles (one without its
-/// SOUL.md, so not an instance) on a data volume.
-struct Fixture {
-    rootfs: Rootfs,
-    data: tempfile::TempDir,
-}
-
-impl Fixture {
-    fn new(config: &str) -> Fixture {
-        let rootfs = Rootfs::with_svkit(config);
-        let data = tempfile::tempdir().expect("tempdir");
-        for p in ["alice", "bob", "carol", "nosoul"] {
-            fs::create_dir_all(data.path().join("profiles").join(p)).expect("mkdir");
-            if p != "nosoul" {
-                fs::write(data.path().join("profiles").join(p).join("SOUL.md"), "").expect("write");
-            }
+/// A rootfs with the hook and the config, and three profiles (one without
+/// its SOUL.md, so not an instance) on a data volume.
+fn fixture(config: &str) -> Fixture {
+    let fx = Fixture::bare(config);
+    for p in ["alice", "bob", "carol", "nosoul"] {
+        fs::create_dir_all(fx.data.path().join("profiles").join(p)).expect("mkdir");
+        if p != "nosoul" {
+            fs::write(fx.data.path().join("profiles").join(p).join("SOUL.md"), "").expect("write");
         }
-        Fixture { rootfs, data }
     }
-
-    fn boot(&self, env: &[&str]) -> Sandbox {
-        let mut args = vec![
-            "--rootfs".to_string(),
-            self.rootfs.path().display().to_string(),
-            "--volume".to_string(),
-            format!("{}:/data", self.data.path().display()),
-        ];
-        for e in env {
-            args.push("--env".into());
-            args.push(e.to_string());
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        Sandbox::start(&args, &["sleep", "100000"])
-    }
+    fx
 }
 
 /// `s6-svstat -o` once the slot is supervised: `s6-svscanctl -a` is
@@ -71,12 +50,6 @@ fn svstat_supervised(sbx: &Sandbox, slot: &str, fields: &str) -> String {
             (!out.is_empty()).then_some(out)
         },
     )
-}
-
-fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
-    stdout(&sbx.sh(&format!("s6-svstat -o {fields} /run/service/{slot}")))
-        .trim()
-        .to_string()
 }
 
 /// (path → inode, mtime, size) of every file svkit manages in the scandir:
@@ -134,8 +107,8 @@ fn boot_makes_every_slot_with_its_autostart() {
     if !sandbox_or_skip("boot_makes_every_slot_with_its_autostart") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
-    let sbx = fx.boot(&["APP_DASHBOARD=yes"]);
+    let fx = fixture(CONFIG);
+    let sbx = fx.boot_env(&["APP_DASHBOARD=yes"]);
     let logs = sbx.logs();
     for slot in ALL {
         assert!(
@@ -181,8 +154,8 @@ fn second_apply_writes_nothing_and_restarts_nothing() {
     if !sandbox_or_skip("second_apply_writes_nothing_and_restarts_nothing") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
-    let sbx = fx.boot(&["APP_DASHBOARD=1"]);
+    let fx = fixture(CONFIG);
+    let sbx = fx.boot_env(&["APP_DASHBOARD=1"]);
     for s in ["gw-default", "gw-alice", "gw-bob", "gw-carol", "dash"] {
         wait_up(&sbx, s);
     }
@@ -261,8 +234,8 @@ fn removed_slot_is_deleted_and_foreign_slot_untouched() {
     if !sandbox_or_skip("removed_slot_is_deleted_and_foreign_slot_untouched") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
-    let sbx = fx.boot(&["APP_DASHBOARD=1"]);
+    let fx = fixture(CONFIG);
+    let sbx = fx.boot_env(&["APP_DASHBOARD=1"]);
     let o = sbx.sh("mkdir /run/service/foreign && printf '#!/bin/sh\\nexec sleep 999\\n' > /run/service/foreign/run && chmod 755 /run/service/foreign/run && s6-svscanctl -a /run/service");
     assert!(o.status.success());
     wait_up(&sbx, "foreign");
@@ -294,8 +267,8 @@ fn invalid_config_changes_nothing() {
     if !sandbox_or_skip("invalid_config_changes_nothing") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
-    let sbx = fx.boot(&[]);
+    let fx = fixture(CONFIG);
+    let sbx = fx.boot();
     for s in ["gw-default", "gw-alice", "gw-bob", "gw-carol"] {
         wait_up(&sbx, s);
     }
@@ -314,8 +287,8 @@ fn invalid_config_changes_nothing() {
     sbx.stop();
 
     // At boot: the hook fails loudly and makes no slot.
-    let fx = Fixture::new("{ \"slots\": [ { \"name\": \"a\" } ] }");
-    let sbx = fx.boot(&[]);
+    let fx = fixture("{ \"slots\": [ { \"name\": \"a\" } ] }");
+    let sbx = fx.boot();
     let logs = sbx.logs();
     assert!(logs.contains("50-svkit exited 1"), "{logs}");
     // s6-overlay's own services (s6rc-*, s6-linux-init-*) and the log
@@ -330,14 +303,14 @@ fn remembered_state_survives_a_restart_and_corrupt_state_warns() {
     if !sandbox_or_skip("remembered_state_survives_a_restart_and_corrupt_state_warns") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
+    let fx = fixture(CONFIG);
     fs::create_dir_all(fx.data.path().join(".svkit/desired")).expect("mkdir");
     fs::write(fx.data.path().join(".svkit/desired/remember"), "up\n").expect("write");
-    let sbx = fx.boot(&[]);
+    let sbx = fx.boot();
     assert_eq!(svstat_supervised(&sbx, "remember", "wantedup"), "true");
     assert_eq!(sbx.stop(), 0);
     fs::write(fx.data.path().join(".svkit/desired/remember"), "down\n").expect("write");
-    let sbx = fx.boot(&[]);
+    let sbx = fx.boot();
     assert_eq!(svstat_supervised(&sbx, "remember", "wantedup"), "false");
     assert_eq!(sbx.stop(), 0);
     fs::write(
@@ -345,7 +318,7 @@ fn remembered_state_survives_a_restart_and_corrupt_state_warns() {
         "\u{0}garbage",
     )
     .expect("write");
-    let sbx = fx.boot(&[]);
+    let sbx = fx.boot();
     let logs = sbx.logs();
     assert!(
         logs.contains("warning: slot remember") && logs.contains("treating it as never set"),
@@ -399,8 +372,8 @@ fn killed_apply_converges_and_concurrent_applies_serialize() {
     if !sandbox_or_skip("killed_apply_converges_and_concurrent_applies_serialize") {
         return;
     }
-    let fx = Fixture::new(r#"{ "slots": [] }"#);
-    let sbx = fx.boot(&[]);
+    let fx = fixture(r#"{ "slots": [] }"#);
+    let sbx = fx.boot();
     fs::write(sbx.root().join(TEST_CONFIG), CONFIG).expect("write");
     // Pause between building a slot and renaming it (far longer than the
     // test: it is killed there), then kill -9 once a temp dir shows.
@@ -532,10 +505,10 @@ fn log_dirs_root_owned_or_planted_symlink() {
     if !sandbox_or_skip("log_dirs_root_owned_or_planted_symlink") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
+    let fx = fixture(CONFIG);
     // A root-owned log dir from an earlier image: handed to the user.
     fs::create_dir_all(fx.data.path().join("logs/alice")).expect("mkdir");
-    let sbx = fx.boot(&[]);
+    let sbx = fx.boot();
     assert_eq!(
         stdout(&sbx.sh("stat -c %U /data/logs/alice")).trim(),
         "nobody"
@@ -586,8 +559,8 @@ fn a_slot_deleted_by_hand_comes_back_with_one_supervisor() {
     if !sandbox_or_skip("a_slot_deleted_by_hand_comes_back_with_one_supervisor") {
         return;
     }
-    let fx = Fixture::new(CONFIG);
-    let sbx = fx.boot(&["APP_DASHBOARD=1"]);
+    let fx = fixture(CONFIG);
+    let sbx = fx.boot_env(&["APP_DASHBOARD=1"]);
     wait_up(&sbx, "dash");
     assert_eq!(count_cmdline(&sbx, "s6-supervise dash"), 1);
     assert_eq!(count_cmdline(&sbx, "sleep 1002"), 1);

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use svkit::s6::tai64::Tai64N;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, svstat, Rootfs, Sandbox};
 
 /// `sigtrap.sh NAME exit|ignore`: writes its pid to `/tmp/NAME.pid` once its
 /// traps are set, then appends the name of every signal it is sent to
@@ -99,13 +99,6 @@ fn rendered(sbx: &Sandbox, slot: &str, file: &str) -> String {
         Ok(s) => format!("{slot}/{file}: {s:?}"),
         Err(e) => format!("{slot}/{file}: {e}"),
     }
-}
-
-/// `s6-svstat -o FIELDS`, empty while the slot is not supervised yet.
-fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
-    stdout(&sbx.sh(&format!("s6-svstat -o {fields} /run/service/{slot}")))
-        .trim()
-        .to_string()
 }
 
 /// (exit code, signal) of every death s6-supervise recorded, read natively.

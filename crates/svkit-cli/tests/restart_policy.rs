@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use svkit::s6::tai64::Tai64N;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, svstat, Fixture, Sandbox};
 
 const CONFIG: &str = r#"{
   "user": "nobody",
@@ -56,22 +56,6 @@ const BACKOFF_DEATHS: usize = 6;
 const WINDOW: Duration = Duration::from_secs(4);
 /// Bytes in one death tally record: TAI64N stamp, exit code, signal.
 const RECORD: usize = 14;
-
-struct Fixture {
-    rootfs: Rootfs,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let rootfs = Rootfs::with_svkit(CONFIG);
-        Fixture { rootfs }
-    }
-
-    fn boot(&self) -> Sandbox {
-        let rootfs = self.rootfs.path().display().to_string();
-        Sandbox::start(&["--rootfs", &rootfs], &["sleep", "100000"])
-    }
-}
 
 /// One death as s6-supervise recorded it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,12 +91,6 @@ fn deaths(sbx: &Sandbox, slot: &str) -> Vec<Death> {
         .collect()
 }
 
-/// `s6-svstat -o up,wantedup SLOT`, e.g. "false false".
-fn svstat(sbx: &Sandbox, slot: &str) -> String {
-    let o = sbx.sh(&format!("s6-svstat -o up,wantedup /run/service/{slot}"));
-    stdout(&o).trim().to_string()
-}
-
 fn secs_between(later: &Tai64N, earlier: &Tai64N) -> f64 {
     let (s, n) = later.wrapping_sub(earlier);
     s as f64 + f64::from(n) / 1e9
@@ -131,7 +109,7 @@ fn restart_policy_under_real_s6() {
     if !sandbox_or_skip("restart_policy_under_real_s6") {
         return;
     }
-    let fx = Fixture::new();
+    let fx = Fixture::bare(CONFIG);
     let sbx = fx.boot();
     let long = Duration::from_secs(20);
 
@@ -140,7 +118,8 @@ fn restart_policy_under_real_s6() {
     let stopped: [(&str, usize, u8); 3] = [("perm", 1, 78), ("clean-stop", 1, 0), ("loop", 3, 1)];
     for (slot, n, code) in stopped {
         poll(&format!("{slot} stopped for good"), long, || {
-            (svstat(&sbx, slot) == "false false" && deaths(&sbx, slot).len() >= n).then_some(())
+            (svstat(&sbx, slot, "up,wantedup") == "false false" && deaths(&sbx, slot).len() >= n)
+                .then_some(())
         });
         let d = deaths(&sbx, slot);
         assert_eq!(d.len(), n, "{slot}: deaths {d:?}");
@@ -156,7 +135,9 @@ fn restart_policy_under_real_s6() {
     });
     assert!(deaths(&sbx, "clean-restart").iter().all(|d| d.code == 0));
     assert_eq!(
-        svstat(&sbx, "clean-restart").split(' ').nth(1),
+        svstat(&sbx, "clean-restart", "up,wantedup")
+            .split(' ')
+            .nth(1),
         Some("true"),
         "clean-restart must stay wanted up"
     );
@@ -182,7 +163,11 @@ fn restart_policy_under_real_s6() {
         },
     );
     for (slot, n, _) in stopped {
-        assert_eq!(svstat(&sbx, slot), "false false", "{slot} after the window");
+        assert_eq!(
+            svstat(&sbx, slot, "up,wantedup"),
+            "false false",
+            "{slot} after the window"
+        );
         assert_eq!(deaths(&sbx, slot).len(), n, "{slot} after the window");
     }
 
@@ -224,7 +209,7 @@ fn restart_policy_under_real_s6() {
         );
     }
     assert_eq!(
-        svstat(&sbx, "backoff").split(' ').nth(1),
+        svstat(&sbx, "backoff", "up,wantedup").split(' ').nth(1),
         Some("true"),
         "a backing-off slot stays wanted up"
     );

@@ -3,12 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn svctl() -> Command {
-    let mut c = Command::new(svkit_testkit::tool("svctl"));
-    c.env_remove("SVKIT_CONFIG_DIR");
-    c
-}
+use svkit_testkit::svctl;
 
 fn good() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/configs/good")

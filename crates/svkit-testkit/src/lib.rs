@@ -410,6 +410,87 @@ pub fn assert_quiet_on_closed_stdout(what: &str, o: &Output, code: i32) {
     assert_eq!(o.status.code(), Some(code), "{what}: {err}");
 }
 
+/// uid/gid of `nobody` (the test slots' usual user), the same inside the
+/// sandbox.
+pub const NOBODY: u32 = 65534;
+
+/// A container to boot: a rootfs with svkit and the test's config
+/// ([`Rootfs::with_svkit`]) and a host dir for its `/data` volume.
+pub struct Fixture {
+    pub rootfs: Rootfs,
+    pub data: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// The rootfs and an empty, root-only data dir.
+    pub fn bare(config: &str) -> Fixture {
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        Fixture {
+            rootfs: Rootfs::with_svkit(config),
+            data,
+        }
+    }
+
+    /// [`Fixture::bare`], with a data dir the slots' user (`nobody`)
+    /// reaches, and its `/data/.svkit` state dir made and owned by it.
+    pub fn new(config: &str) -> Fixture {
+        use std::os::unix::fs::PermissionsExt;
+        let fx = Fixture::bare(config);
+        let data = fx.data.path();
+        std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("chmod {}: {e}", data.display()));
+        let state = data.join(".svkit");
+        std::fs::create_dir(&state).unwrap_or_else(|e| panic!("mkdir {}: {e}", state.display()));
+        std::os::unix::fs::chown(&state, Some(NOBODY), Some(NOBODY))
+            .unwrap_or_else(|e| panic!("chown {}: {e}", state.display()));
+        fx
+    }
+
+    /// Boots it, idling (`sleep 100000`) as its CMD.
+    pub fn boot(&self) -> Sandbox {
+        self.boot_env(&[])
+    }
+
+    /// Boots it with `VAR=VALUE` pairs in the container's env.
+    pub fn boot_env(&self, env: &[&str]) -> Sandbox {
+        let volume = format!("{}:/data", self.data.path().display());
+        let mut args = vec![
+            "--rootfs".to_string(),
+            self.rootfs.arg(),
+            "--volume".into(),
+            volume,
+        ];
+        for e in env {
+            args.push("--env".into());
+            args.push(e.to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Sandbox::start(&args, &["sleep", "100000"])
+    }
+}
+
+/// `s6-svstat -o FIELDS` of a slot (a name under `/run/service`, or an
+/// absolute dir) inside the sandbox, trimmed: empty when no supervisor
+/// runs there.
+pub fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
+    let dir = if slot.starts_with('/') {
+        slot.to_string()
+    } else {
+        format!("/run/service/{slot}")
+    };
+    stdout(&sbx.sh(&format!("s6-svstat -o {fields} {dir}")))
+        .trim()
+        .to_string()
+}
+
+/// `svctl` run from the test, with the test's own environment but no
+/// `SVKIT_CONFIG_DIR`: each test names its config dir.
+pub fn svctl() -> Command {
+    let mut c = Command::new(tool("svctl"));
+    c.env_remove("SVKIT_CONFIG_DIR");
+    c
+}
+
 /// A rootfs layer for `svkit-sandbox run --rootfs`, built file by file.
 pub struct Rootfs {
     pub dir: tempfile::TempDir,

@@ -5,20 +5,14 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use svkit::config::{load_layers, FixedInstances};
 use svkit::render::{render_slot, RenderEnv};
 
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Polls `f` until it gives a value, up to 20 s.
+fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    svkit_testkit::poll(what, Duration::from_secs(20), f)
 }
 
 #[test]

@@ -256,15 +256,9 @@ impl Drop for Scan {
     }
 }
 
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Polls `f` until it gives a value, up to 30 s.
+fn poll<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    svkit_testkit::poll(what, Duration::from_secs(30), f)
 }
 
 fn service(scan: &Path, name: &str, run_script: &str, extra: &[(&str, &str)]) -> PathBuf {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 use svkit::s6::status;
 use svkit::slot::health::kept_down;
-use svkit_testkit::{poll, sandbox_or_skip, stdout, Sandbox};
+use svkit_testkit::{poll, sandbox_or_skip, stdout, svstat, Sandbox};
 use svstat::{svstat_fields, SvstatFlavor, SVSTAT_FIELDS};
 
 /// (name, run script, extra files, how to bring it into its state)
@@ -152,10 +152,6 @@ fn setup(sbx: &Sandbox) {
     }
 }
 
-fn svstat(sbx: &Sandbox, dir: &str) -> String {
-    stdout(&sbx.sh(&format!("s6-svstat -o {} {dir}", SVSTAT_FIELDS.join(","))))
-}
-
 #[test]
 fn native_status_matches_s6_svstat_in_every_state() {
     if !sandbox_or_skip("native_status_matches_s6_svstat_in_every_state") {
@@ -188,7 +184,7 @@ fn native_status_matches_s6_svstat_in_every_state() {
             || {
                 let before = std::fs::read(native_dir.join("supervise/status")).ok()?;
                 let now = SystemTime::now();
-                let theirs = svstat(&sbx, &dir);
+                let theirs = svstat(&sbx, &dir, &SVSTAT_FIELDS.join(","));
                 let native = status::read_slot(&native_dir).ok()?;
                 let after = std::fs::read(native_dir.join("supervise/status")).ok()?;
                 (before == after).then_some((theirs, native, now))

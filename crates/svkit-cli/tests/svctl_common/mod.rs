@@ -1,5 +1,6 @@
-//! Shared fixture of svctl's sandbox tests: a rootfs with a config and the
-//! reconcile hook, and a data volume that survives restarts.
+//! Shared helpers of svctl's sandbox tests, over the test kit's fixture (a
+//! rootfs with a config and the reconcile hook, and a data volume that
+//! survives restarts).
 
 #![allow(dead_code, unused_imports)]
 
@@ -8,32 +9,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Output;
 use std::time::Duration;
 
-pub use svkit_testkit::{expect_code, poll, sandbox_or_skip, stdout, Rootfs, Sandbox};
-
-/// uid/gid of `nobody` (the slots' user), the same inside the sandbox.
-pub const NOBODY: u32 = 65534;
-
-pub struct Fixture {
-    pub rootfs: Rootfs,
-    pub data: tempfile::TempDir,
-}
-
-impl Fixture {
-    pub fn new(config: &str) -> Fixture {
-        let rootfs = Rootfs::with_svkit(config);
-        let data = tempfile::tempdir().expect("tempdir");
-        // The slots' user reaches its state and log dirs.
-        fs::set_permissions(data.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
-        let state = data.path().join(".svkit");
-        fs::create_dir(&state).expect("mkdir");
-        std::os::unix::fs::chown(&state, Some(NOBODY), Some(NOBODY)).expect("chown");
-        Fixture { rootfs, data }
-    }
-
-    pub fn boot(&self) -> Sandbox {
-        Sandbox::boot_with_data(self.rootfs.path(), self.data.path())
-    }
-}
+pub use svkit_testkit::{
+    expect_code, poll, sandbox_or_skip, stdout, svstat, Fixture, Rootfs, Sandbox, NOBODY,
+};
 
 pub fn code(o: &Output) -> Option<i32> {
     o.status.code()
@@ -41,12 +19,6 @@ pub fn code(o: &Output) -> Option<i32> {
 
 pub fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-pub fn svstat(sbx: &Sandbox, slot: &str, fields: &str) -> String {
-    stdout(&sbx.sh(&format!("s6-svstat -o {fields} /run/service/{slot}")))
-        .trim()
-        .to_string()
 }
 
 pub fn supervised(sbx: &Sandbox, slot: &str) -> bool {
