@@ -180,23 +180,9 @@ fn claim_pid(arg: &std::ffi::OsStr) -> Option<i32> {
 /// `chown USER` would make it: a name from `/etc/passwd` (its group
 /// stays), or the numeric `uid:gid` a config may give.
 fn own_stdout(user: &str) -> Result<(), String> {
-    let number = |s: &str| s.parse::<u32>().map_err(|_| format!("{s}: not a number"));
-    let (uid, gid) = match user.split_once(':') {
-        Some((u, g)) => (number(u)?, Some(number(g)?)),
-        None => match crate::passwd::user(user) {
-            Ok(Some(a)) => (a.uid, None),
-            Ok(None) => (
-                number(user).map_err(|_| format!("no user {user} in {}", crate::passwd::PASSWD))?,
-                None,
-            ),
-            Err(e) => {
-                return Err(format!(
-                    "unable to read {}: {}",
-                    crate::passwd::PASSWD,
-                    msg::strerror(&e)
-                ))
-            }
-        },
+    let (uid, gid) = match crate::passwd::lookup(user).map_err(|e| e.to_string())? {
+        crate::passwd::User::Ids(u, g) => (u, Some(g)),
+        crate::passwd::User::Named(a) => (a.uid, None),
     };
     let stdout = std::io::stdout();
     std::os::unix::fs::fchown(std::os::fd::AsFd::as_fd(&stdout), Some(uid), gid)

@@ -78,13 +78,10 @@ pub fn check_env_name(name: &str) -> Result<(), String> {
 /// A user: a login name (`[a-z_][a-z0-9_.-]*`, at most 32 bytes, as
 /// useradd accepts) or a numeric `uid:gid`, both of which s6-setuidgid takes.
 pub fn check_user(user: &str) -> Result<(), String> {
-    if let Some((u, g)) = user.split_once(':') {
-        let num = |s: &str| !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit());
-        return if num(u) && num(g) {
-            Ok(())
-        } else {
-            Err("a user is a login name or a numeric `uid:gid`".into())
-        };
+    if let Some(ids) = crate::passwd::numeric(user) {
+        return ids
+            .map(drop)
+            .map_err(|_| "a user is a login name or a numeric `uid:gid`".into());
     }
     let mut it = user.bytes();
     let ok = user.len() <= 32

@@ -158,13 +158,10 @@ pub fn exec(one: &OneOff, container_env: &BTreeMap<String, String>) -> OneOffErr
 /// single-threaded here, so there is nothing to race). `uid:gid` needs no
 /// passwd entry, as with `s6-setuidgid`.
 fn drop_to(cmd: &mut Command, user: &str) -> Result<(), OneOffError> {
-    let (uid, gid, groups) = match numeric(user) {
-        Some((uid, gid)) => (uid, gid, vec![gid]),
-        None => {
-            let pw = match crate::passwd::user(user) {
-                Ok(Some(pw)) => pw,
-                _ => return Err(OneOffError::UnknownUser(user.to_string())),
-            };
+    let unknown = |_| OneOffError::UnknownUser(user.to_string());
+    let (uid, gid, groups) = match crate::passwd::lookup(user).map_err(unknown)? {
+        crate::passwd::User::Ids(uid, gid) => (uid, gid, vec![gid]),
+        crate::passwd::User::Named(pw) => {
             // From /etc/group, not initgroups(3): see crate::passwd.
             let groups = crate::passwd::groups(user, pw.gid).map_err(OneOffError::Groups)?;
             cmd.env("HOME", &pw.home)
@@ -181,21 +178,4 @@ fn drop_to(cmd: &mut Command, user: &str) -> Result<(), OneOffError> {
             user: user.to_string(),
             source,
         })
-}
-
-fn numeric(user: &str) -> Option<(u32, u32)> {
-    let (u, g) = user.split_once(':')?;
-    Some((u.parse().ok()?, g.parse().ok()?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numeric_users_parse_and_names_do_not() {
-        assert_eq!(numeric("1000:100"), Some((1000, 100)));
-        assert_eq!(numeric("app"), None);
-        assert_eq!(numeric("1000:x"), None);
-    }
 }
