@@ -171,7 +171,13 @@ mod tests {
         assert!(matches!(lookup("1000:x"), Err(UserError::NotANumber(x)) if x == "x"));
         assert!(matches!(lookup(":"), Err(UserError::NotANumber(x)) if x.is_empty()));
         assert!(matches!(lookup("+1:2"), Err(UserError::NotANumber(_))));
-        assert!(matches!(lookup("4294967296:0"), Err(UserError::NotANumber(_))));
-        assert!(matches!(lookup("no-such-user-svkit"), Err(UserError::Unknown(_))));
+        assert!(matches!(
+            lookup("4294967296:0"),
+            Err(UserError::NotANumber(_))
+        ));
+        assert!(matches!(
+            lookup("no-such-user-svkit"),
+            Err(UserError::Unknown(_))
+        ));
     }
 }

@@ -21,7 +21,6 @@ use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
@@ -152,7 +151,7 @@ pub fn stop_plan(slot: &Path) -> (Signal, Duration) {
             .and_then(|t| t.lines().next().map(str::to_string))
     };
     let sig = first_line("down-signal")
-        .and_then(|s| Signal::from_str(s.trim()).ok())
+        .and_then(|s| crate::s6::signal::parse(s.trim()))
         .unwrap_or(Signal::SIGTERM);
     let grace = first_line("timeout-kill")
         .and_then(|s| s.trim().parse::<u64>().ok())

@@ -13,7 +13,6 @@ use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -50,7 +49,7 @@ impl Record {
         let copy = Copy::of(i32::try_from(std::process::id()).ok()?)?;
         let signal = slot
             .and_then(|s| s.down_signal.as_deref())
-            .and_then(|s| Signal::from_str(s).ok())
+            .and_then(crate::s6::signal::parse)
             .unwrap_or(Signal::SIGTERM);
         let timeout = slot
             .and_then(|s| s.stop_timeout_ms)
@@ -84,7 +83,7 @@ pub fn parse(text: &str) -> Option<Record> {
     let mut words = text.lines().next()?.split(' ');
     let pid = words.next()?.parse::<i32>().ok().filter(|p| *p > 1)?;
     let start_time = words.next()?.parse::<u64>().ok()?;
-    let signal = Signal::from_str(words.next()?).ok()?;
+    let signal = crate::s6::signal::parse(words.next()?)?;
     let ms = words.next()?.parse::<u64>().ok()?;
     let slot = match words.next() {
         Some(s) if !s.is_empty() => Some(s.to_string()),

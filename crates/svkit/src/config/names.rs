@@ -131,21 +131,10 @@ pub fn check_file_name(n: &str) -> Result<(), String> {
 }
 
 /// Signals accepted for `down_signal`, as s6-supervise's `down-signal` file
-/// takes them. Returns the canonical `SIGNAME` spelling.
+/// takes them ([`crate::s6::signal::down_signal`]). Returns the canonical
+/// `SIGNAME` spelling.
 pub fn check_signal(s: &str) -> Result<String, String> {
-    const SIGNALS: &[&str] = &[
-        "HUP", "INT", "QUIT", "ABRT", "KILL", "USR1", "USR2", "ALRM", "TERM", "CONT", "STOP",
-        "WINCH", "PWR",
-    ];
-    let bare = s.strip_prefix("SIG").unwrap_or(s);
-    if SIGNALS.contains(&bare) {
-        Ok(["SIG", bare].concat())
-    } else {
-        Err(format!(
-            "unknown signal (expected one of: {})",
-            SIGNALS.join(", ")
-        ))
-    }
+    crate::s6::signal::down_signal(s)
 }
 
 /// Every argv/env string reaches a C program: NUL cannot be passed.

@@ -117,22 +117,22 @@ impl SvcCommand {
         )
     }
 
-    /// The signals `s6-svc -s` accepts, by name (with or without SIG) or number.
+    /// The signals `s6-svc -s` accepts, by name (with or without SIG, in
+    /// any case) or number ([`super::signal::svc_number`]).
     pub fn from_signal(name: &str) -> Option<SvcCommand> {
-        let upper = name.to_ascii_uppercase();
-        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-        Some(match bare {
-            "TERM" | "15" => SvcCommand::Term,
-            "KILL" | "9" => SvcCommand::Kill,
-            "HUP" | "1" => SvcCommand::Hup,
-            "INT" | "2" => SvcCommand::Int,
-            "QUIT" | "3" => SvcCommand::Quit,
-            "ALRM" | "14" => SvcCommand::Alrm,
-            "USR1" | "10" => SvcCommand::Usr1,
-            "USR2" | "12" => SvcCommand::Usr2,
-            "STOP" | "19" => SvcCommand::Pause,
-            "CONT" | "18" => SvcCommand::Cont,
-            "WINCH" | "28" => SvcCommand::Winch,
+        use nix::libc as c;
+        Some(match super::signal::svc_number(name)? {
+            c::SIGTERM => SvcCommand::Term,
+            c::SIGKILL => SvcCommand::Kill,
+            c::SIGHUP => SvcCommand::Hup,
+            c::SIGINT => SvcCommand::Int,
+            c::SIGQUIT => SvcCommand::Quit,
+            c::SIGALRM => SvcCommand::Alrm,
+            c::SIGUSR1 => SvcCommand::Usr1,
+            c::SIGUSR2 => SvcCommand::Usr2,
+            c::SIGSTOP => SvcCommand::Pause,
+            c::SIGCONT => SvcCommand::Cont,
+            c::SIGWINCH => SvcCommand::Winch,
             _ => return None,
         })
     }

@@ -17,12 +17,11 @@ use super::tai64::{Tai64N, TAI64N_LEN};
 use crate::msg::strerror;
 
 mod read;
-mod svstat;
 #[cfg(test)]
 mod tests;
 
+pub use super::signal::name as sig_name;
 pub use read::{death_tally, lock_holder, locked, read_slot, supervisor_running};
-pub use svstat::sig_name;
 
 /// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
 pub const STATUS_LEN: usize = 35;

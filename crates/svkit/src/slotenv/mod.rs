@@ -36,9 +36,7 @@ use crate::config::names::{check_arg_len, check_env_name};
 use crate::msg::{self, exit, strerror};
 pub use crate::slot::end::START_ERROR_FILE;
 
-/// Exit code of a start refused for a file: EX_CONFIG, permanent in
-/// every restart policy's defaults.
-pub const START_FAILED: u8 = 78;
+pub use crate::msg::exit::START_FAILED;
 
 /// What the run script asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
