@@ -81,18 +81,9 @@ impl Copy {
 
     /// Waits until it is gone, polling, at most `limit`: whether it went.
     pub fn gone_within(self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        let mut nap = Duration::from_millis(2);
-        loop {
-            if !self.alive() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(nap.min(deadline.saturating_duration_since(Instant::now())));
-            nap = (nap * 2).min(Duration::from_millis(20));
-        }
+        crate::clock::poll_by(Instant::now() + limit, Duration::from_millis(20), || {
+            !self.alive()
+        })
     }
 }
 

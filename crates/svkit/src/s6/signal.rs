@@ -51,16 +51,12 @@ pub fn name(sig: u8) -> &'static str {
         .map_or("???", |(_, s)| s)
 }
 
-/// The number of the signal `s` names, `NAME` or `SIGNAME` as in the
-/// table (upper case), or None.
-pub fn number(s: &str) -> Option<i32> {
-    let bare = s.strip_prefix("SIG").unwrap_or(s);
-    TABLE.iter().find(|(_, n)| *n == bare).map(|(num, _)| *num)
-}
-
-/// The signal `s` names ([`number`]).
+/// The signal `SIGNAME` names, as svkit writes one (a rendered
+/// `down-signal`, a record): the table's name, upper case, `SIG` first.
 pub fn parse(s: &str) -> Option<Signal> {
-    Signal::try_from(number(s)?).ok()
+    let bare = s.strip_prefix("SIG")?;
+    let (num, _) = TABLE.iter().find(|(_, n)| *n == bare)?;
+    Signal::try_from(*num).ok()
 }
 
 /// What a slot's `down_signal` may be (s6-supervise's `down-signal`
@@ -101,7 +97,8 @@ mod tests {
     #[test]
     fn spellings() {
         assert_eq!(parse("SIGTERM"), Some(Signal::SIGTERM));
-        assert_eq!(parse("HUP"), Some(Signal::SIGHUP));
+        assert_eq!(parse("SIGPOLL"), Some(Signal::SIGIO));
+        assert_eq!(parse("HUP"), None);
         assert_eq!(parse("sigterm"), None);
         assert_eq!(down_signal("TERM").unwrap(), "SIGTERM");
         assert_eq!(down_signal("SIGHUP").unwrap(), "SIGHUP");
