@@ -2,7 +2,6 @@
 //! same command bytes `s6-svc` writes, so one open+write replaces a process
 //! per slot. `s6-svscanctl` goes through s6's own binary (it is rare).
 
-use std::fmt;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -13,47 +12,29 @@ use std::time::Duration;
 use crate::clock::poll_until;
 use crate::msg::strerror;
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ControlError {
     /// No s6-supervise reads the control FIFO (not started yet, or gone).
+    #[error("unable to control {}: supervisor not running", name(.slot))]
     NotSupervised { slot: PathBuf },
+    #[error("unable to control {}: {}", name(.slot), strerror(.source))]
     Io {
         slot: PathBuf,
         source: std::io::Error,
     },
     /// A helper binary (s6-svscanctl) failed or could not be run.
+    #[error("{tool}: {detail}")]
     Tool { tool: String, detail: String },
     /// A bounded wait ran out.
+    #[error("timed out waiting for {} to be {what}", name(.slot))]
     Timeout { slot: PathBuf, what: &'static str },
 }
 
-impl fmt::Display for ControlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |p: &Path| {
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        };
-        match self {
-            ControlError::NotSupervised { slot } => {
-                write!(
-                    f,
-                    "unable to control {}: supervisor not running",
-                    name(slot)
-                )
-            }
-            ControlError::Io { slot, source } => {
-                write!(f, "unable to control {}: {}", name(slot), strerror(source))
-            }
-            ControlError::Tool { tool, detail } => write!(f, "{tool}: {detail}"),
-            ControlError::Timeout { slot, what } => {
-                write!(f, "timed out waiting for {} to be {what}", name(slot))
-            }
-        }
-    }
+fn name(slot: &Path) -> String {
+    slot.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
-
-impl std::error::Error for ControlError {}
 
 /// Commands of `s6-svc`, as the bytes it writes to the control FIFO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,6 @@
 //! exit code, signal), one per death since s6-supervise started (it
 //! truncates the file then), capped at `max-death-tally`.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -124,35 +123,25 @@ pub struct Status {
 }
 
 /// Why a slot's state could not be read.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum StatusError {
     /// No `supervise/status` (no supervisor ever ran there, or not yet).
-    NotSupervised {
-        dir: PathBuf,
-    },
-    Io {
-        path: PathBuf,
-        source: io::Error,
-    },
+    #[error("unable to read status for {}: supervisor not running", .dir.display())]
+    NotSupervised { dir: PathBuf },
+    #[error("unable to read {}: {}", .path.display(), strerror(.source))]
+    Io { path: PathBuf, source: io::Error },
     /// Not 35 nor 43 bytes (length capped at 64 when longer).
-    BadLength {
-        path: Option<PathBuf>,
-        len: usize,
-    },
+    #[error("invalid {}: length {len}, expected 35 or 43", name(.path))]
+    BadLength { path: Option<PathBuf>, len: usize },
     /// A stamp with nanoseconds >= 10^9 or outside `SystemTime`.
-    BadStamp {
-        path: Option<PathBuf>,
-    },
+    #[error("invalid {}: bad TAI64N stamp", name(.path))]
+    BadStamp { path: Option<PathBuf> },
     /// A pid or pgid that no pid_t can hold.
-    BadPid {
-        path: Option<PathBuf>,
-        pid: u64,
-    },
+    #[error("invalid {}: bad pid {pid}", name(.path))]
+    BadPid { path: Option<PathBuf>, pid: u64 },
     /// `death_tally` length not a multiple of 14.
-    BadDeathTally {
-        path: PathBuf,
-        len: u64,
-    },
+    #[error("invalid {}: length {len}, not a multiple of 14", .path.display())]
+    BadDeathTally { path: PathBuf, len: u64 },
 }
 
 fn name(path: &Option<PathBuf>) -> String {
@@ -160,42 +149,6 @@ fn name(path: &Option<PathBuf>) -> String {
         || "supervise/status".to_owned(),
         |p| p.display().to_string(),
     )
-}
-
-impl fmt::Display for StatusError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StatusError::NotSupervised { dir } => {
-                write!(
-                    f,
-                    "unable to read status for {}: supervisor not running",
-                    dir.display()
-                )
-            }
-            StatusError::Io { path, source } => {
-                write!(f, "unable to read {}: {}", path.display(), strerror(source))
-            }
-            StatusError::BadLength { path, len } => {
-                write!(f, "invalid {}: length {len}, expected 35 or 43", name(path))
-            }
-            StatusError::BadStamp { path } => write!(f, "invalid {}: bad TAI64N stamp", name(path)),
-            StatusError::BadPid { path, pid } => write!(f, "invalid {}: bad pid {pid}", name(path)),
-            StatusError::BadDeathTally { path, len } => write!(
-                f,
-                "invalid {}: length {len}, not a multiple of 14",
-                path.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for StatusError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StatusError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
 }
 
 impl StatusError {

@@ -28,7 +28,6 @@ use std::fmt;
 use std::io::Write as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::os::unix::fs::OpenOptionsExt as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,37 +49,23 @@ pub struct Request {
 }
 
 /// Why a slot cannot start: what the log and `svctl status` say.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StartError {
     /// `PATH:LINE: what`.
+    #[error("env_file {}:{line}: {msg}", .path.display())]
     EnvLine {
         path: PathBuf,
         line: usize,
         msg: String,
     },
-    EnvFile {
-        path: PathBuf,
-        why: String,
-    },
+    #[error("env_file {}: {why}", .path.display())]
+    EnvFile { path: PathBuf, why: String },
+    #[error("secret {var}: {}: {why}", .path.display())]
     Secret {
         var: String,
         path: PathBuf,
         why: String,
     },
-}
-
-impl fmt::Display for StartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StartError::EnvLine { path, line, msg } => {
-                write!(f, "env_file {}:{line}: {msg}", path.display())
-            }
-            StartError::EnvFile { path, why } => write!(f, "env_file {}: {why}", path.display()),
-            StartError::Secret { var, path, why } => {
-                write!(f, "secret {var}: {}: {why}", path.display())
-            }
-        }
-    }
 }
 
 /// Every variable the request sets, in the order to apply them.
@@ -218,34 +203,23 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(START_FAILED);
         }
     };
-    if let Some(dir) = &req.cwd {
-        if let Err(e) = std::env::set_current_dir(dir) {
-            msg::say_fatal(format_args!(
-                "slot {}: unable to chdir to {}: {}",
-                req.slot,
-                dir.display(),
-                strerror(&e)
-            ));
-            return ExitCode::from(exit::SYSTEM);
-        }
-    }
-    let (prog, rest) = match req.argv.split_first() {
-        Some(x) => x,
-        None => return usage("no command after --"),
+    // The one exec of a command as a slot runs it ([`oneoff::exec`]): the
+    // run script already dropped privileges and holds the container's env.
+    let one = oneoff::OneOff {
+        argv: req.argv,
+        vars,
+        cwd: req.cwd,
+        user: None,
     };
-    let err = std::process::Command::new(prog)
-        .args(rest)
-        .envs(vars)
-        .exec();
-    msg::say_fatal(format_args!(
-        "slot {}: unable to run {}: {}",
-        req.slot,
-        prog.to_string_lossy(),
-        strerror(&err)
-    ));
-    ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound {
-        exit::NOT_FOUND
-    } else {
-        exit::CANNOT_EXECUTE
-    })
+    let e = oneoff::exec(&one, &Default::default());
+    match &e {
+        oneoff::OneOffError::Exec { prog, source } => msg::say_fatal(format_args!(
+            "slot {}: unable to run {}: {}",
+            req.slot,
+            prog.to_string_lossy(),
+            strerror(source)
+        )),
+        _ => msg::say_fatal(format_args!("slot {}: {e}", req.slot)),
+    };
+    ExitCode::from(e.exit_code())
 }

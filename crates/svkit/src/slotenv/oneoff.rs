@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fmt;
 use std::io;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
@@ -29,13 +28,19 @@ pub struct OneOff {
     pub user: Option<String>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum OneOffError {
+    #[error("nothing to run")]
     NothingToRun,
+    #[error("unable to drop privileges: unknown user {0}")]
     UnknownUser(String),
+    #[error("unable to drop privileges: unable to read {}: {}", crate::passwd::GROUP, strerror(.0))]
     Groups(io::Error),
+    #[error("unable to drop privileges to {user}: {}", strerror(&io::Error::from(*.source)))]
     Drop { user: String, source: nix::Error },
+    #[error("unable to chdir to {}: {}", .dir.display(), strerror(.source))]
     Chdir { dir: PathBuf, source: io::Error },
+    #[error("unable to exec {}: {}", crate::msg::os(.prog), strerror(.source))]
     Exec { prog: OsString, source: io::Error },
 }
 
@@ -52,44 +57,6 @@ impl OneOffError {
         }
     }
 }
-
-impl fmt::Display for OneOffError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OneOffError::NothingToRun => f.write_str("nothing to run"),
-            OneOffError::UnknownUser(u) => {
-                write!(f, "unable to drop privileges: unknown user {u}")
-            }
-            OneOffError::Groups(e) => write!(
-                f,
-                "unable to drop privileges: unable to read {}: {}",
-                crate::passwd::GROUP,
-                strerror(e)
-            ),
-            OneOffError::Drop { user, source } => write!(
-                f,
-                "unable to drop privileges to {user}: {}",
-                strerror(&io::Error::from(*source))
-            ),
-            OneOffError::Chdir { dir, source } => {
-                write!(
-                    f,
-                    "unable to chdir to {}: {}",
-                    dir.display(),
-                    strerror(source)
-                )
-            }
-            OneOffError::Exec { prog, source } => write!(
-                f,
-                "unable to exec {}: {}",
-                crate::msg::os(prog),
-                strerror(source)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for OneOffError {}
 
 /// `argv` as `slot` would run it. Env files and secrets are read now (as
 /// the caller, before any drop, as the run script does).
