@@ -95,26 +95,32 @@ pub fn as_owner<T>(owner: Option<(u32, u32)>, f: impl FnOnce() -> T) -> T {
 }
 
 /// Takes an exclusive flock on `file`, waiting at most `timeout` for the
-/// process that holds it to let go: `Ok(None)` when it did not in time.
-/// The one way svkit waits for a lock (the scandir's, a slot's), so every
-/// such wait is bounded alike; the lock goes with the returned value.
+/// process that holds it to let go ([`crate::clock::poll_until`]):
+/// `Ok(None)` when it did not in time. The one way svkit waits for a lock
+/// (the scandir's, a slot's), so every such wait is bounded alike; the
+/// lock goes with the returned value.
 pub fn flock_within(
-    mut file: File,
+    file: File,
     timeout: std::time::Duration,
 ) -> io::Result<Option<nix::fcntl::Flock<File>>> {
     use nix::fcntl::{Flock, FlockArg};
-    let start = std::time::Instant::now();
-    loop {
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => return Ok(Some(lock)),
-            Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = f,
-            Err((_, e)) => return Err(e.into()),
+    let mut file = Some(file);
+    let mut got = Ok(None);
+    crate::clock::poll_until(timeout, || {
+        let Some(f) = file.take() else {
+            return true;
+        };
+        match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+            Err((f, nix::errno::Errno::EWOULDBLOCK)) => {
+                file = Some(f);
+                return false;
+            }
+            Ok(lock) => got = Ok(Some(lock)),
+            Err((_, e)) => got = Err(e.into()),
         }
-        if start.elapsed() >= timeout {
-            return Ok(None);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+        true
+    });
+    got
 }
 
 #[cfg(test)]

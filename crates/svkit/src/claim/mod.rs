@@ -57,10 +57,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::from(exit::USAGE);
     };
     let slot = Path::new(".");
-    let name = std::env::current_dir()
-        .ok()
-        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
+    let name = slot_name(0);
     if let Some(copy) = foreground::running(&name) {
         refuse(slot, &name, copy);
         return ExitCode::from(exit::svctl::IN_FOREGROUND);
@@ -98,15 +95,7 @@ pub fn log_main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::from(exit::USAGE);
     };
     // The logger's dir is `SLOT/log`: the slot is its parent.
-    let name = std::env::current_dir()
-        .ok()
-        .and_then(|d| {
-            d.parent()
-                .and_then(|p| p.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
-    take_over(Path::new("."), me, &name, "its logger");
+    take_over(Path::new("."), me, &slot_name(1), "its logger");
     ExitCode::SUCCESS
 }
 
@@ -167,6 +156,14 @@ fn refuse(slot: &Path, name: &str, copy: Copy) {
         "slot {name}: not starting: {}{after}",
         in_foreground_why(copy)
     ));
+}
+
+/// The slot's name: the current dir's, `up` dirs above it.
+fn slot_name(up: usize) -> String {
+    let dir = std::env::current_dir().unwrap_or_default();
+    let slot = dir.ancestors().nth(up).and_then(Path::file_name);
+    slot.map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn claim_pid(arg: &std::ffi::OsStr) -> Option<i32> {
