@@ -101,22 +101,37 @@ impl SvcCommand {
     /// The signals `s6-svc -s` accepts, by name (with or without SIG, in
     /// any case) or number ([`super::signal::svc_number`]).
     pub fn from_signal(name: &str) -> Option<SvcCommand> {
-        use nix::libc as c;
-        Some(match super::signal::svc_number(name)? {
-            c::SIGTERM => SvcCommand::Term,
-            c::SIGKILL => SvcCommand::Kill,
-            c::SIGHUP => SvcCommand::Hup,
-            c::SIGINT => SvcCommand::Int,
-            c::SIGQUIT => SvcCommand::Quit,
-            c::SIGALRM => SvcCommand::Alrm,
-            c::SIGUSR1 => SvcCommand::Usr1,
-            c::SIGUSR2 => SvcCommand::Usr2,
-            c::SIGSTOP => SvcCommand::Pause,
-            c::SIGCONT => SvcCommand::Cont,
-            c::SIGWINCH => SvcCommand::Winch,
-            _ => return None,
-        })
+        let n = super::signal::svc_number(name)?;
+        SIGNALS.iter().find(|(s, _)| *s == n).map(|(_, c)| *c)
     }
+}
+
+/// The signals `s6-svc` sends, each with its command, in the order
+/// `svctl signal` lists them ([`signal_names`]).
+const SIGNALS: [(i32, SvcCommand); 11] = {
+    use nix::libc as c;
+    [
+        (c::SIGTERM, SvcCommand::Term),
+        (c::SIGKILL, SvcCommand::Kill),
+        (c::SIGHUP, SvcCommand::Hup),
+        (c::SIGINT, SvcCommand::Int),
+        (c::SIGQUIT, SvcCommand::Quit),
+        (c::SIGALRM, SvcCommand::Alrm),
+        (c::SIGUSR1, SvcCommand::Usr1),
+        (c::SIGUSR2, SvcCommand::Usr2),
+        (c::SIGSTOP, SvcCommand::Pause),
+        (c::SIGCONT, SvcCommand::Cont),
+        (c::SIGWINCH, SvcCommand::Winch),
+    ]
+};
+
+/// The names of the signals [`SvcCommand::from_signal`] takes, space
+/// separated (`TERM KILL ...`): what a refusal lists.
+pub fn signal_names() -> String {
+    let names: Vec<&str> = (SIGNALS.iter())
+        .map(|(n, _)| super::signal::name(u8::try_from(*n).unwrap_or(0)))
+        .collect();
+    names.join(" ")
 }
 
 /// Writes `cmds` to the slot's supervisor, in order, in one write, and

@@ -107,5 +107,9 @@ mod tests {
         assert_eq!(svc_number("sigterm"), Some(c::SIGTERM));
         assert_eq!(svc_number("SIG15"), Some(c::SIGTERM));
         assert_eq!(svc_number("015"), None);
+        assert_eq!(
+            crate::s6::control::signal_names(),
+            "TERM KILL HUP INT QUIT ALRM USR1 USR2 STOP CONT WINCH"
+        );
     }
 }

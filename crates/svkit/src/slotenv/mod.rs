@@ -83,21 +83,23 @@ pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
             line,
             msg,
         };
-        let parsed = dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))?;
-        // Lines are not kept with the pairs: find them again for the two
-        // checks that need the key, only when one fails.
-        for (k, v) in parsed {
-            let bad = if k == req.sentinel {
-                Some(format!(
-                    "{k} is the sentinel_env, which svkit sets to the slot name"
-                ))
-            } else {
-                check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
-            };
-            if let Some(msg) = bad {
-                return Err(line_err(line_of(&text, &k), msg));
+        // The file's syntax first, whole; then each variable's checks, by
+        // line, so that a refusal names the line that set it.
+        dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))?;
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            for (k, v) in dotenv::parse(line).unwrap_or_default() {
+                let bad = if k == req.sentinel {
+                    Some(format!(
+                        "{k} is the sentinel_env, which svkit sets to the slot name"
+                    ))
+                } else {
+                    check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
+                };
+                if let Some(msg) = bad {
+                    return Err(line_err(i + 1, msg));
+                }
+                vars.push((OsString::from(k), v));
             }
-            vars.push((OsString::from(k), v));
         }
     }
     for (var, path) in &req.secrets {
@@ -109,19 +111,6 @@ pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
         vars.push((OsString::from(var), OsString::from_vec(v)));
     }
     Ok(vars)
-}
-
-/// The last line of `text` that sets `key` (what a failed check names).
-fn line_of(text: &[u8], key: &str) -> usize {
-    let mut found = 0;
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        if let Ok(Some((k, _))) = dotenv::parse(line).map(|v| v.into_iter().next()) {
-            if k == key {
-                found = i + 1;
-            }
-        }
-    }
-    found
 }
 
 fn usage(why: impl fmt::Display) -> ExitCode {
