@@ -166,7 +166,7 @@ pub const DEFAULT_PATH: &str =
     "/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Whether `p` is an executable regular file (symlinks followed).
-pub fn is_executable(p: &Path) -> bool {
+fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -172,10 +172,7 @@ pub fn rendered_dir(log_run: &str) -> Option<String> {
 }
 
 pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
-    let user = match (env.as_root, slot.run_as()) {
-        (true, Some(u)) => Some(u),
-        _ => None,
-    };
+    let user = env.drop_to(slot);
     let mut o = script();
     let _ = writeln!(
         o,
