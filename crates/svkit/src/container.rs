@@ -259,10 +259,7 @@ pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        let valid = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if !valid {
+        if !is_env_name(&name) {
             continue;
         }
         let Ok(raw) = fs::read(entry.path()) else {
@@ -273,6 +270,14 @@ pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
         }
     }
     Some(env)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: what `export NAME=...` in sh accepts.
+pub fn is_env_name(name: &str) -> bool {
+    let mut it = name.bytes();
+    it.next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && it.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// One variable's value from its file, as `s6-envdir -Lf` makes it: the

@@ -61,14 +61,9 @@ pub fn check_instance_name(name: &str) -> Result<(), String> {
     check_slot_name(name)
 }
 
-/// `[A-Za-z_][A-Za-z0-9_]*`: what `export NAME=...` in sh accepts.
+/// An env name ([`crate::container::is_env_name`]).
 pub fn check_env_name(name: &str) -> Result<(), String> {
-    let mut it = name.bytes();
-    let ok = it
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && it.all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if ok {
+    if crate::container::is_env_name(name) {
         Ok(())
     } else {
         Err("an environment variable name must match [A-Za-z_][A-Za-z0-9_]*".into())

@@ -38,48 +38,32 @@ fn name(slot: &Path) -> String {
 
 /// Commands of `s6-svc`, as the bytes it writes to the control FIFO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum SvcCommand {
-    Up,
-    Down,
+    Up = b'u',
+    Down = b'd',
     /// `-r`: restart with the down signal, only if up.
-    Restart,
+    Restart = b'r',
     /// `-O`: up once, not restarted when it dies.
-    Once,
+    Once = b'O',
     /// `-x`: exit the supervisor when the service is down.
-    Exit,
-    Pause,
-    Cont,
-    Term,
-    Kill,
-    Hup,
-    Int,
-    Quit,
-    Alrm,
-    Usr1,
-    Usr2,
-    Winch,
+    Exit = b'x',
+    Pause = b'p',
+    Cont = b'c',
+    Term = b't',
+    Kill = b'k',
+    Hup = b'h',
+    Int = b'i',
+    Quit = b'q',
+    Alrm = b'a',
+    Usr1 = b'1',
+    Usr2 = b'2',
+    Winch = b'y',
 }
 
 impl SvcCommand {
     pub fn byte(self) -> u8 {
-        match self {
-            SvcCommand::Up => b'u',
-            SvcCommand::Down => b'd',
-            SvcCommand::Restart => b'r',
-            SvcCommand::Once => b'O',
-            SvcCommand::Exit => b'x',
-            SvcCommand::Pause => b'p',
-            SvcCommand::Cont => b'c',
-            SvcCommand::Term => b't',
-            SvcCommand::Kill => b'k',
-            SvcCommand::Hup => b'h',
-            SvcCommand::Int => b'i',
-            SvcCommand::Quit => b'q',
-            SvcCommand::Alrm => b'a',
-            SvcCommand::Usr1 => b'1',
-            SvcCommand::Usr2 => b'2',
-            SvcCommand::Winch => b'y',
-        }
+        self as u8
     }
 
     /// Ends the running process: a stop or restart, or a signal that asks
