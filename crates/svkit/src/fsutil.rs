@@ -1,7 +1,7 @@
 //! Small filesystem primitives shared by the modules that persist state.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read as _, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -73,6 +73,24 @@ fn via_temp(
         }
     }
     Ok(())
+}
+
+/// A small record file (`.svkit-program`, the foreground record, ...),
+/// read without trusting what is at `path`: never through a symlink,
+/// never waiting on a FIFO put in its place (anything but a regular file
+/// is an error), at most `max` bytes. Its metadata tells who owns it.
+pub fn read_record(path: &Path, max: u64) -> io::Result<(String, fs::Metadata)> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a file"));
+    }
+    let mut text = String::new();
+    io::Read::take(f, max).read_to_string(&mut text)?;
+    Ok((text, meta))
 }
 
 /// Runs `f` with the filesystem identity of `owner` (uid, gid) when we are

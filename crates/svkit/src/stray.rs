@@ -18,7 +18,7 @@
 //! and every decision re-reads both from `/proc` right before it acts.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -99,13 +99,7 @@ pub fn parse(text: &str) -> Option<Copy> {
 /// The record in `slot`, if there is a well-formed one (never through a
 /// symlink, never more than a line's worth).
 pub fn read(slot: &Path) -> Option<Copy> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(slot.join(PROGRAM_FILE))
-        .ok()?;
-    let mut text = String::new();
-    f.take(64).read_to_string(&mut text).ok()?;
+    let (text, _) = crate::fsutil::read_record(&slot.join(PROGRAM_FILE), 64).ok()?;
     parse(&text)
 }
 

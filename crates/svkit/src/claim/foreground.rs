@@ -10,8 +10,8 @@
 //! the pid and start time re-read from `/proc` right before acting.
 
 use std::fs;
-use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -121,17 +121,7 @@ pub fn write(path: &Path, rec: &Record) -> io::Result<()> {
 /// trusted: not a symlink, owned by root or by the user of the live
 /// process it names.
 pub fn read(path: &Path) -> Option<Record> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    f.take(256).read_to_string(&mut text).ok()?;
+    let (text, meta) = crate::fsutil::read_record(path, 256).ok()?;
     let rec = parse(&text)?;
     let owner = fs::metadata(format!("/proc/{}", rec.copy.pid)).ok()?.uid();
     (meta.uid() == 0 || meta.uid() == owner).then_some(rec)
