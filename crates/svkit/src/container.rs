@@ -159,24 +159,32 @@ pub fn s6_tool(name: &str) -> PathBuf {
     s6_bin_dir().map_or_else(|| PathBuf::from(name), |d| Path::new(&d).join(name))
 }
 
-/// The executable regular file `program` names: itself when it holds a
-/// `/`, else the first of that name in a directory of `PATH` (unset: the
-/// usual `/usr/local/bin:/usr/bin:/bin`).
-pub fn find_program(program: &Path) -> Option<PathBuf> {
+/// The `PATH` of a program started without one (and of a slot that sets
+/// none, when the caller knows no better): s6-overlay's `/command` before
+/// Docker's default `PATH`.
+pub const DEFAULT_PATH: &str =
+    "/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Whether `p` is an executable regular file (symlinks followed).
+fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The executable regular file `program` names: itself when it holds a
+/// `/`, else the first of that name in a directory of `PATH` (unset:
+/// [`DEFAULT_PATH`]).
+pub fn find_program(program: &Path) -> Option<PathBuf> {
     if program.as_os_str().is_empty() {
         return None;
     }
-    let is_exec = |p: &Path| {
-        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
     if program.to_string_lossy().contains('/') {
-        return is_exec(program).then(|| program.to_path_buf());
+        return is_executable(program).then(|| program.to_path_buf());
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
     std::env::split_paths(&path)
         .map(|d| d.join(program))
-        .find(|p| is_exec(p))
+        .find(|p| is_executable(p))
 }
 
 /// Why s6-overlay is not detected, or None when it is. Detects s6 itself
@@ -251,10 +259,7 @@ pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
-        let valid = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if !valid {
+        if !is_env_name(&name) {
             continue;
         }
         let Ok(raw) = fs::read(entry.path()) else {
@@ -265,6 +270,14 @@ pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
         }
     }
     Some(env)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: what `export NAME=...` in sh accepts.
+pub fn is_env_name(name: &str) -> bool {
+    let mut it = name.bytes();
+    it.next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && it.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// One variable's value from its file, as `s6-envdir -Lf` makes it: the

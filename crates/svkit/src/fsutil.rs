@@ -1,7 +1,7 @@
 //! Small filesystem primitives shared by the modules that persist state.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read as _, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -75,6 +75,24 @@ fn via_temp(
     Ok(())
 }
 
+/// A small record file (`.svkit-program`, the foreground record, ...),
+/// read without trusting what is at `path`: never through a symlink,
+/// never waiting on a FIFO put in its place (anything but a regular file
+/// is an error), at most `max` bytes. Its metadata tells who owns it.
+pub fn read_record(path: &Path, max: u64) -> io::Result<(String, fs::Metadata)> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "not a file"));
+    }
+    let mut text = String::new();
+    io::Read::take(f, max).read_to_string(&mut text)?;
+    Ok((text, meta))
+}
+
 /// Runs `f` with the filesystem identity of `owner` (uid, gid) when we are
 /// root: files it creates are the owner's, and a path the owner controls
 /// (a symlink swapped into their state dir) can only lead where the owner
@@ -95,26 +113,32 @@ pub fn as_owner<T>(owner: Option<(u32, u32)>, f: impl FnOnce() -> T) -> T {
 }
 
 /// Takes an exclusive flock on `file`, waiting at most `timeout` for the
-/// process that holds it to let go: `Ok(None)` when it did not in time.
-/// The one way svkit waits for a lock (the scandir's, a slot's), so every
-/// such wait is bounded alike; the lock goes with the returned value.
+/// process that holds it to let go ([`crate::clock::poll_until`]):
+/// `Ok(None)` when it did not in time. The one way svkit waits for a lock
+/// (the scandir's, a slot's), so every such wait is bounded alike; the
+/// lock goes with the returned value.
 pub fn flock_within(
-    mut file: File,
+    file: File,
     timeout: std::time::Duration,
 ) -> io::Result<Option<nix::fcntl::Flock<File>>> {
     use nix::fcntl::{Flock, FlockArg};
-    let start = std::time::Instant::now();
-    loop {
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => return Ok(Some(lock)),
-            Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = f,
-            Err((_, e)) => return Err(e.into()),
+    let mut file = Some(file);
+    let mut got = Ok(None);
+    crate::clock::poll_until(timeout, || {
+        let Some(f) = file.take() else {
+            return true;
+        };
+        match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+            Err((f, nix::errno::Errno::EWOULDBLOCK)) => {
+                file = Some(f);
+                return false;
+            }
+            Ok(lock) => got = Ok(Some(lock)),
+            Err((_, e)) => got = Err(e.into()),
         }
-        if start.elapsed() >= timeout {
-            return Ok(None);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+        true
+    });
+    got
 }
 
 #[cfg(test)]

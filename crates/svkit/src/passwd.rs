@@ -27,6 +27,64 @@ pub fn user(name: &str) -> io::Result<Option<Account>> {
     Ok(read_or_empty(Path::new(PASSWD))?.and_then(|t| find_user(&t, name)))
 }
 
+/// Who a config's `user` names, as s6-setuidgid takes it: a numeric
+/// `uid:gid` (no passwd entry needed) or a login name in `/etc/passwd`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum User {
+    Ids(u32, u32),
+    Named(Account),
+}
+
+impl User {
+    /// The uid and gid it runs as.
+    pub fn ids(&self) -> (u32, u32) {
+        match self {
+            User::Ids(u, g) => (*u, *g),
+            User::Named(a) => (a.uid, a.gid),
+        }
+    }
+}
+
+/// Why a `user` names nobody.
+#[derive(Debug, thiserror::Error)]
+pub enum UserError {
+    /// A part of `uid:gid` that is not a number.
+    #[error("{0}: not a number")]
+    NotANumber(String),
+    #[error("no user {0} in {PASSWD}")]
+    Unknown(String),
+    #[error("unable to read {PASSWD}: {}", crate::msg::strerror(.0))]
+    Read(io::Error),
+}
+
+/// The one rule for a config's `user`: with a `:`, both sides are
+/// decimal ids (digits only, each fitting a u32); else a name looked up
+/// in `/etc/passwd`.
+pub fn lookup(user: &str) -> Result<User, UserError> {
+    if let Some(ids) = numeric(user) {
+        return ids.map(|(u, g)| User::Ids(u, g));
+    }
+    match self::user(user) {
+        Ok(Some(a)) => Ok(User::Named(a)),
+        Ok(None) => Err(UserError::Unknown(user.to_string())),
+        Err(e) => Err(UserError::Read(e)),
+    }
+}
+
+/// A `user` with a `:` as its `uid:gid` ([`lookup`]'s rule, no I/O);
+/// None for a name.
+pub fn numeric(user: &str) -> Option<Result<(u32, u32), UserError>> {
+    let (u, g) = user.split_once(':')?;
+    let id = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+            .ok_or_else(|| UserError::NotANumber(s.to_string()))
+    };
+    Some(id(u).and_then(|u| Ok((u, id(g)?))))
+}
+
 /// The groups `name` belongs to: `gid` (its primary group) first, then
 /// every `/etc/group` entry that lists it as a member, as `initgroups` does.
 pub fn groups(name: &str, gid: u32) -> io::Result<Vec<u32>> {
@@ -105,5 +163,21 @@ mod tests {
                   other:x:30:apple\nbad:x:zz:app\nagain:x:10002:app\n";
         assert_eq!(member_of(gr, "app", 10002), vec![10002, 10, 29]);
         assert_eq!(member_of(gr, "nobody", 7), vec![7]);
+    }
+
+    #[test]
+    fn numeric_users_parse_and_names_do_not() {
+        assert_eq!(lookup("1000:100").unwrap(), User::Ids(1000, 100));
+        assert!(matches!(lookup("1000:x"), Err(UserError::NotANumber(x)) if x == "x"));
+        assert!(matches!(lookup(":"), Err(UserError::NotANumber(x)) if x.is_empty()));
+        assert!(matches!(lookup("+1:2"), Err(UserError::NotANumber(_))));
+        assert!(matches!(
+            lookup("4294967296:0"),
+            Err(UserError::NotANumber(_))
+        ));
+        assert!(matches!(
+            lookup("no-such-user-svkit"),
+            Err(UserError::Unknown(_))
+        ));
     }
 }

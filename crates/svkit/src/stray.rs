@@ -18,10 +18,9 @@
 //! and every decision re-reads both from `/proc` right before it acts.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
@@ -82,18 +81,9 @@ impl Copy {
 
     /// Waits until it is gone, polling, at most `limit`: whether it went.
     pub fn gone_within(self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        let mut nap = Duration::from_millis(2);
-        loop {
-            if !self.alive() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(nap.min(deadline.saturating_duration_since(Instant::now())));
-            nap = (nap * 2).min(Duration::from_millis(20));
-        }
+        crate::clock::poll_by(Instant::now() + limit, Duration::from_millis(20), || {
+            !self.alive()
+        })
     }
 }
 
@@ -109,13 +99,7 @@ pub fn parse(text: &str) -> Option<Copy> {
 /// The record in `slot`, if there is a well-formed one (never through a
 /// symlink, never more than a line's worth).
 pub fn read(slot: &Path) -> Option<Copy> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(slot.join(PROGRAM_FILE))
-        .ok()?;
-    let mut text = String::new();
-    f.take(64).read_to_string(&mut text).ok()?;
+    let (text, _) = crate::fsutil::read_record(&slot.join(PROGRAM_FILE), 64).ok()?;
     parse(&text)
 }
 
@@ -152,7 +136,7 @@ pub fn stop_plan(slot: &Path) -> (Signal, Duration) {
             .and_then(|t| t.lines().next().map(str::to_string))
     };
     let sig = first_line("down-signal")
-        .and_then(|s| Signal::from_str(s.trim()).ok())
+        .and_then(|s| crate::s6::signal::parse(s.trim()))
         .unwrap_or(Signal::SIGTERM);
     let grace = first_line("timeout-kill")
         .and_then(|s| s.trim().parse::<u64>().ok())

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 /// `pidfd_open(2)`; `Err` with ENOSYS on kernels before 5.3.
 pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     let pid = rustix::process::Pid::from_raw(pid)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc_esrch()))?;
+        .ok_or_else(|| io::Error::from_raw_os_error(nix::libc::ESRCH))?;
     rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).map_err(io::Error::from)
 }
 
@@ -22,10 +22,6 @@ pub fn pidfd_send_signal(fd: &OwnedFd, sig: nix::sys::signal::Signal) -> io::Res
     let sig = rustix::process::Signal::from_named_raw(sig as i32)
         .ok_or_else(|| io::Error::from_raw_os_error(nix::libc::EINVAL))?;
     rustix::process::pidfd_send_signal(fd, sig).map_err(io::Error::from)
-}
-
-fn libc_esrch() -> i32 {
-    nix::libc::ESRCH
 }
 
 /// `readlinkat(2)` into `out`; the length written (cut at `out.len()`).

@@ -1,8 +1,9 @@
-//! The library's module layering, read from its sources: no import cycle
-//! between top-level modules, and the layering rules each module's doc
-//! states (`s6` and `probe` import nothing of svkit's domain, `config`
-//! nothing of `lifeline` nor of the model's consumers, `render` nothing of
-//! `s6`, `slot` nothing that drives slots).
+//! The library's module layering, read from its sources and held to
+//! ARCHITECTURE.md's table ("The library, one line a module"): no import
+//! cycle between top-level modules; each module imports only those in its
+//! row or above it, never below; and each row's **must not import** column
+//! holds (`svkit's domain`: nothing but the first row, the infrastructure).
+//! Every top-level module must have its row.
 //!
 //! An edge `a -> b` is any `crate::b` path in a non-test source file of
 //! top-level module `a` (comments, `#[cfg(test)]` items and `*tests.rs` files
@@ -13,24 +14,52 @@ use std::path::{Path, PathBuf};
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
-/// Modules that are infrastructure, not svkit's domain: anything may import them.
-const INFRASTRUCTURE: &[&str] = &["msg", "clock", "fsutil", "container", "sys"];
+/// One row of ARCHITECTURE.md's module table: its modules, and what they
+/// must not import (`None`: anything of svkit's domain).
+struct Row {
+    modules: Vec<String>,
+    forbidden: Option<Vec<String>>,
+}
 
-/// `(module, forbidden imports)`; `None` forbids every domain module (the
-/// infrastructure modules are held to that too).
-const RULES: &[(&str, Option<&[&str]>)] = &[
-    ("s6", None),
-    ("probe", None),
-    (
-        "config",
-        Some(&["lifeline", "render", "reconcile", "slot", "state"]),
-    ),
-    ("render", Some(&["s6"])),
-    (
-        "slot",
-        Some(&["render", "reconcile", "redirect", "foreground", "liveness"]),
-    ),
-];
+/// The words in backquotes of a table cell (its modules).
+fn quoted(cell: &str) -> Vec<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// ARCHITECTURE.md's module table, top row first.
+fn table() -> Vec<Row> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let Some((_, section)) = text.split_once("## The library, one line a module") else {
+        panic!("{}: no module table", path.display());
+    };
+    let mut rows = Vec::new();
+    for line in section.lines().skip_while(|l| !l.starts_with('|')) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (Some(first), Some(last)) = (cells.get(1), cells.get(3)) else {
+            continue;
+        };
+        let modules = quoted(first);
+        if modules.is_empty() {
+            continue; // the header and its rule
+        }
+        let forbidden = (!last.contains("svkit's domain")).then(|| {
+            (last.split(','))
+                .map(|w| w.trim().trim_matches('`').to_string())
+                .filter(|w| !w.is_empty())
+                .collect()
+        });
+        rows.push(Row { modules, forbidden });
+    }
+    rows
+}
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -289,22 +318,30 @@ fn no_import_cycle_between_top_level_modules() {
 }
 
 #[test]
-fn layering_rules_hold() {
-    let graph = graph();
+fn layering_follows_the_architecture_table() {
+    let rows = table();
+    let rank: BTreeMap<&str, usize> = (rows.iter().enumerate())
+        .flat_map(|(i, r)| r.modules.iter().map(move |m| (m.as_str(), i)))
+        .collect();
     let mut broken = Vec::new();
-    let infrastructure = INFRASTRUCTURE.iter().map(|m| (*m, None));
-    for (module, forbidden) in RULES.iter().copied().chain(infrastructure) {
-        let Some(deps) = graph.get(module) else {
-            broken.push(format!("{module}: no such module"));
+    for (module, deps) in &graph() {
+        let Some(&at) = rank.get(module.as_str()) else {
+            broken.push(format!("{module}: no row in ARCHITECTURE.md's table"));
             continue;
         };
         for dep in deps {
-            let bad = match forbidden {
-                None => !INFRASTRUCTURE.contains(&dep.as_str()),
-                Some(list) => list.contains(&dep.as_str()),
+            let Some(&dep_at) = rank.get(dep.as_str()) else {
+                continue; // reported as a module of its own
+            };
+            if dep_at > at {
+                broken.push(format!("{module} imports {dep}, below it in the table"));
+            }
+            let bad = match &rows[at].forbidden {
+                None => dep_at != 0,
+                Some(list) => list.contains(dep),
             };
             if bad {
-                broken.push(format!("{module} imports {dep}"));
+                broken.push(format!("{module} imports {dep}, which it must not"));
             }
         }
     }
@@ -312,6 +349,18 @@ fn layering_rules_hold() {
         broken.is_empty(),
         "layering rules broken:\n  {}",
         broken.join("\n  ")
+    );
+}
+
+#[test]
+fn the_table_is_read() {
+    let rows = table();
+    assert!(rows[0].modules.iter().any(|m| m == "msg"));
+    assert!(rows[0].forbidden.is_none());
+    let render = rows.iter().find(|r| r.modules == ["render"]);
+    assert_eq!(
+        render.and_then(|r| r.forbidden.clone()),
+        Some(vec!["s6".into()])
     );
 }
 

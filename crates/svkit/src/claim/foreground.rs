@@ -10,10 +10,9 @@
 //! the pid and start time re-read from `/proc` right before acting.
 
 use std::fs;
-use std::io::{self, Read};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -50,7 +49,7 @@ impl Record {
         let copy = Copy::of(i32::try_from(std::process::id()).ok()?)?;
         let signal = slot
             .and_then(|s| s.down_signal.as_deref())
-            .and_then(|s| Signal::from_str(s).ok())
+            .and_then(crate::s6::signal::parse)
             .unwrap_or(Signal::SIGTERM);
         let timeout = slot
             .and_then(|s| s.stop_timeout_ms)
@@ -84,7 +83,7 @@ pub fn parse(text: &str) -> Option<Record> {
     let mut words = text.lines().next()?.split(' ');
     let pid = words.next()?.parse::<i32>().ok().filter(|p| *p > 1)?;
     let start_time = words.next()?.parse::<u64>().ok()?;
-    let signal = Signal::from_str(words.next()?).ok()?;
+    let signal = crate::s6::signal::parse(words.next()?)?;
     let ms = words.next()?.parse::<u64>().ok()?;
     let slot = match words.next() {
         Some(s) if !s.is_empty() => Some(s.to_string()),
@@ -122,17 +121,7 @@ pub fn write(path: &Path, rec: &Record) -> io::Result<()> {
 /// trusted: not a symlink, owned by root or by the user of the live
 /// process it names.
 pub fn read(path: &Path) -> Option<Record> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    f.take(256).read_to_string(&mut text).ok()?;
+    let (text, meta) = crate::fsutil::read_record(path, 256).ok()?;
     let rec = parse(&text)?;
     let owner = fs::metadata(format!("/proc/{}", rec.copy.pid)).ok()?.uid();
     (meta.uid() == 0 || meta.uid() == owner).then_some(rec)

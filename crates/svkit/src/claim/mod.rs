@@ -57,10 +57,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::from(exit::USAGE);
     };
     let slot = Path::new(".");
-    let name = std::env::current_dir()
-        .ok()
-        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
+    let name = slot_name(0);
     if let Some(copy) = foreground::running(&name) {
         refuse(slot, &name, copy);
         return ExitCode::from(exit::svctl::IN_FOREGROUND);
@@ -98,15 +95,7 @@ pub fn log_main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::from(exit::USAGE);
     };
     // The logger's dir is `SLOT/log`: the slot is its parent.
-    let name = std::env::current_dir()
-        .ok()
-        .and_then(|d| {
-            d.parent()
-                .and_then(|p| p.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
-    take_over(Path::new("."), me, &name, "its logger");
+    take_over(Path::new("."), me, &slot_name(1), "its logger");
     ExitCode::SUCCESS
 }
 
@@ -169,6 +158,14 @@ fn refuse(slot: &Path, name: &str, copy: Copy) {
     ));
 }
 
+/// The slot's name: the current dir's, `up` dirs above it.
+fn slot_name(up: usize) -> String {
+    let dir = std::env::current_dir().unwrap_or_default();
+    let slot = dir.ancestors().nth(up).and_then(Path::file_name);
+    slot.map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 fn claim_pid(arg: &std::ffi::OsStr) -> Option<i32> {
     arg.to_str()?.parse::<i32>().ok().filter(|p| *p > 1)
 }
@@ -180,23 +177,9 @@ fn claim_pid(arg: &std::ffi::OsStr) -> Option<i32> {
 /// `chown USER` would make it: a name from `/etc/passwd` (its group
 /// stays), or the numeric `uid:gid` a config may give.
 fn own_stdout(user: &str) -> Result<(), String> {
-    let number = |s: &str| s.parse::<u32>().map_err(|_| format!("{s}: not a number"));
-    let (uid, gid) = match user.split_once(':') {
-        Some((u, g)) => (number(u)?, Some(number(g)?)),
-        None => match crate::passwd::user(user) {
-            Ok(Some(a)) => (a.uid, None),
-            Ok(None) => (
-                number(user).map_err(|_| format!("no user {user} in {}", crate::passwd::PASSWD))?,
-                None,
-            ),
-            Err(e) => {
-                return Err(format!(
-                    "unable to read {}: {}",
-                    crate::passwd::PASSWD,
-                    msg::strerror(&e)
-                ))
-            }
-        },
+    let (uid, gid) = match crate::passwd::lookup(user).map_err(|e| e.to_string())? {
+        crate::passwd::User::Ids(u, g) => (u, Some(g)),
+        crate::passwd::User::Named(a) => (a.uid, None),
     };
     let stdout = std::io::stdout();
     std::os::unix::fs::fchown(std::os::fd::AsFd::as_fd(&stdout), Some(uid), gid)

@@ -13,7 +13,7 @@ pub const DEFAULT_SENTINEL_ENV: &str = "SVKIT_SLOT";
 /// Default `state_dir`.
 pub const DEFAULT_STATE_DIR: &str = "/var/lib/svkit";
 /// Default `permanent_exit_codes`: EX_CONFIG.
-pub const DEFAULT_PERMANENT_EXIT_CODES: &[u8] = &[78];
+pub const DEFAULT_PERMANENT_EXIT_CODES: &[u8] = &[crate::msg::exit::START_FAILED];
 pub const DEFAULT_LOG_KEEP: u32 = 10;
 pub const DEFAULT_LOG_MAX_BYTES: u32 = 1_000_000;
 pub const DEFAULT_BACKOFF_MAX_S: u32 = 30;
@@ -27,7 +27,10 @@ pub const DEFAULT_MAX_DEATHS: u32 = 5;
 /// Exit codes of a command that is not executable (126) or not found
 /// (127), by the shell's and s6's exec: no retry can help, so they are
 /// permanent whatever `permanent_exit_codes` says.
-pub const EXEC_FAILURE_EXIT_CODES: &[u8] = &[126, 127];
+pub const EXEC_FAILURE_EXIT_CODES: &[u8] = &[
+    crate::msg::exit::CANNOT_EXECUTE,
+    crate::msg::exit::NOT_FOUND,
+];
 pub const DEFAULT_CHECK_INTERVAL_MS: u32 = 1000;
 /// The fd s6-notifyoncheck writes to when a readiness check passes.
 pub const CHECK_NOTIFICATION_FD: u32 = 3;

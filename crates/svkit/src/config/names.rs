@@ -61,14 +61,9 @@ pub fn check_instance_name(name: &str) -> Result<(), String> {
     check_slot_name(name)
 }
 
-/// `[A-Za-z_][A-Za-z0-9_]*`: what `export NAME=...` in sh accepts.
+/// An env name ([`crate::container::is_env_name`]).
 pub fn check_env_name(name: &str) -> Result<(), String> {
-    let mut it = name.bytes();
-    let ok = it
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && it.all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if ok {
+    if crate::container::is_env_name(name) {
         Ok(())
     } else {
         Err("an environment variable name must match [A-Za-z_][A-Za-z0-9_]*".into())
@@ -78,13 +73,10 @@ pub fn check_env_name(name: &str) -> Result<(), String> {
 /// A user: a login name (`[a-z_][a-z0-9_.-]*`, at most 32 bytes, as
 /// useradd accepts) or a numeric `uid:gid`, both of which s6-setuidgid takes.
 pub fn check_user(user: &str) -> Result<(), String> {
-    if let Some((u, g)) = user.split_once(':') {
-        let num = |s: &str| !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit());
-        return if num(u) && num(g) {
-            Ok(())
-        } else {
-            Err("a user is a login name or a numeric `uid:gid`".into())
-        };
+    if let Some(ids) = crate::passwd::numeric(user) {
+        return ids
+            .map(drop)
+            .map_err(|_| "a user is a login name or a numeric `uid:gid`".into());
     }
     let mut it = user.bytes();
     let ok = user.len() <= 32
@@ -134,21 +126,10 @@ pub fn check_file_name(n: &str) -> Result<(), String> {
 }
 
 /// Signals accepted for `down_signal`, as s6-supervise's `down-signal` file
-/// takes them. Returns the canonical `SIGNAME` spelling.
+/// takes them ([`crate::s6::signal::down_signal`]). Returns the canonical
+/// `SIGNAME` spelling.
 pub fn check_signal(s: &str) -> Result<String, String> {
-    const SIGNALS: &[&str] = &[
-        "HUP", "INT", "QUIT", "ABRT", "KILL", "USR1", "USR2", "ALRM", "TERM", "CONT", "STOP",
-        "WINCH", "PWR",
-    ];
-    let bare = s.strip_prefix("SIG").unwrap_or(s);
-    if SIGNALS.contains(&bare) {
-        Ok(["SIG", bare].concat())
-    } else {
-        Err(format!(
-            "unknown signal (expected one of: {})",
-            SIGNALS.join(", ")
-        ))
-    }
+    crate::s6::signal::down_signal(s)
 }
 
 /// Every argv/env string reaches a C program: NUL cannot be passed.

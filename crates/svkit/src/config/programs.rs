@@ -3,7 +3,8 @@
 //! caller names (`svctl check --root DIR`: an image's; the boot hook: `/`).
 //! An absolute path must name an executable file under the root; a bare
 //! name must be one in a directory of the slot's `PATH` (its `env.PATH`,
-//! else the one the caller gives, else [`ASSUMED_PATH`]). Symlinks are
+//! else the one the caller gives, else
+//! [`crate::container::DEFAULT_PATH`]). Symlinks are
 //! followed inside the root, as they would be once the root is `/`. A
 //! relative path with a `/` depends on the directory the program starts
 //! in and is not checked.
@@ -18,19 +19,15 @@ use std::path::{Component, Path, PathBuf};
 use super::error::Diagnostic;
 use super::json_pos::FieldPath;
 use super::model::Model;
+use crate::container::DEFAULT_PATH;
 use crate::msg::exit::{CANNOT_EXECUTE, NOT_FOUND};
-
-/// A slot's `PATH` when it sets none and the caller knows no better:
-/// s6-overlay's `/command` before Docker's default `PATH`.
-pub const ASSUMED_PATH: &str =
-    "/command:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Symlinks followed in one lookup before giving up, as the kernel does.
 const MAX_LINKS: usize = 40;
 
 /// One diagnostic per slot whose `command[0]` is not an executable file
 /// under `root`. `path_env`: the `PATH` slots inherit (the boot hook's
-/// own); `None` for an image's root, where [`ASSUMED_PATH`] stands in.
+/// own); `None` for an image's root, where [`DEFAULT_PATH`] stands in.
 pub fn missing_programs(model: &Model, root: &Path, path_env: Option<&str>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for s in &model.slots {
@@ -50,7 +47,7 @@ pub fn missing_programs(model: &Model, root: &Path, path_env: Option<&str>) -> V
         } else {
             let path = (s.env.get("PATH").map(String::as_str))
                 .or(path_env)
-                .unwrap_or(ASSUMED_PATH);
+                .unwrap_or(DEFAULT_PATH);
             let dirs = path.split(':').filter(|d| d.starts_with('/'));
             if dirs
                 .clone()
@@ -197,7 +194,7 @@ mod tests {
         assert_eq!(
             d,
             [
-                format!("/etc/svkit/10.json: slots[5].command[0]: slot f: `nope` is not in any directory of PATH (assumed) under {r}: {ASSUMED_PATH}; it would exit 127 at every start"),
+                format!("/etc/svkit/10.json: slots[5].command[0]: slot f: `nope` is not in any directory of PATH (assumed) under {r}: {DEFAULT_PATH}; it would exit 127 at every start"),
                 format!("/etc/svkit/10.json: slots[6].command[0]: slot g: `/usr/bin/data` is not executable under {r}; it would exit 126 at every start"),
                 format!("/etc/svkit/10.json: slots[7].command[0]: slot h: `/usr/bin/gone` does not exist under {r}; it would exit 127 at every start"),
                 format!("/etc/svkit/10.json: slots[8].command[0]: slot i: `app` is not in any directory of the slot's env.PATH under {r}: /opt/tool/bin; it would exit 127 at every start"),

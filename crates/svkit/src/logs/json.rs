@@ -26,11 +26,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::SystemTime;
 
 use crate::msg::{self, exit, strerror};
-
-/// The longest line a slot's logger passes whole (s6-log's `-l`); a
-/// longer one is cut into pieces of this size, each its own line, so that
-/// neither s6-log nor this filter ever holds more.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub use crate::render::MAX_LINE_BYTES;
 
 #[derive(serde::Serialize)]
 struct Record<'a> {

@@ -16,13 +16,9 @@ use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-fn is_control(c: char) -> bool {
-    c.is_control()
-}
-
 /// `text` with every control character shown as a visible escape.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_control) {
+    if !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -37,10 +33,10 @@ fn push_escaped(out: &mut String, text: &str) {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\x1b' => out.push_str("\\e"),
-            c if u32::from(c) < 0x80 && is_control(c) => {
+            c if u32::from(c) < 0x80 && c.is_control() => {
                 let _ = write!(out, "\\x{:02x}", u32::from(c));
             }
-            c if is_control(c) => {
+            c if c.is_control() => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
             c => out.push(c),
@@ -71,6 +67,13 @@ pub fn os(s: &OsStr) -> String {
     bytes(s.as_bytes())
 }
 
+/// A command line as message text: each argument as [`os`] shows it,
+/// joined by spaces (lifeline names a process this way).
+pub fn argv(args: &[impl AsRef<OsStr>]) -> String {
+    let shown: Vec<String> = args.iter().map(|a| os(a.as_ref())).collect();
+    shown.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +97,7 @@ mod tests {
             path(Path::new(OsStr::from_bytes(b"/etc/svkit/\x1b.json"))),
             "/etc/svkit/\\e.json"
         );
+        let args = [OsStr::from_bytes(b"sh"), OsStr::from_bytes(b"-c\x1b\xff")];
+        assert_eq!(argv(&args), "sh -c\\e\\xff");
     }
 }

@@ -14,6 +14,10 @@ pub const NOT_OK: u8 = 1;
 pub const USAGE: u8 = 100;
 /// A system error: a failed system call, s6 not answering, not root.
 pub const SYSTEM: u8 = 111;
+/// A slot's start refused for a file it needs (an env file, a secret,
+/// its `cwd`): EX_CONFIG, permanent in every restart policy's defaults
+/// (`svkit slot-env`, `svctl exec`, a redirect's opt-out).
+pub const START_FAILED: u8 = 78;
 /// The command was found but could not be executed.
 pub const CANNOT_EXECUTE: u8 = 126;
 /// The command was not found.
@@ -51,8 +55,9 @@ pub mod svctl {
     ];
 }
 
-/// `svkit-reconcile`: 1 is an invalid config (nothing written); 111 also
-/// a slot it could not make (the others are made).
+/// `svkit-reconcile`: 1 is an invalid config (nothing written). A slot
+/// it could not make is said and the boot goes on: 0, the others made
+/// (`svctl status` counts it missing).
 pub mod reconcile {
     pub const CODES: &[u8] = &[super::OK, super::NOT_OK, super::USAGE, super::SYSTEM];
 }

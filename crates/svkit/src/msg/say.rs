@@ -24,14 +24,12 @@ use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
+use super::PIPE_BUF;
 use nix::libc;
 
 /// The container's own output under s6-overlay: s6-svscan's stderr, which
 /// every supervisor inherits (`docker logs`).
 pub const CONTAINER_STDERR: &str = "/proc/1/fd/2";
-
-/// A pipe takes a write of at most this many bytes whole or not at all.
-const PIPE_BUF: usize = 4096;
 
 /// Where a line went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

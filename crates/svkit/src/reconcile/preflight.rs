@@ -91,17 +91,11 @@ pub(super) fn check<'a>(
 
 /// A user name (or `uid:gid`) to ids, from /etc/passwd (`svkit::passwd`).
 pub fn lookup_user(user: &str) -> Result<UidGid, ReconcileError> {
-    if let Some((u, g)) = user.split_once(':') {
-        if let (Ok(u), Ok(g)) = (u.parse(), g.parse()) {
-            return Ok((u, g));
-        }
-    }
-    match crate::passwd::user(user) {
-        Ok(Some(u)) => Ok((u.uid, u.gid)),
-        _ => Err(ReconcileError::UnknownUser {
+    crate::passwd::lookup(user)
+        .map(|u| u.ids())
+        .map_err(|_| ReconcileError::UnknownUser {
             user: user.to_string(),
-        }),
-    }
+        })
 }
 
 /// Whether `desired`, with what else is in `scandir`, fits in the

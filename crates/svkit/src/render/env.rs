@@ -30,6 +30,12 @@ impl RenderEnv {
         }
     }
 
+    /// The user the slot's programs drop to: its own, when the tree runs
+    /// as root (else the tree's user runs everything).
+    pub fn drop_to<'a>(&self, slot: &'a crate::config::Slot) -> Option<&'a str> {
+        slot.run_as().filter(|_| self.as_root)
+    }
+
     /// Look at this machine: `/command/with-contenv`, where s6's binaries
     /// are ([`crate::container::s6_bin_dir`]), and who runs the supervision
     /// tree of `scandir` ([`tree_is_root`]; `None`, no live tree: root, as

@@ -6,8 +6,12 @@ use std::fmt::Write as _;
 use super::quote::{sh_quote, sh_words};
 use super::{script, RenderEnv};
 use crate::config::{Log, LogFormat, Slot};
-use crate::logs::json::MAX_LINE_BYTES;
 use crate::slot::end::LOG_ERROR_NAME;
+
+/// The longest line a slot's logger passes whole (s6-log's `-l`); a
+/// longer one is cut into pieces of this size, each its own line, so that
+/// neither s6-log nor the JSON filter (`crate::logs::json`) ever holds more.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Why s6-log cannot run as configured: one line in `.svkit-log-error`
 /// (in `log/`, the script's cwd) for `svctl status`, and on stderr only
@@ -168,10 +172,7 @@ pub fn rendered_dir(log_run: &str) -> Option<String> {
 }
 
 pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
-    let user = match (env.as_root, slot.run_as()) {
-        (true, Some(u)) => Some(u),
-        _ => None,
-    };
+    let user = env.drop_to(slot);
     let mut o = script();
     let _ = writeln!(
         o,

@@ -32,7 +32,7 @@ pub mod quote;
 mod run;
 
 pub use env::{RenderEnv, WITH_CONTENV};
-pub use log::rendered_dir as rendered_log_dir;
+pub use log::{rendered_dir as rendered_log_dir, MAX_LINE_BYTES};
 
 use std::path::PathBuf;
 

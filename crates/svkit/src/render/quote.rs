@@ -74,21 +74,10 @@ where
 }
 
 /// A string for use inside a `#` comment line: newlines and other control
-/// characters would end the comment, so they are shown escaped.
+/// characters would end the comment, so they are shown escaped, as in
+/// every message ([`crate::msg::escape`]).
 pub fn comment_safe(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect::<String>()
-        .into()
+    crate::msg::escape(s)
 }
 
 #[cfg(test)]

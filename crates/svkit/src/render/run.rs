@@ -52,10 +52,9 @@ pub(super) fn notification_fd(slot: &Slot) -> Option<u32> {
 
 /// `s6-setuidgid USER` words when privileges must be dropped.
 fn drop_words(slot: &Slot, env: &RenderEnv) -> Vec<String> {
-    match (env.as_root, slot.run_as()) {
-        (true, Some(u)) => vec![env.tool("s6-setuidgid"), u.to_string()],
-        _ => Vec::new(),
-    }
+    env.drop_to(slot)
+        .map(|u| vec![env.tool("s6-setuidgid"), u.to_string()])
+        .unwrap_or_default()
 }
 
 pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {

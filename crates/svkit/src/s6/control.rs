@@ -2,7 +2,6 @@
 //! same command bytes `s6-svc` writes, so one open+write replaces a process
 //! per slot. `s6-svscanctl` goes through s6's own binary (it is rare).
 
-use std::fmt;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -13,92 +12,58 @@ use std::time::Duration;
 use crate::clock::poll_until;
 use crate::msg::strerror;
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ControlError {
     /// No s6-supervise reads the control FIFO (not started yet, or gone).
+    #[error("unable to control {}: supervisor not running", name(.slot))]
     NotSupervised { slot: PathBuf },
+    #[error("unable to control {}: {}", name(.slot), strerror(.source))]
     Io {
         slot: PathBuf,
         source: std::io::Error,
     },
     /// A helper binary (s6-svscanctl) failed or could not be run.
+    #[error("{tool}: {detail}")]
     Tool { tool: String, detail: String },
     /// A bounded wait ran out.
+    #[error("timed out waiting for {} to be {what}", name(.slot))]
     Timeout { slot: PathBuf, what: &'static str },
 }
 
-impl fmt::Display for ControlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |p: &Path| {
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        };
-        match self {
-            ControlError::NotSupervised { slot } => {
-                write!(
-                    f,
-                    "unable to control {}: supervisor not running",
-                    name(slot)
-                )
-            }
-            ControlError::Io { slot, source } => {
-                write!(f, "unable to control {}: {}", name(slot), strerror(source))
-            }
-            ControlError::Tool { tool, detail } => write!(f, "{tool}: {detail}"),
-            ControlError::Timeout { slot, what } => {
-                write!(f, "timed out waiting for {} to be {what}", name(slot))
-            }
-        }
-    }
+fn name(slot: &Path) -> String {
+    slot.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
-
-impl std::error::Error for ControlError {}
 
 /// Commands of `s6-svc`, as the bytes it writes to the control FIFO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum SvcCommand {
-    Up,
-    Down,
+    Up = b'u',
+    Down = b'd',
     /// `-r`: restart with the down signal, only if up.
-    Restart,
+    Restart = b'r',
     /// `-O`: up once, not restarted when it dies.
-    Once,
+    Once = b'O',
     /// `-x`: exit the supervisor when the service is down.
-    Exit,
-    Pause,
-    Cont,
-    Term,
-    Kill,
-    Hup,
-    Int,
-    Quit,
-    Alrm,
-    Usr1,
-    Usr2,
-    Winch,
+    Exit = b'x',
+    Pause = b'p',
+    Cont = b'c',
+    Term = b't',
+    Kill = b'k',
+    Hup = b'h',
+    Int = b'i',
+    Quit = b'q',
+    Alrm = b'a',
+    Usr1 = b'1',
+    Usr2 = b'2',
+    Winch = b'y',
 }
 
 impl SvcCommand {
     pub fn byte(self) -> u8 {
-        match self {
-            SvcCommand::Up => b'u',
-            SvcCommand::Down => b'd',
-            SvcCommand::Restart => b'r',
-            SvcCommand::Once => b'O',
-            SvcCommand::Exit => b'x',
-            SvcCommand::Pause => b'p',
-            SvcCommand::Cont => b'c',
-            SvcCommand::Term => b't',
-            SvcCommand::Kill => b'k',
-            SvcCommand::Hup => b'h',
-            SvcCommand::Int => b'i',
-            SvcCommand::Quit => b'q',
-            SvcCommand::Alrm => b'a',
-            SvcCommand::Usr1 => b'1',
-            SvcCommand::Usr2 => b'2',
-            SvcCommand::Winch => b'y',
-        }
+        self as u8
     }
 
     /// Ends the running process: a stop or restart, or a signal that asks
@@ -117,25 +82,40 @@ impl SvcCommand {
         )
     }
 
-    /// The signals `s6-svc -s` accepts, by name (with or without SIG) or number.
+    /// The signals `s6-svc -s` accepts, by name (with or without SIG, in
+    /// any case) or number ([`super::signal::svc_number`]).
     pub fn from_signal(name: &str) -> Option<SvcCommand> {
-        let upper = name.to_ascii_uppercase();
-        let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-        Some(match bare {
-            "TERM" | "15" => SvcCommand::Term,
-            "KILL" | "9" => SvcCommand::Kill,
-            "HUP" | "1" => SvcCommand::Hup,
-            "INT" | "2" => SvcCommand::Int,
-            "QUIT" | "3" => SvcCommand::Quit,
-            "ALRM" | "14" => SvcCommand::Alrm,
-            "USR1" | "10" => SvcCommand::Usr1,
-            "USR2" | "12" => SvcCommand::Usr2,
-            "STOP" | "19" => SvcCommand::Pause,
-            "CONT" | "18" => SvcCommand::Cont,
-            "WINCH" | "28" => SvcCommand::Winch,
-            _ => return None,
-        })
+        let n = super::signal::svc_number(name)?;
+        SIGNALS.iter().find(|(s, _)| *s == n).map(|(_, c)| *c)
     }
+}
+
+/// The signals `s6-svc` sends, each with its command, in the order
+/// `svctl signal` lists them ([`signal_names`]).
+const SIGNALS: [(i32, SvcCommand); 11] = {
+    use nix::libc as c;
+    [
+        (c::SIGTERM, SvcCommand::Term),
+        (c::SIGKILL, SvcCommand::Kill),
+        (c::SIGHUP, SvcCommand::Hup),
+        (c::SIGINT, SvcCommand::Int),
+        (c::SIGQUIT, SvcCommand::Quit),
+        (c::SIGALRM, SvcCommand::Alrm),
+        (c::SIGUSR1, SvcCommand::Usr1),
+        (c::SIGUSR2, SvcCommand::Usr2),
+        (c::SIGSTOP, SvcCommand::Pause),
+        (c::SIGCONT, SvcCommand::Cont),
+        (c::SIGWINCH, SvcCommand::Winch),
+    ]
+};
+
+/// The names of the signals [`SvcCommand::from_signal`] takes, space
+/// separated (`TERM KILL ...`): what a refusal lists.
+pub fn signal_names() -> String {
+    let names: Vec<&str> = (SIGNALS.iter())
+        .map(|(n, _)| super::signal::name(u8::try_from(*n).unwrap_or(0)))
+        .collect();
+    names.join(" ")
 }
 
 /// Writes `cmds` to the slot's supervisor, in order, in one write, and

@@ -7,7 +7,6 @@
 //! exit code, signal), one per death since s6-supervise started (it
 //! truncates the file then), capped at `max-death-tally`.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -16,13 +15,10 @@ use std::time::SystemTime;
 use super::tai64::{Tai64N, TAI64N_LEN};
 use crate::msg::strerror;
 
-mod read;
-mod svstat;
 #[cfg(test)]
 mod tests;
 
-pub use read::{death_tally, lock_holder, locked, read_slot, supervisor_running};
-pub use svstat::sig_name;
+pub use super::signal::name as sig_name;
 
 /// `supervise/status` length written by s6 2.11–2.12 and 2.14+.
 pub const STATUS_LEN: usize = 35;
@@ -127,35 +123,25 @@ pub struct Status {
 }
 
 /// Why a slot's state could not be read.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum StatusError {
     /// No `supervise/status` (no supervisor ever ran there, or not yet).
-    NotSupervised {
-        dir: PathBuf,
-    },
-    Io {
-        path: PathBuf,
-        source: io::Error,
-    },
+    #[error("unable to read status for {}: supervisor not running", .dir.display())]
+    NotSupervised { dir: PathBuf },
+    #[error("unable to read {}: {}", .path.display(), strerror(.source))]
+    Io { path: PathBuf, source: io::Error },
     /// Not 35 nor 43 bytes (length capped at 64 when longer).
-    BadLength {
-        path: Option<PathBuf>,
-        len: usize,
-    },
+    #[error("invalid {}: length {len}, expected 35 or 43", name(.path))]
+    BadLength { path: Option<PathBuf>, len: usize },
     /// A stamp with nanoseconds >= 10^9 or outside `SystemTime`.
-    BadStamp {
-        path: Option<PathBuf>,
-    },
+    #[error("invalid {}: bad TAI64N stamp", name(.path))]
+    BadStamp { path: Option<PathBuf> },
     /// A pid or pgid that no pid_t can hold.
-    BadPid {
-        path: Option<PathBuf>,
-        pid: u64,
-    },
+    #[error("invalid {}: bad pid {pid}", name(.path))]
+    BadPid { path: Option<PathBuf>, pid: u64 },
     /// `death_tally` length not a multiple of 14.
-    BadDeathTally {
-        path: PathBuf,
-        len: u64,
-    },
+    #[error("invalid {}: length {len}, not a multiple of 14", .path.display())]
+    BadDeathTally { path: PathBuf, len: u64 },
 }
 
 fn name(path: &Option<PathBuf>) -> String {
@@ -163,42 +149,6 @@ fn name(path: &Option<PathBuf>) -> String {
         || "supervise/status".to_owned(),
         |p| p.display().to_string(),
     )
-}
-
-impl fmt::Display for StatusError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StatusError::NotSupervised { dir } => {
-                write!(
-                    f,
-                    "unable to read status for {}: supervisor not running",
-                    dir.display()
-                )
-            }
-            StatusError::Io { path, source } => {
-                write!(f, "unable to read {}: {}", path.display(), strerror(source))
-            }
-            StatusError::BadLength { path, len } => {
-                write!(f, "invalid {}: length {len}, expected 35 or 43", name(path))
-            }
-            StatusError::BadStamp { path } => write!(f, "invalid {}: bad TAI64N stamp", name(path)),
-            StatusError::BadPid { path, pid } => write!(f, "invalid {}: bad pid {pid}", name(path)),
-            StatusError::BadDeathTally { path, len } => write!(
-                f,
-                "invalid {}: length {len}, not a multiple of 14",
-                path.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for StatusError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StatusError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
 }
 
 impl StatusError {
@@ -351,5 +301,129 @@ fn secs_between(now: SystemTime, then: &Tai64N) -> u64 {
     match Tai64N::from_wallclock(now) {
         Some(n) if n >= *then => n.wrapping_sub(then).0,
         _ => 0,
+    }
+}
+
+// Reading a slot's state from disk: the one place status does I/O.
+
+fn io_err(path: &Path, source: io::Error) -> StatusError {
+    StatusError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads a service directory's state: open+read of `supervise/status`, one
+/// stat of `supervise/death_tally` (only its length matters), one access of
+/// `down`. Does not check that a supervisor holds the lock: see
+/// `supervisor_running`.
+pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
+    let mut path = dir.join("supervise/status");
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    {
+        let mut f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StatusError::NotSupervised {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(io_err(&path, e)),
+        };
+        // Reads up to the buffer so that a longer (unknown) layout is
+        // reported, not cut. A short read of a regular file is its end: no
+        // second read for the EOF (this is on the health-check path).
+        while len < buf.len() {
+            match f.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    len += n;
+                    if len < buf.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&path, e)),
+            }
+        }
+    }
+    let raw = decode(&buf[..len]).map_err(|e| e.at(&path))?;
+
+    path.set_file_name("death_tally");
+    // s6_dtally_read treats a missing tally as empty.
+    let deaths = match std::fs::metadata(&path) {
+        Ok(m) if m.len() % DEATH_RECORD_LEN == 0 => m.len() / DEATH_RECORD_LEN,
+        Ok(m) => return Err(StatusError::BadDeathTally { path, len: m.len() }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+        Err(e) => return Err(io_err(&path, e)),
+    };
+
+    let down = dir.join("down");
+    let normally_up = match nix::unistd::access(&down, nix::unistd::AccessFlags::F_OK) {
+        Ok(()) => false,
+        Err(nix::errno::Errno::ENOENT) => true,
+        Err(e) => return Err(io_err(&down, io::Error::from_raw_os_error(e as i32))),
+    };
+    Ok(Status::from_parts(raw, normally_up, deaths))
+}
+
+/// Every record of the slot's `supervise/death_tally`, oldest first
+/// (none when there is no tally, as s6 reads it).
+pub fn death_tally(dir: &Path) -> Result<Vec<Death>, StatusError> {
+    let path = dir.join("supervise/death_tally");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(&path, e)),
+    };
+    let len = bytes.len() as u64;
+    if !len.is_multiple_of(DEATH_RECORD_LEN) {
+        return Err(StatusError::BadDeathTally { path, len });
+    }
+    Ok(bytes
+        .chunks_exact(DEATH_RECORD_LEN as usize)
+        .map(|r| Death {
+            code: r[TAI64N_LEN],
+            signal: r[TAI64N_LEN + 1],
+        })
+        .collect())
+}
+
+/// Whether an s6-supervise holds `supervise/lock`, as s6's `s6_svc_ok`
+/// checks it (s6-svstat refuses stale status files this way). Separate from
+/// `read_slot` to keep that one to three syscalls per file.
+pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
+    let path = dir.join("supervise/lock");
+    match locked(&path) {
+        Ok(held) => Ok(held),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err(&path, e)),
+    }
+}
+
+/// Whether some process holds a lock on `path` the way skalibs takes one
+/// (an fcntl lock over the whole file): s6-supervise's `supervise/lock`,
+/// s6-log's `lock` in its log dir. Takes no lock itself.
+pub fn locked(path: &Path) -> io::Result<bool> {
+    lock_holder(path).map(|p| p.is_some())
+}
+
+/// The pid of the process holding that lock, if one does (as the kernel
+/// reports it: 0 when it holds it from another pid namespace).
+pub fn lock_holder(path: &Path) -> io::Result<Option<u32>> {
+    use std::os::fd::AsRawFd;
+    let f = File::open(path)?;
+    let mut fl = nix::libc::flock {
+        l_type: nix::libc::F_RDLCK as nix::libc::c_short,
+        l_whence: nix::libc::SEEK_SET as nix::libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    };
+    match nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_GETLK(&mut fl)) {
+        Ok(_) if fl.l_type == nix::libc::F_UNLCK as nix::libc::c_short => Ok(None),
+        Ok(_) => Ok(Some(u32::try_from(fl.l_pid).unwrap_or(0))),
+        Err(e) => Err(io::Error::from_raw_os_error(e as i32)),
     }
 }

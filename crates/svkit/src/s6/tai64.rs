@@ -43,24 +43,15 @@ pub struct Tai64N {
 }
 
 /// Why bytes are not a TAI64N stamp.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Tai64Error {
     /// Not exactly 12 bytes.
+    #[error("bad TAI64N length {0} (expected 12)")]
     BadLength(usize),
     /// Nanoseconds field of 10^9 or more.
+    #[error("bad TAI64N nanoseconds {0}")]
     BadNanos(u32),
 }
-
-impl fmt::Display for Tai64Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Tai64Error::BadLength(n) => write!(f, "bad TAI64N length {n} (expected 12)"),
-            Tai64Error::BadNanos(n) => write!(f, "bad TAI64N nanoseconds {n}"),
-        }
-    }
-}
-
-impl std::error::Error for Tai64Error {}
 
 impl Tai64N {
     /// `None` when `nanos` is not below 10^9.
@@ -82,17 +73,11 @@ impl Tai64N {
     }
 
     pub fn from_bytes(b: &[u8]) -> Result<Tai64N, Tai64Error> {
-        let arr: &[u8; TAI64N_LEN] = b.try_into().map_err(|_| Tai64Error::BadLength(b.len()))?;
-        Tai64N::from_array(arr)
-    }
-
-    pub fn from_array(b: &[u8; TAI64N_LEN]) -> Result<Tai64N, Tai64Error> {
-        let mut label = [0u8; 8];
-        let mut nanos = [0u8; 4];
-        label.copy_from_slice(&b[..8]);
-        nanos.copy_from_slice(&b[8..]);
-        let nanos = u32::from_be_bytes(nanos);
-        Tai64N::new(u64::from_be_bytes(label), nanos).ok_or(Tai64Error::BadNanos(nanos))
+        let b: &[u8; TAI64N_LEN] = b.try_into().map_err(|_| Tai64Error::BadLength(b.len()))?;
+        let (label, nanos) = b.split_at(8);
+        let nanos = u32::from_be_bytes(nanos.try_into().unwrap_or_default());
+        let label = u64::from_be_bytes(label.try_into().unwrap_or_default());
+        Tai64N::new(label, nanos).ok_or(Tai64Error::BadNanos(nanos))
     }
 
     pub fn to_bytes(&self) -> [u8; TAI64N_LEN] {

@@ -28,7 +28,6 @@ use std::fmt;
 use std::io::Write as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::os::unix::fs::OpenOptionsExt as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,9 +35,7 @@ use crate::config::names::{check_arg_len, check_env_name};
 use crate::msg::{self, exit, strerror};
 pub use crate::slot::end::START_ERROR_FILE;
 
-/// Exit code of a start refused for a file: EX_CONFIG, permanent in
-/// every restart policy's defaults.
-pub const START_FAILED: u8 = 78;
+pub use crate::msg::exit::START_FAILED;
 
 /// What the run script asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,37 +49,23 @@ pub struct Request {
 }
 
 /// Why a slot cannot start: what the log and `svctl status` say.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StartError {
     /// `PATH:LINE: what`.
+    #[error("env_file {}:{line}: {msg}", .path.display())]
     EnvLine {
         path: PathBuf,
         line: usize,
         msg: String,
     },
-    EnvFile {
-        path: PathBuf,
-        why: String,
-    },
+    #[error("env_file {}: {why}", .path.display())]
+    EnvFile { path: PathBuf, why: String },
+    #[error("secret {var}: {}: {why}", .path.display())]
     Secret {
         var: String,
         path: PathBuf,
         why: String,
     },
-}
-
-impl fmt::Display for StartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StartError::EnvLine { path, line, msg } => {
-                write!(f, "env_file {}:{line}: {msg}", path.display())
-            }
-            StartError::EnvFile { path, why } => write!(f, "env_file {}: {why}", path.display()),
-            StartError::Secret { var, path, why } => {
-                write!(f, "secret {var}: {}: {why}", path.display())
-            }
-        }
-    }
 }
 
 /// Every variable the request sets, in the order to apply them.
@@ -100,21 +83,23 @@ pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
             line,
             msg,
         };
-        let parsed = dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))?;
-        // Lines are not kept with the pairs: find them again for the two
-        // checks that need the key, only when one fails.
-        for (k, v) in parsed {
-            let bad = if k == req.sentinel {
-                Some(format!(
-                    "{k} is the sentinel_env, which svkit sets to the slot name"
-                ))
-            } else {
-                check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
-            };
-            if let Some(msg) = bad {
-                return Err(line_err(line_of(&text, &k), msg));
+        // The file's syntax first, whole; then each variable's checks, by
+        // line, so that a refusal names the line that set it.
+        dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))?;
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            for (k, v) in dotenv::parse(line).unwrap_or_default() {
+                let bad = if k == req.sentinel {
+                    Some(format!(
+                        "{k} is the sentinel_env, which svkit sets to the slot name"
+                    ))
+                } else {
+                    check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
+                };
+                if let Some(msg) = bad {
+                    return Err(line_err(i + 1, msg));
+                }
+                vars.push((OsString::from(k), v));
             }
-            vars.push((OsString::from(k), v));
         }
     }
     for (var, path) in &req.secrets {
@@ -126,19 +111,6 @@ pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
         vars.push((OsString::from(var), OsString::from_vec(v)));
     }
     Ok(vars)
-}
-
-/// The last line of `text` that sets `key` (what a failed check names).
-fn line_of(text: &[u8], key: &str) -> usize {
-    let mut found = 0;
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        if let Ok(Some((k, _))) = dotenv::parse(line).map(|v| v.into_iter().next()) {
-            if k == key {
-                found = i + 1;
-            }
-        }
-    }
-    found
 }
 
 fn usage(why: impl fmt::Display) -> ExitCode {
@@ -220,34 +192,23 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(START_FAILED);
         }
     };
-    if let Some(dir) = &req.cwd {
-        if let Err(e) = std::env::set_current_dir(dir) {
-            msg::say_fatal(format_args!(
-                "slot {}: unable to chdir to {}: {}",
-                req.slot,
-                dir.display(),
-                strerror(&e)
-            ));
-            return ExitCode::from(exit::SYSTEM);
-        }
-    }
-    let (prog, rest) = match req.argv.split_first() {
-        Some(x) => x,
-        None => return usage("no command after --"),
+    // The one exec of a command as a slot runs it ([`oneoff::exec`]): the
+    // run script already dropped privileges and holds the container's env.
+    let one = oneoff::OneOff {
+        argv: req.argv,
+        vars,
+        cwd: req.cwd,
+        user: None,
     };
-    let err = std::process::Command::new(prog)
-        .args(rest)
-        .envs(vars)
-        .exec();
-    msg::say_fatal(format_args!(
-        "slot {}: unable to run {}: {}",
-        req.slot,
-        prog.to_string_lossy(),
-        strerror(&err)
-    ));
-    ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound {
-        exit::NOT_FOUND
-    } else {
-        exit::CANNOT_EXECUTE
-    })
+    let e = oneoff::exec(&one, &Default::default());
+    match &e {
+        oneoff::OneOffError::Exec { prog, source } => msg::say_fatal(format_args!(
+            "slot {}: unable to run {}: {}",
+            req.slot,
+            prog.to_string_lossy(),
+            strerror(source)
+        )),
+        _ => msg::say_fatal(format_args!("slot {}: {e}", req.slot)),
+    };
+    ExitCode::from(e.exit_code())
 }

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fmt;
 use std::io;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
@@ -29,13 +28,19 @@ pub struct OneOff {
     pub user: Option<String>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum OneOffError {
+    #[error("nothing to run")]
     NothingToRun,
+    #[error("unable to drop privileges: unknown user {0}")]
     UnknownUser(String),
+    #[error("unable to drop privileges: unable to read {}: {}", crate::passwd::GROUP, strerror(.0))]
     Groups(io::Error),
+    #[error("unable to drop privileges to {user}: {}", strerror(&io::Error::from(*.source)))]
     Drop { user: String, source: nix::Error },
+    #[error("unable to chdir to {}: {}", .dir.display(), strerror(.source))]
     Chdir { dir: PathBuf, source: io::Error },
+    #[error("unable to exec {}: {}", crate::msg::os(.prog), strerror(.source))]
     Exec { prog: OsString, source: io::Error },
 }
 
@@ -52,44 +57,6 @@ impl OneOffError {
         }
     }
 }
-
-impl fmt::Display for OneOffError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OneOffError::NothingToRun => f.write_str("nothing to run"),
-            OneOffError::UnknownUser(u) => {
-                write!(f, "unable to drop privileges: unknown user {u}")
-            }
-            OneOffError::Groups(e) => write!(
-                f,
-                "unable to drop privileges: unable to read {}: {}",
-                crate::passwd::GROUP,
-                strerror(e)
-            ),
-            OneOffError::Drop { user, source } => write!(
-                f,
-                "unable to drop privileges to {user}: {}",
-                strerror(&io::Error::from(*source))
-            ),
-            OneOffError::Chdir { dir, source } => {
-                write!(
-                    f,
-                    "unable to chdir to {}: {}",
-                    dir.display(),
-                    strerror(source)
-                )
-            }
-            OneOffError::Exec { prog, source } => write!(
-                f,
-                "unable to exec {}: {}",
-                crate::msg::os(prog),
-                strerror(source)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for OneOffError {}
 
 /// `argv` as `slot` would run it. Env files and secrets are read now (as
 /// the caller, before any drop, as the run script does).
@@ -158,13 +125,10 @@ pub fn exec(one: &OneOff, container_env: &BTreeMap<String, String>) -> OneOffErr
 /// single-threaded here, so there is nothing to race). `uid:gid` needs no
 /// passwd entry, as with `s6-setuidgid`.
 fn drop_to(cmd: &mut Command, user: &str) -> Result<(), OneOffError> {
-    let (uid, gid, groups) = match numeric(user) {
-        Some((uid, gid)) => (uid, gid, vec![gid]),
-        None => {
-            let pw = match crate::passwd::user(user) {
-                Ok(Some(pw)) => pw,
-                _ => return Err(OneOffError::UnknownUser(user.to_string())),
-            };
+    let unknown = |_| OneOffError::UnknownUser(user.to_string());
+    let (uid, gid, groups) = match crate::passwd::lookup(user).map_err(unknown)? {
+        crate::passwd::User::Ids(uid, gid) => (uid, gid, vec![gid]),
+        crate::passwd::User::Named(pw) => {
             // From /etc/group, not initgroups(3): see crate::passwd.
             let groups = crate::passwd::groups(user, pw.gid).map_err(OneOffError::Groups)?;
             cmd.env("HOME", &pw.home)
@@ -181,21 +145,4 @@ fn drop_to(cmd: &mut Command, user: &str) -> Result<(), OneOffError> {
             user: user.to_string(),
             source,
         })
-}
-
-fn numeric(user: &str) -> Option<(u32, u32)> {
-    let (u, g) = user.split_once(':')?;
-    Some((u.parse().ok()?, g.parse().ok()?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numeric_users_parse_and_names_do_not() {
-        assert_eq!(numeric("1000:100"), Some((1000, 100)));
-        assert_eq!(numeric("app"), None);
-        assert_eq!(numeric("1000:x"), None);
-    }
 }
