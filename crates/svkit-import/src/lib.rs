@@ -26,7 +26,6 @@ use serde_json::Value;
 pub use svkit::config::raw::RawSlot;
 use svkit::msg::At;
 
-pub use check::validate;
 pub use detect::detect;
 
 /// Where a source format came from, as `--from` names it.
@@ -86,16 +85,6 @@ impl Note {
     }
 }
 
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Supervisord => "supervisord",
-            Format::Procfile => "procfile",
-            Format::S6 => "s6",
-        }
-    }
-}
-
 /// What the caller asks of every format.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
@@ -111,21 +100,17 @@ impl fmt::Display for Note {
 }
 
 /// Why an import failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
     /// The input cannot be imported (exit 1).
-    Invalid(ImportError),
+    #[error(transparent)]
+    Invalid(#[from] ImportError),
     /// A path given could not be read at all (exit 111).
+    #[error("unable to read {}: {source}", At::file(path))]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-impl From<ImportError> for Failure {
-    fn from(e: ImportError) -> Self {
-        Failure::Invalid(e)
-    }
 }
 
 /// What [`import`] gives: the import and the config text of its slots

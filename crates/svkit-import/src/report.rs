@@ -24,12 +24,12 @@ pub fn lines(notes: &[Note]) -> Vec<String> {
             groups.push((n, Vec::new()));
             continue;
         };
-        match at.entry((n.at.file.as_path(), n.key.as_str(), n.why.as_str())) {
-            std::collections::hash_map::Entry::Occupied(g) => groups[*g.get()].1.push(line),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(groups.len());
-                groups.push((n, Vec::new()));
-            }
+        let next = groups.len();
+        let g = *(at.entry((n.at.file.as_path(), n.key.as_str(), n.why.as_str()))).or_insert(next);
+        if g == next {
+            groups.push((n, Vec::new()));
+        } else {
+            groups[g].1.push(line);
         }
     }
     groups

@@ -13,6 +13,7 @@ mod legacy;
 mod rc;
 mod read;
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use svkit::config::names::{check_abs_path, check_signal};
@@ -202,9 +203,9 @@ fn slot_name(name: &str, dir: &Path, notes: &mut Vec<Note>) -> Result<String, Im
 fn name_map<'a>(
     names: impl Iterator<Item = (&'a str, &'a Path)>,
     notes: &mut Vec<Note>,
-) -> Result<std::collections::HashMap<String, String>, ImportError> {
-    let mut map = std::collections::HashMap::new();
-    let mut taken: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+) -> Result<HashMap<String, String>, ImportError> {
+    let mut map = HashMap::new();
+    let mut taken: HashMap<String, &str> = HashMap::new();
     for (name, dir) in names {
         let slot = slot_name(name, dir, notes)?;
         if let Some(other) = taken.insert(slot.clone(), name) {

@@ -64,38 +64,21 @@ fn read_def(name: &str, dir: &Path) -> Result<Def, ImportError> {
             ))
         }
     };
-    let atomic = kind != Kind::Bundle;
-    let longrun = kind == Kind::Longrun;
-    let one = |list: Vec<String>| list.into_iter().next();
+    // Each list where s6-rc reads it: none of another kind.
+    let list = |what: &str, read: bool| match read {
+        true => read::names(dir, what),
+        false => Ok(Vec::new()),
+    };
+    let (atomic, longrun) = (kind != Kind::Bundle, kind == Kind::Longrun);
     Ok(Def {
         name: name.to_string(),
         dir: dir.to_path_buf(),
         kind,
-        deps: if atomic {
-            read::names(dir, "dependencies")?
-        } else {
-            Vec::new()
-        },
-        contents: if atomic {
-            Vec::new()
-        } else {
-            read::names(dir, "contents")?
-        },
-        producer_for: if longrun {
-            one(read::names(dir, "producer-for")?)
-        } else {
-            None
-        },
-        consumer_for: if longrun {
-            read::names(dir, "consumer-for")?
-        } else {
-            Vec::new()
-        },
-        pipeline_name: if longrun {
-            one(read::names(dir, "pipeline-name")?)
-        } else {
-            None
-        },
+        deps: list("dependencies", atomic)?,
+        contents: list("contents", !atomic)?,
+        producer_for: list("producer-for", longrun)?.into_iter().next(),
+        consumer_for: list("consumer-for", longrun)?,
+        pipeline_name: list("pipeline-name", longrun)?.into_iter().next(),
     })
 }
 

@@ -15,6 +15,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
+use svkit::msg::At;
+
+use crate::ImportError;
+
 /// One `key = value`, where it was written.
 #[derive(Clone, Debug)]
 pub struct Value {
@@ -65,13 +69,6 @@ impl Section {
     }
 }
 
-/// A parse error, located.
-#[derive(Debug)]
-pub struct IniError {
-    pub line: usize,
-    pub what: String,
-}
-
 /// Sections in the order first seen; merged across calls (an included
 /// file adds to or overrides the sections read before it).
 #[derive(Debug)]
@@ -112,7 +109,7 @@ impl Ini {
     }
 
     /// Reads one file's text into the sections.
-    pub fn read(&mut self, file: &Path, text: &str) -> Result<(), IniError> {
+    pub fn read(&mut self, file: &Path, text: &str) -> Result<(), ImportError> {
         let file: Rc<Path> = Rc::from(file);
         // The section being written (`Some(None)`: `[DEFAULT]`), the key
         // being written (its index in its list), its indent, and the
@@ -155,7 +152,7 @@ impl Ini {
                 opt = None;
                 continue;
             }
-            let err = |what: String| IniError { line: lineno, what };
+            let err = |what: String| ImportError::new(At::line(&*file, lineno), what);
             let Some(c) = cur else {
                 return Err(err(
                     "a key before any [section] header (supervisord refuses the file)".into(),
@@ -212,7 +209,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn read(text: &str) -> Result<Ini, IniError> {
+    fn read(text: &str) -> Result<Ini, ImportError> {
         let mut ini = Ini::default();
         ini.read(Path::new("t.conf"), text)?;
         Ok(ini)
@@ -255,8 +252,11 @@ mod tests {
         let at = |s: &str, k: &str| ini.section(s).unwrap().get(k).unwrap().line;
         assert_eq!((at("program:a", "url"), at("x", "k")), (11, 14));
         let e = read("[a]\nx ;= y\n").err().unwrap();
-        assert_eq!((e.line, e.what.starts_with("`x` is neither")), (2, true));
-        assert_eq!(read("[a]\n = y\n").err().unwrap().line, 2);
+        assert_eq!(
+            (e.at.line, e.what.starts_with("`x` is neither")),
+            (Some(2), true)
+        );
+        assert_eq!(read("[a]\n = y\n").err().unwrap().at.line, Some(2));
     }
 
     #[test]

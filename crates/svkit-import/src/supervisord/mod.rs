@@ -30,8 +30,6 @@ use crate::{ImportError, Imported, Note, Options};
 use ini::Section;
 use program::{Built, Global, Program};
 
-pub use read::MAX_SOURCE_BYTES;
-
 /// Why a whole section does not carry over.
 fn section_why(name: &str) -> &'static str {
     match name.split_once(':').map_or(name, |(kind, _)| kind) {

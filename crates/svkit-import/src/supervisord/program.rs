@@ -115,17 +115,7 @@ impl<'a> Program<'a> {
         };
         let written = self.value("process_name");
         let pn = written.unwrap_or(&default_name);
-        let name_segs = match written {
-            Some(_) => self.segs(pn, "process_name", numprocs)?,
-            // `%(program_name)s` expanded, without reading it.
-            None => {
-                let name = self.program_name();
-                (!name.is_empty())
-                    .then(|| Seg::Lit(name.to_owned()))
-                    .into_iter()
-                    .collect()
-            }
-        };
+        let name_segs = self.segs(pn, "process_name", numprocs)?;
         if expand::env_vars(&name_segs).next().is_some() {
             return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
         }

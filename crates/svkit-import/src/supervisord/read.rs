@@ -93,8 +93,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
     let mut ini = Ini::default();
     let mut notes = Vec::new();
     let text = source_text(main, None)?;
-    ini.read(main, &text)
-        .map_err(|e| err(main, Some(e.line), e.what))?;
+    ini.read(main, &text)?;
     let mut files = 1;
     let Some(inc) = ini.section("include").cloned() else {
         return Ok(Read { ini, notes, files });
@@ -153,8 +152,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
             }
             seen.push(canon);
             let text = source_text(&file, Some((&value.file, value.line)))?;
-            ini.read(&file, &text)
-                .map_err(|e| err(&file, Some(e.line), e.what))?;
+            ini.read(&file, &text)?;
             files += 1;
         }
     }
