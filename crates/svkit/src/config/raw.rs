@@ -15,13 +15,9 @@ use serde_json::Value;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTop {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub state_dir: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sentinel_env: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_program: Option<String>,
 }
 
@@ -66,8 +62,8 @@ pub struct RawSlot {
     pub essential: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<BTreeMap<String, String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     /// A path or a list of paths: `Value` so a wrong type is located.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub env_file: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secrets: Option<BTreeMap<String, String>>,
