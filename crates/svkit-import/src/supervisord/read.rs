@@ -23,67 +23,36 @@ pub struct Read {
     pub files: usize,
 }
 
-fn err(file: &Path, line: Option<usize>, what: impl Into<String>) -> ImportError {
-    let at = At {
-        line,
-        ..At::file(file)
-    };
-    ImportError::new(at, what)
-}
-
 /// The text of one source file: a regular file (never a FIFO a read would
-/// wait on forever), under [`MAX_SOURCE_BYTES`], UTF-8.
-pub fn source_text(path: &Path, from: Option<(&Path, usize)>) -> Result<String, ImportError> {
-    let (efile, eline) = from.map_or((path, None), |(f, l)| (f, Some(l)));
-    let named = |why: String| {
-        if from.is_some() {
-            format!("{}: {why}", At::file(path))
-        } else {
-            why
-        }
+/// wait on forever), under [`MAX_SOURCE_BYTES`], UTF-8. An error is at
+/// `from` (naming the file) for an included file, else at the file.
+pub fn source_text(path: &Path, from: Option<&At>) -> Result<String, ImportError> {
+    let fail = |why: String| match from {
+        Some(at) => ImportError::new(at.clone(), format!("{}: {why}", At::file(path))),
+        None => ImportError::new(At::file(path), why),
     };
-    let meta = std::fs::metadata(path).map_err(|e| {
-        err(
-            efile,
-            eline,
-            named(format!("unable to read: {}", svkit::msg::strerror(&e))),
-        )
-    })?;
+    let io = |e: std::io::Error| fail(format!("unable to read: {}", svkit::msg::strerror(&e)));
+    let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_dir() {
-        return Err(err(
-            efile,
-            eline,
-            named("a directory, not a config file".into()),
-        ));
+        return Err(fail("a directory, not a config file".into()));
     }
     if !meta.is_file() {
-        return Err(err(efile, eline, named("not a regular file".into())));
+        return Err(fail("not a regular file".into()));
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| {
-            err(
-                efile,
-                eline,
-                named(format!("unable to read: {}", svkit::msg::strerror(&e))),
-            )
-        })?;
+        .map_err(io)?;
     if bytes.len() as u64 > MAX_SOURCE_BYTES {
-        return Err(err(
-            efile,
-            eline,
-            named(format!(
-                "over {MAX_SOURCE_BYTES} bytes (16 MiB): not a supervisord config"
-            )),
-        ));
+        return Err(fail(format!(
+            "over {MAX_SOURCE_BYTES} bytes (16 MiB): not a supervisord config"
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        err(
-            path,
-            Some(line),
+        ImportError::new(
+            At::line(path, line),
             "bytes that are not UTF-8 (supervisord reads its config as UTF-8 text; so do svkit configs)",
         )
     })
@@ -99,9 +68,8 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
         return Ok(Read { ini, notes, files });
     };
     let Some(value) = inc.get("files").cloned() else {
-        return Err(err(
-            &inc.file,
-            Some(inc.line),
+        return Err(ImportError::new(
+            At::line(&*inc.file, inc.line),
             "[include] has no `files` (supervisord refuses the file)",
         ));
     };
@@ -112,13 +80,13 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
     let mut seen: Vec<PathBuf> = vec![std::fs::canonicalize(main).unwrap_or(main.to_path_buf())];
     let abs = abspath(base);
     let here = abs.to_str().ok_or_else(|| {
-        err(
-            main,
-            None,
+        ImportError::new(
+            At::file(main),
             "the config's directory is not UTF-8: %(here)s cannot be expanded",
         )
     })?;
-    let loc = |what: String| err(&value.file, Some(value.line), format!("files: {what}"));
+    let at = At::line(&*value.file, value.line);
+    let loc = |what: String| ImportError::new(at.clone(), format!("files: {what}"));
     if value.text.contains("%(ENV_") {
         return Err(loc(
             "uses %(ENV_X)s: which files supervisord includes depends on its environment; write the paths".into(),
@@ -131,7 +99,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
         if matches.is_empty() {
             if has_glob(pattern) {
                 notes.push(Note::new(
-                    At::line(&*value.file, value.line),
+                    at.clone(),
                     "files",
                     format!("`{pattern}` matches no file (supervisord warns and goes on)"),
                 ));
@@ -151,15 +119,16 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
                 )));
             }
             seen.push(canon);
-            let text = source_text(&file, Some((&value.file, value.line)))?;
+            let text = source_text(&file, Some(&at))?;
             ini.read(&file, &text)?;
             files += 1;
         }
     }
     if let Some(v) = ini.section("include").and_then(|s| s.get("files")) {
-        if v.file != value.file || v.line != value.line {
+        let inner = At::line(&*v.file, v.line);
+        if inner != at {
             notes.push(Note::new(
-                At::line(&*v.file, v.line),
+                inner,
                 "files",
                 "an [include] in an included file: not followed (supervisord follows only the main file's)",
             ));
