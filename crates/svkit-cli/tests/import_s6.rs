@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use svctl_common::*;
-use svkit::import::{procfile, s6tree, Imported};
+use svkit_import::{procfile, s6tree, Imported};
 
 /// The config of `imported`, as one layer.
 fn config(imported: &Imported) -> String {

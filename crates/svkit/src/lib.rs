@@ -18,7 +18,6 @@ pub mod control;
 pub mod dirent;
 pub mod foreground;
 pub mod fsutil;
-pub mod import;
 pub mod init;
 pub mod leftovers;
 pub mod lifeline;

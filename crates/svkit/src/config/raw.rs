@@ -2,10 +2,12 @@
 //! beyond JSON types. Numbers are `i64` so that "out of range" is reported
 //! by validation with a field path instead of a bare serde type error, and
 //! polymorphic fields (`autostart`) are `Value` for the same reason.
+//! They serialize too (what `svctl import` prints), a key left out where
+//! it is absent.
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Top-level keys other than the arrays. `slots` and `redirects` are parsed
@@ -29,99 +31,137 @@ pub const TOP_KEYS: &[&str] = &[
     "redirects",
 ];
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSlot {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub instances: Option<RawInstances>,
     pub command: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub autostart: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<RawLog>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub restart: Option<RawRestart>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub readiness: Option<RawReadiness>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub down_signal: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_timeout_ms: Option<i64>,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub essential: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<BTreeMap<String, String>>,
     /// A path or a list of paths: `Value` so a wrong type is located.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub env_file: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secrets: Option<BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness: Option<RawLiveness>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLiveness {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<Vec<String>>,
     /// A port (number) or `host:port` (string).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<i64>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawInstances {
     #[serde(default)]
     pub names: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub from_dir: Option<RawFromDir>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawFromDir {
     pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub require_file: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLog {
     pub dir: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stdout: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keep: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRestart {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub permanent_exit_codes: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_clean_exit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub backoff: Option<RawBackoff>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_deaths: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub within_s: Option<i64>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawBackoff {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_s: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reset_after_s: Option<i64>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawReadiness {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub notification_fd: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<RawCheck>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCheck {
     pub command: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<i64>,
 }
 
@@ -131,7 +171,9 @@ pub struct RawRedirect {
     #[serde(rename = "match")]
     pub match_: Vec<String>,
     pub slot: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub opt_out_flag: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub opt_out_env: Option<String>,
     #[serde(default)]
     pub also_start: Vec<String>,

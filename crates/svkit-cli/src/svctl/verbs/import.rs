@@ -1,13 +1,13 @@
 //! `svctl import`: another supervisor's declarations into an svkit config
-//! (the work is `svkit::import`'s); the report, the full check, and the
+//! (the work is the `svkit_import` crate's); the report, the full check, and the
 //! all-or-nothing write.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use svkit::config::{FixedInstances, LoadError};
-use svkit::import::{self, Failure, Format, Options};
 use svkit::msg::{self, exit, Fatal};
+use svkit_import::{self as import, Failure, Format, Options};
 
 use crate::svctl::cli::{FromFormat, ImportArgs};
 
@@ -31,7 +31,7 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
     let opts = Options {
         priority_as_order: a.priority_as_order,
     };
-    let out = match import::import_text(&a.paths, from, &opts) {
+    let out = match import::import(&a.paths, from, &opts) {
         Ok(out) => out,
         Err(Failure::Invalid(e)) => {
             msg::fatal(format_args!("unable to import: {e}; nothing written"));
@@ -79,9 +79,6 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
         plural(imported.files, "file", "files"),
         plural(imported.notes.len(), "key", "keys"),
     )]);
-    // The process exits next: freeing every slot, note and loaded value
-    // one by one would only cost time (a tenth of a big import's).
-    std::mem::forget(out);
     Ok(exit::OK)
 }
 
@@ -94,10 +91,10 @@ fn exists(t: &Path) -> Fatal {
 
 /// Slot objects, and the slots they make once templates have their
 /// instances.
-fn counts(slots: &[import::Slot]) -> (usize, usize) {
+fn counts(slots: &[import::RawSlot]) -> (usize, usize) {
     let made = slots
         .iter()
-        .map(|s| s.instances.as_ref().map_or(1, Vec::len))
+        .map(|s| s.instances.as_ref().map_or(1, |i| i.names.len()))
         .sum();
     (slots.len(), made)
 }

@@ -45,6 +45,15 @@ pub(super) fn cycles(raws: &Raws, slots: &[Slot], diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// A cycle of the directed graph `adj` (a node's edges by index): the
+/// first node on one, and its shortest way back to itself (the node at
+/// both ends). The import refuses an s6-rc tree with it.
+pub fn cycle(adj: Vec<Vec<usize>>) -> Option<Vec<usize>> {
+    let graph = Graph { adj };
+    let comp = graph.components();
+    (0..graph.adj.len()).find_map(|i| graph.ring(i, &comp))
+}
+
 /// The dependency edges by slot index (unknown names left out).
 pub(super) struct Graph {
     adj: Vec<Vec<usize>>,

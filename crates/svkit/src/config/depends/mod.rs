@@ -12,7 +12,7 @@ mod layers;
 #[cfg(test)]
 mod tests;
 
-pub use graph::start_order;
+pub use graph::{cycle, start_order};
 pub use layers::{start_layers, stop_layers};
 
 use super::error::Diagnostic;

@@ -345,3 +345,21 @@ fn each_knot_is_a_component_of_its_own() {
     let distinct: BTreeSet<usize> = [c[0], c[2], c[4]].into();
     assert_eq!(distinct.len(), 3, "{c:?}");
 }
+
+#[test]
+fn a_cycle_of_any_graph_starts_at_its_first_node() {
+    assert_eq!(super::cycle(vec![vec![1], vec![2], vec![]]), None);
+    assert_eq!(
+        super::cycle(vec![vec![1], vec![2], vec![0]]),
+        Some(vec![0, 1, 2, 0])
+    );
+    assert_eq!(super::cycle(vec![vec![0]]), Some(vec![0, 0]));
+    assert_eq!(
+        super::cycle(vec![vec![1], vec![2], vec![1]]),
+        Some(vec![1, 2, 1])
+    );
+    let chain: Vec<Vec<usize>> = (0..20_000)
+        .map(|i| if i + 1 < 20_000 { vec![i + 1] } else { vec![] })
+        .collect();
+    assert_eq!(super::cycle(chain), None);
+}

@@ -1,0 +1,159 @@
+//! The check every import passes before it is printed: its config text
+//! ([`render`]) loaded as `svctl check` loads a config, within s6-svscan's
+//! limit.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::{render, RawSlot};
+use svkit::capacity::{self, limit::Limit, Need, Others, Place};
+use svkit::config::{self, FixedInstances, LoadError};
+
+/// What `svctl check` asks of a config off s6-overlay, without the
+/// image's users and programs: valid, and within s6-svscan's default
+/// limit with s6-overlay's own services. The error names the slot (its
+/// index in `slots`) when it is about one.
+pub fn validate(slots: &[RawSlot]) -> Result<(), (Option<usize>, String)> {
+    checked(slots).map(|_| ())
+}
+
+/// [`validate`], and the text it checked.
+pub fn checked(slots: &[RawSlot]) -> Result<String, (Option<usize>, String)> {
+    // Too many services shows in the slot list already (a template makes
+    // one slot per distinct instance name): said before rendering and
+    // loading a config that the same count refuses after.
+    fits(slots.iter().flat_map(|s| {
+        let made = match &s.instances {
+            Some(names) => names
+                .names
+                .iter()
+                .map(String::as_str)
+                .collect::<BTreeSet<_>>()
+                .len(),
+            None => 1,
+        };
+        std::iter::repeat_n(("", s.log.is_some()), made)
+    }))?;
+    // The text's own bytes go to the load and come back: a copy of a big
+    // import's text cost more (a page fault for every 4 KiB of it) than
+    // checking again that the bytes are UTF-8.
+    let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
+    let loaded = config::load_layers(&files, &FixedInstances::default());
+    let text = files
+        .into_iter()
+        .next()
+        .and_then(|(_, bytes)| String::from_utf8(bytes).ok())
+        .unwrap_or_default();
+    let v = match loaded {
+        Ok(v) => v,
+        Err(LoadError::Invalid(diags)) => {
+            let Some(d) = diags.into_iter().next() else {
+                return Err((None, "the imported config is invalid".into()));
+            };
+            let index = d
+                .path
+                .as_deref()
+                .and_then(|p| p.strip_prefix("slots["))
+                .and_then(|p| p.split(']').next())
+                .and_then(|n| n.parse().ok());
+            let what = match &d.path {
+                Some(p) => format!("{p}: {}", d.message),
+                None => d.message,
+            };
+            return Err((index, format!("the imported slot would be invalid: {what}")));
+        }
+        Err(e) => return Err((None, e.to_string())),
+    };
+    fits(
+        v.model
+            .slots
+            .iter()
+            .map(|s| (s.name.as_str(), s.log.is_some())),
+    )?;
+    Ok(text)
+}
+
+/// Within s6-svscan's default limit with s6-overlay's own services, as
+/// `svctl check` asks off s6-overlay.
+fn fits<'a>(
+    slots: impl IntoIterator<Item = (&'a str, bool)>,
+) -> Result<(), (Option<usize>, String)> {
+    let mut need = Need::of_slots(slots);
+    need.others.push(Others {
+        count: capacity::OVERLAY_OWN,
+        place: Place::OverlayAssumed,
+    });
+    need.check(Limit::assumed("an import, checked as on a build host"))
+        .map(|_| ())
+        .map_err(|e| (None, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use svkit::config::raw::{RawInstances, RawLog};
+
+    fn slots(n: usize, log: bool) -> Vec<RawSlot> {
+        (0..n)
+            .map(|i| RawSlot {
+                name: format!("w{i}"),
+                command: vec!["sleep".into(), "1".into()],
+                log: log.then(|| RawLog {
+                    dir: format!("/var/log/w{i}"),
+                    ..RawLog::default()
+                }),
+                ..RawSlot::default()
+            })
+            .collect()
+    }
+
+    fn template(names: &[&str]) -> RawSlot {
+        RawSlot {
+            name: "t-{instance}".into(),
+            instances: Some(RawInstances {
+                names: names.iter().map(|n| n.to_string()).collect(),
+                from_dir: None,
+            }),
+            command: vec!["x".into()],
+            ..RawSlot::default()
+        }
+    }
+
+    /// What the check of the loaded config says of `slots`.
+    fn after_load(slots: &[RawSlot]) -> Result<(), (Option<usize>, String)> {
+        let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
+        let v = config::load_layers(&files, &FixedInstances::default()).unwrap();
+        fits(
+            v.model
+                .slots
+                .iter()
+                .map(|s| (s.name.as_str(), s.log.is_some())),
+        )
+    }
+
+    #[test]
+    fn too_many_services_is_refused_before_the_load_as_after_it() {
+        // 997 beside s6-overlay's own 3 fit; a logger each does not.
+        assert!(checked(&slots(997, false)).is_ok());
+        for (many, why) in [
+            (slots(998, false), "slots"),
+            (slots(500, true), "loggers"),
+            (
+                [slots(995, false), vec![template(&["a", "b", "c"])]].concat(),
+                "instances",
+            ),
+        ] {
+            let early = checked(&many).unwrap_err();
+            assert_eq!(Err(early.clone()), after_load(&many), "{why}");
+            assert!(early.1.contains("s6-svscan"), "{why}: {}", early.1);
+        }
+        // A template makes one slot per distinct name, as the load does.
+        let dup = [slots(995, false), vec![template(&["a", "a", "b"])]].concat();
+        assert!(checked(&dup).is_ok());
+        // Known before the load: over the limit and invalid says the
+        // limit (the load would have said the invalid slot).
+        let mut bad = slots(998, false);
+        bad[0].command.clear();
+        assert!(checked(&bad).unwrap_err().1.contains("s6-svscan"));
+    }
+}

@@ -1,0 +1,292 @@
+//! An s6-rc source dir, read as s6-rc-compile reads it (the image's own
+//! `/etc/s6-overlay/s6-rc.d`): every subdir is a definition whose `type`
+//! is `longrun`, `oneshot` or `bundle`.
+//!
+//! - A longrun is a slot; a oneshot a `oneshot` slot running its `up` line
+//!   with `execlineb -P`. A pipeline consumer (`consumer-for`: a logger,
+//!   typically) is no slot: svkit cannot pipe one slot into another.
+//! - `dependencies.d` → `depends_on`, a bundle standing for its services:
+//!   `completed` on a oneshot, `ready` on a longrun with readiness, else `up`.
+//! - What starts at boot is what s6-overlay starts: the `user` and `user2`
+//!   bundles, with everything they depend on; the rest is `never`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use svkit::msg::At;
+
+use super::graph::{boot_set, bundles, expand};
+use super::{longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
+use crate::common::error;
+use crate::{ImportError, Imported, Note, RawSlot};
+
+/// The bundles s6-overlay's `top` starts at boot, defined in the image's tree.
+pub(super) const BOOT_BUNDLES: &[&str] = &["user", "user2"];
+/// s6-overlay's own services, from its own source dir: every svkit slot
+/// starts after them (the cont-init hooks, svkit's boot hook among them).
+const OVERLAY_BASE: &[&str] = &["base", "fix-attrs", "legacy-cont-init"];
+/// s6-overlay's service that starts `/etc/services.d`, after svkit's hook.
+const LEGACY_SERVICES: &str = "legacy-services";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Longrun,
+    Oneshot,
+    Bundle,
+}
+
+pub(super) struct Def {
+    pub(super) name: String,
+    pub(super) dir: PathBuf,
+    pub(super) kind: Kind,
+    pub(super) deps: Vec<String>,
+    pub(super) contents: Vec<String>,
+    pub(super) producer_for: Option<String>,
+    pub(super) consumer_for: Vec<String>,
+    pub(super) pipeline_name: Option<String>,
+}
+
+fn read_def(name: &str, dir: &Path) -> Result<Def, ImportError> {
+    let kind = match read::small(dir, "type")?.as_deref() {
+        Some("longrun") => Kind::Longrun,
+        Some("oneshot") => Kind::Oneshot,
+        Some("bundle") => Kind::Bundle,
+        Some(other) => {
+            return Err(error(
+                &dir.join("type"),
+                format!("`{other}`: a type is longrun, oneshot or bundle (s6-rc-compile refuses it too)"),
+            ))
+        }
+        None => {
+            return Err(error(
+                dir,
+                "no type file: every definition of an s6-rc source dir has one (s6-rc-compile refuses it too)",
+            ))
+        }
+    };
+    // Each list where s6-rc reads it: none of another kind.
+    let list = |what: &str, read: bool| match read {
+        true => read::names(dir, what),
+        false => Ok(Vec::new()),
+    };
+    let (atomic, longrun) = (kind != Kind::Bundle, kind == Kind::Longrun);
+    Ok(Def {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        kind,
+        deps: list("dependencies", atomic)?,
+        contents: list("contents", !atomic)?,
+        producer_for: list("producer-for", longrun)?.into_iter().next(),
+        consumer_for: list("consumer-for", longrun)?,
+        pipeline_name: list("pipeline-name", longrun)?.into_iter().next(),
+    })
+}
+
+pub(super) fn import(
+    path: &Path,
+    root: &str,
+    entries: &[(String, PathBuf, bool)],
+) -> Result<Imported, ImportError> {
+    let mut out = Imported::default();
+    let mut defs = Vec::new();
+    for (name, dir, is_dir) in entries {
+        if *is_dir {
+            defs.push(read_def(name, dir)?);
+        }
+    }
+    // The files read are the definition dirs.
+    out.files = defs.len();
+    let index: HashMap<&str, usize> = defs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.name.as_str(), i))
+        .collect();
+    let bundles = bundles(path, &defs, &index)?;
+    let boot = boot_set(&defs, &index, &bundles);
+    let has_user = BOOT_BUNDLES.iter().any(|b| bundles.contains_key(*b));
+    if !has_user {
+        out.notes.push(note(
+            path,
+            "user",
+            "no user or user2 bundle here: s6-overlay starts only what they hold, so every \
+             slot is imported with `autostart: never`",
+        ));
+    }
+
+    // The slots, in the tree's order; a consumer, a bundle or a longrun
+    // that cannot run is none.
+    let atomic: Vec<&Def> = defs
+        .iter()
+        .filter(|d| {
+            d.kind == Kind::Oneshot || (d.kind == Kind::Longrun && d.consumer_for.is_empty())
+        })
+        .collect();
+    let names = name_map(
+        atomic.iter().map(|d| (d.name.as_str(), d.dir.as_path())),
+        &mut out.notes,
+    )?;
+    let mut slots: Vec<(usize, RawSlot)> = Vec::new();
+    for d in &defs {
+        let slot = match d.kind {
+            Kind::Bundle => None,
+            Kind::Longrun if !d.consumer_for.is_empty() => {
+                out.notes.push(note(
+                    &d.dir.join("consumer-for"),
+                    "consumer-for",
+                    &format!(
+                        "not imported: svkit cannot pipe one slot's output into another (an s6-rc \
+                         pipeline from {}); when it is a logger, svkit renders its own: check \
+                         where this one wrote and set `log` on the producer's slot",
+                        d.consumer_for.join(", ")
+                    ),
+                ));
+                None
+            }
+            Kind::Longrun => {
+                let image_dir = format!("{root}/{}", d.name);
+                longrun_slot(&names[&d.name], &d.dir, &image_dir, &mut out.notes)?
+            }
+            Kind::Oneshot => Some(oneshot_slot(&names[&d.name], d, root)?),
+        };
+        let Some(mut slot) = slot else { continue };
+        rc_notes(d, &mut out.notes)?;
+        if !boot.contains(&index[d.name.as_str()]) {
+            slot.autostart = Some("never".into());
+            if has_user {
+                out.notes.push(note(
+                    &d.dir,
+                    &d.name,
+                    "not in the user bundles: s6-overlay does not start it at boot, nor does \
+                     svkit (`autostart: never`; `svctl start` does)",
+                ));
+            }
+        }
+        slots.push((index[d.name.as_str()], slot));
+    }
+    let made: HashMap<usize, usize> = slots
+        .iter()
+        .enumerate()
+        .map(|(at, (i, _))| (*i, at))
+        .collect();
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
+    for at in 0..slots.len() {
+        let d = &defs[slots[at].0];
+        let mut depends = BTreeMap::new();
+        for dep in &d.deps {
+            for target in expand(dep, &index, &bundles) {
+                let Some(t) = target else {
+                    out.notes.push(unknown_dep(d, dep));
+                    continue;
+                };
+                let Some(&t_at) = made.get(&t) else {
+                    out.notes.push(dep_note(
+                        d,
+                        dep,
+                        &format!(
+                            "`{}` is not a slot (see its own notes): not carried over",
+                            defs[t].name
+                        ),
+                    ));
+                    continue;
+                };
+                let cond = match (defs[t].kind, slots[t_at].1.readiness.is_some()) {
+                    (Kind::Oneshot, _) => "completed",
+                    (_, true) => "ready",
+                    _ => "up",
+                };
+                depends.insert(names[&defs[t].name].clone(), cond.to_owned());
+                edges[at].push(t_at);
+            }
+        }
+        slots[at].1.depends_on = (!depends.is_empty()).then_some(depends);
+    }
+    if let Some(cycle) = svkit::config::depends::cycle(edges) {
+        let names: Vec<&str> = cycle
+            .iter()
+            .map(|&at| defs[slots[at].0].name.as_str())
+            .collect();
+        return Err(error(
+            &defs[slots[cycle[0]].0].dir,
+            format!(
+                "dependency cycle {} (s6-rc-compile refuses it too)",
+                names.join(" -> ")
+            ),
+        ));
+    }
+    out.slots = slots.into_iter().map(|(_, s)| s).collect();
+    if has_user && !out.slots.is_empty() {
+        out.notes.push(note(
+            path,
+            "user",
+            "s6-overlay starts what the user and user2 bundles hold itself: once the svkit \
+             config is in the image, empty their contents.d (the definitions may stay, s6-rc \
+             only compiles them), or each service runs twice",
+        ));
+    }
+    Ok(out)
+}
+
+/// A oneshot's slot: its `up` line run by `execlineb -P` (s6-rc lexes it
+/// with execlineb's lexer too), once per boot.
+fn oneshot_slot(slot: &str, d: &Def, root: &str) -> Result<RawSlot, ImportError> {
+    if !read::has(&d.dir, "up")? {
+        return Err(error(
+            &d.dir.join("up"),
+            "a oneshot needs an up file (s6-rc-compile refuses it too)",
+        ));
+    }
+    // Refuses a FIFO or a dir where the file should be.
+    crate::common::read_head(&d.dir.join("up"), 0, "up")?;
+    let s = RawSlot {
+        name: slot.to_owned(),
+        kind: Some("oneshot".into()),
+        command: vec![
+            format!("{S6_OVERLAY_BIN}/execlineb"),
+            "-P".into(),
+            format!("{root}/{}/up", d.name),
+        ],
+        ..RawSlot::default()
+    };
+    crate::common::no_placeholder(&s, At::file(&d.dir))?;
+    Ok(s)
+}
+
+/// The s6-rc files of an atomic service that svkit has no key for.
+fn rc_notes(d: &Def, notes: &mut Vec<Note>) -> Result<(), ImportError> {
+    let mut files: Vec<(&str, String)> = vec![
+        ("timeout-up", "not carried over: svkit waits for a dependency without a time limit (`svctl status` shows who waits for what and why)".into()),
+        ("timeout-down", "not carried over: a stop takes as long as it takes; `stop_timeout_ms` (from timeout-kill) ends it with SIGKILL".into()),
+        ("flag-essential", "not carried over: s6-rc's essential (only `s6-rc -D` stops it) has no svkit equivalent; svkit's `essential` (the container ends with the slot) is another thing".into()),
+    ];
+    if d.kind == Kind::Oneshot {
+        files.push(("down", "not carried over: svkit runs nothing when a oneshot is stopped; run it from the shutdown of the slot that needs it".into()));
+    }
+    if let Some(consumer) = &d.producer_for {
+        files.push(("producer-for", format!("not carried over: its output went to `{consumer}`; it now goes to the container's output: set the slot's `log` to keep files")));
+    }
+    for (file, why) in files {
+        if read::has(&d.dir, file)? {
+            notes.push(note(&d.dir.join(file), file, &why));
+        }
+    }
+    Ok(())
+}
+
+fn dep_note(d: &Def, dep: &str, why: &str) -> Note {
+    note(
+        &d.dir.join("dependencies.d").join(dep),
+        &format!("dependencies.d/{dep}"),
+        why,
+    )
+}
+
+fn unknown_dep(d: &Def, dep: &str) -> Note {
+    let why = if OVERLAY_BASE.contains(&dep) {
+        "s6-overlay's own: every svkit slot starts after it (svkit makes its slots in a cont-init hook), nothing to carry over"
+    } else if dep == LEGACY_SERVICES {
+        "not carried over: svkit makes its slots before /etc/services.d starts and cannot wait for it; import services.d too and depend on its slots"
+    } else {
+        "not defined in this tree: not carried over"
+    };
+    dep_note(d, dep, why)
+}

@@ -1,0 +1,306 @@
+//! One `[program:x]` into one slot (a templated one for `numprocs`), key
+//! by key; see docs/import.md for the table this follows.
+
+use std::path::Path;
+
+use svkit::config::names;
+use svkit::config::raw::RawInstances;
+use svkit::msg::At;
+
+use super::expand::{self, Seg, Spec, Val};
+use super::ini::{Section, Value};
+use super::words;
+use crate::{ImportError, Note, RawSlot};
+
+/// What `[supervisord]` gives every program.
+#[derive(Default)]
+pub struct Global {
+    pub user: Option<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// One slot built, with what the passes after it need.
+pub struct Built {
+    pub slot: RawSlot,
+    pub priority: i64,
+    pub autostart: bool,
+    /// Where the program's section was written.
+    pub at: At,
+    /// Where `stdout_logfile` was written, when it became `log.dir`.
+    pub log_at: Option<At>,
+}
+
+/// How `%(process_num)` is written out.
+#[derive(Clone, Copy)]
+pub(super) enum Mode<'a> {
+    /// One process of this number.
+    One(i64),
+    /// A template over these numbers: `%(process_num)` written as in
+    /// `process_name` becomes `{instance}`.
+    Template(&'a Spec, &'a [i64]),
+}
+
+/// A resolved value: text, and variables known only at run time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Lit(String),
+    Var(String),
+}
+
+pub struct Program<'a> {
+    pub sec: &'a Section,
+    pub defaults: &'a Section,
+    pub global: &'a Global,
+    pub group: &'a str,
+    pub notes: &'a mut Vec<Note>,
+}
+
+pub(super) fn err(file: &Path, line: usize, what: String) -> ImportError {
+    ImportError::new(At::line(file, line), what)
+}
+
+impl<'a> Program<'a> {
+    pub fn program_name(&self) -> &str {
+        self.sec
+            .name
+            .strip_prefix("program:")
+            .unwrap_or(&self.sec.name)
+    }
+
+    /// A key of the program, else of `[DEFAULT]`.
+    pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
+        let (sec, defaults) = (self.sec, self.defaults);
+        sec.get(key).or_else(|| defaults.get(key))
+    }
+
+    pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
+        err(&v.file, v.line, format!("{key}: {what}"))
+    }
+
+    pub(super) fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
+        (self.notes).push(Note::new(At::line(&*v.file, v.line), key, why));
+    }
+
+    pub(super) fn int(
+        &self,
+        key: &str,
+        lo: i64,
+        hi: i64,
+        default: i64,
+    ) -> Result<i64, ImportError> {
+        match self.value(key) {
+            Some(v) => words::integer(&v.text, lo, hi).map_err(|e| self.bad(v, key, e)),
+            None => Ok(default),
+        }
+    }
+
+    fn boolean(&self, key: &str, default: bool) -> Result<bool, ImportError> {
+        match self.value(key) {
+            Some(v) => words::boolean(&v.text).map_err(|e| self.bad(v, key, e)),
+            None => Ok(default),
+        }
+    }
+
+    /// The slots of this program: one, or a template for `numprocs`.
+    pub fn build(&mut self) -> Result<Vec<Built>, ImportError> {
+        self.report_keys();
+        let numprocs = self.int("numprocs", 1, 100_000, 1)?;
+        let start = self.int("numprocs_start", 0, 1_000_000_000, 0)?;
+        let nums: Vec<i64> = (start..start + numprocs).collect();
+        let numprocs = u32::try_from(numprocs).unwrap_or(u32::MAX);
+        let default_name = Value {
+            text: "%(program_name)s".into(),
+            file: self.sec.file.clone(),
+            line: self.sec.line,
+        };
+        let written = self.value("process_name");
+        let pn = written.unwrap_or(&default_name);
+        let name_segs = self.segs(pn, "process_name", numprocs)?;
+        if expand::env_vars(&name_segs).next().is_some() {
+            return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
+        }
+        let spec = name_segs.iter().find_map(|s| match s {
+            Seg::Proc(spec) => Some(spec.clone()),
+            _ => None,
+        });
+        if nums.len() == 1 {
+            let one = self.one(pn, &name_segs, Mode::One(start), numprocs)?;
+            return Ok(one.into_iter().collect());
+        }
+        let Some(spec) = spec else {
+            return Err(self.bad(pn, "process_name", "numprocs is over 1 but process_name has no %(process_num) (supervisord refuses it)"));
+        };
+        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums), numprocs)? {
+            return Ok(vec![t]);
+        }
+        // %(process_num) written otherwise somewhere than in the name: one
+        // `{instance}` cannot stand for both, so each process is a slot.
+        let mut out = Vec::new();
+        for &k in &nums {
+            out.extend(self.one(pn, &name_segs, Mode::One(k), numprocs)?);
+        }
+        let v = self.value("numprocs").unwrap_or(pn);
+        self.note(v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
+        Ok(out)
+    }
+
+    fn one(
+        &mut self,
+        pn: &Value,
+        name_segs: &[Seg],
+        mode: Mode<'_>,
+        numprocs: u32,
+    ) -> Result<Option<Built>, ImportError> {
+        let Some(name) = self.name(pn, name_segs, mode)? else {
+            return Ok(None);
+        };
+        let mut slot = RawSlot {
+            name,
+            ..RawSlot::default()
+        };
+        if let Mode::Template(spec, nums) = mode {
+            let mut inst = Vec::new();
+            for &k in nums {
+                let i = expand::format(spec, Val::Int(k))
+                    .map_err(|e| self.bad(pn, "process_name", e))?;
+                names::check_instance_name(&i)
+                    .map_err(|e| self.bad(pn, "process_name", format!("instance `{i}`: {e}")))?;
+                inst.push(i);
+            }
+            slot.instances = Some(RawInstances {
+                names: inst,
+                from_dir: None,
+            });
+        }
+        // environment first: a value known only at run time moves into
+        // the command's shell.
+        let Some((env, runtime_env)) = self.env(mode, numprocs)? else {
+            return Ok(None);
+        };
+        let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
+            return Ok(None);
+        };
+        slot.command = command;
+        let user = match self.value("user") {
+            Some(v) => {
+                let text = if v.text.contains('%') {
+                    let segs = self.segs(v, "user", numprocs)?;
+                    expand::resolved(&segs, 0).ok_or_else(|| {
+                        self.bad(v, "user", "uses a variable known only at run time")
+                    })?
+                } else {
+                    v.text.clone()
+                };
+                names::check_user(&text)
+                    .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
+                Some(text)
+            }
+            None => self.global.user.clone(),
+        };
+        slot.user = user;
+        if let Some(v) = self.value("directory") {
+            let Some(p) = self.known_text(v, "directory", numprocs, mode)? else {
+                return Ok(None);
+            };
+            match p {
+                None => self.note(
+                    v,
+                    "directory",
+                    "not carried over: it uses a variable known only at run time; set cwd by hand",
+                ),
+                Some(d) => match names::check_abs_path(&d) {
+                    Ok(d) => slot.cwd = Some(d),
+                    Err(e) => self.note(
+                        v,
+                        "directory",
+                        format!("not carried over: `{d}` {e} (svkit's cwd is absolute)"),
+                    ),
+                },
+            }
+        }
+        slot.env = env;
+        let autostart = self.boolean("autostart", true)?;
+        slot.autostart = (!autostart).then(|| "never".into());
+        let Some(log_at) = super::policy::log(self, &mut slot, mode, numprocs)? else {
+            return Ok(None);
+        };
+        super::policy::restart(self, &mut slot)?;
+        super::policy::stop(self, &mut slot)?;
+        let priority = self.int("priority", -1_000_000_000, 1_000_000_000, 999)?;
+        Ok(Some(Built {
+            slot,
+            priority,
+            autostart,
+            at: At::line(&*self.sec.file, self.sec.line),
+            log_at,
+        }))
+    }
+
+    fn name(
+        &mut self,
+        pn: &Value,
+        segs: &[Seg],
+        mode: Mode<'_>,
+    ) -> Result<Option<String>, ImportError> {
+        let Some((mut name, raw)) = self.joined(pn, segs, mode)? else {
+            return Ok(None);
+        };
+        if name.starts_with(['.', '_', '-']) {
+            name = name.trim_start_matches(['.', '_', '-']).to_owned();
+        }
+        while name.as_bytes().windows(2).any(|w| w == b"..") {
+            name = name.replace("..", ".");
+        }
+        // The placeholder stands for an instance name to check.
+        names::check_slot_name(&name.replace(names::INSTANCE_VAR, "0"))
+            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
+        if name != raw {
+            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
+        }
+        Ok(Some(name))
+    }
+
+    /// A name of several segments: as a slot name's pieces, and as
+    /// written (`None`: as for [`Self::pieces`]).
+    fn joined(
+        &self,
+        pn: &Value,
+        segs: &[Seg],
+        mode: Mode<'_>,
+    ) -> Result<Option<(String, String)>, ImportError> {
+        let mut name = String::new();
+        let mut raw = String::new();
+        for s in segs {
+            match (s, mode) {
+                (Seg::Lit(l), _) => {
+                    raw.push_str(l);
+                    name.push_str(&name_part(l));
+                }
+                (Seg::Proc(spec), Mode::Template(t, _)) if spec == t => {
+                    raw.push_str(names::INSTANCE_VAR);
+                    name.push_str(names::INSTANCE_VAR);
+                }
+                (Seg::Proc(spec), Mode::One(k)) => {
+                    let n = expand::format(spec, Val::Int(k))
+                        .map_err(|e| self.bad(pn, "process_name", e))?;
+                    raw.push_str(&n);
+                    name.push_str(&n);
+                }
+                (Seg::Proc(_), Mode::Template(..)) => return Ok(None),
+                // Refused before: a name is known when importing.
+                (Seg::Env(_), _) => {}
+            }
+        }
+        Ok(Some((name, raw)))
+    }
+}
+
+/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
+fn name_part(s: &str) -> String {
+    (s.chars())
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '.' | '_' | '-') => c,
+            _ => '-',
+        })
+        .collect()
+}
