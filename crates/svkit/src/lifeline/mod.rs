@@ -10,12 +10,10 @@
 //! - [`ready`]: `--ready`, a [`crate::probe::Probe`] tried until it passes;
 //! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
 //! - [`stop`]: what asks a running lifeline to stop (signals, stdin EOF);
-//! - [`run`]: the sequence; [`background`]: the same off the caller's thread
-//!   (spawning and probing never stall a caller's event loop).
+//! - [`run`]: the sequence, which `svkit-lifeline` runs on its main thread.
 //!
 //! `docs/lifeline.md` is the user-facing description.
 
-pub mod background;
 pub mod error;
 pub mod identity;
 pub mod owners;
@@ -27,7 +25,6 @@ pub mod spawn;
 pub mod statefile;
 pub mod stop;
 
-pub use background::{start_in_background, Pending, Sidecar};
 pub use error::{Error, Result};
 pub use ready::parse_ready;
 pub use reap::{inspect_port, MatchArgs, PortReport};

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::error::{Error, Result};
 use super::spawn::{exit_code, Running};
+use crate::clock::poll_by;
 use crate::probe::{connect_addr, Probe};
 
 /// Parses `--ready`: `tcp` (needs the port; connects where `bind` listens)
@@ -39,44 +40,42 @@ pub fn wait_ready(
     timeout: Duration,
     stop_requested: &mut dyn FnMut() -> bool,
 ) -> Result<ReadyOrStop> {
-    let start = Instant::now();
-    let deadline = start + timeout;
-    let mut pause = Duration::from_millis(5);
+    let deadline = Instant::now() + timeout;
     let mut last = String::from("no attempt");
-    loop {
-        if stop_requested() {
-            return Ok(ReadyOrStop::StopRequested);
-        }
-        if let Some(status) = child.try_exit()? {
-            let status = match status.code() {
-                Some(c) => format!("exited with code {c}"),
-                None => format!("was killed by signal {}", exit_code(status) - 128),
-            };
-            return Err(Error::ExitedBeforeReady {
-                target: probe.target(),
-                status,
-            });
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(Error::ReadyTimeout {
-                target: probe.target(),
-                waited_ms: timeout.as_millis(),
-                last,
-            });
-        }
-        // Cap each attempt so a child that accepts but never answers cannot
-        // hide its own exit or a stop request for long.
-        match probe.attempt((deadline - now).min(Duration::from_millis(500))) {
-            Ok(()) => return Ok(ReadyOrStop::Ready),
-            Err(why) => last = why,
-        }
-        let now = Instant::now();
-        if now < deadline {
-            std::thread::sleep(pause.min(deadline - now));
-        }
-        pause = (pause * 2).min(Duration::from_millis(100));
-    }
+    let mut outcome = None;
+    poll_by(deadline, Duration::from_millis(100), || {
+        let left = deadline.saturating_duration_since(Instant::now());
+        outcome = match child.try_exit() {
+            _ if stop_requested() => Some(Ok(ReadyOrStop::StopRequested)),
+            Err(e) => Some(Err(e)),
+            Ok(Some(status)) => {
+                let status = match status.code() {
+                    Some(c) => format!("exited with code {c}"),
+                    None => format!("was killed by signal {}", exit_code(status) - 128),
+                };
+                let target = probe.target();
+                Some(Err(Error::ExitedBeforeReady { target, status }))
+            }
+            Ok(None) if left.is_zero() => None,
+            // Each attempt capped, so a child that accepts but never
+            // answers cannot hide its own exit or a stop request for long.
+            Ok(None) => match probe.attempt(left.min(Duration::from_millis(500))) {
+                Ok(()) => Some(Ok(ReadyOrStop::Ready)),
+                Err(why) => {
+                    last = why;
+                    None
+                }
+            },
+        };
+        outcome.is_some()
+    });
+    outcome.unwrap_or_else(|| {
+        Err(Error::ReadyTimeout {
+            target: probe.target(),
+            waited_ms: timeout.as_millis(),
+            last,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -46,10 +46,11 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    /// Builds the matcher for `argv` (`argv[0]` is resolved through `PATH`).
+    /// Builds the matcher for `argv` (`argv[0]` is resolved through `PATH`),
+    /// once [`super::run::Spec::validate`] has checked `mode` against it.
     pub fn new(argv: &[OsString], mode: MatchArgs) -> Result<Matcher> {
-        let first = argv
-            .first()
+        let (first, args) = argv
+            .split_first()
             .ok_or_else(|| Error::Usage("--match needs a command".into()))?;
         let exe = crate::container::find_program(Path::new(first)).ok_or_else(|| Error::Spawn {
             program: first.to_string_lossy().into_owned(),
@@ -57,18 +58,10 @@ impl Matcher {
         })?;
         let meta = std::fs::metadata(&exe)
             .map_err(|e| Error::io(format!("unable to stat {}", exe.display()), e))?;
-        if let MatchArgs::Prefix(n) = mode {
-            if n > argv.len() - 1 {
-                return Err(Error::Usage(format!(
-                    "--match={n} compares more arguments than the command has ({})",
-                    argv.len() - 1
-                )));
-            }
-        }
         Ok(Matcher {
             exe_file: (meta.dev(), meta.ino()),
             exe,
-            args: argv[1..].to_vec(),
+            args: args.to_vec(),
             mode,
             ruid: nix::unistd::getuid().as_raw(),
             euid: nix::unistd::geteuid().as_raw(),
@@ -94,7 +87,9 @@ impl Matcher {
         let theirs = id.cmdline.get(1..).unwrap_or(&[]);
         let same = match self.mode {
             MatchArgs::All => theirs == self.args.as_slice(),
-            MatchArgs::Prefix(n) => theirs.len() >= n && theirs[..n] == self.args[..n],
+            MatchArgs::Prefix(n) => theirs
+                .get(..n)
+                .is_some_and(|t| self.args.get(..n) == Some(t)),
         };
         if !same {
             return Some("arguments differ".into());

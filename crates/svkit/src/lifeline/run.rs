@@ -1,5 +1,4 @@
-//! The lifeline sequence, shared by the binary and the background API:
-//! validate the state file, clear the port (reap a proven stale instance),
+//! The lifeline sequence: validate the state file, clear the port (reap a proven stale instance),
 //! spawn, wait for readiness, record the state, and at the end stop the
 //! child and drop the record.
 
@@ -14,7 +13,7 @@ use nix::sys::signal::Signal;
 use super::error::{Error, Result};
 use super::ready::{self, ReadyOrStop};
 use super::reap::{self, MatchArgs, Matcher, ReapOutcome};
-use super::spawn::{self, ChildSpec, Running};
+use super::spawn::{self, Running};
 use super::statefile::{self, StateRecord};
 use crate::probe::Probe;
 
@@ -27,7 +26,6 @@ pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub argv: Vec<OsString>,
-    pub env: Vec<(OsString, OsString)>,
     pub port: Option<u16>,
     pub bind: IpAddr,
     pub state: Option<PathBuf>,
@@ -44,7 +42,6 @@ impl Spec {
     pub fn new(argv: Vec<OsString>) -> Spec {
         Spec {
             argv,
-            env: Vec::new(),
             port: None,
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             state: None,
@@ -81,14 +78,6 @@ impl Spec {
             }
         }
         Ok(())
-    }
-
-    fn child_spec(&self) -> ChildSpec {
-        ChildSpec {
-            argv: self.argv.clone(),
-            env: self.env.clone(),
-            death_signal: self.death_signal,
-        }
     }
 }
 
@@ -132,7 +121,7 @@ pub fn launch(
     stop_requested: &mut dyn FnMut() -> bool,
 ) -> Result<(Launched, Option<ReapOutcome>)> {
     let reaped = clear_port(spec)?;
-    let mut running = spawn::spawn(&spec.child_spec())?;
+    let mut running = spawn::spawn(spec)?;
     if let Some(probe) = &spec.ready {
         match ready::wait_ready(&mut running, probe, spec.ready_timeout, stop_requested) {
             Ok(ReadyOrStop::Ready) => {}
@@ -150,7 +139,11 @@ pub fn launch(
             port,
             pid: running.pid,
             start_time: running.start_time,
-            cmdline: running.argv.clone(),
+            cmdline: spec
+                .argv
+                .iter()
+                .map(|a| a.to_string_lossy().into())
+                .collect(),
         };
         if let Err(e) = statefile::write(path, &rec) {
             let _ = running.stop(spec.grace);
@@ -160,18 +153,11 @@ pub fn launch(
     Ok((Launched::Ready(running), reaped))
 }
 
-/// Ends a launched child: `stop` it (close stdin, TERM the group, grace,
-/// KILL) or, if it exited by itself, sweep what is left of its group; then
-/// remove the state file if it still names this child.
-pub fn finish(spec: &Spec, running: &mut Running, stop: bool) -> Result<ExitStatus> {
-    let status = if stop {
-        running.stop(spec.grace)
-    } else {
-        let s = running.wait();
-        running.close_stdin();
-        running.sweep_group(spec.grace);
-        s
-    };
+/// Ends a launched child: stops it (close stdin, TERM the group, grace,
+/// KILL), or what is left of its group if it exited by itself; then
+/// removes the state file if it still names this child.
+pub fn finish(spec: &Spec, running: &mut Running) -> Result<ExitStatus> {
+    let status = running.stop(spec.grace);
     if let Some(path) = &spec.state {
         statefile::remove_if_ours(path, running.pid, running.start_time)?;
     }
