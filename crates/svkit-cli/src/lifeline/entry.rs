@@ -8,7 +8,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use crate::lifeline::cli::Cli;
 use svkit::lifeline::spawn::{Running, Wake};
-use svkit::lifeline::{self, reap, Error, Launched, Spec, StopSources};
+use svkit::lifeline::{self, Error, Launched, Spec, StopSources};
 use svkit::msg::{self, exit, exit::lifeline::PORT_FREE};
 
 fn fatal(e: &Error) -> ExitCode {
@@ -37,7 +37,7 @@ pub fn main() -> ExitCode {
 }
 
 fn which_port(port: u16, bind: Option<IpAddr>) -> Result<ExitCode, Error> {
-    let report = reap::inspect_port(port, bind)?;
+    let report = lifeline::inspect_port(port, bind)?;
     let mut text = String::new();
     for id in &report.owners {
         text += &format!(

@@ -7,7 +7,8 @@
 use std::io;
 use std::path::PathBuf;
 
-use super::reap::{PortHolder, StrangerReport};
+use super::identity::Identity;
+use super::reap::StrangerReport;
 use crate::msg::exit::{self, lifeline::*};
 use crate::msg::strerror;
 
@@ -21,13 +22,13 @@ pub enum Error {
     Io { what: String, source: io::Error },
     /// The port is held by something we may not kill.
     #[error("{0}")]
-    PortHeld(StrangerReport),
+    PortHeld(Box<StrangerReport>),
     /// Stale owners were signalled but the port is still listening.
     #[error(
         "port {port} still in use after reaping the stale instance ({})",
         holders(owners)
     )]
-    PortStillBusy { port: u16, owners: Vec<PortHolder> },
+    PortStillBusy { port: u16, owners: Vec<Identity> },
     /// The command could not be started.
     #[error("unable to spawn {program}: {}", strerror(source))]
     Spawn { program: String, source: io::Error },
@@ -47,10 +48,10 @@ pub enum Error {
 }
 
 /// `pid 12 (cmd), pid 13 (cmd)`.
-fn holders(owners: &[PortHolder]) -> String {
+fn holders(owners: &[Identity]) -> String {
     let each: Vec<String> = owners
         .iter()
-        .map(|o| format!("pid {} ({})", o.id.pid, o.id.command_line()))
+        .map(|id| format!("pid {} ({})", id.pid, id.command_line()))
         .collect();
     each.join(", ")
 }

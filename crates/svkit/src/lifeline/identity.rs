@@ -90,7 +90,6 @@ pub struct Identity {
     pub start_time: u64,
     pub comm: String,
     pub session: i32,
-    pub pgrp: i32,
     /// Real and effective uid (from `/proc/PID/status`).
     pub ruid: u32,
     pub euid: u32,
@@ -148,7 +147,6 @@ pub fn read_identity(pid: i32) -> io::Result<Option<Identity>> {
         start_time: stat.start_time,
         comm: stat.comm,
         session: stat.session,
-        pgrp: stat.pgrp,
         ruid,
         euid,
         exe: fs::read_link(&exe_link).ok(),

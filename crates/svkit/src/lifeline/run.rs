@@ -1,21 +1,25 @@
-//! The lifeline sequence: validate the state file, clear the port (reap a proven stale instance),
-//! spawn, wait for readiness, record the state, and at the end stop the
-//! child and drop the record.
+//! The lifeline sequence: validate the state file, clear the port (reap a
+//! proven stale instance), spawn, wait for readiness, record the state, and
+//! at the end stop the child and drop the record.
+//!
+//! Readiness (`--ready`) is a probe (`tcp` or an http:// URL, see
+//! [`crate::probe`]) tried until it passes, the child exits, the timeout
+//! passes or a stop is asked for.
 
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
 use super::error::{Error, Result};
-use super::ready::{self, ReadyOrStop};
 use super::reap::{self, MatchArgs, Matcher, ReapOutcome};
-use super::spawn::{self, Running};
+use super::spawn::{self, exit_code, Running};
 use super::statefile::{self, StateRecord};
-use crate::probe::Probe;
+use crate::clock::poll_by;
+use crate::probe::{connect_addr, Probe};
 
 /// Default grace between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
@@ -93,7 +97,7 @@ pub fn clear_port(spec: &Spec) -> Result<Option<ReapOutcome>> {
     let Some(port) = spec.port else {
         return Ok(None);
     };
-    let report = reap::inspect_port(port, Some(spec.bind))?;
+    let report = super::port::inspect_port(port, Some(spec.bind))?;
     if report.is_free() {
         return Ok(None);
     }
@@ -123,7 +127,7 @@ pub fn launch(
     let reaped = clear_port(spec)?;
     let mut running = spawn::spawn(spec)?;
     if let Some(probe) = &spec.ready {
-        match ready::wait_ready(&mut running, probe, spec.ready_timeout, stop_requested) {
+        match wait_ready(&mut running, probe, spec.ready_timeout, stop_requested) {
             Ok(ReadyOrStop::Ready) => {}
             Ok(ReadyOrStop::StopRequested) => {
                 return Ok((Launched::StopRequested(running), reaped))
@@ -162,4 +166,108 @@ pub fn finish(spec: &Spec, running: &mut Running) -> Result<ExitStatus> {
         statefile::remove_if_ours(path, running.pid, running.start_time)?;
     }
     status
+}
+
+/// Parses `--ready`: `tcp` (needs the port; connects where `bind` listens)
+/// or an `http://HOST[:PORT][/PATH]` URL ([`Probe::http`]).
+pub fn parse_ready(spec: &str, port: Option<u16>, bind: IpAddr) -> Result<Probe> {
+    if spec == "tcp" {
+        let port = port.ok_or_else(|| Error::Usage("--ready tcp needs --port".into()))?;
+        return Ok(Probe::Tcp(connect_addr(bind, port)));
+    }
+    let bad = |why: &str| Error::Usage(format!("--ready {spec:?}: {why}"));
+    if !spec.starts_with("http://") {
+        return Err(bad("want `tcp` or an http:// URL"));
+    }
+    Probe::http(spec).map_err(|why| bad(&why))
+}
+
+/// Outcome of waiting for readiness, when nothing failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadyOrStop {
+    Ready,
+    /// `stop_requested` returned true first.
+    StopRequested,
+}
+
+/// Polls `probe` until it passes, the child exits, `timeout` passes or
+/// `stop_requested` says so. Does not stop the child: the caller does.
+pub fn wait_ready(
+    child: &mut Running,
+    probe: &Probe,
+    timeout: Duration,
+    stop_requested: &mut dyn FnMut() -> bool,
+) -> Result<ReadyOrStop> {
+    let deadline = Instant::now() + timeout;
+    let mut last = String::from("no attempt");
+    let mut outcome = None;
+    poll_by(deadline, Duration::from_millis(100), || {
+        let left = deadline.saturating_duration_since(Instant::now());
+        outcome = match child.try_exit() {
+            _ if stop_requested() => Some(Ok(ReadyOrStop::StopRequested)),
+            Err(e) => Some(Err(e)),
+            Ok(Some(status)) => {
+                let status = match status.code() {
+                    Some(c) => format!("exited with code {c}"),
+                    None => format!("was killed by signal {}", exit_code(status) - 128),
+                };
+                let target = probe.target();
+                Some(Err(Error::ExitedBeforeReady { target, status }))
+            }
+            Ok(None) if left.is_zero() => None,
+            // Each attempt capped, so a child that accepts but never
+            // answers cannot hide its own exit or a stop request for long.
+            Ok(None) => match probe.attempt(left.min(Duration::from_millis(500))) {
+                Ok(()) => Some(Ok(ReadyOrStop::Ready)),
+                Err(why) => {
+                    last = why;
+                    None
+                }
+            },
+        };
+        outcome.is_some()
+    });
+    outcome.unwrap_or_else(|| {
+        Err(Error::ReadyTimeout {
+            target: probe.target(),
+            waited_ms: timeout.as_millis(),
+            last,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn lo() -> IpAddr {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    }
+
+    #[test]
+    fn parses_ready() {
+        assert_eq!(
+            parse_ready("tcp", Some(80), lo()).unwrap(),
+            Probe::Tcp("127.0.0.1:80".parse().unwrap())
+        );
+        assert_eq!(
+            parse_ready("tcp", Some(80), "::".parse().unwrap()).unwrap(),
+            Probe::Tcp("[::1]:80".parse().unwrap())
+        );
+        assert!(parse_ready("tcp", None, lo()).is_err());
+        assert!(matches!(
+            parse_ready("http://localhost/", None, lo()),
+            Ok(Probe::Http(_))
+        ));
+        let e = parse_ready("udp", Some(1), lo()).unwrap_err().to_string();
+        assert_eq!(e, "usage: --ready \"udp\": want `tcp` or an http:// URL");
+        let e = parse_ready("http://example.com/", None, lo())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "usage: --ready \"http://example.com/\": the host must be an IP address or localhost"
+        );
+    }
 }

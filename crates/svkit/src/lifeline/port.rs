@@ -1,15 +1,27 @@
-//! Parsing `/proc/net/tcp` and `/proc/net/tcp6`.
+//! Who holds a port: the listening sockets that would stop a `bind`, from
+//! `/proc/net/tcp` and `/proc/net/tcp6`, and the processes whose
+//! descriptors point at them, from `/proc/PID/fd`.
 //!
-//! These tables are the kernel's own view of the network namespace we run in,
+//! The tables are the kernel's own view of the network namespace we run in,
 //! so reading them needs no privilege and no external tool (`ss`, `lsof`).
 //! Addresses are printed as hex words in *host* byte order (the kernel prints
 //! each `__be32` word with `%08X` as a native integer), so decoding goes
 //! through `to_ne_bytes`, which is right on both little- and big-endian hosts.
+//!
+//! The descriptor walk is what `lsof` does, minus everything `lsof` does
+//! besides: a container's tens of processes, listed and read with plain
+//! `std::fs`. A process whose `fd` directory we may not read (another
+//! user's, without privilege) is reported as unreadable so that "no visible
+//! owner" can be told apart from "no owner".
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::unix::ffi::OsStrExt;
 
+use super::error::Error;
+use super::identity::{self, Identity};
 use crate::msg::At;
 
 /// TCP state `0A` in the tables: a listening socket.
@@ -148,9 +160,108 @@ pub fn listeners_blocking(entries: &[TcpEntry], want: Option<IpAddr>, port: u16)
         .collect()
 }
 
+/// Result of one scan.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// For each wanted inode, the pids holding a descriptor to it.
+    pub owners: BTreeMap<u64, BTreeSet<i32>>,
+    /// Pids whose descriptors we were not allowed to read.
+    pub unreadable: BTreeSet<i32>,
+}
+
+/// `socket:[12345]` → 12345.
+pub fn socket_inode(link: &[u8]) -> Option<u64> {
+    let rest = link.strip_prefix(b"socket:[")?;
+    let digits = rest.strip_suffix(b"]")?;
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// Finds the holders of the given socket inodes among all visible processes.
+fn scan(wanted: &BTreeSet<u64>) -> io::Result<Scan> {
+    let mut out = Scan::default();
+    if wanted.is_empty() {
+        return Ok(out);
+    }
+    for entry in fs::read_dir("/proc")? {
+        let Some(pid) = entry?.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let fds = match fs::read_dir(format!("/proc/{pid}/fd")) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                out.unreadable.insert(pid);
+                continue;
+            }
+            // Gone since the listing, or a kernel thread: nothing to see.
+            Err(_) => continue,
+        };
+        // A descriptor closed since the listing, or not a socket: skipped.
+        for link in fds.flatten().filter_map(|fd| fs::read_link(fd.path()).ok()) {
+            match socket_inode(link.as_os_str().as_bytes()) {
+                Some(inode) if wanted.contains(&inode) => {
+                    out.owners.entry(inode).or_default().insert(pid);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Who holds a port.
+#[derive(Debug, Clone, Default)]
+pub struct PortReport {
+    pub port: u16,
+    pub bind: Option<IpAddr>,
+    pub listeners: Vec<TcpEntry>,
+    pub owners: Vec<Identity>,
+    /// Listening sockets no visible process holds.
+    pub unowned: Vec<TcpEntry>,
+    /// Pids whose descriptors we could not read.
+    pub unreadable: BTreeSet<i32>,
+}
+
+impl PortReport {
+    pub fn is_free(&self) -> bool {
+        self.listeners.is_empty()
+    }
+}
+
+/// Finds the listeners blocking `bind:port` (any address when `bind` is
+/// `None`) and the processes holding them.
+pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> super::Result<PortReport> {
+    let tables = read_tables().map_err(|e| Error::io("unable to read /proc/net/tcp", e))?;
+    let listeners = listeners_blocking(&tables, bind, port);
+    let mut report = PortReport {
+        port,
+        bind,
+        listeners,
+        ..Default::default()
+    };
+    if report.listeners.is_empty() {
+        return Ok(report);
+    }
+    let wanted: BTreeSet<u64> = report.listeners.iter().map(|l| l.inode).collect();
+    let scan = scan(&wanted).map_err(|e| Error::io("unable to scan /proc", e))?;
+    for pid in scan.owners.values().flatten().collect::<BTreeSet<_>>() {
+        match identity::read_identity(*pid) {
+            Ok(id) => report.owners.extend(id),
+            Err(e) => return Err(Error::io(format!("unable to read /proc/{pid}"), e)),
+        }
+    }
+    report.unowned = (report.listeners.iter())
+        .filter(|l| !scan.owners.contains_key(&l.inode))
+        .cloned()
+        .collect();
+    report.unreadable = scan.unreadable;
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
+    use std::os::unix::fs::MetadataExt;
 
     // Sample rows as a little-endian x86_64 kernel prints them.
     const TCP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -240,5 +351,22 @@ mod tests {
         assert_eq!(hits[0].inode, 123456);
         assert_eq!(listeners_blocking(&rows, Some(lo), 22).len(), 1);
         assert!(listeners_blocking(&rows, Some(lo), 9).is_empty());
+    }
+
+    #[test]
+    fn parses_socket_links() {
+        assert_eq!(socket_inode(b"socket:[12345]"), Some(12345));
+        assert_eq!(socket_inode(b"pipe:[12345]"), None);
+        assert_eq!(socket_inode(b"socket:[12x]"), None);
+        assert_eq!(socket_inode(b"socket:[12"), None);
+    }
+
+    #[test]
+    fn finds_our_own_listener() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&l);
+        let ino = fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
+        let scan = scan(&BTreeSet::from([ino])).unwrap();
+        assert!(scan.owners[&ino].contains(&(std::process::id() as i32)));
     }
 }
