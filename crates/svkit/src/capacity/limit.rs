@@ -18,15 +18,9 @@ pub const DEFAULT_MAX: u32 = 1000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limit {
     pub max: u32,
-    pub source: Source,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+    /// Why the default is assumed, when no s6-overlay runs here; `None`:
     /// s6-overlay's s6-svscan, PID 1, run without `-C`.
-    Overlay,
-    /// The default, assumed: no s6-overlay runs here (why).
-    Assumed(String),
+    pub assumed: Option<String>,
 }
 
 impl Limit {
@@ -34,7 +28,7 @@ impl Limit {
     pub fn assumed(why: impl Into<String>) -> Limit {
         Limit {
             max: DEFAULT_MAX,
-            source: Source::Assumed(why.into()),
+            assumed: Some(why.into()),
         }
     }
 
@@ -44,7 +38,7 @@ impl Limit {
         match crate::container::supervision() {
             crate::container::Supervision::Overlay => Limit {
                 max: DEFAULT_MAX,
-                source: Source::Overlay,
+                assumed: None,
             },
             crate::container::Supervision::Init(_) => {
                 Limit::assumed("svkit-init runs s6-svscan with its default")
@@ -59,10 +53,10 @@ impl Limit {
 impl fmt::Display for Limit {
     /// `1,000 (its default: no -C in /proc/1/cmdline)`-like, for messages.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", super::thousands(self.max))?;
-        match &self.source {
-            Source::Overlay => write!(f, " (its default: no -C in /proc/1/cmdline)"),
-            Source::Assumed(why) => write!(f, " (its default, assumed; {why})"),
+        let max = super::thousands(self.max);
+        match &self.assumed {
+            None => write!(f, "{max} (its default: no -C in /proc/1/cmdline)"),
+            Some(why) => write!(f, "{max} (its default, assumed; {why})"),
         }
     }
 }

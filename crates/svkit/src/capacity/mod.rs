@@ -18,8 +18,8 @@
 //! each.
 //!
 //! A name s6-svscan cannot stat (a dangling symlink: a `services.d` link
-//! whose target went away, a removed volume) is not skipped either: its
-//! scan stops there, says `unable to stat NAME` once, and is tried again
+//! whose target went away, a removed volume) is not skipped: its scan
+//! stops there, says `unable to stat NAME` once, and is tried again
 //! a few seconds later, and again. Until the name is gone, no service
 //! after it starts, whichever was added (seen on s6-overlay 3.2.3.0's
 //! s6). So svkit refuses to add slots it knows would not start, and names
@@ -33,7 +33,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use limit::{Limit, Source};
+pub use limit::Limit;
 
 use crate::msg::strerror;
 use crate::slot::owner::is_ours;

@@ -56,7 +56,7 @@ fn the_refusal_names_every_count_the_limit_and_what_to_do() {
     });
     let limit = Limit {
         max: 1000,
-        source: Source::Overlay,
+        assumed: None,
     };
     let e = need.check(limit).expect_err("over");
     let text = e.to_string();

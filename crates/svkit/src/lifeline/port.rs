@@ -68,11 +68,8 @@ fn parse_addr(field: &str) -> Result<SocketAddr, String> {
     let mut b = [0u8; 16];
     for (i, chunk) in b.chunks_mut(4).take(n / 8).enumerate() {
         let word = (ip_hex.get(i * 8..i * 8 + 8)).and_then(|h| u32::from_str_radix(h, 16).ok());
-        chunk.copy_from_slice(
-            &word
-                .ok_or_else(|| format!("bad ip {ip_hex:?}"))?
-                .to_ne_bytes(),
-        );
+        let word = word.ok_or_else(|| format!("bad ip {ip_hex:?}"))?;
+        chunk.copy_from_slice(&word.to_ne_bytes());
     }
     let ip = match n {
         8 => IpAddr::from([b[0], b[1], b[2], b[3]]),
@@ -179,9 +176,6 @@ pub fn socket_inode(link: &[u8]) -> Option<u64> {
 /// Finds the holders of the given socket inodes among all visible processes.
 fn scan(wanted: &BTreeSet<u64>) -> io::Result<Scan> {
     let mut out = Scan::default();
-    if wanted.is_empty() {
-        return Ok(out);
-    }
     for entry in fs::read_dir("/proc")? {
         let Some(pid) = entry?.file_name().to_str().and_then(|s| s.parse().ok()) else {
             continue;

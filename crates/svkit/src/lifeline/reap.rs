@@ -39,8 +39,6 @@ pub struct Matcher {
     exe_file: (u64, u64),
     args: Vec<OsString>,
     mode: MatchArgs,
-    ruid: u32,
-    euid: u32,
 }
 
 impl Matcher {
@@ -61,25 +59,17 @@ impl Matcher {
             exe,
             args: args.to_vec(),
             mode,
-            ruid: nix::unistd::getuid().as_raw(),
-            euid: nix::unistd::geteuid().as_raw(),
         })
     }
 
     /// Why `id` is not a stale instance, or `None` if it is one.
     pub fn mismatch(&self, id: &Identity) -> Option<String> {
-        if id.ruid != self.ruid || id.euid != self.euid {
-            return Some(format!(
-                "runs as uid {} (we are uid {})",
-                id.euid, self.euid
-            ));
+        let (ruid, euid) = (nix::unistd::getuid(), nix::unistd::geteuid());
+        if id.ruid != ruid.as_raw() || id.euid != euid.as_raw() {
+            return Some(format!("runs as uid {} (we are uid {euid})", id.euid));
         }
         if id.exe_file != Some(self.exe_file) {
-            let theirs = id
-                .exe
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "unknown".into());
+            let theirs = (id.exe.as_ref()).map_or("unknown".into(), |p| p.display().to_string());
             return Some(format!("executable {theirs} is not {}", self.exe.display()));
         }
         let theirs = id.cmdline.get(1..).unwrap_or(&[]);

@@ -21,11 +21,6 @@ use super::statefile::{self, StateRecord};
 use crate::clock::poll_by;
 use crate::probe::{connect_addr, Probe};
 
-/// Default grace between SIGTERM and SIGKILL.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
-/// Default bound on readiness.
-pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Everything lifeline needs to run one child.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -50,38 +45,29 @@ impl Spec {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             state: None,
             match_args: None,
-            grace: DEFAULT_GRACE,
+            grace: Duration::from_secs(3),
             ready: None,
-            ready_timeout: DEFAULT_READY_TIMEOUT,
+            ready_timeout: Duration::from_secs(10),
             death_signal: Signal::SIGKILL,
         }
     }
 
     /// Checks what can be checked before touching anything.
     pub fn validate(&self) -> Result<()> {
-        if self.argv.is_empty() || self.argv[0].is_empty() {
-            return Err(Error::Usage("no command given".into()));
-        }
-        if self.port == Some(0) {
-            return Err(Error::Usage("port 0 is not a port (want 1-65535)".into()));
-        }
-        if self.state.is_some() && self.port.is_none() {
-            return Err(Error::Usage(
-                "--state needs --port (the record names the port)".into(),
-            ));
-        }
-        if self.match_args.is_some() && self.port.is_none() {
-            return Err(Error::Usage("--match needs --port".into()));
-        }
-        if let Some(MatchArgs::Prefix(n)) = self.match_args {
-            if n > self.argv.len() - 1 {
-                return Err(Error::Usage(format!(
-                    "--match={n} compares more arguments than the command has ({})",
-                    self.argv.len() - 1
-                )));
+        let args = self.argv.len().saturating_sub(1);
+        let why = match self.match_args {
+            _ if self.argv.first().is_none_or(|a| a.is_empty()) => "no command given".into(),
+            _ if self.port == Some(0) => "port 0 is not a port (want 1-65535)".into(),
+            _ if self.state.is_some() && self.port.is_none() => {
+                "--state needs --port (the record names the port)".into()
             }
-        }
-        Ok(())
+            Some(_) if self.port.is_none() => "--match needs --port".into(),
+            Some(MatchArgs::Prefix(n)) if n > args => {
+                format!("--match={n} compares more arguments than the command has ({args})")
+            }
+            _ => return Ok(()),
+        };
+        Err(Error::Usage(why))
     }
 }
 
@@ -126,35 +112,32 @@ pub fn launch(
 ) -> Result<(Launched, Option<ReapOutcome>)> {
     let reaped = clear_port(spec)?;
     let mut running = spawn::spawn(spec)?;
-    if let Some(probe) = &spec.ready {
-        match wait_ready(&mut running, probe, spec.ready_timeout, stop_requested) {
-            Ok(ReadyOrStop::Ready) => {}
-            Ok(ReadyOrStop::StopRequested) => {
-                return Ok((Launched::StopRequested(running), reaped))
-            }
-            Err(e) => {
-                let _ = running.stop(spec.grace);
-                return Err(e);
-            }
+    let ready = match &spec.ready {
+        Some(probe) => wait_ready(&mut running, probe, spec.ready_timeout, stop_requested),
+        None => Ok(ReadyOrStop::Ready),
+    };
+    let recorded = ready.and_then(|r| match (r, &spec.state, spec.port) {
+        (ReadyOrStop::Ready, Some(path), Some(port)) => {
+            let rec = StateRecord {
+                port,
+                pid: running.pid,
+                start_time: running.start_time,
+                cmdline: (spec.argv.iter())
+                    .map(|a| a.to_string_lossy().into())
+                    .collect(),
+            };
+            statefile::write(path, &rec).map(|()| r)
         }
-    }
-    if let (Some(path), Some(port)) = (&spec.state, spec.port) {
-        let rec = StateRecord {
-            port,
-            pid: running.pid,
-            start_time: running.start_time,
-            cmdline: spec
-                .argv
-                .iter()
-                .map(|a| a.to_string_lossy().into())
-                .collect(),
-        };
-        if let Err(e) = statefile::write(path, &rec) {
+        _ => Ok(r),
+    });
+    match recorded {
+        Ok(ReadyOrStop::Ready) => Ok((Launched::Ready(running), reaped)),
+        Ok(ReadyOrStop::StopRequested) => Ok((Launched::StopRequested(running), reaped)),
+        Err(e) => {
             let _ = running.stop(spec.grace);
-            return Err(e);
+            Err(e)
         }
     }
-    Ok((Launched::Ready(running), reaped))
 }
 
 /// Ends a launched child: stops it (close stdin, TERM the group, grace,
