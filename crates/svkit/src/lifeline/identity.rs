@@ -223,6 +223,19 @@ mod tests {
     }
 
     #[test]
+    fn command_lines_are_escaped_as_every_message() {
+        let mut id = read_identity(std::process::id() as i32).unwrap().unwrap();
+        id.cmdline = vec!["a\x1bb\nc".into(), OsString::from_vec(b"\xffd".to_vec())];
+        assert_eq!(id.command_line(), "a\\eb\\nc \\xffd");
+        id.cmdline = vec!["é".repeat(150).into()];
+        let cut = id.command_line();
+        assert_eq!(cut, format!("{}…", "é".repeat(100)));
+        id.cmdline.clear();
+        id.comm = "k\x07".into();
+        assert_eq!(id.command_line(), "[k\\x07]");
+    }
+
+    #[test]
     fn uids_from_status() {
         assert_eq!(
             parse_status_uids("Name:\tx\nUid:\t1000\t1001\t1001\t1001\n"),
