@@ -157,15 +157,6 @@ pub fn listeners_blocking(entries: &[TcpEntry], want: Option<IpAddr>, port: u16)
         .collect()
 }
 
-/// Result of one scan.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Scan {
-    /// For each wanted inode, the pids holding a descriptor to it.
-    pub owners: BTreeMap<u64, BTreeSet<i32>>,
-    /// Pids whose descriptors we were not allowed to read.
-    pub unreadable: BTreeSet<i32>,
-}
-
 /// `socket:[12345]` → 12345.
 pub fn socket_inode(link: &[u8]) -> Option<u64> {
     let rest = link.strip_prefix(b"socket:[")?;
@@ -173,9 +164,13 @@ pub fn socket_inode(link: &[u8]) -> Option<u64> {
     std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
-/// Finds the holders of the given socket inodes among all visible processes.
-fn scan(wanted: &BTreeSet<u64>) -> io::Result<Scan> {
-    let mut out = Scan::default();
+/// The pids holding each of the `wanted` socket inodes, among all visible
+/// processes; those whose descriptors we may not read go to `unreadable`.
+fn holders(
+    wanted: &BTreeSet<u64>,
+    unreadable: &mut BTreeSet<i32>,
+) -> io::Result<BTreeMap<u64, BTreeSet<i32>>> {
+    let mut out: BTreeMap<u64, BTreeSet<i32>> = BTreeMap::new();
     for entry in fs::read_dir("/proc")? {
         let Some(pid) = entry?.file_name().to_str().and_then(|s| s.parse().ok()) else {
             continue;
@@ -183,7 +178,7 @@ fn scan(wanted: &BTreeSet<u64>) -> io::Result<Scan> {
         let fds = match fs::read_dir(format!("/proc/{pid}/fd")) {
             Ok(d) => d,
             Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                out.unreadable.insert(pid);
+                unreadable.insert(pid);
                 continue;
             }
             // Gone since the listing, or a kernel thread: nothing to see.
@@ -193,7 +188,7 @@ fn scan(wanted: &BTreeSet<u64>) -> io::Result<Scan> {
         for link in fds.flatten().filter_map(|fd| fs::read_link(fd.path()).ok()) {
             match socket_inode(link.as_os_str().as_bytes()) {
                 Some(inode) if wanted.contains(&inode) => {
-                    out.owners.entry(inode).or_default().insert(pid);
+                    out.entry(inode).or_default().insert(pid);
                 }
                 _ => {}
             }
@@ -236,18 +231,18 @@ pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> super::Result<PortReport
         return Ok(report);
     }
     let wanted: BTreeSet<u64> = report.listeners.iter().map(|l| l.inode).collect();
-    let scan = scan(&wanted).map_err(|e| Error::io("unable to scan /proc", e))?;
-    for pid in scan.owners.values().flatten().collect::<BTreeSet<_>>() {
+    let held = holders(&wanted, &mut report.unreadable)
+        .map_err(|e| Error::io("unable to scan /proc", e))?;
+    for pid in held.values().flatten().collect::<BTreeSet<_>>() {
         match identity::read_identity(*pid) {
             Ok(id) => report.owners.extend(id),
             Err(e) => return Err(Error::io(format!("unable to read /proc/{pid}"), e)),
         }
     }
     report.unowned = (report.listeners.iter())
-        .filter(|l| !scan.owners.contains_key(&l.inode))
+        .filter(|l| !held.contains_key(&l.inode))
         .cloned()
         .collect();
-    report.unreadable = scan.unreadable;
     Ok(report)
 }
 
@@ -360,7 +355,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&l);
         let ino = fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
-        let scan = scan(&BTreeSet::from([ino])).unwrap();
-        assert!(scan.owners[&ino].contains(&(std::process::id() as i32)));
+        let held = holders(&BTreeSet::from([ino]), &mut BTreeSet::new()).unwrap();
+        assert!(held[&ino].contains(&(std::process::id() as i32)));
     }
 }
