@@ -285,7 +285,12 @@ fn a_dangling_symlink_in_the_scandir_is_named_and_nothing_is_added() {
     let o = sbx.run(&["svctl", "register", "--slot", "one-{instance}", "x"], 111);
     let e = err(&o);
     assert!(
-        e.contains("s6-svscan cannot stat /run/service/gone (No such file or directory)"),
+        e.contains(
+            "svctl: fatal: unable to reconcile /run/service: s6-svscan cannot stat \
+             /run/service/gone (No such file or directory): its scan stops there and starts \
+             no new service until it is gone (a dangling symlink?); remove it, then try \
+             again; nothing changed\n"
+        ),
         "{e}"
     );
     assert!(e.contains("nothing changed"), "{e}");

@@ -15,7 +15,6 @@ pub mod clock;
 pub mod config;
 pub mod container;
 pub mod control;
-pub mod dirent;
 pub mod foreground;
 pub mod fsutil;
 pub mod init;

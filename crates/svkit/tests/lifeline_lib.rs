@@ -1,32 +1,18 @@
-//! The lifeline library: the caller keeps running while the start (reap,
-//! spawn, probe) happens on a worker; the port inspection and reaping it uses.
+//! The lifeline library: the start (reap, spawn, probe) asks its caller
+//! whether to stop at every look; the port inspection and reaping it uses.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod lifeline_common;
 
 use std::ffi::OsString;
 use std::net::TcpListener;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lifeline_common::*;
-use svkit::lifeline::{self, parse_ready, Error, MatchArgs, Spec};
-
-const LONG: Duration = Duration::from_secs(10);
+use svkit::lifeline::{self, parse_ready, Error, Launched, MatchArgs, Spec};
 
 fn spec(argv: Vec<String>) -> Spec {
     Spec::new(argv.into_iter().map(OsString::from).collect())
-}
-
-/// Ticks a counter every 5 ms until `done` says so; returns the ticks.
-fn tick_until(mut done: impl FnMut() -> bool) -> u32 {
-    let deadline = Instant::now() + LONG;
-    let mut ticks = 0;
-    while !done() {
-        assert!(Instant::now() < deadline, "background work never finished");
-        ticks += 1;
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    ticks
 }
 
 /// `argv` behind a gate: the child waits (bounded) for `gate` to exist,
@@ -44,7 +30,7 @@ fn gated(gate: &std::path::Path, argv: Vec<String>) -> Vec<String> {
 }
 
 #[test]
-fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
+fn the_caller_is_asked_while_a_slow_spawn_becomes_ready() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());
     let port = free_port("127.0.0.1");
@@ -52,8 +38,9 @@ fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
     let gate = dir.path().join("gate");
     let mut argv = srv.clone();
     argv.extend([format!("port={port}"), "http=200".into()]);
-    // The server binds only once the caller opens the gate, from its own
-    // loop: a start that stalled the caller could never become ready.
+    // The server binds only once the caller opens the gate, from the
+    // question launch asks it: a start that never asked could never become
+    // ready.
     let mut sp = spec(gated(&gate, argv));
     sp.port = Some(port);
     sp.state = Some(state.clone());
@@ -65,37 +52,29 @@ fn caller_keeps_ticking_while_a_slow_spawn_becomes_ready() {
         )
         .unwrap(),
     );
-    let mut pending = lifeline::start_in_background(sp);
-    let mut result = None;
     let mut pending_seen = 0;
-    tick_until(|| {
-        result = pending.try_result();
-        if result.is_none() {
-            pending_seen += 1;
-            if pending_seen == 3 {
-                assert!(!state.exists(), "recorded before the server could bind");
-                std::fs::write(&gate, "").unwrap();
-            }
+    let (launched, _) = lifeline::run::launch(&sp, &mut || {
+        pending_seen += 1;
+        if pending_seen == 3 {
+            assert!(!state.exists(), "recorded before the server could bind");
+            std::fs::write(&gate, "").unwrap();
         }
-        result.is_some()
-    });
+        false
+    })
+    .unwrap();
     assert!(
         pending_seen >= 3,
-        "the start resolved after {pending_seen} looks, before the caller opened the gate: {:?}",
-        result.as_ref().map(|r| r.as_ref().map(|s| s.pid()))
+        "the start resolved after {pending_seen} looks, before the caller opened the gate"
     );
-    let mut sidecar = result.unwrap().unwrap();
-    let _r = Reaper(vec![sidecar.pid()]);
+    let Launched::Ready(mut running) = launched else {
+        panic!("no stop was asked for")
+    };
+    let _r = Reaper(vec![running.pid]);
     assert!(state.exists(), "recorded once ready");
-    assert!(sidecar.try_exit().is_none());
-    sidecar.stop();
-    let mut code = None;
-    tick_until(|| {
-        code = sidecar.try_exit();
-        code.is_some()
-    });
-    assert_eq!(code.unwrap().unwrap(), 143);
-    assert!(is_gone(sidecar.pid()));
+    assert!(running.try_exit().unwrap().is_none());
+    let status = lifeline::run::finish(&sp, &mut running).unwrap();
+    assert_eq!(lifeline::exit_code(status), 143);
+    assert!(is_gone(running.pid));
     assert!(!state.exists(), "record removed on stop");
 }
 
@@ -157,23 +136,6 @@ fn clear_port_is_a_noop_when_free_and_refuses_ourselves() {
 }
 
 #[test]
-fn dropping_the_sidecar_handle_stops_the_child() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = server_argv(dir.path());
-    let port = free_port("127.0.0.1");
-    let mut argv = srv.clone();
-    argv.push(format!("port={port}"));
-    let mut sp = spec(argv);
-    sp.port = Some(port);
-    sp.ready = Some(parse_ready("tcp", Some(port), sp.bind).unwrap());
-    let sidecar = lifeline::start_in_background(sp).wait().unwrap();
-    let pid = sidecar.pid();
-    let _r = Reaper(vec![pid]);
-    drop(sidecar);
-    assert!(wait_for(LONG, || is_gone(pid)));
-}
-
-#[test]
 fn failed_start_leaves_nothing_running() {
     let dir = tempfile::tempdir().unwrap();
     let srv = server_argv(dir.path());
@@ -189,7 +151,7 @@ fn failed_start_leaves_nothing_running() {
     sp.port = Some(port);
     sp.ready = Some(parse_ready("tcp", Some(port), sp.bind).unwrap());
     sp.ready_timeout = Duration::from_millis(300);
-    let err = lifeline::start_in_background(sp).wait().unwrap_err();
+    let err = lifeline::run::launch(&sp, &mut || false).unwrap_err();
     assert!(matches!(err, Error::ReadyTimeout { .. }), "{err}");
     assert!(is_gone(info_pid(&info)));
 }

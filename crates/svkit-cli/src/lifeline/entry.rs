@@ -7,7 +7,8 @@ use nix::sys::signal::Signal;
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use crate::lifeline::cli::Cli;
-use svkit::lifeline::{self, reap, spawn::Wake, Error, Launched, Spec, StopSources};
+use svkit::lifeline::spawn::{Running, Wake};
+use svkit::lifeline::{self, Error, Launched, Spec, StopSources};
 use svkit::msg::{self, exit, exit::lifeline::PORT_FREE};
 
 fn fatal(e: &Error) -> ExitCode {
@@ -36,7 +37,7 @@ pub fn main() -> ExitCode {
 }
 
 fn which_port(port: u16, bind: Option<IpAddr>) -> Result<ExitCode, Error> {
-    let report = reap::inspect_port(port, bind)?;
+    let report = lifeline::inspect_port(port, bind)?;
     let mut text = String::new();
     for id in &report.owners {
         text += &format!(
@@ -125,27 +126,36 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> Result<ExitCode, Error> {
             ));
         }
     }
-    let (mut running, mut stopping) = match launched {
-        Launched::Ready(r) => (r, false),
-        Launched::StopRequested(r) => (r, true),
+    // Then the child, or what is left of its group, is stopped.
+    let mut running = match launched {
+        Launched::Ready(mut r) => {
+            run_until_stop(&mut r, &mut stop);
+            r
+        }
+        Launched::StopRequested(r) => r,
     };
-    while !stopping {
+    let status = lifeline::run::finish(&spec, &mut running)?;
+    // The child's code (128+N for signal N).
+    Ok(ExitCode::from(
+        lifeline::exit_code(status).clamp(0, 255) as u8
+    ))
+}
+
+/// Until the child exits or a stop is asked for.
+fn run_until_stop(running: &mut Running, stop: &mut StopSources) {
+    loop {
         let event = {
             let fds = stop.fds();
             running.wait_event(&fds)
         };
         match event {
-            Ok(Wake::Exited(_)) => break,
-            Ok(Wake::Fd(i)) => stopping = stop.drain(i),
+            Ok(Wake::Exited(_)) => return,
+            Ok(Wake::Fd(i)) if stop.drain(i) => return,
+            Ok(Wake::Fd(_)) => {}
             Err(e) => {
                 msg::warn(format_args!("{e}: stopping the child"));
-                stopping = true;
+                return;
             }
         }
     }
-    let status = lifeline::run::finish(&spec, &mut running, stopping)?;
-    // The child's code (128+N for signal N).
-    Ok(ExitCode::from(
-        lifeline::exit_code(status).clamp(0, 255) as u8
-    ))
 }

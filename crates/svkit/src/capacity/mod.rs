@@ -12,24 +12,42 @@
 //! What counts: the config's slots and their loggers, everything else in
 //! the scandir that svkit did not make (s6-overlay's own, an image's
 //! s6-rc longruns), and what s6-overlay will still link in from
-//! `services.d` once the cont-init hooks are done ([`count`]); against
-//! the running s6-svscan's limit ([`limit`]).
+//! `services.d` once the cont-init hooks are done; against s6-svscan's
+//! limit ([`limit`]). Both are read as s6-svscan reads its scandir:
+//! `.`-led names skipped, symlinks followed, a service and its `log/` one
+//! each.
+//!
+//! A name s6-svscan cannot stat (a dangling symlink: a `services.d` link
+//! whose target went away, a removed volume) is not skipped: its scan
+//! stops there, says `unable to stat NAME` once, and is tried again
+//! a few seconds later, and again. Until the name is gone, no service
+//! after it starts, whichever was added (seen on s6-overlay 3.2.3.0's
+//! s6). So svkit refuses to add slots it knows would not start, and names
+//! the entry to remove ([`blockers`]).
 
-pub mod blocked;
-pub mod count;
 pub mod limit;
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use limit::{Limit, Source};
+pub use limit::Limit;
+
+use crate::msg::strerror;
+use crate::slot::owner::is_ours;
 
 /// s6-overlay 3.2.3.0's own services in `/run/service`, before any of an
 /// image's: `s6-linux-init-shutdownd`, `s6rc-fdholder`,
 /// `s6rc-oneshot-runner` (4 with `S6_LOGGING` 1 or 2: `s6-svscan-log`).
 pub const OVERLAY_OWN: u32 = 3;
+
+/// s6-overlay's scandir, which `services-up` links `services.d` into.
+pub const OVERLAY_SCANDIR: &str = "/run/service";
+
+/// s6-svscan skips a name longer than its `-L` (default 251): no service.
+const NAME_MAX: usize = 251;
 
 /// The services a config needs in one supervision tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,78 +151,174 @@ impl fmt::Display for Fit {
 }
 
 /// A config that does not fit in s6-svscan's limit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the config needs {} s6 services ({need}); s6-svscan here supervises at most {limit}, \
+     and past that starts none of the new ones: declare fewer slots, or fewer with \
+     `log` (each logger is a service); s6-overlay runs s6-svscan without -C and no \
+     setting raises the limit",
+    thousands(need.total())
+)]
 pub struct TooManyServices {
     pub need: Need,
     pub limit: Limit,
 }
 
-impl fmt::Display for TooManyServices {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the config needs {} s6 services ({}); s6-svscan here supervises at most {}, \
-             and past that starts none of the new ones: declare fewer slots, or fewer with \
-             `log` (each logger is a service); s6-overlay runs s6-svscan without -C and no \
-             setting raises the limit",
-            thousands(self.need.total()),
-            self.need,
-            self.limit
-        )
-    }
+/// One entry s6-svscan cannot stat, and why.
+#[derive(Debug)]
+pub struct Blocker {
+    pub name: String,
+    pub why: io::Error,
 }
-
-impl std::error::Error for TooManyServices {}
 
 /// Why a tree's need could not be counted, or that it does not fit.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CapacityError {
+    #[error(transparent)]
     TooMany(TooManyServices),
-    /// s6-svscan's scan stops at these entries ([`blocked`]): nothing new
+    /// s6-svscan's scan stops at these entries ([`blockers`]): nothing new
     /// would start.
+    #[error(
+        "s6-svscan cannot stat {}: its scan stops there and starts no new service \
+         until it is gone (a dangling symlink?); remove it, then try again",
+        blocked(scandir, blockers)
+    )]
     ScanBlocked {
         scandir: PathBuf,
-        blockers: Vec<blocked::Blocker>,
+        blockers: Vec<Blocker>,
     },
     /// The scandir could not be read.
-    Io {
-        path: PathBuf,
-        source: io::Error,
-    },
+    #[error("unable to read {}: {}", path.display(), strerror(source))]
+    Io { path: PathBuf, source: io::Error },
 }
 
-impl fmt::Display for CapacityError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CapacityError::TooMany(e) => e.fmt(f),
-            CapacityError::ScanBlocked { scandir, blockers } => {
-                let what: Vec<String> = blockers
-                    .iter()
-                    .map(|b| {
-                        format!(
-                            "{} ({})",
-                            scandir.join(&b.name).display(),
-                            crate::msg::strerror(&b.why)
-                        )
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "s6-svscan cannot stat {}: its scan stops there and starts no new service                      until it is gone (a dangling symlink?); remove it, then try again",
-                    what.join(", ")
-                )
-            }
-            CapacityError::Io { path, source } => write!(
-                f,
-                "unable to read {}: {}",
-                path.display(),
-                crate::msg::strerror(source)
-            ),
-        }
+/// `/run/service/a (No such file or directory), ...`.
+fn blocked(scandir: &Path, blockers: &[Blocker]) -> String {
+    let each: Vec<String> = (blockers.iter())
+        .map(|b| format!("{} ({})", scandir.join(&b.name).display(), strerror(&b.why)))
+        .collect();
+    each.join(", ")
+}
+
+fn unreadable(scandir: &Path) -> impl FnOnce(io::Error) -> CapacityError + '_ {
+    |source| CapacityError::Io {
+        path: scandir.to_path_buf(),
+        source,
     }
 }
 
-impl std::error::Error for CapacityError {}
+/// The visible names in `scandir` that s6-svscan cannot stat (following
+/// symlinks, as it does). A service's `log` that is missing is fine (s6
+/// only pairs what is there); one that cannot be stated otherwise blocks.
+pub fn blockers(scandir: &Path) -> io::Result<Vec<Blocker>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(scandir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        match fs::metadata(entry.path()) {
+            Err(why) => out.push(Blocker { name, why }),
+            Ok(m) if m.is_dir() => match fs::metadata(entry.path().join("log")) {
+                Err(why) if why.kind() != io::ErrorKind::NotFound => out.push(Blocker {
+                    name: format!("{name}/log"),
+                    why,
+                }),
+                _ => {}
+            },
+            Ok(_) => {}
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// A dir s6-svscan would supervise: 1, plus 1 for its `log/`.
+fn services_of(dir: &Path) -> u32 {
+    1 + u32::from(crate::slot::logger::has_logger(dir))
+}
+
+/// Names in `dir` that s6-svscan would supervise (dirs, symlinks to dirs).
+fn service_dirs(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        // A name that is not UTF-8 is still a service to s6-svscan.
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if !name.starts_with('.') && name.len() <= NAME_MAX && path.is_dir() {
+            out.push((name, path));
+        }
+    }
+    Ok(out)
+}
+
+/// In `scandir`: the services not made by svkit and not named like one
+/// of `declared` (svkit's own are replaced by the config's, or deleted),
+/// and every visible name (made by svkit or not).
+pub fn foreign(scandir: &Path, declared: &BTreeSet<&str>) -> io::Result<(u32, BTreeSet<String>)> {
+    let mut n = 0;
+    let mut names = BTreeSet::new();
+    for (name, path) in service_dirs(scandir)? {
+        if !declared.contains(name.as_str()) && !is_ours(&path) {
+            n += services_of(&path);
+        }
+        names.insert(name);
+    }
+    Ok((n, names))
+}
+
+/// The `services.d` that s6-overlay's `services-up` copies from, under
+/// `root`: `/etc/cont-profile.d/PROFILE/services.d` with
+/// `S6_RUNTIME_PROFILE`, else `/etc/services.d`.
+pub fn services_d(root: &Path, profile: Option<&str>) -> PathBuf {
+    let etc = root.join("etc");
+    match profile.filter(|p| !p.is_empty()) {
+        Some(p) => etc.join("cont-profile.d").join(p).join("services.d"),
+        None => etc.join("services.d"),
+    }
+}
+
+/// The services of `dir` (a `services.d`) not yet in the scandir
+/// (`present`) nor named like a slot: what `services-up` will still add.
+/// An unreadable or missing dir adds none, as `services-up` finds none.
+pub fn legacy(dir: &Path, present: &BTreeSet<String>, declared: &BTreeSet<&str>) -> u32 {
+    service_dirs(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter(|(name, _)| !present.contains(name) && !declared.contains(name.as_str()))
+        .map(|(_, path)| services_of(path))
+        .sum()
+}
+
+/// What the `(name, has a logger)` slots need besides `others`, with what
+/// the `services.d` under `root` (if any) will still add: the entries not
+/// `present` in the scandir yet.
+fn need_of<'a>(
+    slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
+    declared: &BTreeSet<&str>,
+    others: Others,
+    root: Option<&Path>,
+    present: &BTreeSet<String>,
+) -> Need {
+    let mut need = Need::of_slots(slots);
+    need.others.push(others);
+    if let Some(root) = root {
+        let profile = crate::container::setting("S6_RUNTIME_PROFILE");
+        let dir = services_d(root, profile.as_deref());
+        let count = legacy(&dir, present, declared);
+        if count > 0 {
+            let place = Place::ServicesD(dir);
+            need.others.push(Others { count, place });
+        }
+    }
+    need
+}
+
+fn names<'a>(slots: impl IntoIterator<Item = (&'a str, bool)>) -> BTreeSet<&'a str> {
+    slots.into_iter().map(|(n, _)| n).collect()
+}
 
 /// What the `(name, has a logger)` slots need in the tree of `scandir`,
 /// besides what is in it, and what `services.d` (under `/`) will add
@@ -213,45 +327,24 @@ pub fn need_in<'a>(
     scandir: &Path,
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
 ) -> Result<Need, CapacityError> {
-    let declared: BTreeSet<&str> = slots.clone().into_iter().map(|(n, _)| n).collect();
-    let mut need = Need::of_slots(slots);
-    let (n, present) = count::foreign(scandir, &declared).map_err(|source| CapacityError::Io {
-        path: scandir.to_path_buf(),
-        source,
-    })?;
-    need.others.push(Others {
-        count: n,
-        place: Place::Scandir(scandir.to_path_buf()),
-    });
-    if scandir == Path::new(count::OVERLAY_SCANDIR) {
-        let profile = crate::container::setting("S6_RUNTIME_PROFILE");
-        let dir = count::services_d(Path::new("/"), profile.as_deref());
-        let n = count::legacy(&dir, &present, &declared);
-        if n > 0 {
-            need.others.push(Others {
-                count: n,
-                place: Place::ServicesD(dir),
-            });
-        }
-    }
-    Ok(need)
+    let declared = names(slots.clone());
+    let (count, present) = foreign(scandir, &declared).map_err(unreadable(scandir))?;
+    let place = Place::Scandir(scandir.to_path_buf());
+    let overlay = (scandir == Path::new(OVERLAY_SCANDIR)).then_some(Path::new("/"));
+    let others = Others { count, place };
+    Ok(need_of(slots, &declared, others, overlay, &present))
 }
 
 /// [`need_in`] checked against the running s6-svscan's limit, in a
-/// scandir whose scan nothing stops ([`blocked`]).
+/// scandir whose scan nothing stops ([`blockers`]).
 pub fn check_in<'a>(
     scandir: &Path,
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
 ) -> Result<Fit, CapacityError> {
-    let blockers = blocked::blockers(scandir).map_err(|source| CapacityError::Io {
-        path: scandir.to_path_buf(),
-        source,
-    })?;
+    let blockers = blockers(scandir).map_err(unreadable(scandir))?;
     if !blockers.is_empty() {
-        return Err(CapacityError::ScanBlocked {
-            scandir: scandir.to_path_buf(),
-            blockers,
-        });
+        let scandir = scandir.to_path_buf();
+        return Err(CapacityError::ScanBlocked { scandir, blockers });
     }
     need_in(scandir, slots)?
         .check(Limit::running())
@@ -266,22 +359,12 @@ pub fn check_assumed<'a>(
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
     why: &str,
 ) -> Result<Fit, TooManyServices> {
-    let declared: BTreeSet<&str> = slots.clone().into_iter().map(|(n, _)| n).collect();
-    let mut need = Need::of_slots(slots);
-    need.others.push(Others {
+    let declared = names(slots.clone());
+    let others = Others {
         count: OVERLAY_OWN,
         place: Place::OverlayAssumed,
-    });
-    let profile = crate::container::setting("S6_RUNTIME_PROFILE");
-    let dir = count::services_d(root, profile.as_deref());
-    let n = count::legacy(&dir, &BTreeSet::new(), &declared);
-    if n > 0 {
-        need.others.push(Others {
-            count: n,
-            place: Place::ServicesD(dir),
-        });
-    }
-    need.check(Limit::assumed(why))
+    };
+    need_of(slots, &declared, others, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
 }
 
 /// `1204` as `1,204`.

@@ -1,5 +1,6 @@
 use super::*;
 use std::fs;
+use std::os::unix::fs::symlink;
 
 fn slots(n: usize, logged: usize) -> Vec<(String, bool)> {
     (0..n).map(|i| (format!("s{i}"), i < logged)).collect()
@@ -55,7 +56,7 @@ fn the_refusal_names_every_count_the_limit_and_what_to_do() {
     });
     let limit = Limit {
         max: 1000,
-        source: Source::Pid1 { explicit: false },
+        assumed: None,
     };
     let e = need.check(limit).expect_err("over");
     let text = e.to_string();
@@ -148,5 +149,118 @@ fn without_s6_overlay_its_own_and_the_default_are_assumed() {
     assert!(
         check_assumed(t.path(), pairs(&s), "x").is_err(),
         "996 + 3 + 2"
+    );
+}
+
+// What is in a scandir and a `services.d`, as s6-svscan reads them.
+
+fn mkdirs(base: &Path, rels: &[&str]) {
+    for r in rels {
+        fs::create_dir_all(base.join(r)).expect("mkdir");
+    }
+}
+
+#[test]
+fn the_scandir_is_read_as_s6_svscan_reads_it() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let sd = t.path().join("service");
+    let elsewhere = t.path().join("elsewhere");
+    mkdirs(
+        &sd,
+        &[
+            "plain",
+            "logged/log",
+            ".hidden/log",
+            "mine/log",
+            "declared-foreign",
+            &"x".repeat(252),
+        ],
+    );
+    mkdirs(&elsewhere, &["linked/log"]);
+    fs::write(sd.join("mine/.svkit"), "").expect("marker");
+    fs::write(sd.join("a-file"), "").expect("write");
+    symlink(elsewhere.join("linked"), sd.join("linked")).expect("ln");
+    symlink(t.path().join("dangling"), sd.join("dangling")).expect("ln");
+    let declared = BTreeSet::from(["declared-foreign"]);
+    let (n, names) = foreign(&sd, &declared).expect("read");
+    // plain 1, logged 2, linked 2 (its log/ through the link).
+    assert_eq!(n, 5, "{names:?}");
+    assert!(names.contains("mine") && names.contains("declared-foreign"));
+    assert!(!names.contains(".hidden") && !names.contains("a-file"));
+    assert!(foreign(&t.path().join("none"), &declared).is_err());
+}
+
+#[test]
+fn services_d_counts_what_services_up_has_not_linked_yet() {
+    let t = tempfile::tempdir().expect("tempdir");
+    mkdirs(
+        t.path(),
+        &[
+            "etc/services.d/nginx/log",
+            "etc/services.d/cron",
+            "etc/services.d/linked",
+            "etc/services.d/.skipped",
+            "etc/services.d/gw",
+            "etc/cont-profile.d/dev/services.d/one",
+        ],
+    );
+    fs::write(t.path().join("etc/services.d/README"), "").expect("write");
+    let dir = services_d(t.path(), None);
+    let present = BTreeSet::from(["linked".to_string()]);
+    let declared = BTreeSet::from(["gw"]);
+    assert_eq!(legacy(&dir, &present, &declared), 3, "nginx 2, cron 1");
+    assert_eq!(services_d(t.path(), Some("")), dir);
+    let dev = services_d(t.path(), Some("dev"));
+    assert_eq!(legacy(&dev, &present, &declared), 1);
+    assert_eq!(legacy(&t.path().join("missing"), &present, &declared), 0);
+}
+
+// What stops s6-svscan's scan.
+
+#[test]
+fn only_what_cannot_be_stated_blocks() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let d = t.path();
+    fs::create_dir_all(d.join("ok/log")).expect("mkdir");
+    fs::create_dir(d.join("nolog")).expect("mkdir");
+    fs::write(d.join("plain-file"), "").expect("write");
+    symlink(d.join("ok"), d.join("linked")).expect("ln");
+    symlink("/nonexistent/svkit-test", d.join(".hidden-dangling")).expect("ln");
+    assert!(blockers(d).expect("read").is_empty());
+    // A log that is not there is no logger, to s6 as here.
+    symlink("/nonexistent/svkit-test", d.join("nolog/log")).expect("ln");
+    assert!(blockers(d).expect("read").is_empty());
+    symlink("/nonexistent/svkit-test", d.join("dangling")).expect("ln");
+    fs::remove_file(d.join("nolog/log")).expect("rm");
+    symlink("log", d.join("nolog/log")).expect("ln: a loop");
+    let b = blockers(d).expect("read");
+    let names: Vec<&str> = b.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["dangling", "nolog/log"]);
+    assert_eq!(b[0].why.kind(), io::ErrorKind::NotFound);
+    assert!(blockers(&d.join("nope")).is_err());
+}
+
+#[test]
+fn a_blocked_scan_names_every_entry_and_what_to_do() {
+    let blockers = vec![
+        Blocker {
+            name: "gone".into(),
+            why: io::Error::from_raw_os_error(nix::libc::ENOENT),
+        },
+        Blocker {
+            name: "a/log".into(),
+            why: io::Error::from_raw_os_error(nix::libc::ELOOP),
+        },
+    ];
+    let e = CapacityError::ScanBlocked {
+        scandir: "/run/service".into(),
+        blockers,
+    };
+    assert_eq!(
+        e.to_string(),
+        "s6-svscan cannot stat /run/service/gone (No such file or directory), \
+         /run/service/a/log (Too many symbolic links encountered): its scan stops \
+         there and starts no new service until it is gone (a dangling symlink?); remove \
+         it, then try again"
     );
 }

@@ -4,13 +4,9 @@
 //! runtime (`svctl register`, kept by `crate::state`).
 
 use super::error::Warning;
-use crate::dirent;
-use nix::errno::Errno;
-use nix::fcntl::AtFlags;
-use nix::sys::stat::{fstatat, SFlag};
-use rustix::fs::FileType;
+use std::fs;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 
 /// Lists candidate instance names under a directory.
 pub trait InstanceSource {
@@ -35,58 +31,34 @@ pub struct FsInstances;
 
 impl InstanceSource for FsInstances {
     fn discover(&self, dir: &str, require_file: Option<&str>) -> io::Result<Vec<String>> {
-        let fd = match dirent::open_dir(None, dir) {
-            Ok(fd) => fd,
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        // Named from the open dir: one or two components to look up, not
-        // the whole path again for every instance.
-        let kind = |rel: &[u8]| {
-            fstatat(Some(fd.as_raw_fd()), rel, AtFlags::AT_SYMLINK_NOFOLLOW)
-                .map(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT)
-        };
         let mut out = Vec::new();
-        let mut rel = Vec::new();
-        let mut failed = None;
-        dirent::each_entry(&fd, |name, d_type| {
-            let name = name.to_bytes();
+        for entry in entries {
+            let entry = entry?;
             // Symlinked entries are not followed: an instance is a real
-            // subdirectory of the declared dir.
-            let is_dir = match d_type {
-                FileType::Directory => true,
-                // The listing does not say: ask. Gone since is not there;
-                // any other failure fails the listing, as readdir's would.
-                FileType::Unknown => match kind(name) {
-                    Ok(k) => k == SFlag::S_IFDIR,
-                    Err(Errno::ENOENT) => false,
-                    Err(e) => {
-                        failed.get_or_insert(e);
-                        false
-                    }
-                },
-                _ => false,
-            };
-            if !is_dir {
-                return;
+            // subdirectory of the declared dir. Where the listing does not
+            // say the type, it is asked: gone since is not there; any
+            // other failure fails the listing, as readdir's would.
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => {}
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => continue,
             }
             if let Some(req) = require_file {
-                rel.clear();
-                rel.extend_from_slice(name);
-                rel.push(b'/');
-                rel.extend_from_slice(req.as_bytes());
-                if kind(&rel) != Ok(SFlag::S_IFREG) {
-                    return;
+                let file = fs::symlink_metadata(entry.path().join(req));
+                if !file.is_ok_and(|m| m.file_type().is_file()) {
+                    continue;
                 }
             }
             // A non-UTF-8 name is kept with its odd bytes shown as `\xNN`:
             // validation then rejects it with a warning naming it.
-            out.push(crate::msg::bytes(name));
-        })?;
-        match failed {
-            Some(e) => Err(e.into()),
-            None => Ok(out),
+            out.push(crate::msg::bytes(entry.file_name().as_bytes()));
         }
+        Ok(out)
     }
 }
 

@@ -9,9 +9,15 @@
 use std::ffi::OsString;
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::str::FromStr;
+
+use nix::libc::{ENOSYS, ESRCH};
+use nix::sys::signal::Signal;
+
+use crate::{msg, sys};
 
 /// Fields of `/proc/PID/stat` that lifeline uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,40 +34,24 @@ pub struct Stat {
 /// Parses `/proc/PID/stat`. `comm` may hold spaces and parentheses, so the
 /// fixed fields are found after the *last* `)`.
 pub fn parse_stat(text: &str) -> Result<Stat, String> {
-    let open = text.find('(').ok_or("no '(' in stat")?;
-    let close = text.rfind(')').ok_or("no ')' in stat")?;
-    if close < open {
-        return Err("')' before '(' in stat".into());
-    }
-    let pid = text[..open]
-        .trim()
-        .parse::<i32>()
-        .map_err(|_| "bad pid in stat")?;
-    let comm = text[open + 1..close].to_string();
+    let (head, rest) = text.rsplit_once(')').ok_or("no ')' in stat")?;
+    let (pid, comm) = head.split_once('(').ok_or("no '(' in stat")?;
     // Field 3 (state) is the first after the comm; field 22 is start time.
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    let field = |n: usize| -> Result<&str, String> {
-        rest.get(n - 3)
-            .copied()
-            .ok_or_else(|| format!("stat has no field {n}"))
-    };
-    let num = |n: usize| -> Result<i64, String> {
-        field(n)?
-            .parse::<i64>()
-            .map_err(|_| format!("bad stat field {n}"))
-    };
-    let state = field(3)?.chars().next().ok_or("empty state")?;
-    let start_time = field(22)?
-        .parse::<u64>()
-        .map_err(|_| "bad start time (field 22)")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fn field<T: FromStr>(fields: &[&str], n: usize) -> Result<T, String> {
+        let text = fields
+            .get(n - 3)
+            .ok_or_else(|| format!("stat has no field {n}"))?;
+        text.parse().map_err(|_| format!("bad stat field {n}"))
+    }
     Ok(Stat {
-        pid,
-        comm,
-        state,
-        ppid: num(4)? as i32,
-        pgrp: num(5)? as i32,
-        session: num(6)? as i32,
-        start_time,
+        pid: pid.trim().parse().map_err(|_| "bad pid in stat")?,
+        comm: comm.to_string(),
+        state: field(&fields, 3)?,
+        ppid: field(&fields, 4)?,
+        pgrp: field(&fields, 5)?,
+        session: field(&fields, 6)?,
+        start_time: field(&fields, 22)?,
     })
 }
 
@@ -69,15 +59,10 @@ pub fn parse_stat(text: &str) -> Result<Stat, String> {
 pub fn read_stat(pid: i32) -> io::Result<Option<Stat>> {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(text) => parse_stat(&text).map(Some).map_err(|why| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("/proc/{pid}/stat: {why}"),
-            )
+            let why = format!("/proc/{pid}/stat: {why}");
+            io::Error::new(io::ErrorKind::InvalidData, why)
         }),
-        Err(e)
-            if e.kind() == io::ErrorKind::NotFound
-                || e.raw_os_error() == Some(nix::libc::ESRCH) =>
-        {
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(ESRCH) => {
             Ok(None)
         }
         Err(e) => Err(e),
@@ -105,7 +90,6 @@ pub struct Identity {
     pub start_time: u64,
     pub comm: String,
     pub session: i32,
-    pub pgrp: i32,
     /// Real and effective uid (from `/proc/PID/status`).
     pub ruid: u32,
     pub euid: u32,
@@ -119,36 +103,17 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// The command line for messages: arguments joined by spaces, lossy
-    /// UTF-8, falling back to `[comm]` as `ps` does for empty cmdlines.
+    /// The command line for messages: arguments joined by spaces, escaped
+    /// as every message is ([`msg::bytes`]: a hostile argv must not forge
+    /// lines), cut at 200 bytes; `[comm]` for an empty one, as `ps` shows.
     pub fn command_line(&self) -> String {
         if self.cmdline.is_empty() {
-            return format!("[{}]", self.comm);
+            return format!("[{}]", msg::escape(&self.comm));
         }
-        let joined: Vec<String> = self
-            .cmdline
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        // Escape control characters: a hostile argv must not forge lines in
-        // our error messages.
-        let mut s: String = joined
-            .join(" ")
-            .chars()
-            .flat_map(|c| {
-                if c.is_control() {
-                    c.escape_default().collect::<Vec<_>>()
-                } else {
-                    vec![c]
-                }
-            })
-            .collect();
+        let args: Vec<&[u8]> = self.cmdline.iter().map(|a| a.as_bytes()).collect();
+        let mut s = msg::bytes(&args.join(&b' '));
         if s.len() > 200 {
-            let mut cut = 200;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
+            s.truncate(s.floor_char_boundary(200));
             s.push('…');
         }
         s
@@ -156,93 +121,71 @@ impl Identity {
 }
 
 fn parse_status_uids(status: &str) -> Option<(u32, u32)> {
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    let mut it = line["Uid:".len()..]
-        .split_whitespace()
-        .map(|f| f.parse::<u32>().ok());
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    let mut it = line.split_whitespace().map(|f| f.parse::<u32>().ok());
     Some((it.next()??, it.next()??))
 }
 
 /// Reads the identity of `pid`; `Ok(None)` when it is gone or a zombie.
 pub fn read_identity(pid: i32) -> io::Result<Option<Identity>> {
-    let Some(stat) = read_stat(pid)? else {
+    let Some(stat) = read_stat(pid)?.filter(|st| st.state != 'Z' && st.state != 'X') else {
         return Ok(None);
     };
-    if stat.state == 'Z' || stat.state == 'X' {
-        return Ok(None);
-    }
     let status = match fs::read_to_string(format!("/proc/{pid}/status")) {
         Ok(s) => s,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     let (ruid, euid) = parse_status_uids(&status).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("/proc/{pid}/status: no Uid line"),
-        )
+        let why = format!("/proc/{pid}/status: no Uid line");
+        io::Error::new(io::ErrorKind::InvalidData, why)
     })?;
     let exe_link = format!("/proc/{pid}/exe");
-    let exe = fs::read_link(&exe_link).ok();
-    let exe_file = fs::metadata(&exe_link).ok().map(|m| (m.dev(), m.ino()));
-    let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|bytes| {
-            bytes
-                .split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| OsString::from_vec(a.to_vec()))
-                .collect()
-        })
-        .unwrap_or_default();
-    // Reading the files one by one races with pid reuse: re-check that the
-    // process is the one whose stat we read first.
-    if live_start_time(pid) != Some(stat.start_time) {
-        return Ok(None);
-    }
-    Ok(Some(Identity {
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let identity = Identity {
         pid,
         start_time: stat.start_time,
         comm: stat.comm,
         session: stat.session,
-        pgrp: stat.pgrp,
         ruid,
         euid,
-        exe,
-        exe_file,
-        cmdline,
-    }))
+        exe: fs::read_link(&exe_link).ok(),
+        exe_file: fs::metadata(&exe_link).ok().map(|m| (m.dev(), m.ino())),
+        cmdline: (cmdline.split(|b| *b == 0))
+            .filter(|a| !a.is_empty())
+            .map(|a| OsString::from_vec(a.to_vec()))
+            .collect(),
+    };
+    // Reading the files one by one races with pid reuse: re-check that the
+    // process is the one whose stat we read first.
+    Ok(is_alive(pid, stat.start_time).then_some(identity))
 }
 
 /// Sends `sig` to `pid` only if it is still the process that started at
 /// `start_time`. Returns whether a signal was delivered.
-pub fn signal_if_same(
-    pid: i32,
-    start_time: u64,
-    sig: nix::sys::signal::Signal,
-) -> io::Result<bool> {
-    match crate::sys::pidfd_open(pid) {
-        Ok(fd) => {
-            if !is_alive(pid, start_time) {
-                return Ok(false);
-            }
-            match crate::sys::pidfd_send_signal(&fd, sig) {
-                Ok(()) => Ok(true),
-                Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
-                Err(e) => Err(e),
-            }
+///
+/// Through a pidfd, opened before the check, the signal cannot reach
+/// another process that took the pid since; without pidfds (kernel < 5.3)
+/// the check-then-kill window remains, but is tiny.
+pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal) -> io::Result<bool> {
+    let pidfd = match sys::pidfd_open(pid) {
+        Ok(fd) => Some(fd),
+        Err(e) if e.raw_os_error() == Some(ENOSYS) => None,
+        Err(e) if e.raw_os_error() == Some(ESRCH) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if !is_alive(pid, start_time) {
+        return Ok(false);
+    }
+    let sent = match &pidfd {
+        Some(fd) => sys::pidfd_send_signal(fd, sig),
+        None => {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).map_err(io::Error::from)
         }
-        Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => Ok(false),
-        Err(e) if e.raw_os_error() == Some(nix::libc::ENOSYS) => {
-            // Old kernel: the check-then-kill window remains, but is tiny.
-            if !is_alive(pid, start_time) {
-                return Ok(false);
-            }
-            match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig) {
-                Ok(()) => Ok(true),
-                Err(nix::errno::Errno::ESRCH) => Ok(false),
-                Err(e) => Err(e.into()),
-            }
-        }
+    };
+    match sent {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(ESRCH) => Ok(false),
         Err(e) => Err(e),
     }
 }
@@ -277,6 +220,19 @@ mod tests {
         assert!(me.exe.is_some());
         assert!(is_alive(me.pid, me.start_time));
         assert!(!is_alive(me.pid, me.start_time + 1));
+    }
+
+    #[test]
+    fn command_lines_are_escaped_as_every_message() {
+        let mut id = read_identity(std::process::id() as i32).unwrap().unwrap();
+        id.cmdline = vec!["a\x1bb\nc".into(), OsString::from_vec(b"\xffd".to_vec())];
+        assert_eq!(id.command_line(), "a\\eb\\nc \\xffd");
+        id.cmdline = vec!["é".repeat(150).into()];
+        let cut = id.command_line();
+        assert_eq!(cut, format!("{}…", "é".repeat(100)));
+        id.cmdline.clear();
+        id.comm = "k\x07".into();
+        assert_eq!(id.command_line(), "[k\\x07]");
     }
 
     #[test]

@@ -2,35 +2,30 @@
 //! reaping a stale instance of it that squats its port.
 //!
 //! Concerns, one module each:
-//! - [`procnet`]: `/proc/net/tcp{,6}` → listening sockets and their inodes;
-//! - [`owners`]: socket inode → pids, through `/proc/PID/fd`;
+//! - [`port`]: who holds a port: `/proc/net/tcp{,6}` → listening sockets
+//!   → pids, through `/proc/PID/fd`;
 //! - [`identity`]: pid → start time, uids, executable, argv;
 //! - [`reap`]: stale-or-stranger verdicts, TERM/grace/KILL;
 //! - [`spawn`]: the child in its own session, pdeathsig, stdin pipe, stop;
-//! - [`ready`]: `--ready`, a [`crate::probe::Probe`] tried until it passes;
 //! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
 //! - [`stop`]: what asks a running lifeline to stop (signals, stdin EOF);
-//! - [`run`]: the sequence; [`background`]: the same off the caller's thread
-//!   (spawning and probing never stall a caller's event loop).
+//! - [`run`]: the sequence, which `svkit-lifeline` runs on its main thread,
+//!   and its `--ready`, a [`crate::probe::Probe`] tried until it passes.
 //!
 //! `docs/lifeline.md` is the user-facing description.
 
-pub mod background;
 pub mod error;
 pub mod identity;
-pub mod owners;
-pub mod procnet;
-pub mod ready;
+pub mod port;
 pub mod reap;
 pub mod run;
 pub mod spawn;
 pub mod statefile;
 pub mod stop;
 
-pub use background::{start_in_background, Pending, Sidecar};
 pub use error::{Error, Result};
-pub use ready::parse_ready;
-pub use reap::{inspect_port, MatchArgs, PortReport};
-pub use run::{Launched, Spec};
+pub use port::{inspect_port, PortReport};
+pub use reap::MatchArgs;
+pub use run::{parse_ready, Launched, Spec};
 pub use spawn::{exit_code, WATCH_STDIN_ENV};
 pub use stop::StopSources;

@@ -1,33 +1,30 @@
-//! The lifeline sequence, shared by the binary and the background API:
-//! validate the state file, clear the port (reap a proven stale instance),
-//! spawn, wait for readiness, record the state, and at the end stop the
-//! child and drop the record.
+//! The lifeline sequence: validate the state file, clear the port (reap a
+//! proven stale instance), spawn, wait for readiness, record the state, and
+//! at the end stop the child and drop the record.
+//!
+//! Readiness (`--ready`) is a probe (`tcp` or an http:// URL, see
+//! [`crate::probe`]) tried until it passes, the child exits, the timeout
+//! passes or a stop is asked for.
 
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
 use super::error::{Error, Result};
-use super::ready::{self, ReadyOrStop};
 use super::reap::{self, MatchArgs, Matcher, ReapOutcome};
-use super::spawn::{self, ChildSpec, Running};
+use super::spawn::{self, exit_code, Running};
 use super::statefile::{self, StateRecord};
-use crate::probe::Probe;
-
-/// Default grace between SIGTERM and SIGKILL.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(3);
-/// Default bound on readiness.
-pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
+use crate::clock::poll_by;
+use crate::probe::{connect_addr, Probe};
 
 /// Everything lifeline needs to run one child.
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub argv: Vec<OsString>,
-    pub env: Vec<(OsString, OsString)>,
     pub port: Option<u16>,
     pub bind: IpAddr,
     pub state: Option<PathBuf>,
@@ -44,51 +41,33 @@ impl Spec {
     pub fn new(argv: Vec<OsString>) -> Spec {
         Spec {
             argv,
-            env: Vec::new(),
             port: None,
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             state: None,
             match_args: None,
-            grace: DEFAULT_GRACE,
+            grace: Duration::from_secs(3),
             ready: None,
-            ready_timeout: DEFAULT_READY_TIMEOUT,
+            ready_timeout: Duration::from_secs(10),
             death_signal: Signal::SIGKILL,
         }
     }
 
     /// Checks what can be checked before touching anything.
     pub fn validate(&self) -> Result<()> {
-        if self.argv.is_empty() || self.argv[0].is_empty() {
-            return Err(Error::Usage("no command given".into()));
-        }
-        if self.port == Some(0) {
-            return Err(Error::Usage("port 0 is not a port (want 1-65535)".into()));
-        }
-        if self.state.is_some() && self.port.is_none() {
-            return Err(Error::Usage(
-                "--state needs --port (the record names the port)".into(),
-            ));
-        }
-        if self.match_args.is_some() && self.port.is_none() {
-            return Err(Error::Usage("--match needs --port".into()));
-        }
-        if let Some(MatchArgs::Prefix(n)) = self.match_args {
-            if n > self.argv.len() - 1 {
-                return Err(Error::Usage(format!(
-                    "--match={n} compares more arguments than the command has ({})",
-                    self.argv.len() - 1
-                )));
+        let args = self.argv.len().saturating_sub(1);
+        let why = match self.match_args {
+            _ if self.argv.first().is_none_or(|a| a.is_empty()) => "no command given".into(),
+            _ if self.port == Some(0) => "port 0 is not a port (want 1-65535)".into(),
+            _ if self.state.is_some() && self.port.is_none() => {
+                "--state needs --port (the record names the port)".into()
             }
-        }
-        Ok(())
-    }
-
-    fn child_spec(&self) -> ChildSpec {
-        ChildSpec {
-            argv: self.argv.clone(),
-            env: self.env.clone(),
-            death_signal: self.death_signal,
-        }
+            Some(_) if self.port.is_none() => "--match needs --port".into(),
+            Some(MatchArgs::Prefix(n)) if n > args => {
+                format!("--match={n} compares more arguments than the command has ({args})")
+            }
+            _ => return Ok(()),
+        };
+        Err(Error::Usage(why))
     }
 }
 
@@ -104,7 +83,7 @@ pub fn clear_port(spec: &Spec) -> Result<Option<ReapOutcome>> {
     let Some(port) = spec.port else {
         return Ok(None);
     };
-    let report = reap::inspect_port(port, Some(spec.bind))?;
+    let report = super::port::inspect_port(port, Some(spec.bind))?;
     if report.is_free() {
         return Ok(None);
     }
@@ -132,48 +111,146 @@ pub fn launch(
     stop_requested: &mut dyn FnMut() -> bool,
 ) -> Result<(Launched, Option<ReapOutcome>)> {
     let reaped = clear_port(spec)?;
-    let mut running = spawn::spawn(&spec.child_spec())?;
-    if let Some(probe) = &spec.ready {
-        match ready::wait_ready(&mut running, probe, spec.ready_timeout, stop_requested) {
-            Ok(ReadyOrStop::Ready) => {}
-            Ok(ReadyOrStop::StopRequested) => {
-                return Ok((Launched::StopRequested(running), reaped))
-            }
-            Err(e) => {
-                let _ = running.stop(spec.grace);
-                return Err(e);
-            }
+    let mut running = spawn::spawn(spec)?;
+    let ready = match &spec.ready {
+        Some(probe) => wait_ready(&mut running, probe, spec.ready_timeout, stop_requested),
+        None => Ok(ReadyOrStop::Ready),
+    };
+    let recorded = ready.and_then(|r| match (r, &spec.state, spec.port) {
+        (ReadyOrStop::Ready, Some(path), Some(port)) => {
+            let rec = StateRecord {
+                port,
+                pid: running.pid,
+                start_time: running.start_time,
+                cmdline: (spec.argv.iter())
+                    .map(|a| a.to_string_lossy().into())
+                    .collect(),
+            };
+            statefile::write(path, &rec).map(|()| r)
         }
-    }
-    if let (Some(path), Some(port)) = (&spec.state, spec.port) {
-        let rec = StateRecord {
-            port,
-            pid: running.pid,
-            start_time: running.start_time,
-            cmdline: running.argv.clone(),
-        };
-        if let Err(e) = statefile::write(path, &rec) {
+        _ => Ok(r),
+    });
+    match recorded {
+        Ok(ReadyOrStop::Ready) => Ok((Launched::Ready(running), reaped)),
+        Ok(ReadyOrStop::StopRequested) => Ok((Launched::StopRequested(running), reaped)),
+        Err(e) => {
             let _ = running.stop(spec.grace);
-            return Err(e);
+            Err(e)
         }
     }
-    Ok((Launched::Ready(running), reaped))
 }
 
-/// Ends a launched child: `stop` it (close stdin, TERM the group, grace,
-/// KILL) or, if it exited by itself, sweep what is left of its group; then
-/// remove the state file if it still names this child.
-pub fn finish(spec: &Spec, running: &mut Running, stop: bool) -> Result<ExitStatus> {
-    let status = if stop {
-        running.stop(spec.grace)
-    } else {
-        let s = running.wait();
-        running.close_stdin();
-        running.sweep_group(spec.grace);
-        s
-    };
+/// Ends a launched child: stops it (close stdin, TERM the group, grace,
+/// KILL), or what is left of its group if it exited by itself; then
+/// removes the state file if it still names this child.
+pub fn finish(spec: &Spec, running: &mut Running) -> Result<ExitStatus> {
+    let status = running.stop(spec.grace);
     if let Some(path) = &spec.state {
         statefile::remove_if_ours(path, running.pid, running.start_time)?;
     }
     status
+}
+
+/// Parses `--ready`: `tcp` (needs the port; connects where `bind` listens)
+/// or an `http://HOST[:PORT][/PATH]` URL ([`Probe::http`]).
+pub fn parse_ready(spec: &str, port: Option<u16>, bind: IpAddr) -> Result<Probe> {
+    if spec == "tcp" {
+        let port = port.ok_or_else(|| Error::Usage("--ready tcp needs --port".into()))?;
+        return Ok(Probe::Tcp(connect_addr(bind, port)));
+    }
+    let bad = |why: &str| Error::Usage(format!("--ready {spec:?}: {why}"));
+    if !spec.starts_with("http://") {
+        return Err(bad("want `tcp` or an http:// URL"));
+    }
+    Probe::http(spec).map_err(|why| bad(&why))
+}
+
+/// Outcome of waiting for readiness, when nothing failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadyOrStop {
+    Ready,
+    /// `stop_requested` returned true first.
+    StopRequested,
+}
+
+/// Polls `probe` until it passes, the child exits, `timeout` passes or
+/// `stop_requested` says so. Does not stop the child: the caller does.
+pub fn wait_ready(
+    child: &mut Running,
+    probe: &Probe,
+    timeout: Duration,
+    stop_requested: &mut dyn FnMut() -> bool,
+) -> Result<ReadyOrStop> {
+    let deadline = Instant::now() + timeout;
+    let mut last = String::from("no attempt");
+    let mut outcome = None;
+    poll_by(deadline, Duration::from_millis(100), || {
+        let left = deadline.saturating_duration_since(Instant::now());
+        outcome = match child.try_exit() {
+            _ if stop_requested() => Some(Ok(ReadyOrStop::StopRequested)),
+            Err(e) => Some(Err(e)),
+            Ok(Some(status)) => {
+                let status = match status.code() {
+                    Some(c) => format!("exited with code {c}"),
+                    None => format!("was killed by signal {}", exit_code(status) - 128),
+                };
+                let target = probe.target();
+                Some(Err(Error::ExitedBeforeReady { target, status }))
+            }
+            Ok(None) if left.is_zero() => None,
+            // Each attempt capped, so a child that accepts but never
+            // answers cannot hide its own exit or a stop request for long.
+            Ok(None) => match probe.attempt(left.min(Duration::from_millis(500))) {
+                Ok(()) => Some(Ok(ReadyOrStop::Ready)),
+                Err(why) => {
+                    last = why;
+                    None
+                }
+            },
+        };
+        outcome.is_some()
+    });
+    outcome.unwrap_or_else(|| {
+        Err(Error::ReadyTimeout {
+            target: probe.target(),
+            waited_ms: timeout.as_millis(),
+            last,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn lo() -> IpAddr {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    }
+
+    #[test]
+    fn parses_ready() {
+        assert_eq!(
+            parse_ready("tcp", Some(80), lo()).unwrap(),
+            Probe::Tcp("127.0.0.1:80".parse().unwrap())
+        );
+        assert_eq!(
+            parse_ready("tcp", Some(80), "::".parse().unwrap()).unwrap(),
+            Probe::Tcp("[::1]:80".parse().unwrap())
+        );
+        assert!(parse_ready("tcp", None, lo()).is_err());
+        assert!(matches!(
+            parse_ready("http://localhost/", None, lo()),
+            Ok(Probe::Http(_))
+        ));
+        let e = parse_ready("udp", Some(1), lo()).unwrap_err().to_string();
+        assert_eq!(e, "usage: --ready \"udp\": want `tcp` or an http:// URL");
+        let e = parse_ready("http://example.com/", None, lo())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "usage: --ready \"http://example.com/\": the host must be an IP address or localhost"
+        );
+    }
 }

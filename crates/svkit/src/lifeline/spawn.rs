@@ -5,14 +5,12 @@
 //!   whole process group, including whatever it forked;
 //! - `PR_SET_PDEATHSIG` (SIGKILL by default) ends it if lifeline dies hard.
 //!   The kernel fires it when the *thread* that forked the child exits, so
-//!   the thread that spawns must live as long as the child: the binary
-//!   spawns from its main thread, the library from the worker thread that
-//!   then supervises the child;
+//!   the thread that spawns must live as long as the child (the binary
+//!   spawns from its main thread);
 //! - its stdin is a pipe whose only writer lifeline holds, so a child that
 //!   watches stdin (`LIFELINE_WATCH_STDIN=1` tells it to) sees EOF the moment
 //!   lifeline is gone, however it went.
 
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -21,27 +19,18 @@ use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{killpg, SigSet, SigmaskHow, Signal};
+use nix::sys::signal::{killpg, SigSet, Signal};
 use nix::unistd::Pid;
 
 use super::error::{Error, Result};
 use super::identity;
+use super::run::Spec;
 use crate::clock::poll_until;
 use crate::sys;
 
 /// Environment variable set for the child: its stdin is a pipe held by
 /// lifeline, and EOF on it means "lifeline is gone, exit".
 pub const WATCH_STDIN_ENV: &str = "LIFELINE_WATCH_STDIN";
-
-/// How to start the child.
-#[derive(Debug, Clone)]
-pub struct ChildSpec {
-    pub argv: Vec<OsString>,
-    /// Extra environment on top of ours (after `LIFELINE_WATCH_STDIN=1`).
-    pub env: Vec<(OsString, OsString)>,
-    /// Sent to the child by the kernel when lifeline's spawning thread dies.
-    pub death_signal: Signal,
-}
 
 /// A spawned child we are responsible for.
 #[derive(Debug)]
@@ -51,8 +40,6 @@ pub struct Running {
     pidfd: Option<OwnedFd>,
     pub pid: i32,
     pub start_time: u64,
-    pub argv: Vec<String>,
-    exited: Option<ExitStatus>,
 }
 
 /// What ended a wait on the child.
@@ -72,19 +59,17 @@ pub fn exit_code(status: ExitStatus) -> i32 {
     }
 }
 
-/// Spawns the child. See the module doc for what binds it.
-pub fn spawn(spec: &ChildSpec) -> Result<Running> {
-    let program = spec
+/// Spawns the child of `spec` (its argv and death signal). See the module
+/// doc for what binds it.
+pub fn spawn(spec: &Spec) -> Result<Running> {
+    let (program, args) = spec
         .argv
-        .first()
+        .split_first()
         .ok_or_else(|| Error::Usage("no command given".into()))?;
     let mut cmd = Command::new(program);
-    cmd.args(&spec.argv[1..])
+    cmd.args(args)
         .env(WATCH_STDIN_ENV, "1")
         .stdin(Stdio::piped());
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
     let parent = nix::unistd::getpid();
     let sig = spec.death_signal;
     // SAFETY: the closure runs between fork and exec (possibly of a
@@ -112,7 +97,6 @@ pub fn spawn(spec: &ChildSpec) -> Result<Running> {
         source,
     })?;
     let pid = child.id() as i32;
-    let stdin = child.stdin.take();
     // Start time is fixed at fork, so reading it after exec (or even of a
     // zombie) gives the same value.
     let start_time = match identity::read_stat(pid) {
@@ -120,52 +104,30 @@ pub fn spawn(spec: &ChildSpec) -> Result<Running> {
         other => {
             let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
             let _ = child.wait();
-            let why = match other {
-                Err(e) => e,
-                _ => io::Error::other("child vanished"),
-            };
+            let why = other
+                .err()
+                .unwrap_or_else(|| io::Error::other("child vanished"));
             return Err(Error::io(format!("unable to read /proc/{pid}/stat"), why));
         }
     };
-    let pidfd = sys::pidfd_open(pid).ok();
     Ok(Running {
+        stdin: child.stdin.take(),
         child,
-        stdin,
-        pidfd,
+        pidfd: sys::pidfd_open(pid).ok(),
         pid,
         start_time,
-        argv: spec
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        exited: None,
     })
 }
 
 impl Running {
     /// Non-blocking: has the child exited (and been reaped)?
     pub fn try_exit(&mut self) -> Result<Option<ExitStatus>> {
-        if self.exited.is_none() {
-            self.exited = self
-                .child
-                .try_wait()
-                .map_err(|e| Error::io("unable to wait for the child", e))?;
-        }
-        Ok(self.exited)
+        (self.child.try_wait()).map_err(|e| Error::io("unable to wait for the child", e))
     }
 
     /// Blocks until the child exits.
     pub fn wait(&mut self) -> Result<ExitStatus> {
-        if let Some(s) = self.exited {
-            return Ok(s);
-        }
-        let s = self
-            .child
-            .wait()
-            .map_err(|e| Error::io("unable to wait for the child", e))?;
-        self.exited = Some(s);
-        Ok(s)
+        (self.child.wait()).map_err(|e| Error::io("unable to wait for the child", e))
     }
 
     /// Blocks until the child exits or one of `fds` is readable or hung up.
@@ -190,16 +152,11 @@ impl Running {
                 Ok(_) | Err(Errno::EINTR) => {}
                 Err(e) => return Err(Error::nix("unable to poll", e)),
             }
-            for (i, p) in pfds.iter().take(fds.len()).enumerate() {
-                let ready = p.revents().unwrap_or(PollFlags::empty());
-                if ready.intersects(
-                    PollFlags::POLLIN
-                        | PollFlags::POLLHUP
-                        | PollFlags::POLLERR
-                        | PollFlags::POLLNVAL,
-                ) {
-                    return Ok(Wake::Fd(i));
-                }
+            // Any event we asked POLLIN for: readable, hung up, or in error.
+            if let Some(i) = (pfds.iter().take(fds.len()))
+                .position(|p| p.revents().is_some_and(|r| !r.is_empty()))
+            {
+                return Ok(Wake::Fd(i));
             }
         }
     }
@@ -209,7 +166,8 @@ impl Running {
     }
 
     /// Stops the child: close its stdin, SIGTERM its process group, wait up
-    /// to `grace` for the whole group to go, SIGKILL what is left, reap.
+    /// to `grace` for the whole group to go, SIGKILL what is left, reap. Of
+    /// a child that exited on its own, this stops what is left of its group.
     pub fn stop(&mut self, grace: Duration) -> Result<ExitStatus> {
         drop(self.stdin.take());
         let pgid = Pid::from_raw(self.pid);
@@ -231,32 +189,12 @@ impl Running {
         let _ = killpg(pgid, Signal::SIGKILL);
         self.wait()
     }
-
-    /// Closes the child's stdin (the EOF it may be watching for).
-    pub fn close_stdin(&mut self) {
-        drop(self.stdin.take());
-    }
-
-    /// After the leader exited on its own: stop what remains of its group.
-    pub fn sweep_group(&mut self, grace: Duration) {
-        if self.exited.is_some() && self.group_alive() {
-            let pgid = Pid::from_raw(self.pid);
-            let _ = killpg(pgid, Signal::SIGTERM);
-            if !poll_until(grace, || !self.group_alive()) {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
-        }
-    }
 }
 
 /// Blocks `sigs` in the calling thread (the binary reads them through a
 /// signalfd; spawned children get an empty mask back).
 pub fn block_signals(sigs: &[Signal]) -> Result<SigSet> {
-    let mut set = SigSet::empty();
-    for s in sigs {
-        set.add(*s);
-    }
-    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)
-        .map_err(|e| Error::nix("unable to block signals", e))?;
+    let set: SigSet = sigs.iter().copied().collect();
+    (set.thread_block()).map_err(|e| Error::nix("unable to block signals", e))?;
     Ok(set)
 }

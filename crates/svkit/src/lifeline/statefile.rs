@@ -8,7 +8,7 @@
 //! non-regular file or a file owned by another uid is refused outright
 //! rather than followed or trusted.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -50,17 +50,14 @@ fn check_metadata(path: &Path, meta: &fs::Metadata) -> Result<()> {
     Ok(())
 }
 
-fn open_nofollow(path: &Path) -> io::Result<File> {
-    // O_NONBLOCK: opening a FIFO planted at the path must not hang us.
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-}
-
 /// Reads and validates the state file; `Ok(None)` if it does not exist.
 pub fn read(path: &Path) -> Result<Option<StateRecord>> {
-    let mut file = match open_nofollow(path) {
+    // O_NONBLOCK: opening a FIFO planted at the path must not hang us.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match file {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {

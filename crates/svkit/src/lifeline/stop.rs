@@ -54,19 +54,17 @@ impl StopSources {
     pub fn requested(&mut self) -> bool {
         let ready: Vec<usize> = {
             let fds = self.fds();
-            let mut pfds: Vec<PollFd> = fds
-                .iter()
+            let mut pfds: Vec<PollFd> = (fds.iter())
                 .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
                 .collect();
             if nix::poll::poll(&mut pfds, PollTimeout::ZERO).unwrap_or(0) <= 0 {
                 return false;
             }
-            pfds.iter()
-                .enumerate()
-                .filter(|(_, p)| !p.revents().unwrap_or(PollFlags::empty()).is_empty())
-                .map(|(i, _)| i)
+            (0..pfds.len())
+                .filter(|&i| pfds[i].revents().is_some_and(|r| !r.is_empty()))
                 .collect()
         };
+        // Every ready source is drained, whatever the first one says.
         let mut stop = false;
         for i in ready {
             stop |= self.drain(i);

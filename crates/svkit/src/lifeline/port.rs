@@ -1,14 +1,28 @@
-//! Parsing `/proc/net/tcp` and `/proc/net/tcp6`.
+//! Who holds a port: the listening sockets that would stop a `bind`, from
+//! `/proc/net/tcp` and `/proc/net/tcp6`, and the processes whose
+//! descriptors point at them, from `/proc/PID/fd`.
 //!
-//! These tables are the kernel's own view of the network namespace we run in,
+//! The tables are the kernel's own view of the network namespace we run in,
 //! so reading them needs no privilege and no external tool (`ss`, `lsof`).
 //! Addresses are printed as hex words in *host* byte order (the kernel prints
 //! each `__be32` word with `%08X` as a native integer), so decoding goes
 //! through `to_ne_bytes`, which is right on both little- and big-endian hosts.
+//!
+//! The descriptor walk is what `lsof` does, minus everything `lsof` does
+//! besides: a container's tens of processes, listed and read with plain
+//! `std::fs`. A process whose `fd` directory we may not read (another
+//! user's, without privilege) is reported as unreadable so that "no visible
+//! owner" can be told apart from "no owner".
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
+use std::os::unix::ffi::OsStrExt;
+
+use super::error::Error;
+use super::identity::{self, Identity};
+use crate::msg::At;
 
 /// TCP state `0A` in the tables: a listening socket.
 pub const TCP_LISTEN: u8 = 0x0A;
@@ -31,48 +45,35 @@ impl TcpEntry {
     }
 }
 
-/// Why a table line could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a table line could not be parsed, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {why}")]
 pub struct ParseError {
-    pub line: usize,
+    pub at: At,
     pub why: String,
 }
-
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: {}", self.line, self.why)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 fn parse_addr(field: &str) -> Result<SocketAddr, String> {
     let (ip_hex, port_hex) = field
         .split_once(':')
         .ok_or_else(|| format!("address {field:?} has no ':'"))?;
     let port = u16::from_str_radix(port_hex, 16).map_err(|_| format!("bad port {port_hex:?}"))?;
-    let ip = match ip_hex.len() {
-        8 => {
-            let word = u32::from_str_radix(ip_hex, 16).map_err(|_| format!("bad ip {ip_hex:?}"))?;
-            IpAddr::V4(Ipv4Addr::from(word.to_ne_bytes()))
-        }
-        32 => {
-            let mut bytes = [0u8; 16];
-            for (i, chunk) in bytes.chunks_mut(4).enumerate() {
-                let hex = ip_hex
-                    .get(i * 8..i * 8 + 8)
-                    .ok_or_else(|| format!("bad ip {ip_hex:?}"))?;
-                let word =
-                    u32::from_str_radix(hex, 16).map_err(|_| format!("bad ip {ip_hex:?}"))?;
-                chunk.copy_from_slice(&word.to_ne_bytes());
-            }
-            IpAddr::V6(Ipv6Addr::from(bytes))
-        }
-        n => {
-            return Err(format!(
-                "address {ip_hex:?} has {n} hex digits, want 8 or 32"
-            ))
-        }
+    let n = ip_hex.len();
+    if n != 8 && n != 32 {
+        return Err(format!(
+            "address {ip_hex:?} has {n} hex digits, want 8 or 32"
+        ));
+    }
+    // One native-endian word per 8 hex digits, as the kernel printed it.
+    let mut b = [0u8; 16];
+    for (i, chunk) in b.chunks_mut(4).take(n / 8).enumerate() {
+        let word = (ip_hex.get(i * 8..i * 8 + 8)).and_then(|h| u32::from_str_radix(h, 16).ok());
+        let word = word.ok_or_else(|| format!("bad ip {ip_hex:?}"))?;
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
+    let ip = match n {
+        8 => IpAddr::from([b[0], b[1], b[2], b[3]]),
+        _ => IpAddr::from(b),
     };
     Ok(SocketAddr::new(ip, port))
 }
@@ -83,35 +84,27 @@ pub fn parse_line(line: &str) -> Result<TcpEntry, String> {
     if fields.len() < 10 {
         return Err(format!("{} fields, want at least 10", fields.len()));
     }
-    let local = parse_addr(fields[1])?;
-    let remote = parse_addr(fields[2])?;
-    let state =
-        u8::from_str_radix(fields[3], 16).map_err(|_| format!("bad state {:?}", fields[3]))?;
-    let uid = fields[7]
-        .parse::<u32>()
-        .map_err(|_| format!("bad uid {:?}", fields[7]))?;
-    let inode = fields[9]
-        .parse::<u64>()
-        .map_err(|_| format!("bad inode {:?}", fields[9]))?;
+    let bad = |what: &str, i: usize| format!("bad {what} {:?}", fields[i]);
     Ok(TcpEntry {
-        local,
-        remote,
-        state,
-        uid,
-        inode,
+        local: parse_addr(fields[1])?,
+        remote: parse_addr(fields[2])?,
+        state: u8::from_str_radix(fields[3], 16).map_err(|_| bad("state", 3))?,
+        uid: fields[7].parse().map_err(|_| bad("uid", 7))?,
+        inode: fields[9].parse().map_err(|_| bad("inode", 9))?,
     })
 }
 
-/// Parses a whole table (the first line is the header).
-pub fn parse_table(text: &str) -> Result<Vec<TcpEntry>, ParseError> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.push(parse_line(line).map_err(|why| ParseError { line: i + 1, why })?);
-    }
-    Ok(out)
+/// Parses a whole table read from `path` (the first line is the header).
+pub fn parse_table(path: &str, text: &str) -> Result<Vec<TcpEntry>, ParseError> {
+    (text.lines().enumerate().skip(1))
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            parse_line(line).map_err(|why| ParseError {
+                at: At::line(path, i + 1),
+                why,
+            })
+        })
+        .collect()
 }
 
 /// Reads both tables of the current network namespace. A missing `tcp6`
@@ -124,23 +117,11 @@ pub fn read_tables() -> io::Result<Vec<TcpEntry>> {
             Err(e) if e.kind() == io::ErrorKind::NotFound && path.ends_with('6') => continue,
             Err(e) => return Err(e),
         };
-        let rows = parse_table(&text)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{path}: {e}")))?;
-        all.extend(rows);
+        all.extend(
+            parse_table(path, &text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
+        );
     }
     Ok(all)
-}
-
-/// The IPv4 address an IPv6 address maps (`::ffff:a.b.c.d`), if any.
-fn v4_mapped(ip: &Ipv6Addr) -> Option<Ipv4Addr> {
-    let s = ip.segments();
-    if s[..5] == [0, 0, 0, 0, 0] && s[5] == 0xffff {
-        let [a, b] = s[6].to_be_bytes();
-        let [c, d] = s[7].to_be_bytes();
-        Some(Ipv4Addr::new(a, b, c, d))
-    } else {
-        None
-    }
 }
 
 /// Would a listener on `held` make `bind(want)` fail with EADDRINUSE?
@@ -154,18 +135,12 @@ pub fn conflicts(held: &SocketAddr, want: Option<IpAddr>, port: u16) -> bool {
         return false;
     }
     let Some(want) = want else { return true };
-    let held_ip = match held.ip() {
-        IpAddr::V6(v6) => v4_mapped(&v6).map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
-        v4 => v4,
-    };
-    let want_ip = match want {
-        IpAddr::V6(v6) => v4_mapped(&v6).map(IpAddr::V4).unwrap_or(IpAddr::V6(v6)),
-        v4 => v4,
-    };
-    if held_ip == want_ip || want_ip.is_unspecified() {
+    // `::ffff:a.b.c.d` is a.b.c.d.
+    let want = want.to_canonical();
+    if held.ip().to_canonical() == want || want.is_unspecified() {
         return true;
     }
-    match (held.ip(), want_ip) {
+    match (held.ip(), want) {
         // 0.0.0.0 covers every IPv4 address, :: every address (dual stack).
         (IpAddr::V4(h), IpAddr::V4(_)) => h.is_unspecified(),
         (IpAddr::V6(h), _) => h.is_unspecified(),
@@ -182,9 +157,100 @@ pub fn listeners_blocking(entries: &[TcpEntry], want: Option<IpAddr>, port: u16)
         .collect()
 }
 
+/// `socket:[12345]` → 12345.
+pub fn socket_inode(link: &[u8]) -> Option<u64> {
+    let rest = link.strip_prefix(b"socket:[")?;
+    let digits = rest.strip_suffix(b"]")?;
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// The pids holding each of the `wanted` socket inodes, among all visible
+/// processes; those whose descriptors we may not read go to `unreadable`.
+fn holders(
+    wanted: &BTreeSet<u64>,
+    unreadable: &mut BTreeSet<i32>,
+) -> io::Result<BTreeMap<u64, BTreeSet<i32>>> {
+    let mut out: BTreeMap<u64, BTreeSet<i32>> = BTreeMap::new();
+    for entry in fs::read_dir("/proc")? {
+        let Some(pid) = entry?.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let fds = match fs::read_dir(format!("/proc/{pid}/fd")) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                unreadable.insert(pid);
+                continue;
+            }
+            // Gone since the listing, or a kernel thread: nothing to see.
+            Err(_) => continue,
+        };
+        // A descriptor closed since the listing, or not a socket: skipped.
+        for link in fds.flatten().filter_map(|fd| fs::read_link(fd.path()).ok()) {
+            match socket_inode(link.as_os_str().as_bytes()) {
+                Some(inode) if wanted.contains(&inode) => {
+                    out.entry(inode).or_default().insert(pid);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Who holds a port.
+#[derive(Debug, Clone, Default)]
+pub struct PortReport {
+    pub port: u16,
+    pub bind: Option<IpAddr>,
+    pub listeners: Vec<TcpEntry>,
+    pub owners: Vec<Identity>,
+    /// Listening sockets no visible process holds.
+    pub unowned: Vec<TcpEntry>,
+    /// Pids whose descriptors we could not read.
+    pub unreadable: BTreeSet<i32>,
+}
+
+impl PortReport {
+    pub fn is_free(&self) -> bool {
+        self.listeners.is_empty()
+    }
+}
+
+/// Finds the listeners blocking `bind:port` (any address when `bind` is
+/// `None`) and the processes holding them.
+pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> super::Result<PortReport> {
+    let tables = read_tables().map_err(|e| Error::io("unable to read /proc/net/tcp", e))?;
+    let listeners = listeners_blocking(&tables, bind, port);
+    let mut report = PortReport {
+        port,
+        bind,
+        listeners,
+        ..Default::default()
+    };
+    if report.listeners.is_empty() {
+        return Ok(report);
+    }
+    let wanted: BTreeSet<u64> = report.listeners.iter().map(|l| l.inode).collect();
+    let held = holders(&wanted, &mut report.unreadable)
+        .map_err(|e| Error::io("unable to scan /proc", e))?;
+    for pid in held.values().flatten().collect::<BTreeSet<_>>() {
+        match identity::read_identity(*pid) {
+            Ok(id) => report.owners.extend(id),
+            Err(e) => return Err(Error::io(format!("unable to read /proc/{pid}"), e)),
+        }
+    }
+    report.unowned = (report.listeners.iter())
+        .filter(|l| !held.contains_key(&l.inode))
+        .cloned()
+        .collect();
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
+    use std::os::unix::fs::MetadataExt;
 
     // Sample rows as a little-endian x86_64 kernel prints them.
     const TCP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -205,7 +271,7 @@ mod tests {
     #[test]
     #[cfg(target_endian = "little")]
     fn parses_ipv4_rows() {
-        let rows = parse_table(TCP).unwrap();
+        let rows = parse_table("/proc/net/tcp", TCP).unwrap();
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].local, addr("127.0.0.1:8080"));
         assert!(rows[0].is_listening());
@@ -219,7 +285,7 @@ mod tests {
     #[test]
     #[cfg(target_endian = "little")]
     fn parses_ipv6_and_v4_mapped_rows() {
-        let rows = parse_table(TCP6).unwrap();
+        let rows = parse_table("/proc/net/tcp6", TCP6).unwrap();
         assert_eq!(rows[0].local, addr("[::1]:8081"));
         assert_eq!(rows[0].inode, 777);
         assert_eq!(rows[1].local, addr("[::ffff:127.0.0.1]:8082"));
@@ -229,8 +295,13 @@ mod tests {
 
     #[test]
     fn rejects_garbage_with_line_number() {
-        let err = parse_table("header\n   0: zz:1F90 00000000:0000 0A a b c 0 0 1\n").unwrap_err();
-        assert_eq!(err.line, 2);
+        let err = parse_table(
+            "/proc/net/tcp",
+            "header\n   0: zz:1F90 00000000:0000 0A a b c 0 0 1\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.at.line, Some(2));
+        assert!(err.to_string().starts_with("/proc/net/tcp:2: "), "{err}");
         assert!(parse_line("0: 0100007F:1F90").is_err());
         assert!(parse_line("0: 0100007F1F90 00000000:0000 0A a b c 0 0 1").is_err());
         assert!(parse_line("0: 0100007F:1F90 00000000:0000 0A a b c x 0 1").is_err());
@@ -258,7 +329,7 @@ mod tests {
     #[test]
     #[cfg(target_endian = "little")]
     fn listeners_filter_by_state_and_address() {
-        let rows = parse_table(TCP).unwrap();
+        let rows = parse_table("/proc/net/tcp", TCP).unwrap();
         let lo: IpAddr = "127.0.0.1".parse().unwrap();
         let hits = listeners_blocking(&rows, Some(lo), 8080);
         assert_eq!(
@@ -269,5 +340,22 @@ mod tests {
         assert_eq!(hits[0].inode, 123456);
         assert_eq!(listeners_blocking(&rows, Some(lo), 22).len(), 1);
         assert!(listeners_blocking(&rows, Some(lo), 9).is_empty());
+    }
+
+    #[test]
+    fn parses_socket_links() {
+        assert_eq!(socket_inode(b"socket:[12345]"), Some(12345));
+        assert_eq!(socket_inode(b"pipe:[12345]"), None);
+        assert_eq!(socket_inode(b"socket:[12x]"), None);
+        assert_eq!(socket_inode(b"socket:[12"), None);
+    }
+
+    #[test]
+    fn finds_our_own_listener() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&l);
+        let ino = fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
+        let held = holders(&BTreeSet::from([ino]), &mut BTreeSet::new()).unwrap();
+        assert!(held[&ino].contains(&(std::process::id() as i32)));
     }
 }
