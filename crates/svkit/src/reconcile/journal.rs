@@ -5,8 +5,7 @@
 
 use super::error::{io, ReconcileError};
 use std::fs;
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// One write, and how to undo it.
@@ -55,15 +54,8 @@ impl Prev {
         if !ft.is_file() {
             return Ok(Prev::Absent);
         }
-        let mut bytes = Vec::new();
-        fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-            .open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(io(path))?;
         Ok(Prev::File {
-            bytes,
+            bytes: super::live::read(path).map_err(io(path))?,
             mode: meta.mode() & 0o7777,
             uid: meta.uid(),
             gid: meta.gid(),

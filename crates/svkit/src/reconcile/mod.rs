@@ -21,20 +21,16 @@ mod journal;
 mod live;
 mod lock;
 mod logdir;
-mod outcome;
 mod plan;
 mod preflight;
 mod prepare;
-mod treeuser;
 
-pub use apply::{apply, ApplyOptions, Scope};
-pub use error::{ReconcileError, SlotError};
+pub use apply::{apply, ApplyOptions, ApplyReport, Scope};
+pub use error::{check_tree_user, ReconcileError, SlotError};
 pub use lock::ScandirLock;
-pub use outcome::ApplyReport;
 pub use plan::{plan, Action, SlotPlan};
 pub use preflight::{fits, lookup_user};
 pub use prepare::{desired, prepare, prepare_for, Prepared};
-pub use treeuser::check_tree_user;
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.
 pub const TEMP_PREFIX: &str = ".svkit-tmp-";

@@ -135,14 +135,7 @@ pub(super) fn plan_each(
                 slot: slot.name.clone(),
             })
         } else {
-            live::read_files(&dir).map(|live| {
-                let action = compare(slot, &live, uid_matters);
-                if log_dir_missing(slot) {
-                    missing_log_dir(action)
-                } else {
-                    action
-                }
-            })
+            live::read_files(&dir).map(|live| compare(slot, &live, uid_matters))
         };
         plans.push(
             action
@@ -175,30 +168,6 @@ fn log_dir_missing(slot: &RenderedSlot) -> bool {
     })
 }
 
-/// A live slot whose log dir is gone is never unchanged.
-fn missing_log_dir(action: Action) -> Action {
-    match action {
-        Action::Unchanged => Action::Update {
-            changed: Vec::new(),
-            removed: Vec::new(),
-            restart: false,
-            log_dir_missing: true,
-        },
-        Action::Update {
-            changed,
-            removed,
-            restart,
-            ..
-        } => Action::Update {
-            changed,
-            removed,
-            restart,
-            log_dir_missing: true,
-        },
-        other => other,
-    }
-}
-
 fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
     let mut changed = Vec::new();
     for f in &slot.files {
@@ -219,7 +188,9 @@ fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters:
         .filter(|p| !rendered.contains(p.as_path()))
         .cloned()
         .collect();
-    if changed.is_empty() && removed.is_empty() {
+    // A live slot whose log dir is gone is never unchanged.
+    let log_dir_missing = log_dir_missing(slot);
+    if changed.is_empty() && removed.is_empty() && !log_dir_missing {
         return Action::Unchanged;
     }
     let restart = changed.iter().chain(&removed).any(|p| restarts(p));
@@ -227,7 +198,7 @@ fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters:
         changed,
         removed,
         restart,
-        log_dir_missing: false,
+        log_dir_missing,
     }
 }
 

@@ -2,7 +2,6 @@
 //! `down`. Reads never follow symlinks and never fail the caller: a bad file
 //! is reported and treated as "never set". Writes are atomic (temp + rename).
 
-use std::fmt;
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -25,37 +24,29 @@ impl Desired {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// The file is a symlink: someone planted it; never follow it.
+    #[error("refusing state file {}: it is a symlink", path.display())]
     Symlink { path: PathBuf },
     /// The file holds something other than `up` or `down`.
+    #[error("ignoring state file {}: expected \"up\" or \"down\"", path.display())]
     Corrupt { path: PathBuf },
+    #[error("state file {}: {}", path.display(), strerror(source))]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
 }
 
-impl fmt::Display for StateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StateError::Symlink { path } => {
-                write!(f, "refusing state file {}: it is a symlink", path.display())
-            }
-            StateError::Corrupt { path } => write!(
-                f,
-                "ignoring state file {}: expected \"up\" or \"down\"",
-                path.display()
-            ),
-            StateError::Io { path, source } => {
-                write!(f, "state file {}: {}", path.display(), strerror(source))
-            }
-        }
+/// [`StateError::Io`] of `path`, for `map_err`.
+pub(super) fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError {
+    let path = path.to_path_buf();
+    move |source| StateError::Io {
+        path: path.clone(),
+        source,
     }
 }
-
-impl std::error::Error for StateError {}
 
 fn file_for(state_dir: &Path, slot: &str) -> PathBuf {
     state_dir.join("desired").join(slot)
@@ -65,10 +56,6 @@ fn file_for(state_dir: &Path, slot: &str) -> PathBuf {
 /// as never set.
 pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, StateError> {
     let path = file_for(state_dir, slot);
-    let io = |source: std::io::Error| StateError::Io {
-        path: path.clone(),
-        source,
-    };
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -79,9 +66,9 @@ pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, Sta
         Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
             return Err(StateError::Symlink { path });
         }
-        Err(e) => return Err(io(e)),
+        Err(e) => return Err(io(&path)(e)),
     };
-    let meta = file.metadata().map_err(io)?;
+    let meta = file.metadata().map_err(io(&path))?;
     if !meta.is_file() {
         return Err(StateError::Corrupt { path });
     }
@@ -90,7 +77,7 @@ pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, Sta
     Read::by_ref(&mut file)
         .take(64)
         .read_to_end(&mut buf)
-        .map_err(io)?;
+        .map_err(io(&path))?;
     match buf.as_slice() {
         b"up" | b"up\n" => Ok(Some(Desired::Up)),
         b"down" | b"down\n" => Ok(Some(Desired::Down)),
@@ -115,7 +102,7 @@ pub fn write_desired(
     crate::fsutil::as_owner(owner, || {
         crate::fsutil::write_atomic(&path, body.as_bytes(), 0o644, None)
     })
-    .map_err(|source| StateError::Io { path, source })
+    .map_err(io(&path))
 }
 
 #[cfg(test)]

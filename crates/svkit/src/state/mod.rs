@@ -15,31 +15,33 @@ pub use orphans::{declares, forget, note, orphans, orphans_json, Orphan, OrphanK
 
 use std::path::Path;
 
+/// What is at `path`, never followed: `None` when nothing is, an error
+/// for a symlink (planted: never followed).
+fn lstat(path: &Path) -> Result<Option<std::fs::Metadata>, StateError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(StateError::Symlink {
+            path: path.to_path_buf(),
+        }),
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(desired::io(path)(e)),
+    }
+}
+
 /// Makes each of `dirs` (parents first) unless it exists; a symlink among
 /// them is refused, never followed. Dirs made are 0755 and owned by
 /// `owner`, so the slot's user can change its own state later.
 fn ensure_dirs(dirs: &[&Path], owner: Option<(u32, u32)>) -> Result<(), StateError> {
     use std::os::unix::fs::PermissionsExt;
     for d in dirs {
-        let io = |source| StateError::Io {
-            path: d.to_path_buf(),
-            source,
-        };
-        match std::fs::symlink_metadata(d) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(StateError::Symlink {
-                    path: d.to_path_buf(),
-                })
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(d).map_err(io)?;
-                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
-                if let Some((u, g)) = owner {
-                    std::os::unix::fs::lchown(d, Some(u), Some(g)).map_err(io)?;
-                }
-            }
-            Err(e) => return Err(io(e)),
+        if lstat(d)?.is_some() {
+            continue;
+        }
+        let io = desired::io(d);
+        std::fs::create_dir_all(d).map_err(&io)?;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).map_err(&io)?;
+        if let Some((u, g)) = owner {
+            std::os::unix::fs::lchown(d, Some(u), Some(g)).map_err(&io)?;
         }
     }
     Ok(())

@@ -94,28 +94,18 @@ pub fn declares(model: &Model, name: &str) -> bool {
 /// The entries of `dir` an operator or svkit could have recorded (dot
 /// names are svkit's temp files); a missing dir has none.
 fn entries(dir: &Path) -> Result<Vec<(String, fs::FileType)>, StateError> {
-    let io = |source| StateError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    match fs::symlink_metadata(dir) {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(StateError::Symlink {
-                path: dir.to_path_buf(),
-            })
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io(e)),
+    if super::lstat(dir)?.is_none() {
+        return Ok(Vec::new());
     }
+    let io = super::desired::io(dir);
     let mut out = Vec::new();
-    for e in fs::read_dir(dir).map_err(io)? {
-        let e = e.map_err(io)?;
+    for e in fs::read_dir(dir).map_err(&io)? {
+        let e = e.map_err(&io)?;
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') {
             continue;
         }
-        out.push((name, e.file_type().map_err(io)?));
+        out.push((name, e.file_type().map_err(&io)?));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
@@ -188,19 +178,16 @@ pub fn orphans_json(orphans: &[Orphan]) -> Value {
 /// Removes the record; never follows a symlink (`remove_dir_all` removes
 /// a symlink it meets, not what it points to).
 pub fn forget(orphan: &Orphan) -> Result<(), StateError> {
-    let io = |source| StateError::Io {
-        path: orphan.path.clone(),
-        source,
-    };
+    let io = super::desired::io(&orphan.path);
     let meta = match fs::symlink_metadata(&orphan.path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(io(e)),
     };
     if meta.is_dir() {
-        fs::remove_dir_all(&orphan.path).map_err(io)
+        fs::remove_dir_all(&orphan.path).map_err(&io)
     } else {
-        fs::remove_file(&orphan.path).map_err(io)
+        fs::remove_file(&orphan.path).map_err(&io)
     }
 }
 
