@@ -78,19 +78,12 @@ pub fn fresh(run: &Path, scandir: &Path) -> io::Result<()> {
     let results = run.join(RESULTS_DIR);
     let svkit = run.join("svkit");
     for dir in [scandir, &svkit, &results] {
+        let said =
+            |e: io::Error| io::Error::new(e.kind(), format!("{}: {}", dir.display(), strerror(&e)));
         match fs::remove_dir_all(dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("{}: {}", dir.display(), strerror(&e)),
-                ))
-            }
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(said(e)),
+            _ => fs::create_dir_all(dir).map_err(said)?,
         }
-        fs::create_dir_all(dir).map_err(|e| {
-            io::Error::new(e.kind(), format!("{}: {}", dir.display(), strerror(&e)))
-        })?;
     }
     // An empty code: a requested stop ends the container with 0.
     fs::write(results.join("exitcode"), "")?;
