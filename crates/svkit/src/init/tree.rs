@@ -24,7 +24,6 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use super::place;
 use super::stages::{self, CONT_FINISH, CONT_INIT, RC_SOURCES, SERVICES};
 use crate::container::{self, RUN_DIRS, RUN_DIR_ENV};
 use crate::leftovers::CMD_PID_ENV;
@@ -300,17 +299,17 @@ fn start(why: &str, me: u32) -> Result<(Tree, PathBuf, PathBuf), Fatal> {
         "{why}: supervising with s6-svscan under svkit-init"
     ));
     let run_dir = match std::env::var(RUN_DIR_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(d) => place::choose(&[Path::new(&d)]),
-        None => place::choose(&RUN_DIRS.map(Path::new)),
+        Some(d) => stages::choose(&[Path::new(&d)]),
+        None => stages::choose(&RUN_DIRS.map(Path::new)),
     };
-    let run_dir = run_dir.map_err(|why| Fatal::new(exit::NOT_OK, place::no_place(&why), ""))?;
+    let run_dir = run_dir.map_err(|why| Fatal::new(exit::NOT_OK, stages::no_place(&why), ""))?;
     let scandir =
         container::setting("SVKIT_SCANDIR").map_or_else(|| run_dir.join("service"), PathBuf::from);
-    place::fresh(&run_dir, &scandir)
+    stages::fresh(&run_dir, &scandir)
         .map_err(|e| Fatal::system(format!("unable to prepare {}", run_dir.display()), e))?;
     set_env(&run_dir, me);
     let record = run_dir.join(container::INIT_RECORD);
-    place::record(&run_dir, me)
+    stages::record(&run_dir, me)
         .map_err(|e| Fatal::io(format!("unable to write {}", record.display()), &e))?;
     let rc = stages::rc_user_services(Path::new(RC_SOURCES));
     if !rc.is_empty() {

@@ -37,11 +37,6 @@ pub fn presence_only(rel: &Path) -> bool {
     rel == Path::new("down")
 }
 
-/// Visible slot names (s6-svscan ignores `.`-led names, so do we).
-pub fn slot_names(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
-    crate::s6::services(scandir).map_err(io(scandir))
-}
-
 fn supervisor_owned(rel: &Path) -> bool {
     let mut parts = rel.components().map(|c| c.as_os_str());
     let first = parts.next();

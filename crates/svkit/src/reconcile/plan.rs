@@ -2,7 +2,7 @@
 //! Reads the scandir (every managed file of every declared slot, in full),
 //! writes nothing.
 
-use super::error::{ReconcileError, SlotError};
+use super::error::{io, ReconcileError, SlotError};
 use super::live::{self, LiveFile};
 use crate::render::RenderedSlot;
 use crate::slot::owner::is_ours;
@@ -94,12 +94,6 @@ impl SlotPlan {
     }
 }
 
-/// Files whose change means the running process is stale: `run`, which
-/// also carries the slot's env (exported in the script).
-fn restarts(rel: &Path) -> bool {
-    rel == Path::new("run")
-}
-
 /// Root owns every file svkit renders into a slot.
 const OWNER_UID: u32 = 0;
 
@@ -121,7 +115,10 @@ pub(super) fn plan_each(
     scandir: &Path,
     desired: &[RenderedSlot],
 ) -> Result<Vec<Result<SlotPlan, SlotError>>, ReconcileError> {
-    let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
+    // Visible slot names (s6-svscan ignores `.`-led names, so do we).
+    let live_names: BTreeSet<String> = (crate::s6::services(scandir).map_err(io(scandir))?)
+        .into_iter()
+        .collect();
     // Root's apply makes root own every file: a plan, whoever runs it,
     // says what that apply would change.
     let uid_matters = crate::slot::owner::tree_is_root(scandir);
@@ -193,7 +190,12 @@ fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters:
     if changed.is_empty() && removed.is_empty() && !log_dir_missing {
         return Action::Unchanged;
     }
-    let restart = changed.iter().chain(&removed).any(|p| restarts(p));
+    // A changed `run` (which also carries the slot's env, exported in the
+    // script) means the running process is stale.
+    let restart = changed
+        .iter()
+        .chain(&removed)
+        .any(|p| p == Path::new("run"));
     Action::Update {
         changed,
         removed,

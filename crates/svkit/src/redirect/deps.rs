@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::execute::SUPERVISE_TIMEOUT;
 use crate::config::{Condition, Model, Slot};
 use crate::msg::exit;
 use crate::s6::control::{self, ControlError, SvcCommand};
@@ -15,8 +16,6 @@ use crate::slot::{end, health, wait};
 
 /// How long the dependencies have, together.
 pub const DEPENDS_TIMEOUT: Duration = Duration::from_secs(120);
-/// Bound on waiting for s6-svscan to supervise a dependency at boot.
-const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DepsError {

@@ -32,8 +32,9 @@ pub enum RedirectError {
     NoSlot(String),
 }
 
-/// Bound on waiting for s6-svscan to supervise a slot just rendered.
-const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Bound on waiting for s6-svscan to supervise a slot just rendered (or
+/// a dependency at boot).
+pub(super) const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Ensures the rule's slot exists (applying the model when it does not),
 /// wants it up, and starts the `also_start` slots whose autostart holds.

@@ -108,19 +108,14 @@ pub enum Decision {
 }
 
 pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
-    let Some((rule, stripped, flagged)) = matching_rule(model, routed) else {
-        return Decision::Foreground {
-            argv: routed.to_vec(),
-            warning: None,
-            as_slot: None,
-            displaces: None,
-        };
+    let plain = |argv: &[OsString]| Decision::Foreground {
+        argv: argv.to_vec(),
+        warning: None,
+        as_slot: None,
+        displaces: None,
     };
-    let foreground = |warning: Option<String>, displaces: Option<String>| Decision::Foreground {
-        argv: stripped.clone(),
-        warning,
-        as_slot: Some(rule.slot.clone()),
-        displaces,
+    let Some((rule, stripped, flagged)) = matching_rule(model, routed) else {
+        return plain(routed);
     };
     // A supervised child never redirects: that is the recursion guard. It
     // is the slot's own program, so it displaces nothing.
@@ -129,13 +124,14 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
         .get(&model.sentinel_env)
         .is_some_and(|v| !v.is_empty())
     {
-        return Decision::Foreground {
-            argv: stripped,
-            warning: None,
-            as_slot: None,
-            displaces: None,
-        };
+        return plain(&stripped);
     }
+    let foreground = |warning: Option<String>, displaces: Option<String>| Decision::Foreground {
+        argv: stripped.clone(),
+        warning,
+        as_slot: Some(rule.slot.clone()),
+        displaces,
+    };
     let opted_out = flagged
         || rule
             .opt_out_env
