@@ -464,3 +464,7 @@ fn test_pause(var: &str) {
         std::thread::sleep(Duration::from_millis(ms));
     }
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;

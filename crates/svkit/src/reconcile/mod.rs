@@ -13,8 +13,6 @@
 //! runs. Slots svkit did not make (no `.svkit` marker) are never touched.
 
 mod apply;
-#[cfg(test)]
-mod apply_tests;
 mod error;
 mod fsops;
 mod journal;

@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::config::names::INSTANCE_VAR;
 use crate::config::Model;
@@ -19,7 +19,8 @@ use super::{StateError, INSTANCES_DIR};
 const DESIRED_DIR: &str = "desired";
 
 /// What kind of record an orphan is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum OrphanKind {
     /// `desired/NAME`: the state an operator set for a `remember` slot.
     Remembered,
@@ -27,17 +28,8 @@ pub enum OrphanKind {
     Registered,
 }
 
-impl OrphanKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrphanKind::Remembered => "remembered",
-            OrphanKind::Registered => "registered",
-        }
-    }
-}
-
 /// One record whose name the config does not declare.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Orphan {
     /// The slot name (remembered) or the template name as declared
     /// (registered, e.g. `gw-{instance}`): what `svctl forget` takes.
@@ -63,15 +55,6 @@ impl Orphan {
                 self.instances.join(", ")
             ),
         }
-    }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "name": self.name,
-            "kind": self.kind.as_str(),
-            "path": self.path.display().to_string(),
-            "instances": self.instances,
-        })
     }
 }
 
@@ -172,7 +155,9 @@ pub fn note(orphans: &[Orphan]) -> Option<String> {
 
 /// The `orphans` array of `svctl status --json` and `svctl plan --json`.
 pub fn orphans_json(orphans: &[Orphan]) -> Value {
-    Value::Array(orphans.iter().map(Orphan::to_json).collect())
+    // Names and paths are UTF-8 (the config's and `state_dir`'s): this
+    // cannot fail.
+    serde_json::to_value(orphans).unwrap_or_default()
 }
 
 /// Removes the record; never follows a symlink (`remove_dir_all` removes
