@@ -79,7 +79,8 @@ pub fn main() -> std::process::ExitCode {
     let config_dir = config::config_dir_from_env();
     let model = load_model(&config_dir);
     let default_program = model.as_ref().and_then(|m| m.default_program.as_deref());
-    let routed = match redirect::route(&args, default_program, foreground::on_path) {
+    let on_path = |name: &std::ffi::OsStr| container::find_program(Path::new(name)).is_some();
+    let routed = match redirect::route(&args, default_program, on_path) {
         Ok(r) => r,
         Err(e) => msg::die(exit::USAGE, e),
     };

@@ -447,9 +447,10 @@ fn end(tree: &mut Tree, me: u32) -> i32 {
             let _ = kill(pid, Signal::SIGCONT);
         }
         let deadline = Instant::now() + env_ms("S6_KILL_GRACETIME", 3000);
-        while !descendants(me).is_empty() && Instant::now() < deadline {
-            tree.pause(Some((Instant::now() + LOOK_EVERY).min(deadline)), false);
-        }
+        crate::clock::poll_by(deadline, LOOK_EVERY, || {
+            tree.reap();
+            descendants(me).is_empty()
+        });
         for pid in descendants(me) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
