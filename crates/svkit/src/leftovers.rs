@@ -17,7 +17,6 @@
 //!   They get TERM, then up to [`STRAY_GRACE`] to exit.
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -193,8 +192,7 @@ fn pids(copies: &[Copy]) -> String {
 /// 100 on bad usage.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit stop-leftovers");
-    let args: Vec<OsString> = args.collect();
-    if !args.is_empty() {
+    if args.len() > 0 {
         msg::fatal("usage: svkit stop-leftovers (run by the stop hook; no arguments)");
         return ExitCode::from(exit::USAGE);
     }

@@ -11,7 +11,9 @@
 //!
 //! [`Scope::All`] (`svctl apply`) undoes every write when any slot fails,
 //! so the scandir is as it was; [`Scope::EachSlot`] (the boot hook) undoes
-//! the failing slot's writes only, and makes the others.
+//! the failing slot's writes only, and makes the others. What it did, and
+//! could not do, comes back as an [`ApplyReport`]: the audit lines on
+//! stdout, the messages on stderr.
 
 use super::error::{check_tree_user, io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};

@@ -92,23 +92,18 @@ pub fn await_deps(
         }
         let watched = [wait::Watched::new(dir)];
         let left = deadline.saturating_duration_since(Instant::now());
-        let once = wait::wait(
-            &watched,
-            target(condition),
-            false,
-            Some(Duration::ZERO),
-            &failed,
-        )
-        .map_err(DepsError::Status)?;
-        let outcome = match once {
+        let wait = |limit| {
+            wait::wait(&watched, target(condition), false, Some(limit), &failed)
+                .map_err(DepsError::Status)
+        };
+        let outcome = match wait(Duration::ZERO)? {
             wait::WaitEnd::Timeout { .. } => {
                 note(format!(
                     "waiting for {on} ({}) before it runs, up to {} s",
                     condition.as_str(),
                     left.as_secs()
                 ));
-                wait::wait(&watched, target(condition), false, Some(left), &failed)
-                    .map_err(DepsError::Status)?
+                wait(left)?
             }
             other => other,
         };
