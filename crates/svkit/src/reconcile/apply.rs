@@ -18,10 +18,10 @@
 use super::error::{check_tree_user, io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
-use super::lock::ScandirLock;
 use super::logdir;
 use super::plan::{plan_each, Action, SlotPlan};
 use super::preflight::{self, Work};
+use super::ScandirLock;
 use super::{DELETE_PREFIX, TEMP_PREFIX};
 use crate::clock::poll_until;
 use crate::msg::{self, Fatal};

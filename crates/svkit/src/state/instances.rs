@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{FsInstances, InstanceSource, Warning};
 
-use super::desired::io;
+use super::io;
 use super::StateError;
 
 /// The dir under `state_dir` holding one dir per template.

@@ -80,7 +80,7 @@ fn entries(dir: &Path) -> Result<Vec<(String, fs::FileType)>, StateError> {
     if super::lstat(dir)?.is_none() {
         return Ok(Vec::new());
     }
-    let io = super::desired::io(dir);
+    let io = super::io(dir);
     let mut out = Vec::new();
     for e in fs::read_dir(dir).map_err(&io)? {
         let e = e.map_err(&io)?;
@@ -163,7 +163,7 @@ pub fn orphans_json(orphans: &[Orphan]) -> Value {
 /// Removes the record; never follows a symlink (`remove_dir_all` removes
 /// a symlink it meets, not what it points to).
 pub fn forget(orphan: &Orphan) -> Result<(), StateError> {
-    let io = super::desired::io(&orphan.path);
+    let io = super::io(&orphan.path);
     let meta = match fs::symlink_metadata(&orphan.path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
