@@ -115,11 +115,7 @@ fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
 fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
     logger::clear_stale_restart(dir);
     let mut fault = logger::check_now(dir, log_dir);
-    let pipe = if fault.is_none() {
-        PipeLevel::read(dir)
-    } else {
-        None
-    };
+    let pipe = fault.is_none().then(|| PipeLevel::read(dir)).flatten();
     if fault.is_none() && logger::stalled(seen.pipe, pipe) {
         fault = Some(Fault::Stalled);
     }

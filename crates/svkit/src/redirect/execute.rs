@@ -44,9 +44,9 @@ pub fn execute(
     rule: &Redirect,
     scandir: &Path,
 ) -> Result<Vec<String>, RedirectError> {
-    if model.slot(&rule.slot).is_none() {
+    let Some(own) = model.slot(&rule.slot) else {
         return Err(RedirectError::NoSlot(rule.slot.clone()));
-    }
+    };
     let missing = std::iter::once(&rule.slot)
         .chain(&rule.also_start)
         .any(|s| !scandir.join(s).is_dir());
@@ -62,10 +62,7 @@ pub fn execute(
     let mut started = vec![rule.slot.clone()];
     // The user ran this slot as the container's command: when it ends for
     // good, so does the container (unless the config says otherwise).
-    if model
-        .slot(&rule.slot)
-        .is_some_and(|s| s.essential != Some(false))
-    {
+    if own.essential != Some(false) {
         end::mark_essential(&scandir.join(&rule.slot)).map_err(RedirectError::Essential)?;
     }
     for w in &warnings {

@@ -64,10 +64,9 @@ impl InstanceSource for LiveInstances {
             if e.file_type().is_ok_and(|t| t.is_file()) {
                 names.push(name);
             } else {
-                let path = e.path();
+                let path = e.path().display().to_string();
                 warn(format!(
-                    "ignoring registered instance {}: not a regular file",
-                    path.display()
+                    "ignoring registered instance {path}: not a regular file"
                 ));
             }
         }
