@@ -102,36 +102,30 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 /// Why `dir` cannot hold the scandir, or None when it can. It is made when
 /// missing (its parent must exist).
 fn unusable(dir: &Path) -> Option<String> {
+    let d = dir.display();
     if let Err(e) = fs::create_dir_all(dir) {
-        return Some(format!("{}: {}", dir.display(), strerror(&e)));
+        return Some(format!("{d}: {}", strerror(&e)));
     }
     // Another tree's (an s6-overlay in the same mount namespace): never
     // wiped.
     if crate::s6::control::listening(&dir.join("service/.s6-svscan/control")) {
-        return Some(format!(
-            "{} holds a scandir another s6-svscan runs",
-            dir.display()
-        ));
+        return Some(format!("{d} holds a scandir another s6-svscan runs"));
     }
     match statvfs(dir) {
         Ok(v) if v.flags().contains(FsFlags::ST_NOEXEC) => {
-            return Some(format!("{} is mounted noexec", dir.display()))
+            return Some(format!("{d} is mounted noexec"))
         }
         Ok(v) if v.flags().contains(FsFlags::ST_RDONLY) => {
-            return Some(format!("{} is read-only", dir.display()))
+            return Some(format!("{d} is read-only"))
         }
         Ok(_) => {}
-        Err(e) => return Some(format!("{}: {}", dir.display(), e.desc())),
+        Err(e) => return Some(format!("{d}: {}", e.desc())),
     }
     // Writable by us, not only by its mode's word: make and remove a file.
     let probe = dir.join(format!(".svkit-init-probe.{}", std::process::id()));
-    match fs::File::create(&probe) {
-        Ok(_) => {
-            let _ = fs::remove_file(&probe);
-            None
-        }
-        Err(e) => Some(format!("{}: {}", dir.display(), strerror(&e))),
-    }
+    let made = fs::File::create(&probe);
+    let _ = fs::remove_file(&probe);
+    made.err().map(|e| format!("{d}: {}", strerror(&e)))
 }
 
 /// The first of `candidates` that can hold the scandir; else every
