@@ -32,8 +32,9 @@ use crate::slot::end::{DECIDED_EXITCODE_NAME, INIT_PID_ENV, RESULTS_DIR};
 
 /// How long s6-svscan gets to listen on its control FIFO.
 const SVSCAN_START: Duration = Duration::from_secs(5);
-/// How often the end looks whether what it signalled is gone: those are
-/// not all its children, so no SIGCHLD says so.
+/// The longest pause between looks at what no event announces: whether
+/// s6-svscan listens yet, whether what the end signalled is gone (not
+/// all its children, so no SIGCHLD says so).
 const LOOK_EVERY: Duration = Duration::from_millis(5);
 
 /// A number of ms as s6-overlay reads it, else the default.
@@ -236,19 +237,20 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         }
     };
     let control = scandir.join(".s6-svscan/control");
-    let deadline = Instant::now() + SVSCAN_START;
-    while !crate::s6::control::listening(&control) {
-        if tree.svscan.is_none() || Instant::now() >= deadline {
-            msg::fatal(format_args!(
-                "s6-svscan did not start on {} within {} s",
-                scandir.display(),
-                SVSCAN_START.as_secs()
-            ));
-            tree.stopping = true;
-            tree.set_code(i32::from(exit::SYSTEM));
-            return end(&mut tree, me);
-        }
-        tree.pause(Some(Instant::now() + LOOK_EVERY), false);
+    // Each look reaps and reads the signals that came meanwhile.
+    let listening = crate::clock::poll_by(Instant::now() + SVSCAN_START, LOOK_EVERY, || {
+        tree.pause(Some(Instant::now()), false);
+        tree.svscan.is_none() || crate::s6::control::listening(&control)
+    });
+    if !listening || tree.svscan.is_none() {
+        msg::fatal(format_args!(
+            "s6-svscan did not start on {} within {} s",
+            scandir.display(),
+            SVSCAN_START.as_secs()
+        ));
+        tree.stopping = true;
+        tree.set_code(i32::from(exit::SYSTEM));
+        return end(&mut tree, me);
     }
     if !tree.stopping {
         boot(&mut tree, &scandir, &run_dir);
