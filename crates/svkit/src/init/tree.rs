@@ -42,12 +42,6 @@ fn env_ms(var: &str, default: u64) -> Duration {
     Duration::from_millis(container::s6_number(var).unwrap_or(default))
 }
 
-/// A switch of s6-overlay's (`S6_CMD_RECEIVE_SIGNALS`, ...): a positive
-/// number.
-fn env_positive(var: &str) -> Option<u64> {
-    container::s6_number(var).filter(|n| *n > 0)
-}
-
 /// A child's end as an exit code: its own, or 128+N after signal N.
 fn code_of(status: WaitStatus) -> Option<(Pid, i32)> {
     match status {
@@ -262,7 +256,7 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
             tree.stopping = true;
         }
     }
-    let forward = env_positive("S6_CMD_RECEIVE_SIGNALS").is_some();
+    let forward = container::s6_number("S6_CMD_RECEIVE_SIGNALS").is_some_and(|n| n > 0);
     while !tree.stopping && tree.cmd.is_some() {
         tree.pause(None, forward);
     }
@@ -371,7 +365,7 @@ fn boot(tree: &mut Tree, scandir: &Path, run_dir: &Path) {
         }
     }
     if !failed.is_empty() {
-        let behaviour = env_positive("S6_BEHAVIOUR_IF_STAGE2_FAILS").unwrap_or(0);
+        let behaviour = container::s6_number("S6_BEHAVIOUR_IF_STAGE2_FAILS").unwrap_or(0);
         if behaviour >= 1 {
             msg::warn(format_args!("cont-init: {}", failed.join(", ")));
         }
