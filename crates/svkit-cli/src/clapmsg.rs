@@ -1,8 +1,31 @@
-//! The one clap-error handler of the tools with a clap CLI: `--help` and
-//! `--version` go to stdout (a closed stdout is a quiet end), bad usage is
-//! one `PROG: fatal: usage: ...` line and exit 100.
+//! `--help`, `--version` and bad usage, one way for every tool: help and
+//! version go to stdout (a closed stdout is a quiet end), bad usage is one
+//! `PROG: fatal: usage: ...` line and exit 100. Tools with a clap CLI go
+//! through [`parse`]; those that take their argv by hand (everything after
+//! `--` is the command they run) through [`hand_parsed`].
 
-use svkit::msg::{exit, fatal, out_error};
+use std::ffi::OsString;
+use svkit::msg::{self, exit, fatal, out_error};
+
+/// The argv of a tool that parses it by hand: a leading `--` is dropped,
+/// and a leading `--help`/`-h` or `--version`/`-V` prints and exits. The
+/// rest is the command, bytes as given: what is not UTF-8 passes through.
+pub fn hand_parsed(prog: &str, help: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let print = |text: String| match msg::out(text) {
+        Ok(()) => std::process::exit(i32::from(exit::OK)),
+        Err(f) => msg::die(f.code, f),
+    };
+    match args.first().and_then(|a| a.to_str()) {
+        Some("--") => {
+            args.remove(0);
+        }
+        Some("--help" | "-h") => print(format!("{help}\n")),
+        Some("--version" | "-V") => print(format!("{prog} {}\n", env!("CARGO_PKG_VERSION"))),
+        _ => {}
+    }
+    args
+}
 
 /// Parses argv with `P`. `--help` and `--version` print to stdout and exit
 /// 0; bad usage prints `PROG: fatal: usage: WHAT; see --help` and

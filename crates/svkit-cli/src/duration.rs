@@ -6,17 +6,11 @@
 
 use std::time::Duration;
 
-/// What a bare number means for one option.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bare {
-    Millis,
-    Secs,
-}
-
 const DAY_MS: f64 = 86_400_000.0;
 
-/// Parses `s` as a duration whose bare numbers are in `bare`.
-pub fn parse(s: &str, bare: Bare) -> Result<Duration, String> {
+/// Parses `s` as a duration whose bare numbers are `bare_ms` ms each
+/// (`bare` names that unit).
+fn parse(s: &str, bare_ms: f64, bare: &str) -> Result<Duration, String> {
     let (num, unit_ms) = if let Some(n) = s.strip_suffix("ms") {
         (n, 1.0)
     } else if let Some(n) = s.strip_suffix('s') {
@@ -24,10 +18,7 @@ pub fn parse(s: &str, bare: Bare) -> Result<Duration, String> {
     } else if let Some(n) = s.strip_suffix('m') {
         (n, 60_000.0)
     } else {
-        match bare {
-            Bare::Millis => (s, 1.0),
-            Bare::Secs => (s, 1000.0),
-        }
+        (s, bare_ms)
     };
     // Digits and one dot only: no sign, exponent, `inf` or spaces.
     let plain = !num.is_empty()
@@ -40,23 +31,19 @@ pub fn parse(s: &str, bare: Bare) -> Result<Duration, String> {
             Ok(Duration::from_millis((v * unit_ms).round() as u64))
         }
         _ => Err(format!(
-            "`{s}` is not a duration (500ms, 3s, 2m; a bare number is {}; whole milliseconds, at most a day)",
-            match bare {
-                Bare::Millis => "milliseconds",
-                Bare::Secs => "seconds",
-            }
+            "`{s}` is not a duration (500ms, 3s, 2m; a bare number is {bare}; whole milliseconds, at most a day)"
         )),
     }
 }
 
 /// clap's value parser for an option whose bare number is milliseconds.
 pub fn millis(s: &str) -> Result<Duration, String> {
-    parse(s, Bare::Millis)
+    parse(s, 1.0, "milliseconds")
 }
 
 /// clap's value parser for an option whose bare number is seconds.
 pub fn secs(s: &str) -> Result<Duration, String> {
-    parse(s, Bare::Secs)
+    parse(s, 1000.0, "seconds")
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@
 //!   They get TERM, then up to [`STRAY_GRACE`] to exit.
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use crate::clock::poll_by;
 use crate::lifeline::identity::{self, Stat};
 use crate::msg::{self, exit};
 use crate::s6::control::{self, SvcCommand};
@@ -59,22 +59,12 @@ pub fn strays(procs: &[Stat], reaper: i32, cmd: Option<i32>, me: i32) -> Vec<Cop
         mine.insert(p.ppid);
         at = p.ppid;
     }
-    let mut set: BTreeSet<i32> = (procs.iter())
+    let orphans = (procs.iter())
         .filter(|p| p.ppid == reaper && Some(p.pid) != cmd)
         .filter(|p| !NOT_STRAYS.contains(&p.comm.as_str()))
         .map(|p| p.pid)
         .collect();
-    loop {
-        let before = set.len();
-        let children: Vec<i32> = (procs.iter())
-            .filter(|p| set.contains(&p.ppid))
-            .map(|p| p.pid)
-            .collect();
-        set.extend(children);
-        if set.len() == before {
-            break;
-        }
-    }
+    let set = with_descendants(procs, orphans);
     (procs.iter())
         .filter(|p| set.contains(&p.pid) && !mine.contains(&p.pid))
         .filter(|p| p.pid > 1 && p.pid != reaper && p.state != 'Z' && p.state != 'X')
@@ -83,6 +73,20 @@ pub fn strays(procs: &[Stat], reaper: i32, cmd: Option<i32>, me: i32) -> Vec<Cop
             start_time: p.start_time,
         })
         .collect()
+}
+
+/// `set` and every process in `procs` below one of its processes.
+pub(crate) fn with_descendants(procs: &[Stat], mut set: BTreeSet<i32>) -> BTreeSet<i32> {
+    loop {
+        let children: Vec<i32> = (procs.iter())
+            .filter(|p| set.contains(&p.ppid) && !set.contains(&p.pid))
+            .map(|p| p.pid)
+            .collect();
+        if children.is_empty() {
+            return set;
+        }
+        set.extend(children);
+    }
 }
 
 /// Every process `/proc` shows now (those that vanish while it is read
@@ -101,10 +105,6 @@ pub(crate) fn processes() -> Vec<Stat> {
 /// this step: a look every millisecond costs less than a coarser one
 /// saves.
 const LOOK_EVERY: Duration = Duration::from_millis(1);
-
-fn poll_until(deadline: Instant, done: impl FnMut() -> bool) -> bool {
-    crate::clock::poll_by(deadline, LOOK_EVERY, done)
-}
 
 /// The loggers of the svkit slots in `scandir` that are down, while their
 /// logger is up.
@@ -126,7 +126,7 @@ pub fn stop_loggers(scandir: &Path, limit: Duration) -> Vec<PathBuf> {
     for slot in &slots {
         // An unreadable level (no supervisor to read it through) is no
         // reason to wait.
-        poll_until(deadline, || {
+        poll_by(deadline, LOOK_EVERY, || {
             PipeLevel::read(slot).is_none_or(|l| l.queued == 0)
         });
         if let Err(e) = control::write(&slot.join("log"), &[SvcCommand::Down]) {
@@ -137,7 +137,7 @@ pub fn stop_loggers(scandir: &Path, limit: Duration) -> Vec<PathBuf> {
         }
     }
     let up = |d: &PathBuf| read_slot(&d.join("log")).is_ok_and(|s| s.up);
-    poll_until(deadline, || !slots.iter().any(up));
+    poll_by(deadline, LOOK_EVERY, || !slots.iter().any(up));
     slots.into_iter().filter(up).collect()
 }
 
@@ -164,7 +164,7 @@ pub fn end_strays(reaper: i32, cmd: Option<i32>, grace: Duration) -> Strays {
         }
     }
     let deadline = t0 + grace;
-    poll_until(deadline, || termed.iter().all(|c| !c.alive()));
+    poll_by(deadline, LOOK_EVERY, || termed.iter().all(|c| !c.alive()));
     let left = termed.iter().copied().filter(|c| c.alive()).collect();
     Strays {
         termed,
@@ -192,8 +192,7 @@ fn pids(copies: &[Copy]) -> String {
 /// 100 on bad usage.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit stop-leftovers");
-    let args: Vec<OsString> = args.collect();
-    if !args.is_empty() {
+    if args.len() > 0 {
         msg::fatal("usage: svkit stop-leftovers (run by the stop hook; no arguments)");
         return ExitCode::from(exit::USAGE);
     }

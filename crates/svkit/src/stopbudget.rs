@@ -18,7 +18,6 @@
 //! [`note`] says, in one line, which of them the config's stop times do
 //! not fit in and what to raise; `svctl check` and the boot hook say it.
 
-use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
@@ -168,8 +167,7 @@ pub fn note(model: &Model, s: &Settings) -> Option<String> {
 /// bad usage.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit stop-budget");
-    let args: Vec<OsString> = args.collect();
-    if !args.is_empty() {
+    if args.len() > 0 {
         msg::fatal("usage: svkit stop-budget (run by the stop hook)");
         return ExitCode::from(exit::USAGE);
     }

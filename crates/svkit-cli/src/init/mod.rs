@@ -2,8 +2,6 @@
 //! runs: [`main`] parses its argv by hand (everything after `--` is the
 //! CMD, flags included) and hands the rest to `svkit::init`.
 
-use svkit::msg::{self, exit};
-
 /// What `svkit-init --help` prints (followed by a newline).
 pub const HELP: &str = "svkit-init: the container's entrypoint, supervised wherever it runs
 
@@ -38,22 +36,7 @@ S6_KEEP_ENV=1 for everything it starts.";
 
 /// The whole program: it never returns.
 pub fn main() -> std::process::ExitCode {
-    msg::init("svkit-init");
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let first = args.first().and_then(|a| a.to_str());
-    let print = |text: String| match msg::out(text) {
-        Ok(()) => std::process::exit(i32::from(exit::OK)),
-        Err(f) => msg::die(f.code, f),
-    };
-    match first {
-        Some("--") => {
-            args.remove(0);
-        }
-        Some("--help") | Some("-h") => print(format!("{HELP}\n")),
-        Some("--version") | Some("-V") => {
-            print(format!("svkit-init {}\n", env!("CARGO_PKG_VERSION")))
-        }
-        _ => {}
-    }
+    svkit::msg::init("svkit-init");
+    let args = crate::clapmsg::hand_parsed("svkit-init", HELP);
     std::process::exit(svkit::init::start(args))
 }

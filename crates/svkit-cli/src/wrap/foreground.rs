@@ -10,10 +10,6 @@ use svkit::msg;
 use svkit::redirect;
 use svkit::slotenv::oneoff::{self, OneOff};
 
-pub fn on_path(name: &std::ffi::OsStr) -> bool {
-    container::find_program(std::path::Path::new(name)).is_some()
-}
-
 /// `argv` as `slot` runs its program; with `supervised` (s6 runs), once
 /// the slot's `depends_on` hold, as its `run` would wait for them.
 pub fn as_slot(

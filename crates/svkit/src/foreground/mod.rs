@@ -164,10 +164,7 @@ mod tests {
         let pid = child.id() as i32;
         let copy = Copy::of(pid).expect("child");
         // Wait (bounded) until the trap is set: until then TERM would kill.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !term_in(pid, "SigCgt:") && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        crate::clock::poll_until(Duration::from_secs(5), || term_in(pid, "SigCgt:"));
         // A reused pid (another start time) is never signalled.
         let stale = Record {
             copy: Copy {
@@ -201,10 +198,7 @@ mod tests {
             .expect("sh");
         let pid = child.id() as i32;
         let copy = Copy::of(pid).expect("child");
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !term_in(pid, "SigIgn:") && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        crate::clock::poll_until(Duration::from_secs(5), || term_in(pid, "SigIgn:"));
         write(&path, &rec(pid, copy.start_time)).expect("write");
         match stop(&path, Duration::from_millis(200)).expect("stop") {
             Stopped::StillRuns(took) => assert!(took < Duration::from_millis(1500), "{took:?}"),

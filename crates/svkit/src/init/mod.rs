@@ -8,11 +8,10 @@
 //! and otherwise runs the same stages itself with s6's tools ([`tree`]):
 //! the same slots, redirect, hooks, logs and exit codes.
 //!
-//! Owns: the choice of mode, the run dir ([`place`]), s6-overlay's stage 2
-//! and 3 work without it ([`stages`], [`tree`]).
+//! Owns: the choice of mode, the run dir and s6-overlay's stage 2 and 3
+//! work without it ([`stages`], [`tree`]).
 
 pub mod mode;
-pub mod place;
 pub mod stages;
 pub mod tree;
 

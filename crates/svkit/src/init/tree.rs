@@ -24,29 +24,22 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use super::place;
 use super::stages::{self, CONT_FINISH, CONT_INIT, RC_SOURCES, SERVICES};
 use crate::container::{self, RUN_DIRS, RUN_DIR_ENV};
 use crate::leftovers::CMD_PID_ENV;
-use crate::lifeline::identity;
-use crate::msg::{self, exit, strerror};
+use crate::msg::{self, exit, strerror, Fatal};
 use crate::slot::end::{DECIDED_EXITCODE_NAME, INIT_PID_ENV, RESULTS_DIR};
 
 /// How long s6-svscan gets to listen on its control FIFO.
 const SVSCAN_START: Duration = Duration::from_secs(5);
-/// How often the end looks whether what it signalled is gone: those are
-/// not all its children, so no SIGCHLD says so.
+/// The longest pause between looks at what no event announces: whether
+/// s6-svscan listens yet, whether what the end signalled is gone (not
+/// all its children, so no SIGCHLD says so).
 const LOOK_EVERY: Duration = Duration::from_millis(5);
 
 /// A number of ms as s6-overlay reads it, else the default.
 fn env_ms(var: &str, default: u64) -> Duration {
     Duration::from_millis(container::s6_number(var).unwrap_or(default))
-}
-
-/// A switch of s6-overlay's (`S6_CMD_RECEIVE_SIGNALS`, ...): a positive
-/// number.
-fn env_positive(var: &str) -> Option<u64> {
-    container::s6_number(var).filter(|n| *n > 0)
 }
 
 /// A child's end as an exit code: its own, or 128+N after signal N.
@@ -185,26 +178,25 @@ impl Tree {
         let deadline = limit.map(|l| Instant::now() + l);
         self.waiting = Some(pid);
         self.ended = None;
-        loop {
+        let mut killed = false;
+        let code = loop {
             if let Some(code) = self.ended.take() {
-                self.waiting = None;
-                return code;
+                break code;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            if !killed && deadline.is_some_and(|d| Instant::now() >= d) {
                 msg::warn(format_args!(
                     "{} still runs after {} ms: killed",
                     hook.display(),
                     limit.unwrap_or_default().as_millis()
                 ));
-                let _ = kill(pid, Signal::SIGKILL);
                 // KILL cannot be refused: its end comes.
-                while self.ended.is_none() {
-                    self.pause(None, false);
-                }
-                continue;
+                let _ = kill(pid, Signal::SIGKILL);
+                killed = true;
             }
-            self.pause(deadline, false);
-        }
+            self.pause(deadline.filter(|_| !killed), false);
+        };
+        self.waiting = None;
+        code
     }
 }
 
@@ -218,139 +210,41 @@ fn ended_how(status: WaitStatus) -> String {
 
 /// Every process below `me` now, found from `/proc` (not all are our
 /// children: a slot's program is s6-supervise's).
-fn descendants(me: i32) -> Vec<identity::Stat> {
+fn descendants(me: i32) -> Vec<i32> {
     let all = crate::leftovers::processes();
-    let mut set = vec![me];
-    let mut i = 0;
-    while i < set.len() {
-        let parent = set[i];
-        set.extend(all.iter().filter(|p| p.ppid == parent).map(|p| p.pid));
-        i += 1;
-    }
-    all.into_iter()
-        .filter(|p| p.pid != me && set.contains(&p.pid))
+    let below = crate::leftovers::with_descendants(&all, [me].into());
+    (all.iter())
+        .filter(|p| p.pid != me && below.contains(&p.pid))
         .filter(|p| p.state != 'Z' && p.state != 'X')
+        .map(|p| p.pid)
         .collect()
-}
-
-/// s6-svscan, found as the rendered scripts find s6's tools.
-fn svscan_program() -> Option<PathBuf> {
-    container::find_program(&container::s6_tool("s6-svscan"))
 }
 
 /// The whole portable run; the container's exit code.
 pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
-    let mut mask = SigSet::empty();
-    for s in STOPS.iter().chain(&[Signal::SIGCHLD, Signal::SIGUSR1]) {
-        mask.add(*s);
-    }
-    if let Err(e) = mask.thread_block() {
-        msg::fatal(format_args!("unable to block signals: {}", e.desc()));
-        return i32::from(exit::SYSTEM);
-    }
-    let sigfd = match SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK) {
-        Ok(fd) => fd,
-        Err(e) => {
-            msg::fatal(format_args!("unable to read signals: {}", e.desc()));
-            return i32::from(exit::SYSTEM);
-        }
-    };
     let me = std::process::id();
-    // Its name is what svctl and the hooks recognise it by, also when run
-    // as `svkit svkit-init` (whose name would be the binary's).
-    let _ = nix::sys::prctl::set_name(c"svkit-init");
-    if me != 1 {
-        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-            msg::fatal(format_args!(
-                "unable to become the reaper of orphans (PR_SET_CHILD_SUBREAPER): {}",
-                e.desc()
-            ));
-            return i32::from(exit::SYSTEM);
-        }
-    }
-    let Some(svscan) = svscan_program() else {
-        msg::fatal(
-            "no s6-svscan: svkit-init supervises with s6's own tools; install s6-overlay, or a distribution's s6 package (Debian: apt-get install s6)",
-        );
-        return i32::from(exit::NOT_OK);
-    };
-    msg::info(format_args!(
-        "{why}: supervising with s6-svscan under svkit-init"
-    ));
-    let run_dir = match std::env::var(RUN_DIR_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(d) => place::choose(&[Path::new(&d)]),
-        None => place::choose(&RUN_DIRS.map(Path::new)),
-    };
-    let run_dir = match run_dir {
-        Ok(d) => d,
-        Err(why) => {
-            msg::fatal(place::no_place(&why));
-            return i32::from(exit::NOT_OK);
+    let (mut tree, scandir, run_dir) = match start(why, me) {
+        Ok(t) => t,
+        Err(f) => {
+            msg::fatal(&f);
+            return i32::from(f.code);
         }
     };
-    let scandir =
-        container::setting("SVKIT_SCANDIR").map_or_else(|| run_dir.join("service"), PathBuf::from);
-    if let Err(e) = place::fresh(&run_dir, &scandir) {
-        msg::fatal(format_args!("unable to prepare {}: {e}", run_dir.display()));
-        return i32::from(exit::SYSTEM);
-    }
-    set_env(&run_dir, me);
-    if let Err(e) = place::record(&run_dir, me) {
-        msg::fatal(format_args!(
-            "unable to write {}: {}",
-            run_dir.join(container::INIT_RECORD).display(),
-            strerror(&e)
-        ));
-        return i32::from(exit::SYSTEM);
-    }
-    let rc = stages::rc_user_services(Path::new(RC_SOURCES));
-    if !rc.is_empty() {
-        msg::fatal(format_args!(
-            "s6-rc services cannot run without s6-overlay's /init ({} in {RC_SOURCES}): run the image as PID 1 with s6-overlay, or convert them to svkit slots (svctl import s6 {RC_SOURCES}; docs/import.md)",
-            rc.join(", ")
-        ));
-        return i32::from(exit::NOT_OK);
-    }
-    let mut tree = Tree {
-        sigfd,
-        results: run_dir.join(RESULTS_DIR),
-        svscan: None,
-        cmd: None,
-        waiting: None,
-        ended: None,
-        stopping: false,
-        last_phase: false,
-    };
-    let started = super::unblocked(&svscan)
-        .arg(&scandir)
-        .stdin(Stdio::null())
-        .process_group(0)
-        .spawn();
-    match started {
-        Ok(c) => tree.svscan = Some(Pid::from_raw(c.id() as i32)),
-        Err(e) => {
-            msg::fatal(format_args!(
-                "unable to run {}: {}",
-                svscan.display(),
-                strerror(&e)
-            ));
-            return i32::from(exit::SYSTEM);
-        }
-    }
     let control = scandir.join(".s6-svscan/control");
-    let deadline = Instant::now() + SVSCAN_START;
-    while !crate::s6::control::listening(&control) {
-        if tree.svscan.is_none() || Instant::now() >= deadline {
-            msg::fatal(format_args!(
-                "s6-svscan did not start on {} within {} s",
-                scandir.display(),
-                SVSCAN_START.as_secs()
-            ));
-            tree.stopping = true;
-            tree.set_code(i32::from(exit::SYSTEM));
-            return end(&mut tree, me);
-        }
-        tree.pause(Some(Instant::now() + LOOK_EVERY), false);
+    // Each look reaps and reads the signals that came meanwhile.
+    let listening = crate::clock::poll_by(Instant::now() + SVSCAN_START, LOOK_EVERY, || {
+        tree.pause(Some(Instant::now()), false);
+        tree.svscan.is_none() || crate::s6::control::listening(&control)
+    });
+    if !listening || tree.svscan.is_none() {
+        msg::fatal(format_args!(
+            "s6-svscan did not start on {} within {} s",
+            scandir.display(),
+            SVSCAN_START.as_secs()
+        ));
+        tree.stopping = true;
+        tree.set_code(i32::from(exit::SYSTEM));
+        return end(&mut tree, me);
     }
     if !tree.stopping {
         boot(&mut tree, &scandir, &run_dir);
@@ -362,11 +256,81 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
             tree.stopping = true;
         }
     }
-    let forward = env_positive("S6_CMD_RECEIVE_SIGNALS").is_some();
+    let forward = container::s6_number("S6_CMD_RECEIVE_SIGNALS").is_some_and(|n| n > 0);
     while !tree.stopping && tree.cmd.is_some() {
         tree.pause(None, forward);
     }
     end(&mut tree, me)
+}
+
+/// Everything up to a running s6-svscan: signals read from a signalfd,
+/// the reaper of orphans, a fresh run dir and scandir (returned), the
+/// environment of what it starts.
+fn start(why: &str, me: u32) -> Result<(Tree, PathBuf, PathBuf), Fatal> {
+    let mut mask = SigSet::empty();
+    for s in STOPS.iter().chain(&[Signal::SIGCHLD, Signal::SIGUSR1]) {
+        mask.add(*s);
+    }
+    let errno = |what: &'static str| move |e: nix::errno::Errno| Fatal::system(what, e.desc());
+    mask.thread_block()
+        .map_err(errno("unable to block signals"))?;
+    let flags = SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK;
+    let sigfd = SignalFd::with_flags(&mask, flags).map_err(errno("unable to read signals"))?;
+    // Its name is what svctl and the hooks recognise it by, also when run
+    // as `svkit svkit-init` (whose name would be the binary's).
+    let _ = nix::sys::prctl::set_name(c"svkit-init");
+    if me != 1 {
+        nix::sys::prctl::set_child_subreaper(true).map_err(errno(
+            "unable to become the reaper of orphans (PR_SET_CHILD_SUBREAPER)",
+        ))?;
+    }
+    let svscan = container::find_program(&container::s6_tool("s6-svscan")).ok_or_else(|| {
+        Fatal::new(
+            exit::NOT_OK,
+            "no s6-svscan: svkit-init supervises with s6's own tools; install s6-overlay, or a distribution's s6 package (Debian: apt-get install s6)",
+            "",
+        )
+    })?;
+    msg::info(format_args!(
+        "{why}: supervising with s6-svscan under svkit-init"
+    ));
+    let run_dir = match std::env::var(RUN_DIR_ENV).ok().filter(|v| !v.is_empty()) {
+        Some(d) => stages::choose(&[Path::new(&d)]),
+        None => stages::choose(&RUN_DIRS.map(Path::new)),
+    };
+    let run_dir = run_dir.map_err(|why| Fatal::new(exit::NOT_OK, stages::no_place(&why), ""))?;
+    let scandir =
+        container::setting("SVKIT_SCANDIR").map_or_else(|| run_dir.join("service"), PathBuf::from);
+    stages::fresh(&run_dir, &scandir)
+        .map_err(|e| Fatal::system(format!("unable to prepare {}", run_dir.display()), e))?;
+    set_env(&run_dir, me);
+    let record = run_dir.join(container::INIT_RECORD);
+    stages::record(&run_dir, me)
+        .map_err(|e| Fatal::io(format!("unable to write {}", record.display()), &e))?;
+    let rc = stages::rc_user_services(Path::new(RC_SOURCES));
+    if !rc.is_empty() {
+        return Err(Fatal::new(exit::NOT_OK, format!(
+            "s6-rc services cannot run without s6-overlay's /init ({} in {RC_SOURCES}): run the image as PID 1 with s6-overlay, or convert them to svkit slots (svctl import s6 {RC_SOURCES}; docs/import.md)",
+            rc.join(", ")
+        ), ""));
+    }
+    let child = super::unblocked(&svscan)
+        .arg(&scandir)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Fatal::io(format!("unable to run {}", svscan.display()), &e))?;
+    let tree = Tree {
+        sigfd,
+        results: run_dir.join(RESULTS_DIR),
+        svscan: Some(Pid::from_raw(child.id() as i32)),
+        cmd: None,
+        waiting: None,
+        ended: None,
+        stopping: false,
+        last_phase: false,
+    };
+    Ok((tree, scandir, run_dir))
 }
 
 /// What every process svkit-init starts inherits: where the tree is, who
@@ -401,7 +365,7 @@ fn boot(tree: &mut Tree, scandir: &Path, run_dir: &Path) {
         }
     }
     if !failed.is_empty() {
-        let behaviour = env_positive("S6_BEHAVIOUR_IF_STAGE2_FAILS").unwrap_or(0);
+        let behaviour = container::s6_number("S6_BEHAVIOUR_IF_STAGE2_FAILS").unwrap_or(0);
         if behaviour >= 1 {
             msg::warn(format_args!("cont-init: {}", failed.join(", ")));
         }
@@ -474,16 +438,17 @@ fn end(tree: &mut Tree, me: u32) -> i32 {
     let me = me as i32;
     let left = descendants(me);
     if !left.is_empty() {
-        for p in &left {
-            let _ = kill(Pid::from_raw(p.pid), Signal::SIGTERM);
-            let _ = kill(Pid::from_raw(p.pid), Signal::SIGCONT);
+        for pid in left.into_iter().map(Pid::from_raw) {
+            let _ = kill(pid, Signal::SIGTERM);
+            let _ = kill(pid, Signal::SIGCONT);
         }
         let deadline = Instant::now() + env_ms("S6_KILL_GRACETIME", 3000);
-        while !descendants(me).is_empty() && Instant::now() < deadline {
-            tree.pause(Some((Instant::now() + LOOK_EVERY).min(deadline)), false);
-        }
-        for p in descendants(me) {
-            let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
+        crate::clock::poll_by(deadline, LOOK_EVERY, || {
+            tree.reap();
+            descendants(me).is_empty()
+        });
+        for pid in descendants(me) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
     }
     tree.reap();

@@ -19,7 +19,7 @@
 //! as s6-log itself cuts it.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead as _, BufWriter, Write};
+use std::io::{self, BufRead as _, BufWriter, Read as _, Write};
 use std::os::fd::AsRawFd as _;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Command, ExitCode, Stdio};
@@ -59,37 +59,19 @@ pub fn filter<R: io::Read>(
 ) -> io::Result<()> {
     let mut line = Vec::new();
     loop {
-        let (done, used) = {
-            let buf = input.fill_buf()?;
-            if buf.is_empty() {
-                break;
-            }
-            let room = MAX_LINE_BYTES - line.len();
-            match buf.iter().take(room).position(|&b| b == b'\n') {
-                Some(i) => {
-                    line.extend_from_slice(&buf[..i]);
-                    (true, i + 1)
-                }
-                None => {
-                    let n = buf.len().min(room);
-                    line.extend_from_slice(&buf[..n]);
-                    (line.len() == MAX_LINE_BYTES, n)
-                }
-            }
-        };
-        input.consume(used);
-        if done {
-            output.write_all(&record(slot, &line, SystemTime::now()))?;
-            line.clear();
-            if input.buffer().is_empty() {
-                output.flush()?;
-            }
+        line.clear();
+        let limit = MAX_LINE_BYTES as u64;
+        if (&mut *input).take(limit).read_until(b'\n', &mut line)? == 0 {
+            return output.flush();
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        output.write_all(&record(slot, &line, SystemTime::now()))?;
+        if input.buffer().is_empty() {
+            output.flush()?;
         }
     }
-    if !line.is_empty() {
-        output.write_all(&record(slot, &line, SystemTime::now()))?;
-    }
-    output.flush()
 }
 
 fn usage(why: &str) -> ExitCode {

@@ -43,8 +43,7 @@ struct SlotMemory {
 }
 
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
-    let args: Vec<OsString> = args.collect();
-    if !args.is_empty() {
+    if args.len() > 0 {
         msg::fatal("usage: svkit log-watch (takes no arguments; SVKIT_SCANDIR and SVKIT_CONFIG_DIR say where)");
         return ExitCode::from(exit::USAGE);
     }
@@ -116,11 +115,7 @@ fn slots_with_logger(scandir: &Path) -> BTreeSet<String> {
 fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
     logger::clear_stale_restart(dir);
     let mut fault = logger::check_now(dir, log_dir);
-    let pipe = if fault.is_none() {
-        PipeLevel::read(dir)
-    } else {
-        None
-    };
+    let pipe = fault.is_none().then(|| PipeLevel::read(dir)).flatten();
     if fault.is_none() && logger::stalled(seen.pipe, pipe) {
         fault = Some(Fault::Stalled);
     }
@@ -139,7 +134,12 @@ fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
         }
         _ => return,
     };
-    restart_logger(dir, name, why);
+    match logger::restart(dir) {
+        Ok(()) => msg::info(format_args!("slot {name}: restarting its logger {why}")),
+        Err(e) => msg::warn(format_args!(
+            "slot {name}: unable to restart its logger: {e}"
+        )),
+    }
     seen.restarted = Some(Instant::now());
 }
 
@@ -185,13 +185,4 @@ fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
     };
     let up = crate::s6::status::read_slot(&dir.join("log")).is_ok_and(|s| s.up);
     up && matches!(locked(&log_dir.join("lock")), Ok(false))
-}
-
-fn restart_logger(dir: &Path, name: &str, why: &str) {
-    match logger::restart(dir) {
-        Ok(()) => msg::info(format_args!("slot {name}: restarting its logger {why}")),
-        Err(e) => msg::warn(format_args!(
-            "slot {name}: unable to restart its logger: {e}"
-        )),
-    }
 }

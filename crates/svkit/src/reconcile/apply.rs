@@ -11,25 +11,27 @@
 //!
 //! [`Scope::All`] (`svctl apply`) undoes every write when any slot fails,
 //! so the scandir is as it was; [`Scope::EachSlot`] (the boot hook) undoes
-//! the failing slot's writes only, and makes the others.
+//! the failing slot's writes only, and makes the others. What it did, and
+//! could not do, comes back as an [`ApplyReport`]: the audit lines on
+//! stdout, the messages on stderr.
 
-use super::error::{io, ReconcileError, SlotError};
+use super::error::{check_tree_user, io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
-use super::lock::ScandirLock;
 use super::logdir;
-use super::outcome::ApplyReport;
 use super::plan::{plan_each, Action, SlotPlan};
 use super::preflight::{self, Work};
-use super::treeuser::check_tree_user;
+use super::ScandirLock;
 use super::{DELETE_PREFIX, TEMP_PREFIX};
+use crate::clock::poll_until;
+use crate::msg::{self, Fatal};
 use crate::render::RenderedSlot;
 use crate::s6::control::{self, ControlError, SvcCommand};
 use crate::s6::status;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What one failing slot does to the rest of an apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,6 +61,78 @@ impl Default for ApplyOptions {
             stop_timeout: Duration::from_secs(10),
             scope: Scope::All,
         }
+    }
+}
+
+/// What apply did, slot by slot.
+#[derive(Debug)]
+pub struct ApplyReport {
+    /// The slots applied (and those unchanged), in plan order.
+    pub plans: Vec<SlotPlan>,
+    /// Temp dirs of an interrupted earlier apply that were swept.
+    pub swept: Vec<String>,
+    /// [`Scope::EachSlot`](super::Scope::EachSlot): slots left as they
+    /// were, each with why.
+    pub failed: Vec<SlotError>,
+    /// Writes of those slots that could not be undone.
+    pub undo_failed: Vec<ReconcileError>,
+    /// Slots written whose restart or delete s6 refused.
+    pub s6_failed: Vec<SlotError>,
+}
+
+impl ApplyReport {
+    /// The audit lines, one per slot, as one text: printed with a single
+    /// write, not one per slot.
+    pub fn audit(&self) -> String {
+        (self.plans.iter())
+            .map(|p| format!("{}\n", p.audit_line()))
+            .collect()
+    }
+
+    /// Prints what was swept (info) and each slot that failed (warning,
+    /// naming the slot, the path and why); the fatal error to exit with
+    /// when some slot failed, naming them all.
+    pub fn report(&self, scandir: &Path) -> Option<Fatal> {
+        for name in &self.swept {
+            msg::info(format_args!(
+                "swept {name} left by an interrupted reconcile"
+            ));
+        }
+        for f in &self.failed {
+            msg::warn(format_args!("slot {} not applied: {}", f.slot, f.error));
+        }
+        for e in &self.undo_failed {
+            msg::warn(format_args!("unable to undo a write: {e}"));
+        }
+        for f in &self.s6_failed {
+            msg::warn(format_args!("slot {} written, but: {}", f.slot, f.error));
+        }
+        let names = |v: &[SlotError]| {
+            v.iter()
+                .map(|f| f.slot.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut why = Vec::new();
+        if !self.failed.is_empty() {
+            why.push(format!(
+                "not applied: {} (the other slots are)",
+                names(&self.failed)
+            ));
+        }
+        if !self.s6_failed.is_empty() {
+            why.push(format!("s6 refused {}", names(&self.s6_failed)));
+        }
+        if why.is_empty() && self.undo_failed.is_empty() {
+            return None;
+        }
+        if why.is_empty() {
+            why.push("some writes could not be undone".into());
+        }
+        Some(Fatal::system(
+            format!("unable to reconcile {}", scandir.display()),
+            why.join("; "),
+        ))
     }
 }
 
@@ -295,14 +369,8 @@ fn build(
     for f in &slot.files {
         fsops::write_new(&tmp, f)?;
     }
-    if let Some(owner) = owner {
-        // Inside the temp dir: undone with it.
-        let mut inside = Journal::default();
-        fsops::prepare_supervise(&tmp, "", owner, &mut inside)?;
-        if tmp.join("log").is_dir() {
-            fsops::prepare_supervise(&tmp, "log", owner, &mut inside)?;
-        }
-    }
+    // Inside the temp dir: undone with it.
+    supervise_dirs(&tmp, owner, &mut Journal::default())?;
     Ok(tmp)
 }
 
@@ -326,11 +394,21 @@ fn update(
         fsops::remove_file(&dir, rel, journal)?;
     }
     // The user may be what changed: its supervisor dirs follow.
-    if let Some(owner) = owner {
-        fsops::prepare_supervise(&dir, "", owner, journal)?;
-        if dir.join("log").is_dir() {
-            fsops::prepare_supervise(&dir, "log", owner, journal)?;
-        }
+    supervise_dirs(&dir, owner, journal)
+}
+
+/// The supervisor dirs of the slot and of its logger, `owner`'s.
+fn supervise_dirs(
+    dir: &Path,
+    owner: Option<UidGid>,
+    journal: &mut Journal,
+) -> Result<(), ReconcileError> {
+    let Some(owner) = owner else {
+        return Ok(());
+    };
+    fsops::prepare_supervise(dir, "", owner, journal)?;
+    if dir.join("log").is_dir() {
+        fsops::prepare_supervise(dir, "log", owner, journal)?;
     }
     Ok(())
 }
@@ -356,19 +434,12 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, Re
         Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
         Err(e) => return Err(e.into()),
     }
-    let up = || status::read_slot(&dir).is_ok_and(|s| s.up);
-    let wait_down = |limit: Duration| {
-        let end = Instant::now() + limit;
-        while up() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    wait_down(opts.stop_timeout);
+    let down = || !status::read_slot(&dir).is_ok_and(|s| s.up);
     // A process that ignores its down signal must not outlive its slot,
     // unsupervised: kill it, as s6's timeout-kill would.
-    if up() {
+    if !poll_until(opts.stop_timeout, down) {
         let _ = crate::slot::end::send(&dir, &[SvcCommand::Kill]);
-        wait_down(KILL_WAIT);
+        poll_until(KILL_WAIT, down);
     }
     let hidden = scandir.join(format!("{DELETE_PREFIX}{name}-{}", std::process::id()));
     fs::rename(&dir, &hidden).map_err(io(&dir))?;
@@ -387,12 +458,15 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 /// Test hook of the sandbox tests: widen the window between building a
 /// slot and renaming it, so a test can kill -9 an apply in the middle.
 /// Debug builds only (what the tests run): a release build has none.
-#[cfg(debug_assertions)]
 fn test_pause(var: &str) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
     if let Some(ms) = std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
 }
 
-#[cfg(not(debug_assertions))]
-fn test_pause(_var: &str) {}
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;

@@ -4,11 +4,8 @@
 //! has succeeded an apply tells s6 nothing, so a supervisor adds nothing
 //! here; the sandbox tests show the same on the real /init.
 
-use super::apply::{ApplyOptions, Scope};
-use super::error::ReconcileError;
-use super::journal::fault;
-use super::lock::ScandirLock;
-use super::outcome::ApplyReport;
+use super::{ApplyOptions, ApplyReport, ReconcileError, ScandirLock, Scope};
+use crate::reconcile::journal::fault;
 use crate::render::{RenderedFile, RenderedSlot};
 use crate::slot::owner::MARKER;
 use std::collections::BTreeMap;
@@ -23,7 +20,7 @@ fn apply(
     opts: &ApplyOptions,
 ) -> Result<ApplyReport, ReconcileError> {
     let lock = ScandirLock::acquire(scandir, opts.lock_timeout)?;
-    super::apply::apply(&lock, desired, opts)
+    super::apply(&lock, desired, opts)
 }
 
 fn file(path: &str, contents: &str, mode: u32) -> RenderedFile {
@@ -320,7 +317,7 @@ fn past_the_service_limit_nothing_is_written() {
         };
         // 998 + a and its logger: 1,000 fits, as the plan says; b is one
         // too many.
-        assert!(super::plan::plan(sd, std::slice::from_ref(&a)).is_ok());
+        assert!(crate::reconcile::plan(sd, std::slice::from_ref(&a)).is_ok());
         let err = apply(sd, &[a.clone(), b.clone()], &opts).expect_err("over the limit");
         assert!(
             matches!(&err, ReconcileError::TooManyServices(e) if e.need.total() == 1001),
@@ -329,7 +326,7 @@ fn past_the_service_limit_nothing_is_written() {
         assert_eq!(err.exit_code(), crate::msg::exit::NOT_OK);
         assert!(err.to_string().ends_with("; nothing changed"), "{err}");
         assert!(matches!(
-            super::plan::plan(sd, &[a.clone(), b.clone()]),
+            crate::reconcile::plan(sd, &[a.clone(), b.clone()]),
             Err(ReconcileError::TooManyServices(_))
         ));
         assert_eq!(snapshot(sd), before, "{scope:?}");

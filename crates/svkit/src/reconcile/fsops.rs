@@ -39,20 +39,13 @@ pub fn write_file(
 /// made goes to `journal`, to be removed with all below it.
 fn make_dirs(slot: &Path, dir: &Path, journal: &mut Journal) -> Result<(), ReconcileError> {
     refuse_symlinked_dirs(slot, dir)?;
-    let Ok(rel) = dir.strip_prefix(slot) else {
-        return Ok(());
-    };
-    let mut cur = slot.to_path_buf();
-    for c in rel.components() {
-        cur.push(c);
-        match fs::create_dir(&cur) {
-            Ok(()) => {
-                journal.push(Undo::Tree(cur));
-                return fs::create_dir_all(dir).map_err(io(dir));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io(&cur)(e)),
-        }
+    let first_missing = (dir.ancestors())
+        .take_while(|a| a.starts_with(slot) && *a != slot && !a.exists())
+        .last();
+    if let Some(first) = first_missing {
+        fs::create_dir(first).map_err(io(first))?;
+        journal.push(Undo::Tree(first.to_path_buf()));
+        fs::create_dir_all(dir).map_err(io(dir))?;
     }
     Ok(())
 }

@@ -5,8 +5,7 @@
 
 use super::error::{io, ReconcileError};
 use std::fs;
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// One write, and how to undo it.
@@ -55,15 +54,8 @@ impl Prev {
         if !ft.is_file() {
             return Ok(Prev::Absent);
         }
-        let mut bytes = Vec::new();
-        fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-            .open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(io(path))?;
         Ok(Prev::File {
-            bytes,
+            bytes: super::live::read(path).map_err(io(path))?,
             mode: meta.mode() & 0o7777,
             uid: meta.uid(),
             gid: meta.gid(),
@@ -96,41 +88,33 @@ impl Journal {
 }
 
 fn undo(u: Undo) -> Result<(), ReconcileError> {
-    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    // Gone already is undone.
+    let removed = |r: std::io::Result<()>, p: &Path| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(p)(e)),
+        _ => Ok(()),
+    };
     match u {
-        Undo::Tree(p) => match fs::remove_dir_all(&p) {
-            Err(e) if !gone(&e) => Err(io(&p)(e)),
-            _ => Ok(()),
-        },
-        Undo::EmptyDir(p) => match fs::remove_dir(&p) {
-            Err(e) if !gone(&e) => Err(io(&p)(e)),
-            _ => Ok(()),
-        },
+        Undo::Tree(p) => removed(fs::remove_dir_all(&p), &p),
+        Undo::EmptyDir(p) => removed(fs::remove_dir(&p), &p),
         Undo::Owner { path, uid, gid } => {
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid)).map_err(io(&path))
         }
-        Undo::File { path, prev } => {
-            let remove = |p: &Path| match fs::remove_file(p) {
-                Err(e) if !gone(&e) => Err(io(p)(e)),
-                _ => Ok(()),
-            };
-            match prev {
-                Prev::Absent => remove(&path),
-                Prev::Symlink(target) => {
-                    remove(&path)?;
-                    std::os::unix::fs::symlink(&target, &path).map_err(io(&path))
-                }
-                Prev::File {
-                    bytes,
-                    mode,
-                    uid,
-                    gid,
-                } => {
-                    let owner = nix::unistd::geteuid().is_root().then_some((uid, gid));
-                    crate::fsutil::write_atomic(&path, &bytes, mode, owner).map_err(io(&path))
-                }
+        Undo::File { path, prev } => match prev {
+            Prev::Absent => removed(fs::remove_file(&path), &path),
+            Prev::Symlink(target) => {
+                removed(fs::remove_file(&path), &path)?;
+                std::os::unix::fs::symlink(&target, &path).map_err(io(&path))
             }
-        }
+            Prev::File {
+                bytes,
+                mode,
+                uid,
+                gid,
+            } => {
+                let owner = nix::unistd::geteuid().is_root().then_some((uid, gid));
+                crate::fsutil::write_atomic(&path, &bytes, mode, owner).map_err(io(&path))
+            }
+        },
     }
 }
 

@@ -37,20 +37,11 @@ pub fn presence_only(rel: &Path) -> bool {
     rel == Path::new("down")
 }
 
-/// Visible slot names (s6-svscan ignores `.`-led names, so do we).
-pub fn slot_names(scandir: &Path) -> Result<Vec<String>, ReconcileError> {
-    crate::s6::services(scandir).map_err(io(scandir))
-}
-
 fn supervisor_owned(rel: &Path) -> bool {
-    let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
-    match parts.as_slice() {
-        [first, ..] if *first == "supervise" || *first == "event" => true,
-        [log, second, ..] if *log == "log" && (*second == "supervise" || *second == "event") => {
-            true
-        }
-        _ => false,
-    }
+    let mut parts = rel.components().map(|c| c.as_os_str());
+    let first = parts.next();
+    let ours = |n: Option<&std::ffi::OsStr>| n.is_some_and(|n| n == "supervise" || n == "event");
+    ours(first) || (first.is_some_and(|n| n == "log") && ours(parts.next()))
 }
 
 /// Every managed file of a live slot, keyed by path relative to it.
@@ -85,10 +76,7 @@ fn walk(
             let target = fs::read_link(&path).map_err(io(&path))?;
             (target.into_os_string().into_encoded_bytes(), SYMLINK_MODE)
         } else if ft.is_file() {
-            (
-                read(&path, meta.len()).map_err(io(&path))?,
-                meta.mode() & 0o7777,
-            )
+            (read(&path).map_err(io(&path))?, meta.mode() & 0o7777)
         } else {
             continue;
         };
@@ -100,13 +88,12 @@ fn walk(
 
 /// O_NONBLOCK: should a FIFO be swapped in since the lstat, opening it must
 /// not hang; O_NOFOLLOW: nor may a symlink lead elsewhere.
-fn read(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
-    let mut f = fs::OpenOptions::new()
+pub(super) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)?;
-    // One spare byte: a file grown since the lstat reads to EOF at once.
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-    f.read_to_end(&mut bytes)?;
+        .open(path)?
+        .read_to_end(&mut bytes)?;
     Ok(bytes)
 }

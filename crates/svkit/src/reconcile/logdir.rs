@@ -7,7 +7,6 @@ use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
 use nix::errno::Errno;
 use nix::sys::stat::Mode;
-use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
@@ -33,24 +32,6 @@ fn prefixes(dir: &Path) -> Result<Vec<PathBuf>, ReconcileError> {
     Ok(out)
 }
 
-/// What [`check`] learnt of paths shared by many log dirs (`/data/logs`
-/// of `/data/logs/a` and `/data/logs/b`): each is looked at once.
-#[derive(Debug, Default)]
-pub(super) struct PathCache {
-    dirs: HashSet<PathBuf>,
-    writable: HashMap<PathBuf, Result<(), Errno>>,
-}
-
-impl PathCache {
-    /// [`fsops::writable`], once a dir.
-    fn writable(&mut self, dir: &Path) -> Result<(), Errno> {
-        *self
-            .writable
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| fsops::writable(dir))
-    }
-}
-
 /// Longest name of one path component (Linux's NAME_MAX).
 const NAME_MAX: usize = 255;
 
@@ -59,32 +40,21 @@ const NAME_MAX: usize = 255;
 /// the parent of the first missing dir not writable, or an existing log
 /// dir that must change owner and cannot be changed. The error names the
 /// dir that would be made or changed and why, as mkdir or chown would.
-pub(super) fn check(
-    dir: &Path,
-    owner: Option<UidGid>,
-    seen: &mut PathCache,
-) -> Result<(), ReconcileError> {
+pub(super) fn check(dir: &Path, owner: Option<UidGid>) -> Result<(), ReconcileError> {
     let errno = |p: &Path, e: Errno| io(p)(std::io::Error::from(e));
     let mut parent = PathBuf::from("/");
     for p in prefixes(dir)? {
-        if seen.dirs.contains(&p) {
-            parent = p;
-            continue;
-        }
         match fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => return Err(ReconcileError::Symlink { path: p }),
             Ok(m) if !m.is_dir() => return Err(errno(&p, Errno::ENOTDIR)),
-            Ok(_) => {
-                seen.dirs.insert(p.clone());
-                parent = p;
-            }
+            Ok(_) => parent = p,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Missing from here on: nothing below can be a symlink yet.
                 let long = p.file_name().is_some_and(|n| n.len() > NAME_MAX);
                 if long {
                     return Err(errno(&p, Errno::ENAMETOOLONG));
                 }
-                return seen.writable(&parent).map_err(|e| errno(&p, e));
+                return fsops::writable(&parent).map_err(|e| errno(&p, e));
             }
             Err(e) => return Err(io(&p)(e)),
         }
@@ -93,7 +63,7 @@ pub(super) fn check(
     if let Some((uid, gid)) = owner {
         let m = fs::symlink_metadata(dir).map_err(io(dir))?;
         if (m.uid(), m.gid()) != (uid, gid) {
-            seen.writable(dir).map_err(|e| errno(dir, e))?;
+            fsops::writable(dir).map_err(|e| errno(dir, e))?;
         }
     }
     Ok(())
@@ -225,9 +195,8 @@ mod tests {
             ensure_new(&link, None),
             Err(ReconcileError::Symlink { .. })
         ));
-        let mut seen = PathCache::default();
         assert!(matches!(
-            check(&link.join("x"), None, &mut seen),
+            check(&link.join("x"), None),
             Err(ReconcileError::Symlink { .. })
         ));
     }
@@ -237,17 +206,16 @@ mod tests {
     #[test]
     fn check_finds_what_mkdir_would_refuse() {
         let t = tempfile::tempdir().expect("tempdir");
-        let mut seen = PathCache::default();
         fs::write(t.path().join("file"), "").expect("write");
-        let why = |dir: &Path, seen: &mut PathCache| match check(dir, None, seen) {
+        let why = |dir: &Path| match check(dir, None) {
             Err(e) => e.to_string(),
             Ok(()) => String::new(),
         };
         let under_file = t.path().join("file/logs");
-        assert!(why(&under_file, &mut seen).ends_with("file: Not a directory"));
+        assert!(why(&under_file).ends_with("file: Not a directory"));
         let long = t.path().join("x".repeat(256));
-        assert!(why(&long, &mut seen).ends_with("File name too long"));
-        assert_eq!(why(&t.path().join("new/deeper"), &mut seen), "");
+        assert!(why(&long).ends_with("File name too long"));
+        assert_eq!(why(&t.path().join("new/deeper")), "");
         // /proc takes no new dirs, yet says it is writable: only the walk
         // finds out (and apply undoes what came before).
         assert!(ensure_new(Path::new("/proc/svkit-test/x"), None).is_err());

@@ -2,7 +2,7 @@
 //! Reads the scandir (every managed file of every declared slot, in full),
 //! writes nothing.
 
-use super::error::{ReconcileError, SlotError};
+use super::error::{io, ReconcileError, SlotError};
 use super::live::{self, LiveFile};
 use crate::render::RenderedSlot;
 use crate::slot::owner::is_ours;
@@ -94,12 +94,6 @@ impl SlotPlan {
     }
 }
 
-/// Files whose change means the running process is stale: `run`, which
-/// also carries the slot's env (exported in the script).
-fn restarts(rel: &Path) -> bool {
-    rel == Path::new("run")
-}
-
 /// Root owns every file svkit renders into a slot.
 const OWNER_UID: u32 = 0;
 
@@ -121,7 +115,10 @@ pub(super) fn plan_each(
     scandir: &Path,
     desired: &[RenderedSlot],
 ) -> Result<Vec<Result<SlotPlan, SlotError>>, ReconcileError> {
-    let live_names: BTreeSet<String> = live::slot_names(scandir)?.into_iter().collect();
+    // Visible slot names (s6-svscan ignores `.`-led names, so do we).
+    let live_names: BTreeSet<String> = (crate::s6::services(scandir).map_err(io(scandir))?)
+        .into_iter()
+        .collect();
     // Root's apply makes root own every file: a plan, whoever runs it,
     // says what that apply would change.
     let uid_matters = crate::slot::owner::tree_is_root(scandir);
@@ -135,14 +132,7 @@ pub(super) fn plan_each(
                 slot: slot.name.clone(),
             })
         } else {
-            live::read_files(&dir).map(|live| {
-                let action = compare(slot, &live, uid_matters);
-                if log_dir_missing(slot) {
-                    missing_log_dir(action)
-                } else {
-                    action
-                }
-            })
+            live::read_files(&dir).map(|live| compare(slot, &live, uid_matters))
         };
         plans.push(
             action
@@ -175,30 +165,6 @@ fn log_dir_missing(slot: &RenderedSlot) -> bool {
     })
 }
 
-/// A live slot whose log dir is gone is never unchanged.
-fn missing_log_dir(action: Action) -> Action {
-    match action {
-        Action::Unchanged => Action::Update {
-            changed: Vec::new(),
-            removed: Vec::new(),
-            restart: false,
-            log_dir_missing: true,
-        },
-        Action::Update {
-            changed,
-            removed,
-            restart,
-            ..
-        } => Action::Update {
-            changed,
-            removed,
-            restart,
-            log_dir_missing: true,
-        },
-        other => other,
-    }
-}
-
 fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters: bool) -> Action {
     let mut changed = Vec::new();
     for f in &slot.files {
@@ -219,15 +185,22 @@ fn compare(slot: &RenderedSlot, live: &BTreeMap<PathBuf, LiveFile>, uid_matters:
         .filter(|p| !rendered.contains(p.as_path()))
         .cloned()
         .collect();
-    if changed.is_empty() && removed.is_empty() {
+    // A live slot whose log dir is gone is never unchanged.
+    let log_dir_missing = log_dir_missing(slot);
+    if changed.is_empty() && removed.is_empty() && !log_dir_missing {
         return Action::Unchanged;
     }
-    let restart = changed.iter().chain(&removed).any(|p| restarts(p));
+    // A changed `run` (which also carries the slot's env, exported in the
+    // script) means the running process is stale.
+    let restart = changed
+        .iter()
+        .chain(&removed)
+        .any(|p| p == Path::new("run"));
     Action::Update {
         changed,
         removed,
         restart,
-        log_dir_missing: false,
+        log_dir_missing,
     }
 }
 

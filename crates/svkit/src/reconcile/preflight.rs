@@ -31,7 +31,6 @@ pub(super) fn check<'a>(
 ) -> (Vec<Work<'a>>, Vec<SlotError>) {
     let root = nix::unistd::geteuid().is_root();
     let mut users: BTreeMap<&str, Result<UidGid, ()>> = BTreeMap::new();
-    let mut seen = logdir::PathCache::default();
     let mut scandir_ok: Option<Result<(), Errno>> = None;
     let mut work = Vec::new();
     let mut refused = Vec::new();
@@ -57,7 +56,7 @@ pub(super) fn check<'a>(
                 _ => None,
             };
             if let Some(dir) = &slot.log_dir {
-                logdir::check(dir, owner, &mut seen).map_err(|e| ReconcileError::LogDir {
+                logdir::check(dir, owner).map_err(|e| ReconcileError::LogDir {
                     dir: dir.clone(),
                     source: Box::new(e),
                 })?;

@@ -4,10 +4,10 @@
 //! wanted up, and each is waited for (bounded: nothing else would end the
 //! wait of a container's command).
 
-use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::execute::SUPERVISE_TIMEOUT;
 use crate::config::{Condition, Model, Slot};
 use crate::msg::exit;
 use crate::s6::control::{self, ControlError, SvcCommand};
@@ -16,30 +16,25 @@ use crate::slot::{end, health, wait};
 
 /// How long the dependencies have, together.
 pub const DEPENDS_TIMEOUT: Duration = Duration::from_secs(120);
-/// Bound on waiting for s6-svscan to supervise a dependency at boot.
-const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DepsError {
     /// Not wanted up, and its autostart does not hold: nothing starts it.
-    NotStarted {
-        on: String,
-        condition: Condition,
-    },
-    Failed {
-        on: String,
-        condition: Condition,
-    },
-    Gone {
-        on: String,
-        condition: Condition,
-    },
+    #[error("it depends on {on} ({}), which is down and whose autostart does not hold (`svctl start {on}` starts it)", condition.as_str())]
+    NotStarted { on: String, condition: Condition },
+    #[error("it depends on {on} ({}), which failed for good (see `svctl status {on}`)", condition.as_str())]
+    Failed { on: String, condition: Condition },
+    #[error("it depends on {on} ({}), which is gone or not supervised", condition.as_str())]
+    Gone { on: String, condition: Condition },
+    #[error("it depends on {on} ({0}), which was not {0} within {1} s", condition.as_str(), after.as_secs())]
     Timeout {
         on: String,
         condition: Condition,
         after: Duration,
     },
+    #[error("{0}")]
     Control(ControlError),
+    #[error("{0}")]
     Status(StatusError),
 }
 
@@ -52,43 +47,6 @@ impl DepsError {
         }
     }
 }
-
-impl fmt::Display for DepsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DepsError::NotStarted { on, condition } => write!(
-                f,
-                "it depends on {on} ({}), which is down and whose autostart does not hold (`svctl start {on}` starts it)",
-                condition.as_str()
-            ),
-            DepsError::Failed { on, condition } => write!(
-                f,
-                "it depends on {on} ({}), which failed for good (see `svctl status {on}`)",
-                condition.as_str()
-            ),
-            DepsError::Gone { on, condition } => write!(
-                f,
-                "it depends on {on} ({}), which is gone or not supervised",
-                condition.as_str()
-            ),
-            DepsError::Timeout {
-                on,
-                condition,
-                after,
-            } => write!(
-                f,
-                "it depends on {on} ({}), which was not {} within {} s",
-                condition.as_str(),
-                condition.as_str(),
-                after.as_secs()
-            ),
-            DepsError::Control(e) => write!(f, "{e}"),
-            DepsError::Status(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for DepsError {}
 
 fn target(c: Condition) -> wait::Target {
     match c {
@@ -134,23 +92,18 @@ pub fn await_deps(
         }
         let watched = [wait::Watched::new(dir)];
         let left = deadline.saturating_duration_since(Instant::now());
-        let once = wait::wait(
-            &watched,
-            target(condition),
-            false,
-            Some(Duration::ZERO),
-            &failed,
-        )
-        .map_err(DepsError::Status)?;
-        let outcome = match once {
+        let wait = |limit| {
+            wait::wait(&watched, target(condition), false, Some(limit), &failed)
+                .map_err(DepsError::Status)
+        };
+        let outcome = match wait(Duration::ZERO)? {
             wait::WaitEnd::Timeout { .. } => {
                 note(format!(
                     "waiting for {on} ({}) before it runs, up to {} s",
                     condition.as_str(),
                     left.as_secs()
                 ));
-                wait::wait(&watched, target(condition), false, Some(left), &failed)
-                    .map_err(DepsError::Status)?
+                wait(left)?
             }
             other => other,
         };

@@ -1,49 +1,40 @@
-//! Carry out a redirect: ensure the slot, want it up, start companions.
+//! Carry out a redirect: ensure the slot, want it up, start companions;
+//! then the keep-alive: the CMD process stays, blocked in the kernel,
+//! until the container is stopped. In-process, because slim images may
+//! have no `sleep` (the reference deployment broke on that).
 
 use crate::config::{Model, Redirect};
 use crate::control::{self, Waited};
+use crate::msg::exit;
 use crate::reconcile::{self, ApplyOptions, ReconcileError};
 use crate::s6::control::ControlError;
 use crate::slot::{end, health};
-use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
-#[derive(Debug)]
+use nix::sys::signal::{SigSet, Signal};
+
+#[derive(Debug, thiserror::Error)]
 pub enum RedirectError {
+    #[error("unable to render the slot: {0}")]
     Reconcile(ReconcileError),
+    #[error("{0}")]
     Control(ControlError),
     /// A displaced slot could not be stopped.
+    #[error("{0}")]
     Stop(control::Error),
     /// The slot could not be made essential for this container.
+    #[error("unable to make it essential: {}", crate::msg::strerror(.0))]
     Essential(std::io::Error),
     /// The rule names a slot the config does not declare (validation
     /// prevents it; a racing config edit could not).
+    #[error("slot {0} is not declared in the config")]
     NoSlot(String),
 }
 
-impl fmt::Display for RedirectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RedirectError::Reconcile(e) => write!(f, "unable to render the slot: {e}"),
-            RedirectError::Control(e) => write!(f, "{e}"),
-            RedirectError::Stop(e) => write!(f, "{e}"),
-            RedirectError::Essential(e) => {
-                write!(
-                    f,
-                    "unable to make it essential: {}",
-                    crate::msg::strerror(e)
-                )
-            }
-            RedirectError::NoSlot(s) => write!(f, "slot {s} is not declared in the config"),
-        }
-    }
-}
-
-impl std::error::Error for RedirectError {}
-
-/// Bound on waiting for s6-svscan to supervise a slot just rendered.
-const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Bound on waiting for s6-svscan to supervise a slot just rendered (or
+/// a dependency at boot).
+pub(super) const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Ensures the rule's slot exists (applying the model when it does not),
 /// wants it up, and starts the `also_start` slots whose autostart holds.
@@ -53,9 +44,9 @@ pub fn execute(
     rule: &Redirect,
     scandir: &Path,
 ) -> Result<Vec<String>, RedirectError> {
-    if model.slot(&rule.slot).is_none() {
+    let Some(own) = model.slot(&rule.slot) else {
         return Err(RedirectError::NoSlot(rule.slot.clone()));
-    }
+    };
     let missing = std::iter::once(&rule.slot)
         .chain(&rule.also_start)
         .any(|s| !scandir.join(s).is_dir());
@@ -71,10 +62,7 @@ pub fn execute(
     let mut started = vec![rule.slot.clone()];
     // The user ran this slot as the container's command: when it ends for
     // good, so does the container (unless the config says otherwise).
-    if model
-        .slot(&rule.slot)
-        .is_some_and(|s| s.essential != Some(false))
-    {
+    if own.essential != Some(false) {
         end::mark_essential(&scandir.join(&rule.slot)).map_err(RedirectError::Essential)?;
     }
     for w in &warnings {
@@ -150,7 +138,7 @@ pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[Str
     };
     let mut line = format!(
         "`{}` now runs under s6 supervision in slot {}{also}: restarted on crash, logs in docker logs; see `svctl status`.",
-        super::decide::shown(routed),
+        super::shown(routed),
         rule.slot
     );
     if !opt_outs.is_empty() {
@@ -173,13 +161,64 @@ pub fn refusal(
     let runs = command.map_or_else(String::new, |c| format!(" (`{}`)", c.join(" ")));
     let mut line = format!(
         "`{}` matches the redirect to slot {}, which runs its own command{runs}: `{}` would be dropped, so nothing was started. Put them in the slot's command in the config",
-        super::decide::shown(routed),
+        super::shown(routed),
         rule.slot,
-        super::decide::shown(extra),
+        super::shown(extra),
     );
     match &rule.opt_out_flag {
         Some(flag) => line.push_str(&format!(", or add {flag} to run them in the foreground.")),
         None => line.push('.'),
     }
     line
+}
+
+fn stop_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set
+}
+
+/// Blocks until SIGTERM, SIGINT or SIGHUP; returns the exit code 128+N.
+/// Spawns nothing and so reaps nothing; uses no CPU while waiting.
+pub fn keep_alive() -> i32 {
+    let set = stop_signals();
+    if set.thread_block().is_err() {
+        return i32::from(exit::SYSTEM);
+    }
+    loop {
+        if let Ok(sig) = set.wait() {
+            return exit::signaled(sig as i32);
+        }
+    }
+}
+
+/// Replaces this process with the smallest keep-alive there is, keeping
+/// its pid (it is still the CMD): s6-overlay's own `s6-pause`, which a
+/// redirect can count on (it only happens under s6-overlay). Its name
+/// stays: s6-overlay's utilities are one binary that dispatches on it. A
+/// stop signal kills it, so its parent sees 128+N as from [`keep_alive`]. If that exec fails, a fresh
+/// `svkit-wrap --hold SLOT` (without the pages config, render and
+/// reconcile touched). Returns only if both failed; the caller then holds
+/// in-process.
+pub fn exec_keep_alive(slot: &str) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    // Unblocked: s6-pause waits in pause(2) for a signal to end it. A stop
+    // arriving before it runs ends this process the same way.
+    let _ = stop_signals().thread_unblock();
+    let _ = std::process::Command::new(crate::container::s6_tool("s6-pause")).exec();
+    // The real path, not /proc/self/exe: the name is what ps and comm show.
+    // Run as a link to the multi-call `svkit`, the real path is svkit's:
+    // the `svkit-wrap` link beside it keeps the name.
+    let exe = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    let link = exe.with_file_name("svkit-wrap");
+    let exe = if link.exists() { link } else { exe };
+    // Blocked across the exec (the mask survives it): a stop arriving
+    // before the new image waits is queued, and still ends in 128+N.
+    let _ = stop_signals().thread_block();
+    std::process::Command::new(exe)
+        .arg0("svkit-wrap")
+        .args(["--hold", slot])
+        .exec()
 }

@@ -14,15 +14,11 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{FsInstances, InstanceSource, Warning};
 
+use super::io;
 use super::StateError;
 
 /// The dir under `state_dir` holding one dir per template.
 pub const INSTANCES_DIR: &str = "instances";
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StateError {
-    let path = path.to_path_buf();
-    move |source| StateError::Io { path, source }
-}
 
 fn template_dir(state_dir: &Path, template: &str) -> PathBuf {
     state_dir.join(INSTANCES_DIR).join(template)
@@ -68,10 +64,9 @@ impl InstanceSource for LiveInstances {
             if e.file_type().is_ok_and(|t| t.is_file()) {
                 names.push(name);
             } else {
-                let path = e.path();
+                let path = e.path().display().to_string();
                 warn(format!(
-                    "ignoring registered instance {}: not a regular file",
-                    path.display()
+                    "ignoring registered instance {path}: not a regular file"
                 ));
             }
         }

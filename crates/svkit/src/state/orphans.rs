@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::config::names::INSTANCE_VAR;
 use crate::config::Model;
@@ -19,7 +19,8 @@ use super::{StateError, INSTANCES_DIR};
 const DESIRED_DIR: &str = "desired";
 
 /// What kind of record an orphan is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum OrphanKind {
     /// `desired/NAME`: the state an operator set for a `remember` slot.
     Remembered,
@@ -27,17 +28,8 @@ pub enum OrphanKind {
     Registered,
 }
 
-impl OrphanKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrphanKind::Remembered => "remembered",
-            OrphanKind::Registered => "registered",
-        }
-    }
-}
-
 /// One record whose name the config does not declare.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Orphan {
     /// The slot name (remembered) or the template name as declared
     /// (registered, e.g. `gw-{instance}`): what `svctl forget` takes.
@@ -64,15 +56,6 @@ impl Orphan {
             ),
         }
     }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "name": self.name,
-            "kind": self.kind.as_str(),
-            "path": self.path.display().to_string(),
-            "instances": self.instances,
-        })
-    }
 }
 
 /// Whether the config declares `name`: a slot of that name, a template of
@@ -94,28 +77,18 @@ pub fn declares(model: &Model, name: &str) -> bool {
 /// The entries of `dir` an operator or svkit could have recorded (dot
 /// names are svkit's temp files); a missing dir has none.
 fn entries(dir: &Path) -> Result<Vec<(String, fs::FileType)>, StateError> {
-    let io = |source| StateError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    match fs::symlink_metadata(dir) {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(StateError::Symlink {
-                path: dir.to_path_buf(),
-            })
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io(e)),
+    if super::lstat(dir)?.is_none() {
+        return Ok(Vec::new());
     }
+    let io = super::io(dir);
     let mut out = Vec::new();
-    for e in fs::read_dir(dir).map_err(io)? {
-        let e = e.map_err(io)?;
+    for e in fs::read_dir(dir).map_err(&io)? {
+        let e = e.map_err(&io)?;
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') {
             continue;
         }
-        out.push((name, e.file_type().map_err(io)?));
+        out.push((name, e.file_type().map_err(&io)?));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
@@ -182,25 +155,24 @@ pub fn note(orphans: &[Orphan]) -> Option<String> {
 
 /// The `orphans` array of `svctl status --json` and `svctl plan --json`.
 pub fn orphans_json(orphans: &[Orphan]) -> Value {
-    Value::Array(orphans.iter().map(Orphan::to_json).collect())
+    // Names and paths are UTF-8 (the config's and `state_dir`'s): this
+    // cannot fail.
+    serde_json::to_value(orphans).unwrap_or_default()
 }
 
 /// Removes the record; never follows a symlink (`remove_dir_all` removes
 /// a symlink it meets, not what it points to).
 pub fn forget(orphan: &Orphan) -> Result<(), StateError> {
-    let io = |source| StateError::Io {
-        path: orphan.path.clone(),
-        source,
-    };
+    let io = super::io(&orphan.path);
     let meta = match fs::symlink_metadata(&orphan.path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(io(e)),
     };
     if meta.is_dir() {
-        fs::remove_dir_all(&orphan.path).map_err(io)
+        fs::remove_dir_all(&orphan.path).map_err(&io)
     } else {
-        fs::remove_file(&orphan.path).map_err(io)
+        fs::remove_file(&orphan.path).map_err(&io)
     }
 }
 
