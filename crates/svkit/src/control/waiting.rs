@@ -38,17 +38,16 @@ pub enum Waited {
     },
 }
 
-/// How often a wait for ready looks again at a slot that is up and ready
-/// but whose output is not getting through.
+/// The longest pause of a wait for ready between looks at a slot that is
+/// up and ready but whose output is not getting through.
 const LOG_RECHECK: Duration = Duration::from_millis(200);
 
 /// The watched slots whose logger is at fault (all of them must be fine;
 /// with `any`, one fine slot is enough and nothing is reported).
 fn log_faults(slots: &Slots, watched: &[Watched], any: bool) -> Vec<(String, Fault)> {
-    let judge = slots.judge();
     let names: Vec<String> = watched.iter().map(|w| name_of(&w.dir)).collect();
-    let mut faults: Vec<Option<Fault>> = names.iter().map(|n| judge.log_fault(n)).collect();
-    judge.mark_stalled(names.iter().map(String::as_str).zip(faults.iter_mut()));
+    let mut faults: Vec<Option<Fault>> = names.iter().map(|n| slots.log_fault(n)).collect();
+    slots.mark_stalled(names.iter().map(String::as_str).zip(faults.iter_mut()));
     if any && faults.iter().any(Option::is_none) {
         return Vec::new();
     }
@@ -68,36 +67,34 @@ pub fn wait_for(
     any: bool,
     timeout: Duration,
 ) -> Result<Waited, Error> {
-    let judge = slots.judge();
     let overdue = |n: &str, st: &Status| {
-        target == Target::Ready && judge.ready_overdue(n, st, SystemTime::now())
+        target == Target::Ready && slots.ready_overdue(n, st, SystemTime::now())
     };
     let failed = |dir: &Path, st: &Status| {
         let n = name_of(dir);
-        judge.failed(&n, st) || overdue(&n, st)
+        slots.failed(&n, st) || overdue(&n, st)
     };
     let deadline = Instant::now() + timeout;
-    let outcome = loop {
+    let (mut outcome, mut stuck) = (Ok(WaitEnd::Met), Vec::new());
+    let through = crate::clock::poll_by(deadline, LOG_RECHECK, || {
         let left = deadline.saturating_duration_since(Instant::now());
-        let outcome = wait::wait(watched, target, any, Some(left), &failed).map_err(Error::Wait)?;
+        outcome = wait::wait(watched, target, any, Some(left), &failed);
         // Ready includes output getting through: a slot whose logger is
         // stuck is not ready yet (it may be once the disk has room), and
         // nothing signals that, so it is looked at again.
-        let stuck = match (&outcome, target) {
-            (WaitEnd::Met, Target::Ready) => log_faults(slots, watched, any),
+        stuck = match (&outcome, target) {
+            (Ok(WaitEnd::Met), Target::Ready) => log_faults(slots, watched, any),
             _ => Vec::new(),
         };
-        if stuck.is_empty() {
-            break outcome;
-        }
-        if Instant::now() >= deadline {
-            return Ok(Waited::LogStuck {
-                slots: stuck,
-                after: timeout,
-            });
-        }
-        std::thread::sleep(LOG_RECHECK.min(deadline.saturating_duration_since(Instant::now())));
-    };
+        stuck.is_empty()
+    });
+    if !through {
+        return Ok(Waited::LogStuck {
+            slots: stuck,
+            after: timeout,
+        });
+    }
+    let outcome = outcome.map_err(Error::Wait)?;
     Ok(match outcome {
         WaitEnd::Met => Waited::Met,
         WaitEnd::Timeout { pending } => Waited::Timeout {
@@ -113,7 +110,7 @@ pub fn wait_for(
                 Waited::GaveUp(slot)
             } else {
                 let why = st
-                    .map(|st| judge.verdict(&slot, Some(&st), SystemTime::now()))
+                    .map(|st| slots.verdict(&slot, Some(&st), SystemTime::now()))
                     .and_then(|v| v.why);
                 Waited::Failed { slot, why }
             }

@@ -2,8 +2,9 @@
 //! faces: `svctl plan` prints the plan, `svctl apply` and the boot hook
 //! `svkit-reconcile` carry it out.
 //!
-//! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: load,
-//! validate, render: one `RenderedSlot` per slot) → [`plan`] (`plan.rs`,
+//! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: a
+//! config the caller loaded, checked and rendered: one `RenderedSlot` per
+//! slot) → [`plan`] (`plan.rs`,
 //! reading the disk through `live.rs`: each managed file's bytes, mode and
 //! owner against the render) → [`apply`] (`apply.rs`, under `lock.rs`:
 //! check what would fail (`preflight.rs`, with s6-svscan's service
@@ -33,7 +34,7 @@ pub use lock::ScandirLock;
 pub use outcome::ApplyReport;
 pub use plan::{plan, Action, SlotPlan};
 pub use preflight::{fits, lookup_user};
-pub use prepare::{desired, prepare, prepare_for, Prepared};
+pub use prepare::{desired, prepare, Prepared};
 pub use treeuser::check_tree_user;
 
 /// Temp dirs for atomic creates: `.`-led so s6-svscan ignores them.

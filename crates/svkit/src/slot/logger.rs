@@ -225,8 +225,8 @@ pub fn stalled(before: Option<PipeLevel>, after: Option<PipeLevel>) -> bool {
 pub const STALL_WINDOW: Duration = Duration::from_millis(500);
 
 /// Of `slot_dirs`, the indices of those whose pipe stays full, with the
-/// same bytes queued, for `window` (looked at every 100 ms; slots whose
-/// pipe is not full at the first look cost one look).
+/// same bytes queued, for `window` (looked at up to every 100 ms; slots
+/// whose pipe is not full at the first look cost one look).
 pub fn find_stalled(slot_dirs: &[PathBuf], window: Duration) -> Vec<usize> {
     let first: Vec<Option<PipeLevel>> = slot_dirs
         .iter()
@@ -235,17 +235,12 @@ pub fn find_stalled(slot_dirs: &[PathBuf], window: Duration) -> Vec<usize> {
     let mut stalled_now: Vec<usize> = (0..slot_dirs.len())
         .filter(|&i| first[i].is_some())
         .collect();
-    let end = Instant::now() + window;
-    while !stalled_now.is_empty() {
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        // A measurement window, not a wait for an event: nothing signals
-        // that a pipe stopped draining.
-        std::thread::sleep(left.min(Duration::from_millis(100)));
+    // A measurement window, not a wait for an event: nothing signals
+    // that a pipe stopped draining.
+    crate::clock::poll_by(Instant::now() + window, Duration::from_millis(100), || {
         stalled_now.retain(|&i| stalled(first[i], PipeLevel::read(&slot_dirs[i])));
-    }
+        stalled_now.is_empty()
+    });
     stalled_now
 }
 

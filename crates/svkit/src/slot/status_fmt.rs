@@ -1,5 +1,6 @@
 //! `svctl status` output: the table and the JSON document (schema in
-//! docs/svctl.md). Pure functions of the rows and a clock reading.
+//! docs/svctl.md), pure functions of a [`Snapshot`]'s rows and a clock
+//! reading; and the last exit as text, for status and events alike.
 
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -7,87 +8,38 @@ use std::time::SystemTime;
 use crate::container::Supervision;
 use serde_json::{json, Value};
 
-use super::health::{self, Verdict};
-use crate::s6::status::{sig_name, LastExit, Status};
+pub use super::snapshot::{Row, Snapshot, State};
+use crate::s6::status::{sig_name, LastExit};
 
-/// One slot as status shows it.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub name: String,
-    /// Has the `.svkit` marker.
-    pub ours: bool,
-    /// None: no supervisor runs on the slot.
-    pub st: Option<Status>,
-    /// What svkit decides about it (desired, failed, done, ready).
-    pub v: Verdict,
-    pub log_dir: Option<String>,
-    /// Why this user cannot read the slot's status (another user's
-    /// `supervise/`); its status fields are then unknown.
-    pub unreadable: Option<String>,
-    /// Declared in the config, no dir in the scandir
-    /// (`health::declared_missing`).
-    pub missing: bool,
-}
+impl Snapshot {
+    /// The JSON document ([`json_doc`]).
+    pub fn json(&self) -> String {
+        let (rows, unknown, orphans) = (&self.rows, &self.unknown, &self.orphans);
+        json_doc(rows, unknown, orphans, &self.supervision, self.now)
+    }
 
-/// The STATE column: failed and done win over up and down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Unreadable,
-    Missing,
-    Unsupervised,
-    Failed,
-    Done,
-    /// Down, its program run in the foreground instead (an opt-out).
-    Foreground,
-    /// Up, but its run script still waits for its dependencies.
-    Waiting,
-    Up,
-    Down,
-}
-
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Unreadable => "unreadable",
-            State::Missing => "missing",
-            State::Unsupervised => "unsupervised",
-            State::Failed => "failed",
-            State::Done => "done",
-            State::Foreground => "foreground",
-            State::Waiting => "waiting",
-            State::Up => "up",
-            State::Down => "down",
+    /// The table, and the supervision line under it; nothing when nothing
+    /// asked for exists (the warnings say it all).
+    pub fn text(&self, colour: bool) -> String {
+        if self.rows.is_empty() && !self.unknown.is_empty() {
+            return String::new();
         }
+        let mut t = table(&self.rows, self.now, colour);
+        t.extend(mode_line(&self.supervision, &self.scandir));
+        t
     }
 }
 
-impl Row {
-    pub fn state(&self) -> State {
-        match &self.st {
-            None if self.unreadable.is_some() => State::Unreadable,
-            None if self.missing => State::Missing,
-            None => State::Unsupervised,
-            Some(s) if !s.up && self.v.foreground.is_some() => State::Foreground,
-            Some(_) if self.v.failed => State::Failed,
-            Some(_) if self.v.done => State::Done,
-            Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
-            Some(s) if s.up => State::Up,
-            Some(_) => State::Down,
-        }
-    }
-
-    /// Seconds the program has run (up: since it started, not since its
-    /// `run` began waiting for dependencies), or since the slot went down.
-    pub fn secs_since(&self, s: &Status, now: SystemTime) -> u64 {
-        match self.v.started {
-            Some(t) if s.up => now.duration_since(t).map_or(0, |d| d.as_secs()),
-            _ => s.secs_since(now),
-        }
-    }
-
-    /// The LSB "running as it should": see `health::in_wanted_state`.
-    pub fn in_wanted_state(&self) -> bool {
-        health::in_wanted_state(self.st.as_ref(), &self.v)
+/// The last exit as text, `None` before the first: `exit 3`, `SIGTERM`,
+/// `wstat N`; `long` (events) spells `signal SIGTERM`, `wait status N`.
+pub fn last_exit(e: LastExit, long: bool) -> Option<String> {
+    let sig = if long { "signal SIG" } else { "SIG" };
+    let wstat = if long { "wait status" } else { "wstat" };
+    match e {
+        LastExit::None => None,
+        LastExit::Exited(c) => Some(format!("exit {c}")),
+        LastExit::Signaled(g) => Some(format!("{sig}{}", sig_name(g))),
+        LastExit::Other(w) => Some(format!("{wstat} {w}")),
     }
 }
 
@@ -244,12 +196,8 @@ fn info(r: &Row, now: SystemTime) -> String {
     if let Some(pid) = r.v.foreground {
         return format!("its program runs in the foreground (pid {pid})");
     }
-    let exit = match s.last_exit {
-        LastExit::None => "not started yet".into(),
-        LastExit::Exited(c) => format!("exit {c}, {t} ago"),
-        LastExit::Signaled(g) => format!("SIG{}, {t} ago", sig_name(g)),
-        LastExit::Other(w) => format!("wstat {w}, {t} ago"),
-    };
+    let exit = last_exit(s.last_exit, false)
+        .map_or_else(|| "not started yet".into(), |e| format!("{e}, {t} ago"));
     match &r.v.why {
         Some(why) if r.v.failed => format!("{exit}: {why}"),
         _ => exit,

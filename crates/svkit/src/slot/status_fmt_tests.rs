@@ -1,6 +1,8 @@
 use super::*;
+use crate::s6::status::Status;
 use crate::s6::status::{Death, RawStatus};
 use crate::s6::tai64::Tai64N;
+use crate::slot::health::{self, Verdict};
 use std::time::Duration;
 
 fn at(t: SystemTime) -> Tai64N {
@@ -26,7 +28,7 @@ fn raw(pid: u32, wstat: u16, want_up: bool, ready: bool, ago: u64) -> RawStatus 
     }
 }
 
-/// A row as `Judge::verdict` would make it: `v` says failed/done/overdue;
+/// A row as `Slots::verdict` would make it: `v` says failed/done/overdue;
 /// ready follows the one rule (`health::ready`), here without notification
 /// unless the row is overdue.
 fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {

@@ -34,8 +34,8 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             } else {
                 n.as_str()
             };
-            let mut w = Watched::new(ctx.dir(n));
-            w.patient = ctx.slot(n).is_some();
+            let mut w = Watched::new(ctx.slots().dir(n));
+            w.patient = ctx.slots().slot(n).is_some();
             w
         })
         .collect();
@@ -44,8 +44,8 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             .into_iter()
             .map(|w| Watched { patient: true, ..w })
             .collect();
-        let judge = ctx.judge();
-        let failed = |dir: &Path, st: &Status| args.give_up && judge.failed(&name_of(dir), st);
+        let failed =
+            |dir: &Path, st: &Status| args.give_up && ctx.slots().failed(&name_of(dir), st);
         let outcome = wait::wait(&slots, target, false, None, &failed)
             .map_err(|e| Fatal::system("unable to wait", e))?;
         if let WaitEnd::Failed(dir) = outcome {

@@ -4,8 +4,8 @@ use serde_json::{json, Value};
 
 use super::{Event, What};
 use crate::clock::rfc3339_utc;
-use crate::s6::status::{sig_name, LastExit};
-use crate::slot::status_fmt::updown;
+use crate::s6::status::LastExit;
+use crate::slot::status_fmt::{last_exit, updown};
 
 /// The event as one JSON object, without the newline.
 pub fn json_line(e: &Event) -> String {
@@ -31,14 +31,9 @@ pub fn text_line(e: &Event) -> String {
     let st = e.status.as_ref();
     let detail = match e.what {
         What::Up | What::Added => st.and_then(|s| s.pid).map(|p| format!(" (pid {p})")),
-        What::Down | What::Done | What::Restarting | What::Stopped => {
-            st.and_then(|s| match s.last_exit {
-                LastExit::Exited(c) => Some(format!(" (exit {c})")),
-                LastExit::Signaled(n) => Some(format!(" (signal SIG{})", sig_name(n))),
-                LastExit::Other(w) => Some(format!(" (wait status {w})")),
-                LastExit::None => None,
-            })
-        }
+        What::Down | What::Done | What::Restarting | What::Stopped => st
+            .and_then(|s| last_exit(s.last_exit, true))
+            .map(|e| format!(" ({e})")),
         What::Failed | What::LogFailing => e.why.as_ref().map(|w| format!(": {w}")),
         _ => None,
     };

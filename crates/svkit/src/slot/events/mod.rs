@@ -98,7 +98,7 @@ pub struct Event {
     /// later change).
     pub status: Option<Status>,
     /// Deaths in s6's tally with that status, its completions not counted
-    /// (`super::health::Judge::deaths`).
+    /// (`super::snapshot::Slots::deaths`).
     pub deaths: Option<u64>,
     /// Why it failed, as its `finish` recorded it.
     pub why: Option<String>,
@@ -119,7 +119,7 @@ impl Event {
 }
 
 /// What `byte` from s6-supervise means, given the status read after it
-/// and what [`super::health::Judge::verdict`] says of it. `None`: nothing
+/// and what [`super::snapshot::Slots::verdict`] says of it. `None`: nothing
 /// to report (`O`, always followed by its `D`; unknown bytes).
 pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
     Some(match byte {
