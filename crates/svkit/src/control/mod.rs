@@ -5,7 +5,6 @@
 //! first; waits are bounded and end in a [`Waited`] for the caller to say.
 
 mod lock;
-mod waiting;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -18,9 +17,9 @@ use crate::slot::wait::{Target, Watched};
 use crate::state::{write_desired, Desired, StateError};
 
 pub use crate::slot::snapshot::Slots;
+pub use crate::slot::wait::{wait_for, Waited};
 use lock::Held;
 pub use lock::LOCK_TIMEOUT;
-pub use waiting::{wait_for, Waited};
 
 /// What an operator asks of slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +61,7 @@ pub enum Error {
     #[error("{what}: {why}")]
     Remember { what: String, why: String },
     #[error("unable to wait: {0}")]
-    Wait(StatusError),
+    Wait(#[from] StatusError),
     /// Another start, stop or restart of a `remember` slot held it longer
     /// than [`LOCK_TIMEOUT`]: nothing was changed.
     #[error(
@@ -179,7 +178,7 @@ fn wait_started(
         return Ok(w);
     }
     let left = timeout.saturating_sub(started.elapsed());
-    wait_for(slots, &jobs, Target::Done, false, left)
+    Ok(wait_for(slots, &jobs, Target::Done, false, left)?)
 }
 
 /// Sends what `op` means to each of `names`, each then watched for a
@@ -354,11 +353,4 @@ fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
         }
     }
     Ok(held)
-}
-
-/// The slot's name: its dir's last component.
-pub fn name_of(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }

@@ -9,7 +9,7 @@ use crate::container::Supervision;
 use serde_json::{json, Value};
 
 pub use super::snapshot::{Row, Snapshot, State};
-use crate::s6::status::{sig_name, LastExit};
+use crate::s6::status::{sig_name, LastExit, Status};
 
 impl Snapshot {
     /// The JSON document ([`json_doc`]).
@@ -54,19 +54,25 @@ pub(super) fn updown(b: bool) -> &'static str {
 
 /// One slot's JSON object.
 pub fn row_json(r: &Row, now: SystemTime) -> Value {
-    let base = json!({
+    let st = r.st.as_ref();
+    // Unknown, not false, when this user may not read it.
+    let hidden = st.is_none() && r.unreadable.is_some();
+    let known = |v: Value| if hidden { Value::Null } else { v };
+    // Without a supervisor: false.
+    let flag = |f: fn(&Status) -> bool| known(json!(st.is_some_and(f)));
+    json!({
         "name": r.name,
         "svkit": r.ours,
-        "supervised": r.st.is_some(),
+        "supervised": known(json!(st.is_some())),
         "state": r.state().as_str(),
         "desired": updown(r.v.desired_up),
-        "failed": r.v.failed,
-        "why": r.v.why,
-        "done": r.v.done,
-        "ready": r.v.ready,
-        "ready_overdue": r.v.ready_overdue,
-        "waiting_for": r.v.waiting,
-        "blocked_by": r.v.blocked_by,
+        "failed": known(json!(r.v.failed)),
+        "why": known(json!(r.v.why)),
+        "done": known(json!(r.v.done)),
+        "ready": known(json!(r.v.ready)),
+        "ready_overdue": known(json!(r.v.ready_overdue)),
+        "waiting_for": known(json!(r.v.waiting)),
+        "blocked_by": known(json!(r.v.blocked_by)),
         "liveness": r.v.live.as_ref().map(|l| json!({
             "failing": l.failing, "of": l.of, "last_error": l.last_error,
         })),
@@ -75,47 +81,21 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "foreground_pid": r.v.foreground,
         "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
-    });
-    let Value::Object(mut o) = base else {
-        return Value::Null;
-    };
-    let fields = match &r.st {
-        Some(s) => json!({
-            "up": s.up,
-            "want": updown(s.want_up),
-            "normally": updown(s.normally_up),
-            "notified": s.ready,
-            "paused": s.paused,
-            "finishing": s.finishing,
-            "never_started": s.never_started,
-            "pid": s.pid,
-            "since_s": r.secs_since(s, now),
-            "since_tai64n": s.raw.stamp.to_string(),
-            "ready_s": s.secs_ready(now),
-            "ready_since_tai64n": s.raw.ready_stamp.to_string(),
-            "last_exit": s.last_exit.json(),
-            "deaths": r.v.deaths,
-        }),
-        // Unknown, not false: this user may not read it.
-        None if r.unreadable.is_some() => json!({
-            "supervised": null, "failed": null, "why": null, "done": null, "waiting_for": null, "blocked_by": null,
-            "ready_overdue": null, "notified": null,
-            "up": null, "want": null, "normally": null, "ready": null,
-            "paused": null, "finishing": null, "never_started": null,
-            "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
-            "ready_since_tai64n": null, "last_exit": null, "deaths": null,
-        }),
-        None => json!({
-            "up": false, "want": null, "normally": null, "notified": false,
-            "paused": false, "finishing": false, "never_started": null,
-            "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
-            "ready_since_tai64n": null, "last_exit": null, "deaths": null,
-        }),
-    };
-    if let Value::Object(f) = fields {
-        o.extend(f);
-    }
-    Value::Object(o)
+        "up": flag(|s| s.up),
+        "want": st.map(|s| updown(s.want_up)),
+        "normally": st.map(|s| updown(s.normally_up)),
+        "notified": flag(|s| s.ready),
+        "paused": flag(|s| s.paused),
+        "finishing": flag(|s| s.finishing),
+        "never_started": st.map(|s| s.never_started),
+        "pid": st.and_then(|s| s.pid),
+        "since_s": st.map(|s| r.secs_since(s, now)),
+        "since_tai64n": st.map(|s| s.raw.stamp.to_string()),
+        "ready_s": st.map(|s| s.secs_ready(now)),
+        "ready_since_tai64n": st.map(|s| s.raw.ready_stamp.to_string()),
+        "last_exit": st.map(|s| s.last_exit.json()),
+        "deaths": st.map(|_| r.v.deaths),
+    })
 }
 
 /// The whole document: `{"schema": 1, "slots": [...], "unknown": [...]}`.

@@ -1,5 +1,4 @@
 use super::*;
-use crate::s6::status::Status;
 use crate::s6::status::{Death, RawStatus};
 use crate::s6::tai64::Tai64N;
 use crate::slot::health::{self, Verdict};

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use svkit::config::Model;
-use svkit::control::Slots;
 use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
+use svkit::slot::snapshot::Slots;
 
 use crate::config::Policy;
 use crate::svctl::args::WhereArgs;

@@ -6,11 +6,9 @@ use std::path::Path;
 use svkit::msg::{self, Fatal};
 use svkit::s6::status::Status;
 use svkit::slot::end::End;
-use svkit::slot::wait::{self, Target, WaitEnd, Watched};
+use svkit::slot::wait::{self, name_of, wait_for, Target, WaitEnd, Watched};
 
-use svkit::control::{name_of, wait_for};
-
-use super::control::{said, system};
+use super::control::said;
 use super::ctx::Ctx;
 use crate::svctl::args::{WaitArgs, WaitFor};
 
@@ -62,6 +60,7 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         }
         return Ok(svkit::msg::exit::OK);
     }
-    let waited = wait_for(&ctx.slots(), &slots, target, args.any, args.timeout).map_err(system)?;
+    let waited = wait_for(&ctx.slots(), &slots, target, args.any, args.timeout)
+        .map_err(|e| Fatal::system("unable to wait", e))?;
     Ok(said(waited))
 }
