@@ -61,12 +61,6 @@ impl<'a> Slots<'a> {
             .collect())
     }
 
-    /// The records in `state_dir` the config no longer declares a name
-    /// for (none without a config).
-    pub fn orphans(&self) -> Result<Vec<Orphan>, crate::state::StateError> {
-        self.model.map_or(Ok(Vec::new()), crate::state::orphans)
-    }
-
     /// The slots `names` (none: every svkit slot, or every slot with
     /// `all`, and the slots the config declares that are missing) as they
     /// are now. A named slot neither in the scandir nor declared is
@@ -128,11 +122,13 @@ impl<'a> Slots<'a> {
                 .filter(|r| r.st.is_some())
                 .map(|r| (r.name.as_str(), &mut r.v.log)),
         );
-        // One that cannot be looked at is a warning, never a reason for a
-        // view to fail.
-        let (orphans, orphans_error) = match self.orphans() {
-            Ok(o) => (o, None),
-            Err(e) => (Vec::new(), Some(e.to_string())),
+        // The records the config no longer declares a name for (none
+        // without a config): unreadable ones are a warning, never a reason
+        // for a view to fail.
+        let (orphans, orphans_error) = match self.model.map(crate::state::orphans) {
+            None => (Vec::new(), None),
+            Some(Ok(o)) => (o, None),
+            Some(Err(e)) => (Vec::new(), Some(e.to_string())),
         };
         Ok(Snapshot {
             scandir: self.scandir.to_path_buf(),
