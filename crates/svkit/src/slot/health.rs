@@ -217,18 +217,14 @@ impl Slots<'_> {
         desired_up(autostart, remembered, st.normally_up)
     }
 
-    /// [`completes`] of the slot `name`, by its config, or by its `finish`
-    /// having kept a clean exit down (`done`): only the `finish` of a slot
-    /// that completes does, whatever the config says since.
-    pub fn completes(&self, name: &str, done: bool) -> bool {
-        done || self.slot(name).is_some_and(completes)
-    }
-
     /// [`deaths`] of the slot `name`. Its tally is read only when some
     /// record may be a completion: else the count is its length, which
-    /// `st` has.
+    /// `st` has. The slot [`completes`] by its config, or by its `finish`
+    /// having kept a clean exit down (`done`): only the `finish` of a slot
+    /// that completes does, whatever the config says since.
     pub fn deaths(&self, name: &str, st: &Status, done: bool) -> u64 {
-        if st.deaths == 0 || !self.completes(name, done) {
+        let completing = done || self.slot(name).is_some_and(completes);
+        if st.deaths == 0 || !completing {
             return st.deaths;
         }
         // A tally that cannot be read now (`st` read its length a moment

@@ -70,26 +70,24 @@ impl<'a> Slots<'a> {
             .model
             .map(|m| health::declared_missing(m, self.scandir))
             .unwrap_or_default();
-        let (mut unknown, mut missing) = (Vec::new(), Vec::new());
-        let present = if names.is_empty() {
-            missing.clone_from(&declared_missing);
-            self.list(all).map_err(|source| SnapshotError::Scandir {
+        let (mut present, mut missing, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
+        if names.is_empty() {
+            present = self.list(all).map_err(|source| SnapshotError::Scandir {
                 path: self.scandir.to_path_buf(),
                 source,
-            })?
+            })?;
+            missing = declared_missing;
         } else {
-            let mut v = Vec::new();
             for n in names {
                 if self.known(n) {
-                    v.push(n.clone());
+                    present.push(n.clone());
                 } else if declared_missing.contains(n) {
                     missing.push(n.clone());
                 } else {
                     unknown.push(n.clone());
                 }
             }
-            v
-        };
+        }
         let mut rows = present
             .iter()
             .map(|n| self.row(n))
