@@ -13,7 +13,9 @@
 //! right after it ([`judge`]): a `d` carries the exit code or signal, a `D`
 //! is `done`, `failed` (why), `stopped` or `restarting` as
 //! [`super::health`] judges the slot. [`follow`] runs the whole stream,
-//! also following slots that appear in or leave the scandir.
+//! also following slots that appear in or leave the scandir; each event is
+//! one line, JSON ([`json_line`], schema in docs/svctl.md) or text
+//! ([`text_line`]).
 
 mod logrecord;
 mod stream;
@@ -139,8 +141,6 @@ pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
         _ => return None,
     })
 }
-
-// An event as one line: JSON (schema in docs/svctl.md) or text.
 
 /// The event as one JSON object, without the newline.
 pub fn json_line(e: &Event) -> String {
