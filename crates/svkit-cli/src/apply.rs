@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::config::{Policy, NOTHING_CHANGED};
 use svkit::msg::{self, Fatal};
 use svkit::reconcile::{
     self, ApplyOptions, ApplyReport, Prepared, ReconcileError, ScandirLock, Scope,
@@ -18,14 +19,13 @@ pub fn lock(scandir: &Path, timeout: Duration) -> Result<ScandirLock, Fatal> {
         .map_err(|e| Fatal::system(format!("unable to reconcile {}", scandir.display()), e))
 }
 
-/// Loads and renders for `scope`, printing the warnings; an invalid
-/// config prints every error and changes nothing.
+/// Loads ([`Policy::Apply`]) and renders for `scope`, printing the
+/// warnings; an invalid config prints every error and changes nothing.
 pub fn prepare(config_dir: &Path, scandir: &Path, scope: Scope) -> Result<Prepared, Fatal> {
-    let p = reconcile::prepare_for(config_dir, scandir, scope)
-        .map_err(|e| crate::config::unusable(config_dir, e, Some("nothing changed")))?;
-    for w in &p.warnings {
-        msg::warn(w);
-    }
+    let validated = crate::config::required(config_dir, Policy::Apply)?;
+    let p = reconcile::prepare(validated, scandir, scope)
+        .map_err(|e| crate::config::unusable(config_dir, e, Some(NOTHING_CHANGED)))?;
+    crate::config::warn(&p.warnings);
     Ok(p)
 }
 

@@ -1,6 +1,6 @@
-//! The config as each tool loads it: one loader, and a policy that names
-//! what differs between the tools (the config's own rules are
-//! `svkit::config`'s).
+//! The config as each tool loads it: one loader, one printer of its
+//! warnings, and a policy that names what differs between the tools (the
+//! config's own rules are `svkit::config`'s).
 
 use std::io::ErrorKind;
 use std::path::Path;
@@ -21,6 +21,17 @@ pub enum Policy {
     /// The verbs about the config (check, render, exec, register): it must
     /// load. `quiet`: its warnings are left to the load before any write.
     Required { quiet: bool },
+    /// The boot hook, `plan` and `apply`: it must load, an invalid one
+    /// changes nothing (said so), and its warnings are printed with the
+    /// render's (`svkit::reconcile::prepare`).
+    Apply,
+}
+
+/// Prints the warnings of a load (and of a render).
+pub fn warn(warnings: &[impl std::fmt::Display]) {
+    for w in warnings {
+        msg::warn(w);
+    }
 }
 
 /// The config in `dir`, with the instances registered at runtime (as the
@@ -33,9 +44,7 @@ pub fn load(dir: &Path, policy: Policy) -> Result<Option<Validated>, Fatal> {
                 policy,
                 Policy::IfPresent | Policy::Required { quiet: false }
             ) {
-                for w in &v.warnings {
-                    msg::warn(w);
-                }
+                warn(&v.warnings);
             }
             return Ok(Some(v));
         }
@@ -51,13 +60,18 @@ pub fn load(dir: &Path, policy: Policy) -> Result<Option<Validated>, Fatal> {
             msg::warn(format_args!("config {} not used: {first}", dir.display()));
             Ok(None)
         }
+        (Policy::Apply, e) => Err(unusable(dir, e, Some(NOTHING_CHANGED))),
         (_, e) => Err(unusable(dir, e, None)),
     }
 }
 
-/// [`load`] with [`Policy::Required`].
-pub fn required(dir: &Path, quiet: bool) -> Result<Validated, Fatal> {
-    load(dir, Policy::Required { quiet })?
+/// What an apply says after an invalid config's errors.
+pub const NOTHING_CHANGED: &str = "nothing changed";
+
+/// [`load`] with a policy that needs the config: [`Policy::Required`] or
+/// [`Policy::Apply`].
+pub fn required(dir: &Path, policy: Policy) -> Result<Validated, Fatal> {
+    load(dir, policy)?
         // Never None: only the lenient policies go on without a config.
         .ok_or_else(|| Fatal::system(format!("no config in {}", dir.display()), ""))
 }

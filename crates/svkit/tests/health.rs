@@ -11,6 +11,7 @@ use svkit::s6::status::{RawStatus, Status};
 use svkit::s6::tai64::{Tai64N, TAI64_BASE, TAI_UTC_1970};
 use svkit::slot::end::{self, End};
 use svkit::slot::health::*;
+use svkit::slot::snapshot::Slots;
 use svkit::state::{write_desired, Desired, StateError};
 
 fn model(json: &str) -> Model {
@@ -207,11 +208,11 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
           "readiness": {{"check": {{"command": ["true"], "timeout_ms": 5000}}}}}}]}}"#,
         state.display()
     ));
-    let with = Judge {
+    let with = Slots {
         model: Some(&m),
         scandir: &scandir,
     };
-    let without = Judge {
+    let without = Slots {
         model: None,
         ..with
     };
@@ -274,7 +275,7 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
         r#"{{"state_dir": "{}", "slots": [{{"name": "r", "command": ["a"], "type": "oneshot"}}]}}"#,
         state.display()
     ));
-    let jobs = Judge {
+    let jobs = Slots {
         model: Some(&job),
         ..with
     };

@@ -5,23 +5,21 @@
 //! first; waits are bounded and end in a [`Waited`] for the caller to say.
 
 mod lock;
-mod waiting;
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::config::{depends, Autostart, Kind, Model, Slot};
+use crate::config::{depends, Autostart, Kind};
 use crate::msg::{self, strerror};
 use crate::s6::control::{self, ControlError, SvcCommand};
 use crate::s6::status::{read_slot, StatusError};
-use crate::slot::health::Judge;
 use crate::slot::wait::{Target, Watched};
 use crate::state::{write_desired, Desired, StateError};
 
+pub use crate::slot::snapshot::Slots;
+pub use crate::slot::wait::{wait_for, Waited};
 use lock::Held;
 pub use lock::LOCK_TIMEOUT;
-pub use waiting::{wait_for, Waited};
 
 /// What an operator asks of slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,32 +39,6 @@ impl Op {
     }
 }
 
-/// The slots of one scandir, with the config that declares them when it
-/// loaded (without it: no order, nothing remembered).
-#[derive(Debug, Clone, Copy)]
-pub struct Slots<'a> {
-    pub scandir: &'a Path,
-    pub model: Option<&'a Model>,
-}
-
-impl<'a> Slots<'a> {
-    pub fn dir(&self, name: &str) -> PathBuf {
-        self.scandir.join(name)
-    }
-
-    pub fn slot(&self, name: &str) -> Option<&'a Slot> {
-        self.model.and_then(|m| m.slot(name))
-    }
-
-    /// The library's rules (desired, failed) for these slots.
-    pub fn judge(&self) -> Judge<'a> {
-        Judge {
-            model: self.model,
-            scandir: self.scandir,
-        }
-    }
-}
-
 /// How an [`Op`] is carried out.
 #[derive(Debug, Clone, Copy)]
 pub struct Request {
@@ -81,17 +53,22 @@ pub struct Request {
     pub timeout: Duration,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
-    Control(ControlError),
+    #[error(transparent)]
+    Control(#[from] ControlError),
     /// What a `remember` slot wants could not be recorded.
-    Remember {
-        what: String,
-        why: String,
-    },
-    Wait(StatusError),
+    #[error("{what}: {why}")]
+    Remember { what: String, why: String },
+    #[error("unable to wait: {0}")]
+    Wait(#[from] StatusError),
     /// Another start, stop or restart of a `remember` slot held it longer
     /// than [`LOCK_TIMEOUT`]: nothing was changed.
+    #[error(
+        "unable to {} {slot}: another start, stop or restart of it is under way \
+         (waited {waited_ms} ms for it to end); nothing was changed",
+        op.verb()
+    )]
     Busy {
         op: Op,
         slot: String,
@@ -99,45 +76,12 @@ pub enum Error {
     },
     /// A start refused: the slot's program runs in the foreground
     /// (`crate::claim::foreground`).
+    #[error("unable to {} {slot}: {}", op.verb(), crate::claim::in_foreground_why(*copy))]
     InForeground {
         op: Op,
         slot: String,
         copy: crate::stray::Copy,
     },
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Control(e) => write!(f, "{e}"),
-            Error::Remember { what, why } => write!(f, "{what}: {why}"),
-            Error::Wait(e) => write!(f, "unable to wait: {e}"),
-            Error::Busy {
-                op,
-                slot,
-                waited_ms,
-            } => write!(
-                f,
-                "unable to {} {slot}: another start, stop or restart of it is under way \
-                 (waited {waited_ms} ms for it to end); nothing was changed",
-                op.verb()
-            ),
-            Error::InForeground { op, slot, copy } => write!(
-                f,
-                "unable to {} {slot}: {}",
-                op.verb(),
-                crate::claim::in_foreground_why(*copy)
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<ControlError> for Error {
-    fn from(e: ControlError) -> Self {
-        Error::Control(e)
-    }
 }
 
 /// Carries out `req` on `names` (slots of the scandir).
@@ -234,7 +178,7 @@ fn wait_started(
         return Ok(w);
     }
     let left = timeout.saturating_sub(started.elapsed());
-    wait_for(slots, &jobs, Target::Done, false, left)
+    Ok(wait_for(slots, &jobs, Target::Done, false, left)?)
 }
 
 /// Sends what `op` means to each of `names`, each then watched for a
@@ -409,11 +353,4 @@ fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
         }
     }
     Ok(held)
-}
-
-/// The slot's name: its dir's last component.
-pub fn name_of(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }

@@ -2,8 +2,9 @@
 //! faces: `svctl plan` prints the plan, `svctl apply` and the boot hook
 //! `svkit-reconcile` carry it out.
 //!
-//! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: load,
-//! validate, render: one `RenderedSlot` per slot) → [`plan`] (`plan.rs`,
+//! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: a
+//! config the caller loaded, checked and rendered: one `RenderedSlot` per
+//! slot) → [`plan`] (`plan.rs`,
 //! reading the disk through `live.rs`: each managed file's bytes, mode and
 //! owner against the render) → [`apply`] (`apply.rs`, under the
 //! [`ScandirLock`] here, by the tree's own user (`error.rs`'s
@@ -28,7 +29,7 @@ pub use apply::{apply, ApplyOptions, ApplyReport, Scope};
 pub use error::{check_tree_user, ReconcileError, SlotError};
 pub use plan::{plan, Action, SlotPlan};
 pub use preflight::{fits, lookup_user};
-pub use prepare::{desired, prepare, prepare_for, Prepared};
+pub use prepare::{desired, prepare, Prepared};
 
 use error::io;
 use nix::fcntl::Flock;

@@ -1,12 +1,11 @@
-//! From the config dir to the slots reconcile should make: load and
-//! validate, gather the autostart facts (container env, remembered desired
+//! From the loaded config to the slots reconcile should make: check its
+//! users, gather the autostart facts (container env, remembered desired
 //! states), render. Everything here happens before the first write.
 
 use super::Scope;
 use crate::config::{self, LoadError, Model};
 use crate::render::{render_all, RenderEnv, RenderedSlot};
 use crate::slot::health;
-use crate::state;
 use std::path::Path;
 
 pub struct Prepared {
@@ -16,20 +15,19 @@ pub struct Prepared {
     pub warnings: Vec<String>,
 }
 
-/// Load, check and render for the tree of `scandir`. When that tree runs as
-/// root, every slot's user must exist here (slots drop to it with
-/// `s6-setuidgid`): an unknown one is a config error at its `user` key,
-/// found before anything is written.
-pub fn prepare(config_dir: &Path, scandir: &Path) -> Result<Prepared, LoadError> {
-    prepare_for(config_dir, scandir, Scope::All)
-}
-
-/// [`prepare`] for a reconcile of `scope`. Slot by slot (the boot hook), an
-/// unknown user is its slots' failure, not the config's: apply's preflight
+/// Checks and renders `validated` (loaded by the caller with the instances
+/// registered at runtime, `svctl register`) for a reconcile of `scope` of
+/// the tree of `scandir`; its warnings come first in [`Prepared::warnings`].
+/// When that tree runs as root, every slot's user must exist here (slots
+/// drop to it with `s6-setuidgid`): an unknown one is a config error at its
+/// `user` key, found before anything is written. Slot by slot (the boot
+/// hook), it is its slots' failure, not the config's: apply's preflight
 /// leaves them out, named, and the other slots run.
-pub fn prepare_for(config_dir: &Path, scandir: &Path, scope: Scope) -> Result<Prepared, LoadError> {
-    // Includes instances registered at runtime (`svctl register`).
-    let validated = config::load(config_dir, &state::LiveInstances)?;
+pub fn prepare(
+    validated: config::Validated,
+    scandir: &Path,
+    scope: Scope,
+) -> Result<Prepared, LoadError> {
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     if RenderEnv::detect(Some(scandir)).as_root {
         let unknown = config::users::unknown_users(&validated.model, &config::users::SystemUsers);
@@ -91,6 +89,7 @@ pub fn users_not_applied(model: &Model, tree_uid: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state;
 
     fn model(json: &str) -> Model {
         let t = tempfile::tempdir().expect("tempdir");

@@ -89,14 +89,34 @@ pub fn waiting_for(slot: &Path, st_up: bool) -> Option<String> {
     if !st_up {
         return None;
     }
+    first_line(&slot.join(WAITING_FILE)).ok()
+}
+
+/// The first line of a record's first KiB, never through a symlink nor
+/// blocking on a FIFO.
+fn first_line(path: &Path) -> io::Result<String> {
     let f = fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(slot.join(WAITING_FILE))
-        .ok()?;
+        .open(path)?;
     let mut text = String::new();
-    f.take(1024).read_to_string(&mut text).ok()?;
-    Some(text.lines().next().unwrap_or("").to_string())
+    f.take(1024).read_to_string(&mut text)?;
+    Ok(text.lines().next().unwrap_or("").to_string())
+}
+
+/// Creates the empty file `path`, never through a symlink; one already
+/// there is fine.
+fn create_mark(path: &Path) -> io::Result<()> {
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        other => other.map(drop),
+    }
 }
 /// The dir, in the run dir, where the init reads the container's exit
 /// code at halt (s6-overlay's name; svkit-init reads the same).
@@ -148,21 +168,11 @@ pub fn line(end: &End) -> String {
 /// content reads as a failure whose reason says so: a slot kept down by
 /// its finish must never look healthy by accident.
 pub fn read(slot: &Path) -> Option<End> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(slot.join(END_FILE));
-    let mut text = String::new();
-    match f {
+    let first = match first_line(&slot.join(END_FILE)) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
         Err(_) => return Some(End::Failed("unreadable end record".into())),
-        Ok(f) => {
-            if f.take(1024).read_to_string(&mut text).is_err() {
-                return Some(End::Failed("unreadable end record".into()));
-            }
-        }
-    }
-    let first = text.lines().next().unwrap_or("");
+        Ok(line) => line,
+    };
     Some(if first == "done" {
         End::Done
     } else if let Some(why) = first.strip_prefix("failed: ") {
@@ -185,16 +195,7 @@ pub fn forget_decision() -> io::Result<()> {
 
 /// Makes `slot` essential for this container's life (see [`ESSENTIAL_FILE`]).
 pub fn mark_essential(slot: &Path) -> io::Result<()> {
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(slot.join(ESSENTIAL_FILE))
-    {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        other => other.map(drop),
-    }
+    create_mark(&slot.join(ESSENTIAL_FILE))
 }
 
 /// Writes `cmds` to the slot's supervisor, in order, in one write. When
@@ -217,19 +218,7 @@ pub fn send(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
 /// Records that the death of `pid` in `slot` is asked for (see the module
 /// doc). An existing record is fine.
 pub fn record_request(slot: &Path, pid: u32) -> io::Result<()> {
-    let path = slot
-        .join("supervise")
-        .join(format!("{REQUEST_PREFIX}{pid}"));
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&path)
-    {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        other => other.map(drop),
-    }
+    create_mark(&slot.join(format!("supervise/{REQUEST_PREFIX}{pid}")))
 }
 
 #[cfg(test)]

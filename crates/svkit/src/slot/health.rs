@@ -5,8 +5,8 @@
 //! and whether it is in the state it is wanted in (the health check,
 //! `svctl status` exit 0).
 //!
-//! The rules are functions of their inputs; [`start_facts`] and [`Judge`]
-//! gather those inputs (container env, remembered states, end records).
+//! The rules are functions of their inputs; [`start_facts`] and the
+//! methods on [`Slots`] gather those inputs (container env, remembered states, end records).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use super::end::{self, End};
 use super::logger;
+use super::snapshot::Slots;
 use crate::config::names::is_truthy;
 use crate::config::{Autostart, Model, OnCleanExit, Slot};
 use crate::s6::status::{death_tally, Death, RawStatus, Status};
@@ -207,17 +208,7 @@ pub fn declared_missing(model: &Model, scandir: &Path) -> Vec<String> {
 
 /// The rules applied to the slots of one scandir, with the config when it
 /// loaded (without it: no remembered states, svkit's default policy).
-#[derive(Debug, Clone, Copy)]
-pub struct Judge<'a> {
-    pub model: Option<&'a Model>,
-    pub scandir: &'a Path,
-}
-
-impl Judge<'_> {
-    fn slot(&self, name: &str) -> Option<&Slot> {
-        self.model.and_then(|m| m.slot(name))
-    }
-
+impl Slots<'_> {
     /// [`desired_up`] of the slot `name`.
     pub fn desired_up(&self, name: &str, st: &Status) -> bool {
         let sd = self.model.map_or("", |m| m.state_dir.as_str());
@@ -226,18 +217,14 @@ impl Judge<'_> {
         desired_up(autostart, remembered, st.normally_up)
     }
 
-    /// [`completes`] of the slot `name`, by its config, or by its `finish`
-    /// having kept a clean exit down (`done`): only the `finish` of a slot
-    /// that completes does, whatever the config says since.
-    pub fn completes(&self, name: &str, done: bool) -> bool {
-        done || self.slot(name).is_some_and(completes)
-    }
-
     /// [`deaths`] of the slot `name`. Its tally is read only when some
     /// record may be a completion: else the count is its length, which
-    /// `st` has.
+    /// `st` has. The slot [`completes`] by its config, or by its `finish`
+    /// having kept a clean exit down (`done`): only the `finish` of a slot
+    /// that completes does, whatever the config says since.
     pub fn deaths(&self, name: &str, st: &Status, done: bool) -> u64 {
-        if st.deaths == 0 || !self.completes(name, done) {
+        let completing = done || self.slot(name).is_some_and(completes);
+        if st.deaths == 0 || !completing {
             return st.deaths;
         }
         // A tally that cannot be read now (`st` read its length a moment
@@ -285,20 +272,13 @@ impl Judge<'_> {
             .collect()
     }
 
-    /// The slot's configured log dir, when the config is known.
-    pub fn log_dir(&self, name: &str) -> Option<&Path> {
-        self.slot(name)
-            .and_then(|s| s.log.as_ref())
-            .map(|l| Path::new(l.dir.as_str()))
-    }
-
     /// [`logger::check_now`] of the slot `name`; None without a logger.
     pub fn log_fault(&self, name: &str) -> Option<logger::Fault> {
         let dir = self.scandir.join(name);
         if !logger::has_logger(&dir) {
             return None;
         }
-        logger::check_now(&dir, self.log_dir(name))
+        logger::check_now(&dir, self.log_dir(name).map(Path::new))
     }
 
     /// Sets [`logger::Fault::Stalled`] for the slots whose logger is
@@ -378,7 +358,7 @@ fn in_foreground(name: &str) -> Option<i32> {
     crate::claim::foreground::running(name).map(|c| c.pid)
 }
 
-/// One slot judged: see [`Judge::verdict`].
+/// One slot judged: see [`Slots::verdict`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
     pub desired_up: bool,

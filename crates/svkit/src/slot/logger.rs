@@ -12,7 +12,6 @@
 //! configured, the logger's own status, the log dir, its file system, and
 //! how full the pipe is.
 
-use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
@@ -24,17 +23,22 @@ use crate::s6::control::{self, ControlError};
 use crate::s6::status::{decode, lock_holder};
 
 /// Why a slot's output is not getting through.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Fault {
     /// `log/run` could not start s6-log as configured; its own words.
+    #[error("logger not started: {0}")]
     Setup(String),
     /// The logger is not running: it exits as soon as it starts.
+    #[error("logger not running: it exits as soon as it starts")]
     Down,
     /// The log dir was removed: s6-log writes into a deleted file.
+    #[error("log dir {} is gone: s6-log writes into a deleted file", .0.display())]
     DirGone(PathBuf),
     /// The log dir's file system has no space (or no inode) left.
+    #[error("no space left for log dir {}: s6-log waits, then the program blocks", .0.display())]
     DiskFull(PathBuf),
     /// The pipe to the logger is full and nothing drains it.
+    #[error("the pipe to the logger is full and not draining: the program blocks on output")]
     Stalled,
 }
 
@@ -47,28 +51,6 @@ impl Fault {
             Fault::DirGone(_) => "dir_gone",
             Fault::DiskFull(_) => "disk_full",
             Fault::Stalled => "stalled",
-        }
-    }
-}
-
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fault::Setup(why) => write!(f, "logger not started: {why}"),
-            Fault::Down => f.write_str("logger not running: it exits as soon as it starts"),
-            Fault::DirGone(d) => write!(
-                f,
-                "log dir {} is gone: s6-log writes into a deleted file",
-                d.display()
-            ),
-            Fault::DiskFull(d) => write!(
-                f,
-                "no space left for log dir {}: s6-log waits, then the program blocks",
-                d.display()
-            ),
-            Fault::Stalled => f.write_str(
-                "the pipe to the logger is full and not draining: the program blocks on output",
-            ),
         }
     }
 }
@@ -225,8 +207,8 @@ pub fn stalled(before: Option<PipeLevel>, after: Option<PipeLevel>) -> bool {
 pub const STALL_WINDOW: Duration = Duration::from_millis(500);
 
 /// Of `slot_dirs`, the indices of those whose pipe stays full, with the
-/// same bytes queued, for `window` (looked at every 100 ms; slots whose
-/// pipe is not full at the first look cost one look).
+/// same bytes queued, for `window` (looked at up to every 100 ms; slots
+/// whose pipe is not full at the first look cost one look).
 pub fn find_stalled(slot_dirs: &[PathBuf], window: Duration) -> Vec<usize> {
     let first: Vec<Option<PipeLevel>> = slot_dirs
         .iter()
@@ -235,17 +217,12 @@ pub fn find_stalled(slot_dirs: &[PathBuf], window: Duration) -> Vec<usize> {
     let mut stalled_now: Vec<usize> = (0..slot_dirs.len())
         .filter(|&i| first[i].is_some())
         .collect();
-    let end = Instant::now() + window;
-    while !stalled_now.is_empty() {
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        // A measurement window, not a wait for an event: nothing signals
-        // that a pipe stopped draining.
-        std::thread::sleep(left.min(Duration::from_millis(100)));
+    // A measurement window, not a wait for an event: nothing signals
+    // that a pipe stopped draining.
+    crate::clock::poll_by(Instant::now() + window, Duration::from_millis(100), || {
         stalled_now.retain(|&i| stalled(first[i], PipeLevel::read(&slot_dirs[i])));
-    }
+        stalled_now.is_empty()
+    });
     stalled_now
 }
 

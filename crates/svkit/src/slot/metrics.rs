@@ -8,8 +8,9 @@
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::health::{in_wanted_state, Judge, Verdict};
-use crate::s6::status::{death_tally, read_slot, supervisor_running, Death, Status, StatusError};
+use super::health::{in_wanted_state, Verdict};
+use super::snapshot::{Row, Slots};
+use crate::s6::status::{death_tally, Death, Status, StatusError};
 
 /// One slot's readings.
 #[derive(Debug, Clone)]
@@ -23,27 +24,23 @@ pub struct SlotMetrics {
     pub logger: bool,
 }
 
-/// Reads the slot `name` in the judge's scandir. A slot without a
-/// supervisor reads as unsupervised; other errors (e.g. another user's
-/// `supervise/`, which s6 makes 0700) are the caller's to report.
-pub fn collect(judge: &Judge<'_>, name: &str, now: SystemTime) -> Result<SlotMetrics, StatusError> {
-    let dir = judge.scandir.join(name);
-    let st = match read_slot(&dir) {
-        Ok(s) if supervisor_running(&dir)? => Some(s),
-        Ok(_) | Err(StatusError::NotSupervised { .. }) => None,
-        Err(e) => return Err(e),
-    };
-    let last_death = match &st {
-        Some(s) if s.deaths > 0 => death_tally(&dir)?.last().copied(),
-        _ => None,
-    };
-    Ok(SlotMetrics {
-        name: name.to_string(),
-        v: judge.verdict(name, st.as_ref(), now),
-        st,
-        last_death,
-        logger: super::logger::has_logger(&dir),
-    })
+impl SlotMetrics {
+    /// The readings of a [`Row`] of a snapshot of `slots` that this user
+    /// may read: its last death read from s6's tally.
+    pub fn of(slots: &Slots<'_>, row: Row) -> Result<SlotMetrics, StatusError> {
+        let dir = slots.dir(&row.name);
+        let last_death = match &row.st {
+            Some(s) if s.deaths > 0 => death_tally(&dir)?.last().copied(),
+            _ => None,
+        };
+        Ok(SlotMetrics {
+            name: row.name,
+            st: row.st,
+            v: row.v,
+            last_death,
+            logger: super::logger::has_logger(&dir),
+        })
+    }
 }
 
 /// One metric family: name, help, and its value for a slot (None: no

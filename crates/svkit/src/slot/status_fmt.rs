@@ -1,5 +1,6 @@
 //! `svctl status` output: the table and the JSON document (schema in
-//! docs/svctl.md). Pure functions of the rows and a clock reading.
+//! docs/svctl.md), pure functions of a [`Snapshot`]'s rows and a clock
+//! reading; and the last exit as text, for status and events alike.
 
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -7,87 +8,38 @@ use std::time::SystemTime;
 use crate::container::Supervision;
 use serde_json::{json, Value};
 
-use super::health::{self, Verdict};
+pub use super::snapshot::{Row, Snapshot, State};
 use crate::s6::status::{sig_name, LastExit, Status};
 
-/// One slot as status shows it.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub name: String,
-    /// Has the `.svkit` marker.
-    pub ours: bool,
-    /// None: no supervisor runs on the slot.
-    pub st: Option<Status>,
-    /// What svkit decides about it (desired, failed, done, ready).
-    pub v: Verdict,
-    pub log_dir: Option<String>,
-    /// Why this user cannot read the slot's status (another user's
-    /// `supervise/`); its status fields are then unknown.
-    pub unreadable: Option<String>,
-    /// Declared in the config, no dir in the scandir
-    /// (`health::declared_missing`).
-    pub missing: bool,
-}
+impl Snapshot {
+    /// The JSON document ([`json_doc`]).
+    pub fn json(&self) -> String {
+        let (rows, unknown, orphans) = (&self.rows, &self.unknown, &self.orphans);
+        json_doc(rows, unknown, orphans, &self.supervision, self.now)
+    }
 
-/// The STATE column: failed and done win over up and down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Unreadable,
-    Missing,
-    Unsupervised,
-    Failed,
-    Done,
-    /// Down, its program run in the foreground instead (an opt-out).
-    Foreground,
-    /// Up, but its run script still waits for its dependencies.
-    Waiting,
-    Up,
-    Down,
-}
-
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Unreadable => "unreadable",
-            State::Missing => "missing",
-            State::Unsupervised => "unsupervised",
-            State::Failed => "failed",
-            State::Done => "done",
-            State::Foreground => "foreground",
-            State::Waiting => "waiting",
-            State::Up => "up",
-            State::Down => "down",
+    /// The table, and the supervision line under it; nothing when nothing
+    /// asked for exists (the warnings say it all).
+    pub fn text(&self, colour: bool) -> String {
+        if self.rows.is_empty() && !self.unknown.is_empty() {
+            return String::new();
         }
+        let mut t = table(&self.rows, self.now, colour);
+        t.extend(mode_line(&self.supervision, &self.scandir));
+        t
     }
 }
 
-impl Row {
-    pub fn state(&self) -> State {
-        match &self.st {
-            None if self.unreadable.is_some() => State::Unreadable,
-            None if self.missing => State::Missing,
-            None => State::Unsupervised,
-            Some(s) if !s.up && self.v.foreground.is_some() => State::Foreground,
-            Some(_) if self.v.failed => State::Failed,
-            Some(_) if self.v.done => State::Done,
-            Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
-            Some(s) if s.up => State::Up,
-            Some(_) => State::Down,
-        }
-    }
-
-    /// Seconds the program has run (up: since it started, not since its
-    /// `run` began waiting for dependencies), or since the slot went down.
-    pub fn secs_since(&self, s: &Status, now: SystemTime) -> u64 {
-        match self.v.started {
-            Some(t) if s.up => now.duration_since(t).map_or(0, |d| d.as_secs()),
-            _ => s.secs_since(now),
-        }
-    }
-
-    /// The LSB "running as it should": see `health::in_wanted_state`.
-    pub fn in_wanted_state(&self) -> bool {
-        health::in_wanted_state(self.st.as_ref(), &self.v)
+/// The last exit as text, `None` before the first: `exit 3`, `SIGTERM`,
+/// `wstat N`; `long` (events) spells `signal SIGTERM`, `wait status N`.
+pub fn last_exit(e: LastExit, long: bool) -> Option<String> {
+    let sig = if long { "signal SIG" } else { "SIG" };
+    let wstat = if long { "wait status" } else { "wstat" };
+    match e {
+        LastExit::None => None,
+        LastExit::Exited(c) => Some(format!("exit {c}")),
+        LastExit::Signaled(g) => Some(format!("{sig}{}", sig_name(g))),
+        LastExit::Other(w) => Some(format!("{wstat} {w}")),
     }
 }
 
@@ -102,19 +54,25 @@ pub(super) fn updown(b: bool) -> &'static str {
 
 /// One slot's JSON object.
 pub fn row_json(r: &Row, now: SystemTime) -> Value {
-    let base = json!({
+    let st = r.st.as_ref();
+    // Unknown, not false, when this user may not read it.
+    let hidden = st.is_none() && r.unreadable.is_some();
+    let known = |v: Value| if hidden { Value::Null } else { v };
+    // Without a supervisor: false.
+    let flag = |f: fn(&Status) -> bool| known(json!(st.is_some_and(f)));
+    json!({
         "name": r.name,
         "svkit": r.ours,
-        "supervised": r.st.is_some(),
+        "supervised": known(json!(st.is_some())),
         "state": r.state().as_str(),
         "desired": updown(r.v.desired_up),
-        "failed": r.v.failed,
-        "why": r.v.why,
-        "done": r.v.done,
-        "ready": r.v.ready,
-        "ready_overdue": r.v.ready_overdue,
-        "waiting_for": r.v.waiting,
-        "blocked_by": r.v.blocked_by,
+        "failed": known(json!(r.v.failed)),
+        "why": known(json!(r.v.why)),
+        "done": known(json!(r.v.done)),
+        "ready": known(json!(r.v.ready)),
+        "ready_overdue": known(json!(r.v.ready_overdue)),
+        "waiting_for": known(json!(r.v.waiting)),
+        "blocked_by": known(json!(r.v.blocked_by)),
         "liveness": r.v.live.as_ref().map(|l| json!({
             "failing": l.failing, "of": l.of, "last_error": l.last_error,
         })),
@@ -123,47 +81,21 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "foreground_pid": r.v.foreground,
         "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
-    });
-    let Value::Object(mut o) = base else {
-        return Value::Null;
-    };
-    let fields = match &r.st {
-        Some(s) => json!({
-            "up": s.up,
-            "want": updown(s.want_up),
-            "normally": updown(s.normally_up),
-            "notified": s.ready,
-            "paused": s.paused,
-            "finishing": s.finishing,
-            "never_started": s.never_started,
-            "pid": s.pid,
-            "since_s": r.secs_since(s, now),
-            "since_tai64n": s.raw.stamp.to_string(),
-            "ready_s": s.secs_ready(now),
-            "ready_since_tai64n": s.raw.ready_stamp.to_string(),
-            "last_exit": s.last_exit.json(),
-            "deaths": r.v.deaths,
-        }),
-        // Unknown, not false: this user may not read it.
-        None if r.unreadable.is_some() => json!({
-            "supervised": null, "failed": null, "why": null, "done": null, "waiting_for": null, "blocked_by": null,
-            "ready_overdue": null, "notified": null,
-            "up": null, "want": null, "normally": null, "ready": null,
-            "paused": null, "finishing": null, "never_started": null,
-            "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
-            "ready_since_tai64n": null, "last_exit": null, "deaths": null,
-        }),
-        None => json!({
-            "up": false, "want": null, "normally": null, "notified": false,
-            "paused": false, "finishing": false, "never_started": null,
-            "pid": null, "since_s": null, "since_tai64n": null, "ready_s": null,
-            "ready_since_tai64n": null, "last_exit": null, "deaths": null,
-        }),
-    };
-    if let Value::Object(f) = fields {
-        o.extend(f);
-    }
-    Value::Object(o)
+        "up": flag(|s| s.up),
+        "want": st.map(|s| updown(s.want_up)),
+        "normally": st.map(|s| updown(s.normally_up)),
+        "notified": flag(|s| s.ready),
+        "paused": flag(|s| s.paused),
+        "finishing": flag(|s| s.finishing),
+        "never_started": st.map(|s| s.never_started),
+        "pid": st.and_then(|s| s.pid),
+        "since_s": st.map(|s| r.secs_since(s, now)),
+        "since_tai64n": st.map(|s| s.raw.stamp.to_string()),
+        "ready_s": st.map(|s| s.secs_ready(now)),
+        "ready_since_tai64n": st.map(|s| s.raw.ready_stamp.to_string()),
+        "last_exit": st.map(|s| s.last_exit.json()),
+        "deaths": st.map(|_| r.v.deaths),
+    })
 }
 
 /// The whole document: `{"schema": 1, "slots": [...], "unknown": [...]}`.
@@ -244,12 +176,8 @@ fn info(r: &Row, now: SystemTime) -> String {
     if let Some(pid) = r.v.foreground {
         return format!("its program runs in the foreground (pid {pid})");
     }
-    let exit = match s.last_exit {
-        LastExit::None => "not started yet".into(),
-        LastExit::Exited(c) => format!("exit {c}, {t} ago"),
-        LastExit::Signaled(g) => format!("SIG{}, {t} ago", sig_name(g)),
-        LastExit::Other(w) => format!("wstat {w}, {t} ago"),
-    };
+    let exit = last_exit(s.last_exit, false)
+        .map_or_else(|| "not started yet".into(), |e| format!("{e}, {t} ago"));
     match &r.v.why {
         Some(why) if r.v.failed => format!("{exit}: {why}"),
         _ => exit,
@@ -371,5 +299,398 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
 }
 
 #[cfg(test)]
-#[path = "status_fmt_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::s6::status::{Death, RawStatus};
+    use crate::s6::tai64::Tai64N;
+    use crate::slot::health::{self, Verdict};
+    use std::time::Duration;
+
+    fn at(t: SystemTime) -> Tai64N {
+        Tai64N::from_system_time(t).expect("stamp")
+    }
+
+    fn now() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+    }
+
+    fn raw(pid: u32, wstat: u16, want_up: bool, ready: bool, ago: u64) -> RawStatus {
+        let t = at(now() - Duration::from_secs(ago));
+        RawStatus {
+            stamp: t,
+            ready_stamp: t,
+            pid,
+            pgid: None,
+            wstat,
+            paused: false,
+            finishing: false,
+            want_up,
+            ready,
+        }
+    }
+
+    /// A row as `Slots::verdict` would make it: `v` says failed/done/overdue;
+    /// ready follows the one rule (`health::ready`), here without notification
+    /// unless the row is overdue.
+    fn row(name: &str, r: RawStatus, v: Verdict, log: Option<&str>) -> Row {
+        let st = Status::from_parts(r, true, 2);
+        let ready = health::ready(&st, v.ready_overdue) && !v.unhealthy && v.waiting.is_none();
+        // Two deaths in every tally, the last an exit 0: the done job's
+        // completion, a death of every other slot.
+        let tally = [Death { code: 1, signal: 0 }, Death { code: 0, signal: 0 }];
+        let deaths = health::deaths(&tally, v.done);
+        Row {
+            name: name.into(),
+            ours: true,
+            st: Some(st),
+            v: Verdict {
+                desired_up: true,
+                ready,
+                deaths,
+                ..v
+            },
+            log_dir: log.map(str::to_string),
+            unreadable: None,
+            missing: false,
+        }
+    }
+
+    fn plain() -> Verdict {
+        Verdict::default()
+    }
+
+    fn rows() -> Vec<Row> {
+        vec![
+            row(
+                "gateway-default",
+                raw(4242, 0, true, true, 3723),
+                plain(),
+                Some("/data/logs/gw"),
+            ),
+            // exit 1, waiting to be restarted
+            row("dash", raw(0, 1 << 8, true, false, 5), plain(), None),
+            // killed by SIGTERM after `s6-svc -d`
+            row("worker", raw(0, 15, false, true, 61), plain(), None),
+            // exit 78: permanent failure
+            row(
+                "broken",
+                raw(0, 78 << 8, false, true, 10),
+                Verdict {
+                    failed: true,
+                    why: Some("exited 78, a permanent exit code".into()),
+                    ..plain()
+                },
+                None,
+            ),
+            // a clean exit kept down by on_clean_exit: stop
+            row(
+                "job",
+                raw(0, 0, false, false, 20),
+                Verdict {
+                    done: true,
+                    ..plain()
+                },
+                None,
+            ),
+            // up, no readiness notification: ready although s6's flag is not set
+            row("plainup", raw(77, 0, true, false, 30), plain(), None),
+            // up, its readiness check gave up
+            row(
+                "slow",
+                raw(88, 0, true, false, 90),
+                Verdict {
+                    ready_overdue: true,
+                    ..plain()
+                },
+                None,
+            ),
+            // up, its liveness check failing
+            row(
+                "sick",
+                raw(99, 0, true, false, 40),
+                Verdict {
+                    unhealthy: true,
+                    ..plain()
+                },
+                None,
+            ),
+            // its run waits for a dependency that failed for good
+            row(
+                "web",
+                raw(100, 0, true, false, 50),
+                Verdict {
+                    waiting: Some("migrate (completed)".into()),
+                    blocked_by: vec!["migrate".into()],
+                    ..plain()
+                },
+                None,
+            ),
+            Row {
+                name: "orphan".into(),
+                ours: false,
+                st: None,
+                v: plain(),
+                log_dir: None,
+                unreadable: None,
+                missing: false,
+            },
+        ]
+    }
+
+    #[test]
+    fn table_is_aligned_without_colour() {
+        let t = table(&rows(), now(), false);
+        let expected = "\
+NAME             STATE         WANT  PID   UPTIME/EXIT                                                    READY      DEATHS  LOG
+gateway-default  up            up    4242  1h02m                                                          yes        2       /data/logs/gw
+dash             down          up    -     exit 1, 5s ago                                                 -          2       -
+worker           down          down  -     SIGTERM, 1m01s ago                                             -          2       -
+broken           failed        down  -     exit 78, 10s ago: exited 78, a permanent exit code             -          2       -
+job              done          down  -     exit 0, 20s ago                                                -          1       -
+plainup          up            up    77    30s                                                            yes        2       -
+slow             up            up    88    1m30s                                                          timeout    2       -
+sick             up            up    99    40s                                                            unhealthy  2       -
+web              waiting       up    100   waiting for migrate (completed), 50s: migrate failed for good  no         2       -
+orphan           unsupervised  -     -     supervisor not running                                         -          -       -
+";
+        assert_eq!(t, expected);
+        assert!(!t.contains('\x1b'));
+    }
+
+    #[test]
+    fn colour_paints_only_the_state() {
+        let t = table(&rows(), now(), true);
+        assert!(t.contains("\x1b[32mup\x1b[0m"), "{t}");
+        assert!(t.contains("\x1b[33mdown\x1b[0m"), "{t}");
+        assert!(t.contains("\x1b[31mfailed\x1b[0m"), "{t}");
+        assert!(t.contains("\x1b[2mdown\x1b[0m"), "{t}");
+        let plain: String = t.replace("\x1b[32m", "").replace("\x1b[33m", "");
+        assert!(plain.starts_with("NAME "));
+    }
+
+    #[test]
+    fn no_log_column_without_log_dirs() {
+        let mut r = rows();
+        r[0].log_dir = None;
+        let t = table(&r, now(), false);
+        assert!(!t.contains("LOG"), "{t}");
+        assert!(t.lines().all(|l| !l.ends_with(' ')), "{t:?}");
+    }
+
+    #[test]
+    fn wanted_state_rules() {
+        let r = rows();
+        let ok: Vec<bool> = r.iter().map(Row::in_wanted_state).collect();
+        assert_eq!(
+            ok,
+            [true, false, true, false, true, true, false, false, false, false]
+        );
+    }
+
+    #[test]
+    fn json_schema() {
+        let doc: Value = serde_json::from_str(&json_doc(
+            &rows(),
+            &["nope".into()],
+            &[],
+            &Supervision::Overlay,
+            now(),
+        ))
+        .expect("json");
+        assert_eq!(doc["schema"], 1);
+        assert_eq!(doc["unknown"], json!(["nope"]));
+        assert_eq!(doc["orphans"], json!([]));
+        let s = &doc["slots"];
+        let gw = &s[0];
+        assert_eq!(gw["name"], "gateway-default");
+        assert_eq!(gw["state"], "up");
+        assert_eq!(gw["up"], true);
+        assert_eq!(gw["want"], "up");
+        assert_eq!(gw["normally"], "up");
+        assert_eq!(gw["desired"], "up");
+        assert_eq!(gw["ready"], true);
+        assert_eq!(gw["pid"], 4242);
+        assert_eq!(gw["since_s"], 3723);
+        assert_eq!(gw["ready_s"], 3723);
+        assert_eq!(gw["last_exit"], Value::Null);
+        assert_eq!(gw["deaths"], 2);
+        assert_eq!(gw["failed"], false);
+        assert_eq!(gw["log_dir"], "/data/logs/gw");
+        assert_eq!(gw["svkit"], true);
+        assert_eq!(gw["supervised"], true);
+        let label = gw["since_tai64n"].as_str().expect("label");
+        assert!(label.starts_with("@4000") && label.len() == 25, "{label}");
+        assert_eq!(s[1]["last_exit"], json!({ "code": 1 }));
+        assert_eq!(s[1]["pid"], Value::Null);
+        assert_eq!(
+            s[2]["last_exit"],
+            json!({ "signal": "SIGTERM", "signum": 15 })
+        );
+        assert_eq!(s[3]["state"], "failed");
+        assert_eq!(s[3]["failed"], true);
+        assert_eq!(s[3]["why"], "exited 78, a permanent exit code");
+        assert_eq!(s[4]["state"], "done");
+        assert_eq!(s[4]["done"], true);
+        assert_eq!(s[4]["failed"], false);
+        assert_eq!(
+            (&s[5]["ready"], &s[5]["notified"]),
+            (&json!(true), &json!(false))
+        );
+        assert_eq!(s[6]["ready"], false);
+        assert_eq!(s[6]["ready_overdue"], true);
+        assert_eq!(s[4]["deaths"], 1, "a completion is not a death");
+        assert_eq!(
+            (&s[7]["ready"], &s[7]["state"]),
+            (&json!(false), &json!("up"))
+        );
+        assert_eq!(s[8]["blocked_by"], json!(["migrate"]));
+        let orphan = &s[9];
+        assert_eq!(orphan["supervised"], false);
+        assert_eq!(orphan["state"], "unsupervised");
+        assert_eq!(orphan["want"], Value::Null);
+        // Every object has the same keys, supervised or not.
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v.as_object().expect("obj").keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(gw), keys(orphan));
+        assert_eq!(keys(gw).len(), 32);
+    }
+
+    /// A declared slot with no dir (a boot could not make it): a row that
+    /// says so, never in its wanted state.
+    #[test]
+    fn missing_row() {
+        let gone = Row {
+            name: "gone".into(),
+            ours: false,
+            st: None,
+            v: Verdict {
+                desired_up: true,
+                ..plain()
+            },
+            log_dir: Some("/ro/logs/gone".into()),
+            unreadable: None,
+            missing: true,
+        };
+        assert!(!gone.in_wanted_state());
+        let t = table(std::slice::from_ref(&gone), now(), false);
+        let expected = "\
+NAME  STATE    WANT  PID  UPTIME/EXIT                   READY  DEATHS  LOG
+gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/gone
+";
+        assert_eq!(t, expected);
+        let doc: Value =
+            serde_json::from_str(&json_doc(&[gone], &[], &[], &Supervision::Overlay, now()))
+                .expect("json");
+        assert_eq!(doc["slots"][0]["state"], "missing");
+        assert_eq!(doc["slots"][0]["supervised"], false);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(human_secs(0), "0s");
+        assert_eq!(human_secs(59), "59s");
+        assert_eq!(human_secs(60), "1m00s");
+        assert_eq!(human_secs(3600), "1h00m");
+        assert_eq!(human_secs(86400 * 2 + 3600 * 5), "2d05h");
+    }
+
+    /// Another user's slot: a row that says so, `?` where a value is unknown
+    /// (not `-`, which means none), null in JSON.
+    #[test]
+    fn unreadable_slot() {
+        let r = Row {
+            name: "other".into(),
+            ours: true,
+            st: None,
+            v: Verdict {
+                desired_up: true,
+                ..plain()
+            },
+            log_dir: Some("/data/logs/other".into()),
+            unreadable: Some(
+                "unable to read /run/service/other/supervise/status: Permission denied".into(),
+            ),
+            missing: false,
+        };
+        assert!(!r.in_wanted_state());
+        let t = table(std::slice::from_ref(&r), now(), false);
+        let line = t.lines().nth(1).expect("row");
+        let cells: Vec<&str> = line.split("  ").filter(|c| !c.is_empty()).collect();
+        assert_eq!(
+            cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
+            [
+                "other",
+                "unreadable",
+                "?",
+                "?",
+                "permission denied",
+                "?",
+                "?",
+                "/data/logs/other"
+            ],
+            "{t}"
+        );
+        let j = row_json(&r, now());
+        assert_eq!(j["state"], "unreadable");
+        assert!(j["unreadable"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("Permission denied")));
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v.as_object().expect("obj").keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&j), keys(&row_json(&rows()[0], now())));
+        for k in [
+            "supervised",
+            "failed",
+            "up",
+            "ready",
+            "pid",
+            "deaths",
+            "last_exit",
+        ] {
+            assert!(j[k].is_null(), "{k}: {j}");
+        }
+        assert_eq!(j["desired"], "up");
+        let j = row_json(&rows()[0], now());
+        assert!(j["unreadable"].is_null(), "{j}");
+    }
+
+    /// A slot whose program runs in the foreground (an opt-out) is not up:
+    /// status says what runs, and it is down as wanted; up beside that copy,
+    /// it is not in its wanted state.
+    #[test]
+    fn a_slot_whose_program_runs_in_the_foreground() {
+        let fg = |up_pid: u32, want_up: bool| {
+            row(
+                "worker",
+                raw(up_pid, 0, want_up, false, 5),
+                Verdict {
+                    foreground: Some(77),
+                    ..plain()
+                },
+                None,
+            )
+        };
+        let down = fg(0, false);
+        assert_eq!(down.state(), State::Foreground);
+        assert!(down.in_wanted_state());
+        let text = table(std::slice::from_ref(&down), now(), false);
+        assert!(
+            text.contains("foreground  down  -    its program runs in the foreground (pid 77)"),
+            "{text}"
+        );
+        let json = row_json(&down, now());
+        assert_eq!(
+            (&json["state"], &json["foreground_pid"], &json["up"]),
+            (&json!("foreground"), &json!(77), &json!(false))
+        );
+        let beside = fg(4242, true);
+        assert_eq!(beside.state(), State::Up);
+        assert!(!beside.in_wanted_state());
+    }
+}

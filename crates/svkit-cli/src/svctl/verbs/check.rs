@@ -6,11 +6,12 @@ use svkit::capacity::{self, CapacityError, Fit};
 use svkit::config::Model;
 use svkit::msg::{self, exit::NOT_OK, exit::OK, Fatal};
 
+use crate::config::Policy;
 use crate::svctl::cli::CheckArgs;
 
 pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     let dir = args.config.dir();
-    let v = crate::config::required(&dir, false)?;
+    let v = crate::config::required(&dir, Policy::Required { quiet: false })?;
     let fit = full(&dir, &v.model, args.users.root.as_deref())?;
     let m = &v.model;
     let stops = svkit::stopbudget::Settings::from_container();

@@ -1,12 +1,11 @@
-//! What the slot verbs share: the scandir and the config (when it loads).
-//! What a slot's state means is `svkit::slot::health`'s to decide.
+//! What the slot verbs share: the scandir and the config (when it loads),
+//! as `svkit::slot::snapshot::Slots`, whose rules decide the rest.
 
 use std::path::{Path, PathBuf};
 
-use svkit::config::{Model, Slot};
-use svkit::control::Slots;
+use svkit::config::Model;
 use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
-use svkit::slot::health::Judge;
+use svkit::slot::snapshot::Slots;
 
 use crate::config::Policy;
 use crate::svctl::args::WhereArgs;
@@ -29,51 +28,7 @@ impl Ctx {
         })
     }
 
-    pub fn dir(&self, slot: &str) -> PathBuf {
-        self.scandir.join(slot)
-    }
-
-    pub fn slot(&self, name: &str) -> Option<&Slot> {
-        self.model.as_ref().and_then(|m| m.slot(name))
-    }
-
-    /// Slots in the scandir, sorted: svkit's (with the marker) or all.
-    pub fn list(&self, all: bool) -> Result<Vec<String>, Fatal> {
-        let names = svkit::s6::services(&self.scandir)
-            .map_err(|e| unreadable_scandir(&self.scandir, &e))?;
-        // A service dir, or a symlink to one (services.d).
-        Ok((names.into_iter())
-            .filter(|n| {
-                let p = self.dir(n);
-                p.is_dir() && (all || svkit::slot::owner::is_ours(&p))
-            })
-            .collect())
-    }
-
-    /// Named slots, or every svkit slot with `all`; an unknown name is fatal
-    /// (exit 4) before anything is done.
-    pub fn resolve(&self, names: &[String], all: bool) -> Result<Vec<String>, Fatal> {
-        if all {
-            return self.list(false);
-        }
-        for n in names {
-            if !self.known(n) {
-                return Err(unknown(n));
-            }
-        }
-        Ok(names.to_vec())
-    }
-
-    pub fn known(&self, name: &str) -> bool {
-        !name.is_empty() && !name.starts_with('.') && !name.contains('/') && self.dir(name).is_dir()
-    }
-
-    /// The library's rules (desired, failed) with this config and scandir.
-    pub fn judge(&self) -> Judge<'_> {
-        self.slots().judge()
-    }
-
-    /// The slots as `svkit::control` acts on them.
+    /// The slots as `svkit` reads and acts on them.
     pub fn slots(&self) -> Slots<'_> {
         Slots {
             scandir: &self.scandir,
@@ -81,29 +36,32 @@ impl Ctx {
         }
     }
 
-    /// The records in `state_dir` the config no longer declares a name
-    /// for (none without a config); one that cannot be looked at is a
-    /// warning, never a reason for a view to fail.
-    pub fn orphans(&self) -> Vec<svkit::state::Orphan> {
-        self.model.as_ref().map_or_else(Vec::new, orphans_of)
-    }
-
-    /// The slot's log dir, from the config.
-    pub fn log_dir(&self, name: &str) -> Option<&str> {
-        self.slot(name)
-            .and_then(|s| s.log.as_ref())
-            .map(|l| l.dir.as_str())
+    /// Named slots, or every svkit slot with `all`; an unknown name is fatal
+    /// (exit 4) before anything is done.
+    pub fn resolve(&self, names: &[String], all: bool) -> Result<Vec<String>, Fatal> {
+        if all {
+            return (self.slots().list(false)).map_err(|e| unreadable_scandir(&self.scandir, &e));
+        }
+        match names.iter().find(|n| !self.slots().known(n)) {
+            Some(n) => Err(unknown(n)),
+            None => Ok(names.to_vec()),
+        }
     }
 }
 
-/// [`Ctx::orphans`] of a loaded config.
+/// The records in `state_dir` the config no longer declares a name for;
+/// one that cannot be looked at is a warning, never a reason to fail.
 pub fn orphans_of(model: &Model) -> Vec<svkit::state::Orphan> {
     svkit::state::orphans(model).unwrap_or_else(|e| {
-        svkit::msg::warn(format_args!(
-            "unable to look for records of names the config no longer declares: {e}"
-        ));
+        warn_orphans(&e);
         Vec::new()
     })
+}
+
+pub fn warn_orphans(e: &dyn std::fmt::Display) {
+    svkit::msg::warn(format_args!(
+        "unable to look for records of names the config no longer declares: {e}"
+    ));
 }
 
 pub fn unknown(name: &str) -> Fatal {

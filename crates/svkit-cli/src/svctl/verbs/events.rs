@@ -6,7 +6,7 @@ use std::os::fd::AsFd;
 use svkit::msg::{self, exit, Fatal};
 use svkit::slot::events::{follow, json_line, text_line, Event, EventsError, Followed, Sink};
 
-use super::ctx::{unknown, Ctx};
+use super::ctx::Ctx;
 use crate::svctl::args::EventsArgs;
 
 struct Out {
@@ -42,17 +42,14 @@ pub fn run(args: &EventsArgs) -> Result<u8, Fatal> {
     let scope = if args.slots.is_empty() {
         Followed::Ours
     } else {
-        if let Some(n) = args.slots.iter().find(|n| !ctx.known(n)) {
-            return Err(unknown(n));
-        }
-        Followed::Named(args.slots.clone())
+        Followed::Named(ctx.resolve(&args.slots, false)?)
     };
     let mut out = Out {
         json: args.json,
         failed: None,
     };
     let stdout = std::io::stdout();
-    let r = follow(&ctx.judge(), &scope, Some(stdout.as_fd()), &mut out);
+    let r = follow(&ctx.slots(), &scope, Some(stdout.as_fd()), &mut out);
     if let Some(f) = out.failed {
         return Err(f);
     }

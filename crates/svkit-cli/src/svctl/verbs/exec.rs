@@ -8,11 +8,12 @@ use svkit::container;
 use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
 use svkit::slotenv::{oneoff, START_FAILED};
 
+use crate::config::Policy;
 use crate::svctl::args::ExecArgs;
 
 pub fn run(args: ExecArgs) -> Result<u8, Fatal> {
     let dir = args.config.dir();
-    let model = crate::config::required(&dir, false)?.model;
+    let model = crate::config::required(&dir, Policy::Required { quiet: false })?.model;
     let Some(slot) = model.slot(&args.slot) else {
         return Err(Fatal::new(
             UNKNOWN_SLOT,

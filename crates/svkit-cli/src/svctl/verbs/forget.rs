@@ -13,6 +13,7 @@ use svkit::state::{self, Orphan};
 
 use super::ctx::require_tree_user;
 use super::reconcile::lock;
+use crate::config::Policy;
 use crate::svctl::args::ForgetArgs;
 
 /// The orphans `args` names, in its order; a name the config declares or
@@ -54,7 +55,8 @@ pub fn run(args: &ForgetArgs) -> Result<u8, Fatal> {
     let scandir = args.at.scandir();
     require_tree_user(&scandir, "forget")?;
     let _lock = lock(&scandir, ApplyOptions::default().lock_timeout)?;
-    let model = crate::config::required(&args.at.config.dir(), false)?.model;
+    let model =
+        crate::config::required(&args.at.config.dir(), Policy::Required { quiet: false })?.model;
     let sd = Path::new(&model.state_dir);
     let all = state::orphans(&model)
         .map_err(|e| Fatal::system(format!("unable to read state_dir {}", sd.display()), e))?;

@@ -16,10 +16,10 @@ use crate::svctl::args::LogsArgs;
 /// with (the config may have changed since, or not load at all: exactly
 /// when one reads logs to debug), else the config's `log.dir`.
 fn log_dir(ctx: &Ctx, name: &str) -> Option<PathBuf> {
-    std::fs::read_to_string(ctx.dir(name).join("log/run"))
+    std::fs::read_to_string(ctx.slots().dir(name).join("log/run"))
         .ok()
         .and_then(|run| svkit::render::rendered_log_dir(&run))
-        .or_else(|| ctx.log_dir(name).map(str::to_string))
+        .or_else(|| ctx.slots().log_dir(name).map(str::to_string))
         .map(PathBuf::from)
 }
 
@@ -28,7 +28,7 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     // logger writes.
     let ctx = Ctx::load(&args.at)?;
     let name = &args.slot;
-    if !ctx.known(name) && ctx.slot(name).is_none() {
+    if !ctx.slots().known(name) && ctx.slots().slot(name).is_none() {
         return Err(unknown(name));
     }
     let Some(dir) = log_dir(&ctx, name) else {
@@ -52,8 +52,7 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     }
     // Follows until the reader goes away (`svctl logs -f | head`): EPIPE
     // is the only error of the writer, a quiet end.
-    let keep = ctx
-        .slot(name)
+    let keep = (ctx.slots().slot(name))
         .and_then(|s| s.log.as_ref())
         .map_or(0, |l| l.keep);
     let mut gap = || {

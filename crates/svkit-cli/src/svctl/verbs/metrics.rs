@@ -1,43 +1,35 @@
 //! `svctl metrics [SLOT...] [--all]`: Prometheus text exposition of
 //! slots (`svkit::slot::metrics`).
 
-use std::time::SystemTime;
-
 use svkit::msg::{self, exit, Fatal};
-use svkit::slot::metrics::{collect, exposition};
+use svkit::slot::metrics::{exposition, SlotMetrics};
 
 use super::ctx::Ctx;
 use crate::svctl::args::MetricsArgs;
 
 pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at)?;
-    let names = if args.slots.is_empty() {
-        ctx.list(args.all)?
-    } else {
-        ctx.resolve(&args.slots, false)?
-    };
-    let judge = ctx.judge();
-    let now = SystemTime::now();
-    let mut slots = Vec::new();
-    let mut hidden = Vec::new();
-    for n in &names {
-        match collect(&judge, n, now) {
-            Ok(m) => slots.push(m),
-            Err(e) if e.is_denied() => hidden.push(n.as_str()),
-            Err(e) => return Err(Fatal::system(format!("unable to read status of {n}"), e)),
-        }
+    // An unknown name is fatal (exit 4); declared slots not made yet are
+    // no sample.
+    ctx.resolve(&args.slots, false)?;
+    let slots = ctx.slots();
+    let snap = slots.snapshot(&args.slots, args.all)?;
+    let hidden = snap.hidden().join(", ");
+    let mut readings = Vec::new();
+    for r in snap
+        .rows
+        .into_iter()
+        .filter(|r| !r.missing && r.unreadable.is_none())
+    {
+        let name = r.name.clone();
+        let m = SlotMetrics::of(&slots, r)
+            .map_err(|e| Fatal::system(format!("unable to read status of {name}"), e))?;
+        readings.push(m);
     }
-    judge.mark_stalled(
-        slots
-            .iter_mut()
-            .filter(|m| m.st.is_some())
-            .map(|m| (m.name.as_str(), &mut m.v.log)),
-    );
-    msg::out(exposition(&slots, now))?;
+    msg::out(exposition(&readings, snap.now))?;
     if !hidden.is_empty() {
         msg::warn(format_args!(
-            "left out {}: status unreadable as uid {} (its supervise/ belongs to another user; root sees every slot)",
-            hidden.join(", "),
+            "left out {hidden}: status unreadable as uid {} (its supervise/ belongs to another user; root sees every slot)",
             nix::unistd::geteuid()
         ));
     }

@@ -20,6 +20,7 @@ use svkit::state;
 
 use super::ctx::require_tree_user;
 use super::reconcile::{apply_locked, lock};
+use crate::config::Policy;
 use crate::svctl::args::RegisterArgs;
 
 /// How long a new slot may take to get its supervisor.
@@ -59,7 +60,7 @@ fn resolve(args: &RegisterArgs) -> Result<(config::Model, Template, String), Fat
     let dir = args.at.config.dir();
     // The apply that follows loads the config again and prints its
     // warnings: once is enough.
-    let model = crate::config::required(&dir, true)?.model;
+    let model = crate::config::required(&dir, Policy::Required { quiet: true })?.model;
     let t = pick(args, model.templates.clone())?;
     let slot = t.name.replace(INSTANCE_VAR, &args.name);
     let bad = check_instance_name(&args.name)

@@ -11,13 +11,14 @@ use svkit::msg::{self, exit::OK, Fatal};
 use svkit::render::{render_all, RenderEnv, RenderedSlot};
 use svkit::slot::health::StartFacts;
 
+use crate::config::Policy;
 use crate::svctl::cli::RenderArgs;
 
 pub fn run(args: &RenderArgs) -> Result<u8, Fatal> {
     let to = &args.to;
     let create = check_target(to)?;
     let dir = args.config.dir();
-    let v = crate::config::required(&dir, false)?;
+    let v = crate::config::required(&dir, Policy::Required { quiet: false })?;
     super::check_users(&dir, &v.model, args.users.root.as_deref())?;
     let facts = StartFacts {
         env: svkit::container::utf8_env(),

@@ -6,11 +6,9 @@ use std::path::Path;
 use svkit::msg::{self, Fatal};
 use svkit::s6::status::Status;
 use svkit::slot::end::End;
-use svkit::slot::wait::{self, Target, WaitEnd, Watched};
+use svkit::slot::wait::{self, name_of, wait_for, Target, WaitEnd, Watched};
 
-use svkit::control::{name_of, wait_for};
-
-use super::control::{said, system};
+use super::control::said;
 use super::ctx::Ctx;
 use crate::svctl::args::{WaitArgs, WaitFor};
 
@@ -22,9 +20,11 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         WaitFor::Down => Target::Down,
         WaitFor::Done => Target::Done,
     };
+    let sl = ctx.slots();
     // A name that cannot be a slot dir is simply "gone" (exit 2). A slot
     // the config declares but the scandir has not got yet (the boot hook
-    // has not made it) is "not yet", like any other state not reached.
+    // has not made it) is "not yet", like any other state not reached;
+    // with --forever, so is every slot gone or not supervised yet.
     let slots: Vec<Watched> = args
         .slots
         .iter()
@@ -34,18 +34,13 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
             } else {
                 n.as_str()
             };
-            let mut w = Watched::new(ctx.dir(n));
-            w.patient = ctx.slot(n).is_some();
+            let mut w = Watched::new(sl.dir(n));
+            w.patient = args.forever || sl.slot(n).is_some();
             w
         })
         .collect();
     if args.forever {
-        let slots: Vec<Watched> = slots
-            .into_iter()
-            .map(|w| Watched { patient: true, ..w })
-            .collect();
-        let judge = ctx.judge();
-        let failed = |dir: &Path, st: &Status| args.give_up && judge.failed(&name_of(dir), st);
+        let failed = |dir: &Path, st: &Status| args.give_up && sl.failed(&name_of(dir), st);
         let outcome = wait::wait(&slots, target, false, None, &failed)
             .map_err(|e| Fatal::system("unable to wait", e))?;
         if let WaitEnd::Failed(dir) = outcome {
@@ -62,6 +57,7 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         }
         return Ok(svkit::msg::exit::OK);
     }
-    let waited = wait_for(&ctx.slots(), &slots, target, args.any, args.timeout).map_err(system)?;
+    let waited = wait_for(&sl, &slots, target, args.any, args.timeout)
+        .map_err(|e| Fatal::system("unable to wait", e))?;
     Ok(said(waited))
 }

@@ -13,23 +13,26 @@
 //! right after it ([`judge`]): a `d` carries the exit code or signal, a `D`
 //! is `done`, `failed` (why), `stopped` or `restarting` as
 //! [`super::health`] judges the slot. [`follow`] runs the whole stream,
-//! also following slots that appear in or leave the scandir.
+//! also following slots that appear in or leave the scandir; each event is
+//! one line, JSON ([`json_line`], schema in docs/svctl.md) or text
+//! ([`text_line`]).
 
-mod format;
 mod logrecord;
 mod stream;
 
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-pub use format::{json_line, text_line};
 pub use stream::{follow, Followed, Sink, Stop};
 
+use serde_json::{json, Value};
+
 use super::health::{kept_down, Verdict};
+use super::status_fmt::{last_exit, updown};
+use crate::clock::rfc3339_utc;
 use crate::msg::strerror;
-use crate::s6::status::Status;
+use crate::s6::status::{LastExit, Status};
 
 /// What a subscriber reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +101,7 @@ pub struct Event {
     /// later change).
     pub status: Option<Status>,
     /// Deaths in s6's tally with that status, its completions not counted
-    /// (`super::health::Judge::deaths`).
+    /// (`super::snapshot::Slots::deaths`).
     pub deaths: Option<u64>,
     /// Why it failed, as its `finish` recorded it.
     pub why: Option<String>,
@@ -119,7 +122,7 @@ impl Event {
 }
 
 /// What `byte` from s6-supervise means, given the status read after it
-/// and what [`super::health::Judge::verdict`] says of it. `None`: nothing
+/// and what [`super::snapshot::Slots::verdict`] says of it. `None`: nothing
 /// to report (`O`, always followed by its `D`; unknown bytes).
 pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
     Some(match byte {
@@ -139,55 +142,58 @@ pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
     })
 }
 
-#[derive(Debug)]
+/// The event as one JSON object, without the newline.
+pub fn json_line(e: &Event) -> String {
+    let st = e.status.as_ref();
+    let v = json!({
+        "time": rfc3339_utc(e.time),
+        "slot": e.slot,
+        "event": e.what.as_str(),
+        "s6": e.s6.map(|b| char::from(b).to_string()),
+        "s6_time": e.s6_time().map(rfc3339_utc),
+        "up": st.map(|s| s.up),
+        "want": st.map(|s| updown(s.want_up)),
+        "pid": st.and_then(|s| s.pid),
+        "last_exit": st.map_or(Value::Null, |s| LastExit::json(s.last_exit)),
+        "deaths": e.deaths,
+        "why": e.why,
+    });
+    v.to_string()
+}
+
+/// `TIME SLOT EVENT[ (detail)]`, e.g. `… gateway-a down (signal SIGKILL)`.
+pub fn text_line(e: &Event) -> String {
+    let st = e.status.as_ref();
+    let detail = match e.what {
+        What::Up | What::Added => st.and_then(|s| s.pid).map(|p| format!(" (pid {p})")),
+        What::Down | What::Done | What::Restarting | What::Stopped => st
+            .and_then(|s| last_exit(s.last_exit, true))
+            .map(|e| format!(" ({e})")),
+        What::Failed | What::LogFailing => e.why.as_ref().map(|w| format!(": {w}")),
+        _ => None,
+    };
+    format!(
+        "{} {} {}{}",
+        rfc3339_utc(e.time),
+        e.slot,
+        e.what.as_str(),
+        detail.unwrap_or_default()
+    )
+}
+
+#[derive(Debug, thiserror::Error)]
 pub enum EventsError {
     /// A named slot cannot be subscribed to.
-    Subscribe {
-        slot: String,
-        source: io::Error,
-    },
-    Scandir {
-        path: PathBuf,
-        source: io::Error,
-    },
+    #[error("unable to subscribe to events of {slot}: {}", strerror(source))]
+    Subscribe { slot: String, source: io::Error },
+    #[error("unable to read scandir {}: {}", path.display(), strerror(source))]
+    Scandir { path: PathBuf, source: io::Error },
     /// Signals, poll or inotify.
+    #[error("unable to {what}: {}", strerror(source))]
     System {
         what: &'static str,
         source: io::Error,
     },
-}
-
-impl fmt::Display for EventsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EventsError::Subscribe { slot, source } => write!(
-                f,
-                "unable to subscribe to events of {slot}: {}",
-                strerror(source)
-            ),
-            EventsError::Scandir { path, source } => {
-                write!(
-                    f,
-                    "unable to read scandir {}: {}",
-                    path.display(),
-                    strerror(source)
-                )
-            }
-            EventsError::System { what, source } => {
-                write!(f, "unable to {what}: {}", strerror(source))
-            }
-        }
-    }
-}
-
-impl std::error::Error for EventsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            EventsError::Subscribe { source, .. }
-            | EventsError::Scandir { source, .. }
-            | EventsError::System { source, .. } => Some(source),
-        }
-    }
 }
 
 #[cfg(test)]

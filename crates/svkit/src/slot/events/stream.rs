@@ -20,8 +20,9 @@ use crate::msg::strerror;
 use crate::s6::fifo::Subscription;
 use crate::s6::status::read_slot;
 use crate::slot::end;
-use crate::slot::health::{self, Judge};
+use crate::slot::health;
 use crate::slot::owner::is_ours;
+use crate::slot::snapshot::Slots;
 
 /// Which slots to follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +76,7 @@ const SCAN_MASK: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::ONLYDIR);
 
 struct Stream<'a> {
-    judge: &'a Judge<'a>,
+    slots: &'a Slots<'a>,
     scope: &'a Followed,
     subs: BTreeMap<String, Subscription>,
     /// None when inotify is not available: log faults are then not
@@ -83,7 +84,7 @@ struct Stream<'a> {
     logs: Option<LogRecords>,
 }
 
-/// Follows the slots of `scope` in `judge.scandir` and reports each state
+/// Follows the slots of `scope` in `slots.scandir` and reports each state
 /// change to `sink` as it happens, until SIGINT, SIGTERM or SIGHUP, or
 /// until the output goes away (`output` hangs up, or the sink says so).
 /// Every FIFO it made is removed when it returns. A named slot that
@@ -92,7 +93,7 @@ struct Stream<'a> {
 /// The stop signals are blocked in the calling thread while it runs (read
 /// from a signalfd): call it from a program's only thread.
 pub fn follow(
-    judge: &Judge<'_>,
+    slots: &Slots<'_>,
     scope: &Followed,
     output: Option<BorrowedFd<'_>>,
     sink: &mut dyn Sink,
@@ -107,9 +108,9 @@ pub fn follow(
         .map_err(sys("create a signalfd"))?;
     // The watch comes before the first listing: no slot made in between
     // is missed.
-    let scan = watch_scandir(judge.scandir);
+    let scan = watch_scandir(slots.scandir);
     let mut s = Stream {
-        judge,
+        slots,
         scope,
         subs: BTreeMap::new(),
         logs: LogRecords::new().ok(),
@@ -117,7 +118,7 @@ pub fn follow(
     match scope {
         Followed::Named(names) => {
             for n in names {
-                let sub = Subscription::new(&judge.scandir.join(n)).map_err(|e| {
+                let sub = Subscription::new(&slots.scandir.join(n)).map_err(|e| {
                     EventsError::Subscribe {
                         slot: n.clone(),
                         source: e,
@@ -125,7 +126,7 @@ pub fn follow(
                 })?;
                 s.subs.insert(n.clone(), sub);
                 if let Some(logs) = &mut s.logs {
-                    logs.add(n, &judge.scandir.join(n));
+                    logs.add(n, &slots.scandir.join(n));
                 }
             }
         }
@@ -136,7 +137,7 @@ pub fn follow(
         Err(e) => {
             sink.warn(&format!(
                 "slots added to {} later are not followed: {}",
-                judge.scandir.display(),
+                slots.scandir.display(),
                 strerror(&e)
             ));
             None
@@ -156,7 +157,7 @@ impl Stream<'_> {
         if name.starts_with('.') {
             return false;
         }
-        let dir = self.judge.scandir.join(name);
+        let dir = self.slots.scandir.join(name);
         match self.scope {
             Followed::Named(names) => names.iter().any(|n| n == name) && dir.is_dir(),
             Followed::Ours => dir.is_dir() && is_ours(&dir),
@@ -166,7 +167,7 @@ impl Stream<'_> {
     /// Subscribes to every slot in scope not yet followed; with `report`,
     /// says so with an `added` event.
     fn rescan(&mut self, sink: &mut dyn Sink, report: bool) -> Result<(), EventsError> {
-        let scandir = self.judge.scandir;
+        let scandir = self.slots.scandir;
         let names = crate::s6::services(scandir).map_err(|e| EventsError::Scandir {
             path: scandir.to_path_buf(),
             source: e,
@@ -180,7 +181,7 @@ impl Stream<'_> {
     }
 
     fn add(&mut self, name: &str, sink: &mut dyn Sink, report: bool) -> bool {
-        let dir = self.judge.scandir.join(name);
+        let dir = self.slots.scandir.join(name);
         match Subscription::new(&dir) {
             Ok(sub) => {
                 self.subs.insert(name.to_string(), sub);
@@ -209,17 +210,17 @@ impl Stream<'_> {
     fn event(&self, name: &str, what: What, s6: Option<u8>) -> Event {
         let status = match what {
             What::Removed => None,
-            _ => read_slot(&self.judge.scandir.join(name)).ok(),
+            _ => read_slot(&self.slots.scandir.join(name)).ok(),
         };
         let done = status
             .as_ref()
-            .is_some_and(|st| health::done(st, end::read(&self.judge.scandir.join(name)).as_ref()));
+            .is_some_and(|st| health::done(st, end::read(&self.slots.scandir.join(name)).as_ref()));
         Event {
             time: SystemTime::now(),
             slot: name.to_string(),
             what,
             s6,
-            deaths: (status.as_ref()).map(|st| self.judge.deaths(name, st, done)),
+            deaths: (status.as_ref()).map(|st| self.slots.deaths(name, st, done)),
             status,
             why: None,
         }
@@ -228,10 +229,10 @@ impl Stream<'_> {
     /// What each byte from s6-supervise means, judged on the status read
     /// right after it (one read for a batch: `dD` and `OD` come together).
     fn on_bytes(&self, name: &str, bytes: &[u8], sink: &mut dyn Sink) -> bool {
-        let dir = self.judge.scandir.join(name);
+        let dir = self.slots.scandir.join(name);
         let st = read_slot(&dir).ok();
         let now = SystemTime::now();
-        let v = self.judge.verdict(name, st.as_ref(), now);
+        let v = self.slots.verdict(name, st.as_ref(), now);
         for &b in bytes {
             let Some(what) = judge(b, st.as_ref(), &v) else {
                 continue;
@@ -258,7 +259,7 @@ impl Stream<'_> {
         let Some(logs) = &mut self.logs else {
             return true;
         };
-        for (name, line) in logs.changed(self.judge.scandir) {
+        for (name, line) in logs.changed(self.slots.scandir) {
             let what = if line.is_some() {
                 What::LogFailing
             } else {
@@ -314,7 +315,7 @@ impl Stream<'_> {
         }
         if overflow {
             self.subs
-                .retain(|n, _| self.judge.scandir.join(n).join("event").is_dir());
+                .retain(|n, _| self.slots.scandir.join(n).join("event").is_dir());
             self.rescan(sink, true)?;
         }
         for n in added {
