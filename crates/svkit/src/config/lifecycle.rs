@@ -11,7 +11,6 @@ use super::json_pos::FieldPath;
 use super::model::{Kind, Liveness, OnCleanExit, Restart};
 use super::raw::{RawLiveness, RawSlot};
 use super::slot::SlotCtx;
-use super::slot_ctx::Sub;
 use crate::probe::Probe;
 
 pub const DEFAULT_INTERVAL_MS: u32 = 10_000;
@@ -109,7 +108,7 @@ pub(super) fn kind(
     raw: &RawSlot,
     restart: &mut Restart,
 ) -> Kind {
-    let p = Sub::Key(b, "type");
+    let p = b.key("type");
     let kind = match raw.kind.as_deref().map(|s| ctx.expand(&p, s)).as_deref() {
         None | Some("longrun") => Kind::Longrun,
         Some("oneshot") => Kind::Oneshot,

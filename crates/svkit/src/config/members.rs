@@ -84,7 +84,10 @@ mod tests {
     fn errors(text: &str) -> Vec<(String, String)> {
         let (_, d) = parse_layer(Path::new("t.json"), text.as_bytes());
         d.iter()
-            .map(|d| (d.path.clone().unwrap_or_default(), d.message.clone()))
+            .map(|d| {
+                let path = d.path.as_ref().map(ToString::to_string);
+                (path.unwrap_or_default(), d.message.clone())
+            })
             .collect()
     }
 

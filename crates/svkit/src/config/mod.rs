@@ -115,7 +115,7 @@ pub fn load_layers(
         diags.extend(d);
         layers.extend(layer);
     }
-    match validate(&mut layers, src) {
+    match validate(&layers, src) {
         Ok(v) if diags.is_empty() => Ok(v),
         Ok(_) => Err(LoadError::Invalid(diags)),
         Err(more) => {

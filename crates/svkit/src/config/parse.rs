@@ -1,16 +1,17 @@
 //! Parsing one layer (one `*.json` file) into raw types, collecting every
 //! error with its file, line and column.
 //!
-//! The file is parsed twice: once into a `serde_json::Value` (syntax errors
-//! stop here, with serde_json's position), then each top-level key and each
-//! element of `slots`/`redirects` is deserialized from its own text span, so
-//! a type error in one slot does not hide the errors of the others, and every
-//! serde error keeps an absolute line and column.
+//! [`Spans::scan`] has serde_json read the whole file (syntax errors stop
+//! here, with serde_json's position) and finds where each value is
+//! written. Each top-level key and each element of `slots`/`redirects` is
+//! deserialized from its own text span, so a type error in one slot does
+//! not hide the errors of the others, and every serde error keeps an
+//! absolute line and column (`members.rs`: every wrong member of a value,
+//! not just serde's first).
 
 use std::path::{Path, PathBuf};
 
-use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::de::DeserializeOwned;
 
 use super::error::{Diagnostic, Site};
 use super::json_pos::{FieldPath, Pos, Seg, Spans};
@@ -49,7 +50,7 @@ impl Layer {
     }
 
     pub fn diag(&self, path: &FieldPath, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.file, self.pos(path), Some(path.to_string()), message)
+        Diagnostic::new(&self.file, self.pos(path), Some(path.clone()), message)
     }
 }
 
@@ -90,28 +91,22 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             return (None, diags);
         }
     };
-    // Syntax first, without building the document: the spans below are
-    // all later steps need. The scanner vouches for plain JSON in the same
-    // pass; anything else serde_json judges, and locates what is wrong.
     let spans = match Spans::scan(text) {
-        Some(spans) => spans,
-        None => {
-            if let Err(e) = serde_json::from_str::<Checked>(text) {
-                let pos = Pos {
-                    line: e.line(),
-                    col: e.column().max(1),
-                };
-                diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
-                return (None, diags);
-            }
-            Spans::scan_valid(text)
+        Ok(spans) => spans,
+        Err(e) => {
+            let pos = Pos {
+                line: e.line(),
+                col: e.column().max(1),
+            };
+            diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
+            return (None, diags);
         }
     };
     for (path, off) in &spans.duplicate_keys {
         diags.push(Diagnostic::new(
             file,
             Some(spans.pos(*off)),
-            Some(path.to_string()),
+            Some(path.clone()),
             "key defined twice in the same object",
         ));
     }
@@ -139,7 +134,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         let Some(Seg::Key(key)) = path.0.last() else {
             continue;
         };
-        match key.as_ref() {
+        match key.as_str() {
             "user" => layer.top.user = sub(&layer, text, &path, &mut diags),
             "state_dir" => layer.top.state_dir = sub(&layer, text, &path, &mut diags),
             "sentinel_env" => layer.top.sentinel_env = sub(&layer, text, &path, &mut diags),
@@ -149,15 +144,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
                 }
-                let n = layer.spans.len(&path);
-                // Room for every element at once: a slot is big, and a
-                // list grown by doubling copies them over and over.
-                if key == "slots" {
-                    layer.slots.reserve(n);
-                } else {
-                    layer.redirects.reserve(n);
-                }
-                for i in 0..n {
+                for i in 0..layer.spans.len(&path) {
                     let p = path.index(i);
                     if key == "slots" {
                         match sub::<RawSlot>(&layer, text, &p, &mut diags) {
@@ -185,50 +172,6 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         }
     }
     (Some(layer), diags)
-}
-
-/// Any JSON value, read as serde_json reads a `Value` (the same syntax
-/// errors, the same nesting limit) but not kept: nothing is allocated.
-struct Checked;
-
-impl<'de> Deserialize<'de> for Checked {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(Checked)
-    }
-}
-
-impl<'de> Visitor<'de> for Checked {
-    type Value = Checked;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_unit<E>(self) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Checked, A::Error> {
-        while a.next_element::<Checked>()?.is_some() {}
-        Ok(Checked)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Checked, A::Error> {
-        while a.next_entry::<Checked, Checked>()?.is_some() {}
-        Ok(Checked)
-    }
 }
 
 /// Deserialize the value at `path` from its own text span.
@@ -260,7 +203,7 @@ pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagn
     Diagnostic::new(
         &layer.file,
         Some(layer.spans.pos(layer.spans.start_at(abs))),
-        Some(layer.spans.path_at(abs).to_string()),
+        Some(layer.spans.path_at(abs)),
         strip_pos(e),
     )
 }
@@ -311,7 +254,10 @@ mod tests {
         let (layer, d) = parse_layer(Path::new("t.json"), text.as_bytes());
         assert!(layer.is_some());
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(d[0].path.as_deref(), Some("slots[0].log.keep"));
+        assert_eq!(
+            d[0].path.as_ref().map(ToString::to_string).as_deref(),
+            Some("slots[0].log.keep")
+        );
         assert_eq!(d[0].pos.map(|p| p.line), Some(3));
         assert!(d[1].message.contains("unknown field `bogus`"), "{}", d[1]);
         assert_eq!(d[1].pos.map(|p| p.line), Some(4));

@@ -50,17 +50,14 @@ pub fn checked(slots: &[Slot]) -> Result<(String, Validated), (Option<usize>, St
             let Some(d) = diags.into_iter().next() else {
                 return Err((None, "the imported config is invalid".into()));
             };
-            let index = d
-                .path
-                .as_deref()
-                .and_then(|p| p.strip_prefix("slots["))
-                .and_then(|p| p.split(']').next())
-                .and_then(|n| n.parse().ok());
             let what = match &d.path {
                 Some(p) => format!("{p}: {}", d.message),
-                None => d.message,
+                None => d.message.clone(),
             };
-            return Err((index, format!("the imported slot would be invalid: {what}")));
+            return Err((
+                d.slot(),
+                format!("the imported slot would be invalid: {what}"),
+            ));
         }
         Err(e) => return Err((None, e.to_string())),
     };
