@@ -91,23 +91,11 @@ pub struct Span {
     pub key_start: Option<usize>,
 }
 
-impl Span {
-    fn contains(&self, offset: usize) -> bool {
-        self.start <= offset && offset < self.end.max(self.start + 1)
-    }
-}
-
 /// A 1-based line and byte column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pos {
     pub line: usize,
     pub col: usize,
-}
-
-impl fmt::Display for Pos {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
-    }
 }
 
 /// One value: its span and its members, in document order (a key given
@@ -133,7 +121,8 @@ impl Node {
     fn kid_at(&self, offset: usize) -> Option<&(Seg, Node)> {
         let n = (self.kids).partition_point(|(_, k)| k.span.start <= offset);
         let kid = self.kids.get(n.checked_sub(1)?)?;
-        kid.1.span.contains(offset).then_some(kid)
+        let s = kid.1.span;
+        (offset < s.end.max(s.start + 1)).then_some(kid)
     }
 }
 
@@ -204,49 +193,38 @@ impl Spans {
         self.find(path).map_or(0, |n| n.kids.len())
     }
 
-    /// The members of the object at `path`, in document order.
+    /// The members of the object or array at `path`, in document order.
     pub fn members(&self, path: &FieldPath) -> Vec<(FieldPath, Span)> {
         let kids = self.find(path).map(|n| n.kids.as_slice()).unwrap_or(&[]);
         (kids.iter())
-            .filter(|(seg, _)| matches!(seg, Seg::Key(_)))
             .map(|(seg, n)| (path.then(seg.clone()), n.span))
             .collect()
     }
 
-    /// The deepest value whose span contains `offset`, and its path.
-    fn node_at(&self, offset: usize) -> (FieldPath, &Node) {
+    /// Where an error at `offset` is: the path of the deepest value whose
+    /// span contains it, and where what the error is about begins: the
+    /// key, when `offset` lies in a member's key (an unknown or repeated
+    /// key), else that value (a wrong type, a missing field). A reader's
+    /// eye goes to the start of the thing named, not to where a parser
+    /// noticed.
+    pub fn place_at(&self, offset: usize) -> (FieldPath, usize) {
         let mut path = FieldPath::root();
-        let mut at = &self.root;
-        while let Some((seg, kid)) = at.kid_at(offset) {
+        let mut node = &self.root;
+        while let Some((seg, kid)) = node.kid_at(offset) {
             path.0.push(seg.clone());
-            at = kid;
+            node = kid;
         }
-        (path, at)
-    }
-
-    /// The path of the deepest value whose span contains `offset`.
-    pub fn path_at(&self, offset: usize) -> FieldPath {
-        self.node_at(offset).0
-    }
-
-    /// Where what an error at `offset` is about begins: the key, when
-    /// `offset` lies in a member's key (an unknown or repeated key), else
-    /// the value of [`Spans::path_at`] (a wrong type, a missing field): a
-    /// reader's eye goes to the start of the thing named, not to where a
-    /// parser noticed.
-    pub fn start_at(&self, offset: usize) -> usize {
-        let (path, node) = self.node_at(offset);
         let n =
             (node.kids).partition_point(|(_, k)| k.span.key_start.is_some_and(|ks| ks <= offset));
         if let Some((_, k)) = n.checked_sub(1).and_then(|i| node.kids.get(i)) {
             if let Some(ks) = k.span.key_start.filter(|_| offset < k.span.start) {
-                return ks;
+                return (path, ks);
             }
         }
         if path.0.is_empty() && offset >= node.span.end {
-            return offset;
+            return (path, offset);
         }
-        node.span.start
+        (path, node.span.start)
     }
 }
 

@@ -29,7 +29,6 @@ pub mod programs;
 pub mod raw;
 mod redirect;
 mod slot;
-mod slot_ctx;
 pub mod users;
 pub mod validate;
 

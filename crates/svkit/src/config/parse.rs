@@ -37,20 +37,16 @@ pub struct Layer {
 }
 
 impl Layer {
-    pub fn pos(&self, path: &FieldPath) -> Option<Pos> {
-        self.spans.pos_of(path)
-    }
-
     pub fn site(&self, path: FieldPath) -> Site {
         Site {
             file: self.file.clone(),
-            pos: self.pos(&path),
+            pos: self.spans.pos_of(&path),
             path,
         }
     }
 
     pub fn diag(&self, path: &FieldPath, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.file, self.pos(path), Some(path.clone()), message)
+        self.site(path.clone()).diag(message)
     }
 }
 
@@ -200,29 +196,17 @@ fn sub<T: DeserializeOwned>(
 /// A serde error at byte `abs` of the layer as a diagnostic: its position
 /// and the deepest field path there.
 pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
-    Diagnostic::new(
-        &layer.file,
-        Some(layer.spans.pos(layer.spans.start_at(abs))),
-        Some(layer.spans.path_at(abs)),
-        strip_pos(e),
-    )
+    let (path, start) = layer.spans.place_at(abs);
+    let pos = layer.spans.pos(start);
+    Diagnostic::new(&layer.file, Some(pos), Some(path), strip_pos(e))
 }
 
 /// Where in `slice` (which serde_json parsed) the error `e` lies, in bytes.
 pub(super) fn error_offset(slice: &str, e: &serde_json::Error) -> usize {
-    let mut line_start = 0;
-    if e.line() > 1 {
-        let mut seen = 1;
-        for (i, b) in slice.bytes().enumerate() {
-            if b == b'\n' {
-                seen += 1;
-                if seen == e.line() {
-                    line_start = i + 1;
-                    break;
-                }
-            }
-        }
-    }
+    let line_start = match e.line() {
+        0 | 1 => 0,
+        n => (slice.match_indices('\n').nth(n - 2)).map_or(0, |(i, _)| i + 1),
+    };
     // serde_json reports the column after consuming the offending token;
     // step back one byte so the path lookup lands inside that token.
     let rel = (line_start + e.column()).min(slice.len());

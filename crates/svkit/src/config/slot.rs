@@ -1,18 +1,19 @@
 //! Building one validated `Slot` from a raw slot and an instance name:
 //! `{instance}` expansion of every string, then every per-field rule. All
-//! problems are collected; nothing stops at the first.
+//! problems are collected in its [`SlotCtx`], with the checks its fields
+//! share (`{instance}` expansion, argv, paths, variable names, ranges);
+//! nothing stops at the first.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::error::Site;
+use super::error::{Diagnostic, Site};
 use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
+use super::parse::Layer;
 use super::raw::{RawCheck, RawLog, RawReadiness, RawRestart, RawSlot};
-use super::slot_ctx::arg_max;
-pub(crate) use super::slot_ctx::SlotCtx;
 use crate::probe::Probe;
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
@@ -113,6 +114,114 @@ pub(crate) fn build_slot(
             .as_ref()
             .and_then(|l| super::lifecycle::liveness(ctx, &b.key("liveness"), l)),
     }
+}
+
+/// Per-slot validation context.
+pub(crate) struct SlotCtx<'a> {
+    pub layer: &'a Layer,
+    pub base: FieldPath,
+    pub instance: Option<&'a str>,
+    pub sentinel_env: &'a str,
+    pub diags: Vec<Diagnostic>,
+}
+
+impl SlotCtx<'_> {
+    pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
+        let d = self.layer.diag(path, msg);
+        self.diags.push(d);
+    }
+
+    /// A variable name the slot sets (`env`, `secrets`), expanded: reported
+    /// when it is not a valid name or is the sentinel svkit sets itself.
+    pub(super) fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
+        let k = self.expand(path, raw);
+        if let Err(e) = check_env_name(&k) {
+            self.err(path, format!("`{k}`: {e}"));
+        } else if k == self.sentinel_env {
+            let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
+            self.err(path, msg);
+        }
+        k
+    }
+
+    /// Expand `{instance}`; in a slot without instances the variable is an
+    /// error (it would otherwise reach a program literally).
+    pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
+        match self.instance {
+            Some(i) => s.replace(INSTANCE_VAR, i),
+            None => {
+                if s.contains(INSTANCE_VAR) {
+                    self.err(path, "uses {instance} but the slot declares no `instances`");
+                }
+                s.to_string()
+            }
+        }
+    }
+
+    pub(super) fn int(
+        &mut self,
+        path: &FieldPath,
+        v: i64,
+        lo: i64,
+        hi: i64,
+        unit: &str,
+    ) -> Option<u32> {
+        if v < lo || v > hi {
+            self.err(path, format!("{v} is outside {lo}..{hi}{unit}"));
+            None
+        } else {
+            u32::try_from(v).ok()
+        }
+    }
+
+    pub(super) fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
+        if raw.is_empty() {
+            self.err(
+                path,
+                format!("{what} must not be empty (it is an argv array)"),
+            );
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(raw.len());
+        for (i, a) in raw.iter().enumerate() {
+            let p = path.index(i);
+            let a = self.expand(&p, a);
+            if let Err(e) = check_no_nul(&a) {
+                self.err(&p, e);
+            }
+            if let Err(e) = check_arg_len(a.len(), "this argument") {
+                self.err(&p, e);
+            }
+            if i == 0 {
+                if a.is_empty() {
+                    self.err(&p, "the program name must not be empty");
+                } else if a.starts_with('-') {
+                    self.err(&p, "the program name must not start with `-`");
+                }
+            }
+            out.push(a);
+        }
+        out
+    }
+
+    pub(super) fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
+        let s = self.expand(path, raw);
+        match check_abs_path(&s) {
+            Ok(p) => p,
+            Err(e) => {
+                self.err(path, format!("`{s}` {e}"));
+                s
+            }
+        }
+    }
+}
+
+/// The kernel's limit on argv and environment together, in bytes.
+fn arg_max() -> usize {
+    let n = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX).ok();
+    n.flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(2 * 1024 * 1024)
 }
 
 /// `env`, expanded and checked.

@@ -229,18 +229,14 @@ fn instances_of(
     let pname = base.key("name");
     let has_var = raw.name.contains(INSTANCE_VAR);
     let Some(inst) = &raw.instances else {
-        if has_var {
-            diags.push(l.diag(
-                &pname,
-                "uses {instance} but the slot declares no `instances`",
-            ));
-            return vec![Found::declared(raw.name.clone(), None, pname, false)];
-        }
-        if let Err(e) = check_slot_name(&raw.name) {
-            diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![Found::declared(raw.name.clone(), None, pname, false)];
-        }
-        return vec![Found::declared(raw.name.clone(), None, pname, true)];
+        let bad = if has_var {
+            Some("uses {instance} but the slot declares no `instances`".to_string())
+        } else {
+            (check_slot_name(&raw.name).err()).map(|e| format!("`{}`: {e}", raw.name))
+        };
+        let register = bad.is_none();
+        diags.extend(bad.map(|m| l.diag(&pname, m)));
+        return vec![Found::declared(raw.name.clone(), None, pname, register)];
     };
     if !has_var {
         diags.push(l.diag(

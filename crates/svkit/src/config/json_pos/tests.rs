@@ -15,7 +15,7 @@ fn spans_and_paths() {
     let span = s.get(&p).unwrap();
     assert_eq!(&text[span.start..span.end], "3");
     assert_eq!(s.pos(span.start), Pos { line: 3, col: 35 });
-    assert_eq!(s.path_at(span.start), p);
+    assert_eq!(s.place_at(span.start).0, p);
     assert_eq!(s.pos_of(&p), Some(Pos { line: 3, col: 27 }));
 }
 
