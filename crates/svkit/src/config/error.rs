@@ -37,13 +37,9 @@ impl Diagnostic {
     pub fn slot(&self) -> Option<usize> {
         self.path.as_ref().and_then(FieldPath::slot)
     }
-
-    /// Where it is: `FILE[:LINE:COL]`.
-    pub fn at(&self) -> At {
-        at(&self.file, self.pos)
-    }
 }
 
+/// `FILE[:LINE:COL]`.
 fn at(file: &Path, pos: Option<Pos>) -> At {
     At {
         file: file.to_path_buf(),
@@ -54,7 +50,7 @@ fn at(file: &Path, pos: Option<Pos>) -> At {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.at())?;
+        write!(f, "{}", at(&self.file, self.pos))?;
         if let Some(path) = &self.path {
             write!(f, ": {path}")?;
         }
@@ -108,10 +104,7 @@ pub enum LoadError {
 
 /// `invalid config: N errors` and each error on a line of its own.
 fn invalid(d: &[Diagnostic]) -> String {
-    let n = d.len();
-    let mut s = format!("invalid config: {n} error{}", if n == 1 { "" } else { "s" });
-    for e in d {
-        s.push_str(&format!("\n{e}"));
-    }
-    s
+    let s = if d.len() == 1 { "" } else { "s" };
+    let each: String = d.iter().map(|e| format!("\n{e}")).collect();
+    format!("invalid config: {} error{s}{each}", d.len())
 }

@@ -257,11 +257,13 @@ impl Scanner<'_> {
                 let mut keys: HashMap<String, usize> = HashMap::new();
                 loop {
                     self.ws();
-                    match self.b.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b'"') if open == b'{' => {
+                    match (open, self.b.get(self.i)) {
+                        (_, Some(b',')) => self.i += 1,
+                        (b'{', Some(b'"')) => {
                             let ks = self.i;
-                            let key = self.key();
+                            self.skip_string();
+                            let raw = self.text.get(ks..self.i).unwrap_or_default();
+                            let key: String = serde_json::from_str(raw).unwrap_or_default();
                             self.ws();
                             self.i += 1; // the colon
                             self.ws();
@@ -282,27 +284,24 @@ impl Scanner<'_> {
                             }
                             self.path.pop();
                         }
-                        Some(b']' | b'}') | None => {
-                            self.i = (self.i + 1).min(self.b.len());
-                            break;
-                        }
-                        Some(_) if open == b'[' => {
+                        (b'[', Some(c)) if *c != b']' => {
                             self.path.push(Seg::Index(kids.len()));
                             let node = self.value(None);
                             if let Some(seg) = self.path.pop() {
                                 kids.push((seg, node));
                             }
                         }
-                        // Not JSON: ends the object.
-                        Some(_) => break,
+                        // The closing `}` or `]`.
+                        _ => {
+                            self.i += 1;
+                            break;
+                        }
                     }
                 }
             }
             Some(b'"') => self.skip_string(),
-            // A number, `true`, `false` or `null` (at least one byte: the
-            // scan always moves on).
-            Some(_) => {
-                self.i += 1;
+            // A number, `true`, `false` or `null`.
+            _ => {
                 while !matches!(
                     self.b.get(self.i),
                     None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
@@ -310,7 +309,6 @@ impl Scanner<'_> {
                     self.i += 1;
                 }
             }
-            None => {}
         }
         let span = Span {
             start,
@@ -327,18 +325,6 @@ impl Scanner<'_> {
             if c == b'"' {
                 break;
             }
-        }
-        self.i = self.i.min(self.b.len());
-    }
-
-    /// Consumes a key's string literal; its decoded value.
-    fn key(&mut self) -> String {
-        let start = self.i;
-        self.skip_string();
-        let raw = self.text.get(start..self.i).unwrap_or("\"\"");
-        match raw.get(1..raw.len().saturating_sub(1)) {
-            Some(plain) if !plain.contains('\\') => plain.to_owned(),
-            _ => serde_json::from_str(raw).unwrap_or_default(),
         }
     }
 }

@@ -183,26 +183,89 @@ fn sub<T: DeserializeOwned>(
         Ok(v) => Some(v),
         Err(e) => {
             // serde stops at the first error; look for the others too.
-            let all = super::members::every_error::<T>(layer, text, path);
-            if all.is_empty() {
+            let before = diags.len();
+            every_error::<T>(layer, text, path, "", "", 0, diags);
+            if diags.len() == before {
                 diags.push(diag_at(layer, span.start + error_offset(slice, &e), &e));
             }
-            diags.extend(all);
             None
         }
     }
 }
 
+/// Nesting checked member by member; below it a member's first error
+/// stands for all of them.
+const MAX_DEPTH: usize = 8;
+
+/// Every error in a value serde_json rejected, not just its first.
+///
+/// serde stops at the first problem, so a slot with a wrong type in
+/// `log.keep` and an unknown key `restat` would take two rounds of editing.
+/// Here each member of the object is parsed alone, as the only member of a
+/// skeleton of its ancestors, as part of the same type: an error inside the
+/// member's own text is its own; one outside it belongs to the skeleton (a
+/// required field the lone member leaves out) and is not reported. The
+/// members of an object-valued member are checked the same way, one by one.
+///
+/// So: every error serde finds in the object at `at` (whose text is in
+/// `text`), checked as a `T` (in the skeleton `open`, `close`), each with
+/// its own position and field path. None when no single member is at
+/// fault (e.g. a required field is missing): the caller then reports
+/// serde's own error.
+fn every_error<T: DeserializeOwned>(
+    layer: &Layer,
+    text: &str,
+    at: &FieldPath,
+    open: &str,
+    close: &str,
+    depth: usize,
+    out: &mut Vec<Diagnostic>,
+) {
+    for (child, span) in layer.spans.members(at) {
+        let Some(key_start) = span.key_start else {
+            continue;
+        };
+        // `"key": ` with its colon, then the whole member.
+        let (Some(key), Some(member)) = (
+            text.get(key_start..span.start),
+            text.get(key_start..span.end),
+        ) else {
+            continue;
+        };
+        let doc = format!("{open}{{{member}}}{close}");
+        let Err(e) = serde_json::from_str::<T>(&doc) else {
+            continue;
+        };
+        let base = open.len() + 1;
+        let off = error_offset(&doc, &e);
+        if off < base || off >= base + member.len() {
+            continue;
+        }
+        let in_value = off >= base + key.len();
+        let is_object = text.as_bytes().get(span.start) == Some(&b'{');
+        if in_value && is_object && depth < MAX_DEPTH {
+            let before = out.len();
+            let open = format!("{open}{{{key}");
+            let close = format!("}}{close}");
+            every_error::<T>(layer, text, &child, &open, &close, depth + 1, out);
+            if out.len() > before {
+                continue;
+            }
+        }
+        out.push(diag_at(layer, key_start + (off - base), &e));
+    }
+}
+
 /// A serde error at byte `abs` of the layer as a diagnostic: its position
 /// and the deepest field path there.
-pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
+fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
     let (path, start) = layer.spans.place_at(abs);
     let pos = layer.spans.pos(start);
     Diagnostic::new(&layer.file, Some(pos), Some(path), strip_pos(e))
 }
 
 /// Where in `slice` (which serde_json parsed) the error `e` lies, in bytes.
-pub(super) fn error_offset(slice: &str, e: &serde_json::Error) -> usize {
+fn error_offset(slice: &str, e: &serde_json::Error) -> usize {
     let line_start = match e.line() {
         0 | 1 => 0,
         n => (slice.match_indices('\n').nth(n - 2)).map_or(0, |(i, _)| i + 1),
@@ -252,5 +315,53 @@ mod tests {
         let (l, d) = parse_layer(Path::new("t.json"), b"{\n  \"slots\": [,]\n}");
         assert!(l.is_none());
         assert_eq!(d[0].pos.map(|p| p.line), Some(2));
+    }
+
+    fn errors(text: &str) -> Vec<(String, String)> {
+        let (_, d) = parse_layer(Path::new("t.json"), text.as_bytes());
+        d.iter()
+            .map(|d| {
+                let path = d.path.as_ref().map(ToString::to_string);
+                (path.unwrap_or_default(), d.message.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_wrong_member_of_a_slot_is_reported() {
+        let d = errors(
+            r#"{"slots": [{"name": "a", "command": "x",
+              "log": {"dir": 5, "keep": "ten", "colour": true},
+              "restat": {}, "restart": {"backoff": {"max_s": "2"}}}]}"#,
+        );
+        let paths: Vec<&str> = d.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "slots[0].command",
+                "slots[0].log.dir",
+                "slots[0].log.keep",
+                "slots[0].log",
+                "slots[0]",
+                "slots[0].restart.backoff.max_s"
+            ],
+            "{d:?}"
+        );
+        assert!(d[3].1.contains("unknown field `colour`"), "{d:?}");
+        assert!(d[4].1.contains("unknown field `restat`"), "{d:?}");
+    }
+
+    #[test]
+    fn a_missing_field_alone_is_still_reported() {
+        let d = errors(r#"{"slots": [{"name": "a"}]}"#);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].1.contains("missing field `command`"), "{d:?}");
+    }
+
+    #[test]
+    fn a_missing_field_inside_a_member_is_that_members_error() {
+        let d = errors(r#"{"slots": [{"name": "a", "command": ["x"], "log": {"keep": 3}}]}"#);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].1.contains("missing field `dir`"), "{d:?}");
     }
 }

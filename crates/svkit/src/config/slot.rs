@@ -353,28 +353,18 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
             reset_after_s,
         };
     }
-    match (r.max_deaths, r.within_s) {
-        (Some(d), w) => {
-            // s6 keeps at most 4096 records in its death tally; 0: never.
-            let deaths = ctx.int(&p.key("max_deaths"), d, 0, 4096, " deaths (0 = never)");
-            let within_s = w
-                .and_then(|w| ctx.int(&p.key("within_s"), w, 1, 86_400, " s"))
-                .unwrap_or(DEFAULT_WITHIN_S);
-            out.max_deaths = match deaths {
-                Some(0) => None,
-                Some(deaths) => Some(MaxDeaths { deaths, within_s }),
-                None => out.max_deaths,
-            };
+    // s6 keeps at most 4096 records in its death tally; 0: never.
+    let deaths =
+        (r.max_deaths).map(|d| ctx.int(&p.key("max_deaths"), d, 0, 4096, " deaths (0 = never)"));
+    let within_s = (r.within_s).and_then(|w| ctx.int(&p.key("within_s"), w, 1, 86_400, " s"));
+    match (deaths, out.max_deaths.as_mut()) {
+        (Some(Some(0)), _) => out.max_deaths = None,
+        (Some(Some(deaths)), _) => {
+            let within_s = within_s.unwrap_or(DEFAULT_WITHIN_S);
+            out.max_deaths = Some(MaxDeaths { deaths, within_s });
         }
-        (None, Some(w)) => {
-            if let (Some(w), Some(m)) = (
-                ctx.int(&p.key("within_s"), w, 1, 86_400, " s"),
-                out.max_deaths.as_mut(),
-            ) {
-                m.within_s = w;
-            }
-        }
-        (None, None) => {}
+        (None, Some(m)) => m.within_s = within_s.unwrap_or(m.within_s),
+        _ => {}
     }
     out
 }

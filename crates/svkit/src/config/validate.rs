@@ -90,29 +90,28 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     }
 
     let mut todo = Vec::new();
-    for (li, l) in layers.iter().enumerate() {
+    for l in layers {
         for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
             let found = instances_of(l, &base, raw, src, &state_dir, &mut diags, &mut warnings);
             for f in found {
-                todo.push((li, *idx, raw, base.clone(), f));
+                todo.push((l, *idx, raw, base.clone(), f));
             }
         }
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
     let mut declared: HashMap<String, Site> = HashMap::new();
-    for (li, .., f) in &todo {
+    for (l, .., f) in &todo {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
-            declared.insert(f.name.clone(), layers[*li].site(f.at.clone()));
+            declared.insert(f.name.clone(), l.site(f.at.clone()));
         }
     }
     // Where each slot name was first defined, to name both places on a
     // duplicate.
     let mut seen: HashMap<String, Site> = HashMap::new();
     let mut slots: Vec<Slot> = Vec::new();
-    for (li, idx, raw, base, found) in todo {
-        let l = &layers[li];
+    for (l, idx, raw, base, found) in todo {
         let mut ctx = SlotCtx {
             layer: l,
             base,
@@ -203,15 +202,11 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             warnings,
         })
     } else {
-        dedup(&mut diags);
+        // A template error repeats once per instance: report it once.
+        let mut seen = BTreeSet::new();
+        diags.retain(|x| seen.insert(x.to_string()));
         Err(diags)
     }
-}
-
-/// A template error repeats once per instance: report it once.
-fn dedup(d: &mut Vec<Diagnostic>) {
-    let mut seen = BTreeSet::new();
-    d.retain(|x| seen.insert(x.to_string()));
 }
 
 /// What a raw slot expands to. Discovered
@@ -228,6 +223,8 @@ fn instances_of(
 ) -> Vec<Found> {
     let pname = base.key("name");
     let has_var = raw.name.contains(INSTANCE_VAR);
+    // A template stand-in, built only for its errors.
+    let stand_in = |n: String| vec![Found::declared(n, Some("x".into()), pname.clone(), false)];
     let Some(inst) = &raw.instances else {
         let bad = if has_var {
             Some("uses {instance} but the slot declares no `instances`".to_string())
@@ -243,12 +240,7 @@ fn instances_of(
             &pname,
             "the slot declares `instances` but its name has no {instance}: every instance would get the same name",
         ));
-        return vec![Found::declared(
-            raw.name.clone(),
-            Some("x".into()),
-            pname,
-            false,
-        )];
+        return stand_in(raw.name.clone());
     }
     // Check the template with a neutral instance, so that a bad template is
     // reported once and even when no instance exists yet.
@@ -256,7 +248,7 @@ fn instances_of(
     if let Err(e) = check_slot_name(&probe) {
         if probe.len() <= MAX_NAME_BYTES {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![Found::declared(probe, Some("x".into()), pname, false)];
+            return stand_in(probe);
         }
     }
 
@@ -345,7 +337,7 @@ fn instances_of(
         }
     }
     if out.is_empty() {
-        out.push(Found::declared(probe, Some("x".into()), pname, false));
+        return stand_in(probe);
     }
     out
 }
