@@ -6,8 +6,8 @@
 //! written. Each top-level key and each element of `slots`/`redirects` is
 //! deserialized from its own text span, so a type error in one slot does
 //! not hide the errors of the others, and every serde error keeps an
-//! absolute line and column (`members.rs`: every wrong member of a value,
-//! not just serde's first).
+//! absolute line and column. Of a value serde rejects, every wrong member
+//! is reported, not just serde's first (`every_error`).
 
 use std::path::{Path, PathBuf};
 
