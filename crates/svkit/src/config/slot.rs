@@ -231,8 +231,9 @@ fn env(
     raw: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
+    let penv = b.key("env");
     for (k, v) in raw {
-        let p = b.key("env").key(k.as_str());
+        let p = penv.key(k.as_str());
         let k = ctx.env_name(&p, k);
         let v = ctx.expand(&p, v);
         if let Err(e) = check_no_nul(&v) {
