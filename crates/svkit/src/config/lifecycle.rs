@@ -18,26 +18,23 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 1_000;
 pub const DEFAULT_FAILURES: u32 = 3;
 
 pub(super) fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liveness> {
-    let given = usize::from(r.exec.is_some())
-        + usize::from(r.tcp.is_some())
-        + usize::from(r.http.is_some());
-    if given != 1 {
-        ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
-        return None;
-    }
-    let probe = if let Some(argv) = &r.exec {
-        Probe::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec"))
-    } else if let Some(t) = &r.tcp {
-        Probe::Tcp(tcp(ctx, &p.key("tcp"), t)?)
-    } else {
-        let pu = p.key("http");
-        let url = ctx.expand(&pu, r.http.as_deref().unwrap_or(""));
-        match Probe::http(&url) {
-            Ok(probe) => probe,
-            Err(e) => {
-                ctx.err(&pu, format!("`{url}`: {e}"));
-                return None;
+    let probe = match (&r.exec, &r.tcp, &r.http) {
+        (Some(argv), None, None) => Probe::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec")),
+        (None, Some(t), None) => Probe::Tcp(tcp(ctx, &p.key("tcp"), t)?),
+        (None, None, Some(url)) => {
+            let pu = p.key("http");
+            let url = ctx.expand(&pu, url);
+            match Probe::http(&url) {
+                Ok(probe) => probe,
+                Err(e) => {
+                    ctx.err(&pu, format!("`{url}`: {e}"));
+                    return None;
+                }
             }
+        }
+        _ => {
+            ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
+            return None;
         }
     };
     let interval_ms = r

@@ -127,8 +127,7 @@ pub(crate) struct SlotCtx<'a> {
 
 impl SlotCtx<'_> {
     pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
-        let d = self.layer.diag(path, msg);
-        self.diags.push(d);
+        self.diags.push(self.layer.diag(path, msg));
     }
 
     /// A variable name the slot sets (`env`, `secrets`), expanded: reported
@@ -261,27 +260,21 @@ fn autostart(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: Option<&Value>) -> Autosta
                 Autostart::Never
             }
         },
-        Some(Value::Object(o)) => {
-            let var = o.get("if_env").and_then(Value::as_str);
-            match var {
-                Some(var) if o.len() == 1 => {
-                    let pv = p.key("if_env");
-                    let var = ctx.expand(&pv, var);
-                    if let Err(e) = check_env_name(&var) {
-                        ctx.err(&pv, format!("`{var}`: {e}"));
-                    }
-                    Autostart::IfEnv(var)
+        // Anything else must be `{"if_env": "VARIABLE"}`.
+        Some(v) => match v.get("if_env").and_then(Value::as_str) {
+            Some(var) if v.as_object().is_some_and(|o| o.len() == 1) => {
+                let pv = p.key("if_env");
+                let var = ctx.expand(&pv, var);
+                if let Err(e) = check_env_name(&var) {
+                    ctx.err(&pv, format!("`{var}`: {e}"));
                 }
-                _ => {
-                    ctx.err(p, EXPECTED);
-                    Autostart::Never
-                }
+                Autostart::IfEnv(var)
             }
-        }
-        Some(_) => {
-            ctx.err(p, EXPECTED);
-            Autostart::Never
-        }
+            _ => {
+                ctx.err(p, EXPECTED);
+                Autostart::Never
+            }
+        },
     }
 }
 
