@@ -50,14 +50,12 @@ pub fn checked(slots: &[Slot]) -> Result<(String, Validated), (Option<usize>, St
             let Some(d) = diags.into_iter().next() else {
                 return Err((None, "the imported config is invalid".into()));
             };
+            let index = d.slot();
             let what = match &d.path {
                 Some(p) => format!("{p}: {}", d.message),
-                None => d.message.clone(),
+                None => d.message,
             };
-            return Err((
-                d.slot(),
-                format!("the imported slot would be invalid: {what}"),
-            ));
+            return Err((index, format!("the imported slot would be invalid: {what}")));
         }
         Err(e) => return Err((None, e.to_string())),
     };
