@@ -50,12 +50,7 @@ pub fn checked(slots: &[RawSlot]) -> Result<String, (Option<usize>, String)> {
             let Some(d) = diags.into_iter().next() else {
                 return Err((None, "the imported config is invalid".into()));
             };
-            let index = d
-                .path
-                .as_deref()
-                .and_then(|p| p.strip_prefix("slots["))
-                .and_then(|p| p.split(']').next())
-                .and_then(|n| n.parse().ok());
+            let index = d.slot();
             let what = match &d.path {
                 Some(p) => format!("{p}: {}", d.message),
                 None => d.message,

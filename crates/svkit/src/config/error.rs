@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::json_pos::{FieldPath, Pos};
-use crate::msg::strerror;
+use crate::msg::{strerror, At};
 
 /// One problem found in the config, located as precisely as we can:
 /// always the file, usually a line and column, and a field path for
@@ -14,7 +14,7 @@ pub struct Diagnostic {
     pub file: PathBuf,
     pub pos: Option<Pos>,
     /// Field path such as `slots[1].name`; `None` for syntax errors.
-    pub path: Option<String>,
+    pub path: Option<FieldPath>,
     pub message: String,
 }
 
@@ -22,7 +22,7 @@ impl Diagnostic {
     pub fn new(
         file: &Path,
         pos: Option<Pos>,
-        path: Option<String>,
+        path: Option<FieldPath>,
         message: impl Into<String>,
     ) -> Self {
         Diagnostic {
@@ -32,14 +32,25 @@ impl Diagnostic {
             message: message.into(),
         }
     }
+
+    /// `N` when the problem is in `slots[N]` of its file.
+    pub fn slot(&self) -> Option<usize> {
+        self.path.as_ref().and_then(FieldPath::slot)
+    }
+}
+
+/// `FILE[:LINE:COL]`.
+fn at(file: &Path, pos: Option<Pos>) -> At {
+    At {
+        file: file.to_path_buf(),
+        line: pos.map(|p| p.line),
+        col: pos.map(|p| p.col),
+    }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::msg::path(&self.file))?;
-        if let Some(p) = self.pos {
-            write!(f, ":{}:{}", p.line, p.col)?;
-        }
+        write!(f, "{}", at(&self.file, self.pos))?;
         if let Some(path) = &self.path {
             write!(f, ": {path}")?;
         }
@@ -54,74 +65,46 @@ impl fmt::Display for Diagnostic {
 pub struct Site {
     pub file: PathBuf,
     pub pos: Option<Pos>,
-    /// Spelled out only for a diagnostic: a site is kept for most slots.
     pub path: FieldPath,
 }
 
 impl Site {
+    /// Where it is: `FILE[:LINE:COL]`.
+    pub fn at(&self) -> At {
+        at(&self.file, self.pos)
+    }
+
     pub fn diag(&self, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.file, self.pos, Some(self.path.to_string()), message)
+        Diagnostic::new(&self.file, self.pos, Some(self.path.clone()), message)
     }
 }
 
 /// Something odd that does not make the config invalid (e.g. a discovered
 /// instance directory whose name cannot be a slot name: skipped).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Warning {
     pub message: String,
 }
 
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
 /// Why a config could not be loaded.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The config dir (or a file in it) could not be read: a system error,
     /// not a fault of the config's content.
+    #[error("unable to read {}: {}", crate::msg::path(path), strerror(source))]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
     /// The config was read and is invalid; every problem found is listed.
+    #[error("{}", invalid(.0))]
     Invalid(Vec<Diagnostic>),
 }
 
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Io { path, source } => {
-                write!(
-                    f,
-                    "unable to read {}: {}",
-                    crate::msg::path(path),
-                    strerror(source)
-                )
-            }
-            LoadError::Invalid(d) => {
-                let n = d.len();
-                write!(
-                    f,
-                    "invalid config: {n} error{}",
-                    if n == 1 { "" } else { "s" }
-                )?;
-                for e in d {
-                    write!(f, "\n{e}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl std::error::Error for LoadError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LoadError::Io { source, .. } => Some(source),
-            LoadError::Invalid(_) => None,
-        }
-    }
+/// `invalid config: N errors` and each error on a line of its own.
+fn invalid(d: &[Diagnostic]) -> String {
+    let s = if d.len() == 1 { "" } else { "s" };
+    let each: String = d.iter().map(|e| format!("\n{e}")).collect();
+    format!("invalid config: {} error{s}{each}", d.len())
 }

@@ -12,7 +12,6 @@ use super::json_pos::FieldPath;
 use super::model::LogFormat;
 use super::raw::{RawLog, RawSlot};
 use super::slot::SlotCtx;
-use super::slot_ctx::Sub;
 
 /// The slot's name in a `log.prefix`.
 pub const SLOT_VAR: &str = "{slot}";
@@ -91,13 +90,13 @@ pub(super) fn env_inputs(
     env: &BTreeMap<String, String>,
 ) -> (Vec<String>, BTreeMap<String, String>) {
     let mut files = Vec::new();
-    let pf = Sub::Key(b, "env_file");
+    let pf = b.key("env_file");
     match &raw.env_file {
         None => {}
         Some(Value::String(s)) => files.push(ctx.abs_path(&pf, s)),
         Some(Value::Array(items)) => {
             for (i, v) in items.iter().enumerate() {
-                let pi = Sub::Index(&pf, i);
+                let pi = pf.index(i);
                 match v {
                     Value::String(s) => files.push(ctx.abs_path(&pi, s)),
                     _ => ctx.err(&pi, "expected a path (a string)"),
@@ -107,9 +106,9 @@ pub(super) fn env_inputs(
         Some(_) => ctx.err(&pf, "expected a path or a list of paths"),
     }
     let mut secrets = BTreeMap::new();
-    let psecrets = Sub::Key(b, "secrets");
+    let psecrets = b.key("secrets");
     for (k, path) in raw.secrets.iter().flatten() {
-        let p = Sub::Key(&psecrets, k);
+        let p = psecrets.key(k.as_str());
         let k = ctx.env_name(&p, k);
         if env.contains_key(&k) {
             ctx.err(

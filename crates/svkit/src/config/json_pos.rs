@@ -1,24 +1,27 @@
-//! A small JSON position scanner.
+//! Where each value of a config file is written.
 //!
-//! serde_json tells us *where* a syntax error is, but once a document parsed
-//! we want positions for semantic errors too (`slots[2].log.keep` at 14:20),
-//! and we want to re-parse each slot from its own text span so that one bad
-//! slot does not hide the errors of the next. This scanner runs only on text
-//! serde_json already accepted, so it can stay simple: it records the byte
-//! span of every value and of every object key, keyed by field path.
+//! serde_json judges a file's syntax and says where it is wrong; once it
+//! has accepted the text, we also want positions for semantic errors
+//! (`slots[2].log.keep` at 14:20), and each slot's own text span, so that
+//! it is deserialized alone and one bad slot does not hide the errors of
+//! the next. [`Spans::scan`] has serde_json read the text, then walks it
+//! once more: a small lenient scanner (it trusts serde_json about the
+//! syntax) that records the byte span of every value and of its key, as a
+//! tree a [`FieldPath`] walks down, plus the keys given twice in one
+//! object.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt;
 
-/// One step of a field path. Keys svkit itself names are borrowed: a path
-/// is built for every field of every slot, and used only on an error.
+/// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Seg {
-    Key(Cow<'static, str>),
+    Key(String),
     Index(usize),
 }
 
-/// A field path such as `slots[1].log.keep`.
+/// A field path such as `slots[1].log.keep`: where a value sits in its
+/// file. Diagnostics and sites name their value by one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct FieldPath(pub Vec<Seg>);
 
@@ -26,22 +29,32 @@ impl FieldPath {
     pub fn root() -> Self {
         FieldPath(Vec::new())
     }
-    pub fn key(&self, k: impl Into<Cow<'static, str>>) -> Self {
-        let mut v = Vec::with_capacity(self.0.len() + 1);
-        v.extend_from_slice(&self.0);
-        v.push(Seg::Key(k.into()));
+
+    pub fn key(&self, k: impl Into<String>) -> Self {
+        self.then(Seg::Key(k.into()))
+    }
+
+    pub fn index(&self, i: usize) -> Self {
+        self.then(Seg::Index(i))
+    }
+
+    fn then(&self, seg: Seg) -> Self {
+        let mut v = self.0.clone();
+        v.push(seg);
         FieldPath(v)
     }
-    pub fn index(&self, i: usize) -> Self {
-        let mut v = Vec::with_capacity(self.0.len() + 1);
-        v.extend_from_slice(&self.0);
-        v.push(Seg::Index(i));
-        FieldPath(v)
+
+    /// `N` when the path is in `slots[N]`.
+    pub fn slot(&self) -> Option<usize> {
+        match self.0.as_slice() {
+            [Seg::Key(k), Seg::Index(n), ..] if k == "slots" => Some(*n),
+            _ => None,
+        }
     }
 }
 
-impl std::fmt::Display for FieldPath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
             return f.write_str("(top level)");
         }
@@ -71,7 +84,7 @@ impl std::fmt::Display for FieldPath {
 }
 
 /// Byte spans of one value (and of its key when it is an object member).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -85,196 +98,75 @@ pub struct Pos {
     pub col: usize,
 }
 
-impl std::fmt::Display for Pos {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
+/// One value: its span and its members, in document order (a key given
+/// twice: once, at its first place, holding the last value, as
+/// serde_json keeps it).
+#[derive(Debug, Default)]
+struct Node {
+    span: Span,
+    kids: Vec<(Seg, Node)>,
+}
+
+impl Node {
+    fn kid(&self, seg: &Seg) -> Option<&Node> {
+        let found = match seg {
+            Seg::Index(i) => self.kids.get(*i).filter(|(s, _)| s == seg),
+            Seg::Key(_) => self.kids.iter().find(|(s, _)| s == seg),
+        };
+        found.map(|(_, n)| n)
+    }
+
+    /// Its member whose span contains `offset`, if any: the last one
+    /// starting at or before it.
+    fn kid_at(&self, offset: usize) -> Option<&(Seg, Node)> {
+        let n = (self.kids).partition_point(|(_, k)| k.span.start <= offset);
+        let kid = self.kids.get(n.checked_sub(1)?)?;
+        let s = kid.1.span;
+        (offset < s.end.max(s.start + 1)).then_some(kid)
     }
 }
 
-/// Every value's span in one document, plus keys seen twice in one object.
-/// The values form a tree of nodes (no field path is built for a value
-/// unless asked for), and every lookup walks down it, by index in an
-/// array, by key in an object (hashed past [`INDEXED`] members), by a
-/// binary search on offsets for [`Spans::path_at`]: never a pass over the
-/// whole document, so a config of 100,000 values has its errors found and
-/// placed as fast as one of ten.
+/// Every value's span in one document accepted by serde_json, plus the
+/// keys given twice in one object.
 #[derive(Debug, Default)]
 pub struct Spans {
-    nodes: Vec<Node>,
-    /// Every object's and array's members, one after the other: a node
-    /// names its own by a range here, so a document's lists take one
-    /// allocation, not one a value.
-    kids: Vec<u32>,
-    /// Every object key, decoded, one after the other: a node names its
-    /// key by a range here, so a document's keys take one allocation.
-    keys: String,
+    root: Node,
     /// (path of the repeated member, offset of its second key)
     pub duplicate_keys: Vec<(FieldPath, usize)>,
     line_starts: Vec<usize>,
 }
 
-mod scan;
-
-/// Objects with more members than this get a hash index of their keys.
-const INDEXED: usize = 16;
-
-/// A node's offsets, indexes and ids are `u32`: a layer is at most 4 MiB
-/// (the scanner gives up on a longer text), and a node per value of a big
-/// config is a page fault every 4 KiB.
-#[derive(Debug)]
-struct Node {
-    start: u32,
-    end: u32,
-    /// Where its key starts, [`NO_KEY`] when it is not an object member.
-    key_start: u32,
-    /// How its parent reaches it (the root's is never read).
-    seg: At,
-    parent: u32,
-    /// Its members, `Spans::kids[kids_at..kids_at + kids_len]`, in
-    /// document order (a key given twice: once, at its first place,
-    /// holding the last value, as serde_json keeps it).
-    kids_at: u32,
-    kids_len: u32,
-    /// Key hash -> positions in `kids`, for a large object. Boxed: few
-    /// nodes have one, and every node is one pointer wide for it, not six.
-    #[allow(clippy::box_collection)]
-    index: Option<Box<HashMap<u64, Vec<usize>>>>,
-}
-
-const NO_KEY: u32 = u32::MAX;
-
-impl Node {
-    fn span(&self) -> Span {
-        Span {
-            start: self.start as usize,
-            end: self.end as usize,
-            key_start: (self.key_start != NO_KEY).then_some(self.key_start as usize),
-        }
-    }
-}
-
-/// A node's [`Seg`], its key held in [`Spans::keys`].
-#[derive(Debug, Clone, Copy)]
-enum At {
-    Key { start: u32, end: u32 },
-    Index(u32),
-}
-
-fn key_hash(k: &str) -> u64 {
-    // FNV-1a: keys are short and not chosen to collide (a collision only
-    // costs a comparison).
-    k.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 impl Spans {
-    /// Scan `text`, vouching that serde_json accepts it; `None` when the
-    /// scanner cannot (the text is not JSON, or serde_json must judge it).
-    pub fn scan(text: &str) -> Option<Spans> {
-        scan::scan(text, true)
+    /// Scan `text`; serde_json's error when it is not JSON.
+    pub fn scan(text: &str) -> Result<Spans, serde_json::Error> {
+        // Read as a `Value`: the syntax errors, and the nesting limit the
+        // scanner relies on, are those of every other read.
+        serde_json::from_str::<serde_json::Value>(text)?;
+        let mut s = Scanner {
+            text,
+            b: text.as_bytes(),
+            i: 0,
+            path: Vec::new(),
+            duplicate_keys: Vec::new(),
+        };
+        s.ws();
+        let root = s.value(None);
+        let newlines = text.bytes().enumerate().filter(|&(_, c)| c == b'\n');
+        Ok(Spans {
+            root,
+            duplicate_keys: s.duplicate_keys,
+            line_starts: std::iter::once(0)
+                .chain(newlines.map(|(i, _)| i + 1))
+                .collect(),
+        })
     }
 
-    /// Scan `text`, which must already be valid JSON (serde_json said so).
-    pub fn scan_valid(text: &str) -> Spans {
-        scan::scan(text, false).unwrap_or_default()
-    }
-
-    /// The members of a node.
-    fn kids_of(&self, node: &Node) -> &[u32] {
-        let at = node.kids_at as usize;
-        self.kids
-            .get(at..at + node.kids_len as usize)
-            .unwrap_or_default()
-    }
-
-    /// Its `i`th member's id.
-    fn kid_at(&self, node: &Node, i: usize) -> Option<usize> {
-        self.kids_of(node).get(i).map(|&k| k as usize)
-    }
-
-    /// Whether node `k` is an object member under `key`.
-    fn has_key(&self, k: usize, key: &str) -> bool {
-        // Lengths first: most members of an object differ in length.
-        match self.nodes[k].seg {
-            At::Key { start, end } => {
-                (end - start) as usize == key.len()
-                    && self.keys.get(start as usize..end as usize) == Some(key)
-            }
-            At::Index(_) => false,
-        }
-    }
-
-    /// The member under `key` among `kids` (the members of an object with
-    /// `index`, if it has one).
-    fn find_key(
-        &self,
-        kids: &[u32],
-        index: Option<&HashMap<u64, Vec<usize>>>,
-        key: &str,
-    ) -> Option<usize> {
-        let at = |p: usize| kids.get(p).map(|&k| k as usize);
-        match index {
-            Some(ix) => (ix.get(&key_hash(key))?.iter())
-                .filter_map(|&p| at(p))
-                .find(|&k| self.has_key(k, key)),
-            None => (kids.iter().map(|&k| k as usize)).find(|&k| self.has_key(k, key)),
-        }
-    }
-
-    /// The node a path leads to.
-    fn find(&self, path: &FieldPath) -> Option<usize> {
-        let mut at = 0;
-        self.nodes.first()?;
-        for seg in &path.0 {
-            at = self.kid(at, seg)?;
-        }
-        Some(at)
-    }
-
-    fn kid(&self, at: usize, seg: &Seg) -> Option<usize> {
-        match seg {
-            Seg::Index(i) => {
-                let k = self.kid_at(self.nodes.get(at)?, *i)?;
-                matches!(self.nodes[k].seg, At::Index(_)).then_some(k)
-            }
-            Seg::Key(key) => self.kid_key(at, key),
-        }
-    }
-
-    fn kid_key(&self, at: usize, key: &str) -> Option<usize> {
-        let node = self.nodes.get(at)?;
-        self.find_key(self.kids_of(node), node.index.as_deref(), key)
-    }
-
-    /// The key of an object member's node.
-    fn key_of(&self, k: usize) -> Option<&str> {
-        match self.nodes.get(k)?.seg {
-            At::Key { start, end } => self.keys.get(start as usize..end as usize),
-            At::Index(_) => None,
-        }
-    }
-
-    fn seg_of(&self, k: usize) -> Seg {
-        match self.nodes[k].seg {
-            At::Index(i) => Seg::Index(i as usize),
-            At::Key { .. } => Seg::Key(Cow::Owned(self.key_of(k).unwrap_or_default().to_owned())),
-        }
-    }
-
-    /// The field path of a node, from the root down.
-    fn path_of(&self, mut at: usize) -> FieldPath {
-        let mut segs = Vec::new();
-        while at != 0 && at < self.nodes.len() {
-            segs.push(self.seg_of(at));
-            at = self.nodes[at].parent as usize;
-        }
-        segs.reverse();
-        FieldPath(segs)
+    fn find(&self, path: &FieldPath) -> Option<&Node> {
+        (path.0.iter()).try_fold(&self.root, |node, seg| node.kid(seg))
     }
 
     pub fn get(&self, path: &FieldPath) -> Option<Span> {
-        self.find(path).map(|n| self.nodes[n].span())
+        self.find(path).map(|n| n.span)
     }
 
     /// Position of a value (or of its key, which is where a reader looks
@@ -298,71 +190,201 @@ impl Spans {
 
     /// How many members the object or array at `path` has.
     pub fn len(&self, path: &FieldPath) -> usize {
-        self.find(path)
-            .map_or(0, |n| self.nodes[n].kids_len as usize)
+        self.find(path).map_or(0, |n| n.kids.len())
     }
 
-    /// The members of the object at `path`, in document order.
+    /// The members of the object or array at `path`, in document order.
     pub fn members(&self, path: &FieldPath) -> Vec<(FieldPath, Span)> {
-        let Some(n) = self.find(path) else {
-            return Vec::new();
-        };
-        (self.kids_of(&self.nodes[n]).iter())
-            .filter_map(|&k| {
-                let k = k as usize;
-                let key = self.key_of(k)?.to_owned();
-                Some((path.key(key), self.nodes[k].span()))
-            })
+        let kids = self.find(path).map(|n| n.kids.as_slice()).unwrap_or(&[]);
+        (kids.iter())
+            .map(|(seg, n)| (path.then(seg.clone()), n.span))
             .collect()
     }
 
-    /// The deepest value whose span contains `offset`: down from the root,
-    /// each step a binary search among the members, which are in document
-    /// order.
-    pub fn path_at(&self, offset: usize) -> FieldPath {
-        self.path_of(self.node_at(offset))
-    }
-
-    fn node_at(&self, offset: usize) -> usize {
-        let contains = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
-        let mut at = 0;
-        while let Some(node) = self.nodes.get(at) {
-            let kids = self.kids_of(node);
-            let n = kids.partition_point(|&k| self.nodes[k as usize].span().start <= offset);
-            match n.checked_sub(1).and_then(|i| self.kid_at(node, i)) {
-                Some(k) if contains(self.nodes[k].span()) => at = k,
-                _ => break,
+    /// Where an error at `offset` is: the path of the deepest value whose
+    /// span contains it, and where what the error is about begins: the
+    /// key, when `offset` lies in a member's key (an unknown or repeated
+    /// key), else that value (a wrong type, a missing field). A reader's
+    /// eye goes to the start of the thing named, not to where a parser
+    /// noticed.
+    pub fn place_at(&self, offset: usize) -> (FieldPath, usize) {
+        let mut path = FieldPath::root();
+        let mut node = &self.root;
+        while let Some((seg, kid)) = node.kid_at(offset) {
+            path.0.push(seg.clone());
+            node = kid;
+        }
+        let n =
+            (node.kids).partition_point(|(_, k)| k.span.key_start.is_some_and(|ks| ks <= offset));
+        if let Some((_, k)) = n.checked_sub(1).and_then(|i| node.kids.get(i)) {
+            if let Some(ks) = k.span.key_start.filter(|_| offset < k.span.start) {
+                return (path, ks);
             }
         }
-        at
+        if path.0.is_empty() && offset >= node.span.end {
+            return (path, offset);
+        }
+        (path, node.span.start)
+    }
+}
+
+/// The walk behind [`Spans::scan`], over text serde_json accepted.
+struct Scanner<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+    /// The path of the value being scanned.
+    path: Vec<Seg>,
+    duplicate_keys: Vec<(FieldPath, usize)>,
+}
+
+impl Scanner<'_> {
+    fn ws(&mut self) {
+        while matches!(self.b.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
     }
 
-    /// Where what an error at `offset` is about begins: the key, when
-    /// `offset` lies in a member's key (an unknown or repeated key), else
-    /// the value of [`Spans::path_at`] (a wrong type, a missing field): a
-    /// reader's eye goes to the start of the thing named, not to where a
-    /// parser noticed.
-    pub fn start_at(&self, offset: usize) -> usize {
-        let at = self.node_at(offset);
-        let Some(node) = self.nodes.get(at) else {
-            return offset;
+    /// Scans the value at `i`, the member of an object whose key starts
+    /// at `key_start`, or else an element or the root.
+    fn value(&mut self, key_start: Option<usize>) -> Node {
+        let start = self.i;
+        let mut kids = Vec::new();
+        match self.b.get(self.i) {
+            Some(&open @ (b'{' | b'[')) => {
+                self.i += 1;
+                // Each key's place among `kids`, to find one given twice.
+                let mut keys: HashMap<String, usize> = HashMap::new();
+                loop {
+                    self.ws();
+                    match (open, self.b.get(self.i)) {
+                        (_, Some(b',')) => self.i += 1,
+                        (b'{', Some(b'"')) => {
+                            let ks = self.i;
+                            self.skip_string();
+                            let raw = self.text.get(ks..self.i).unwrap_or_default();
+                            let key: String = serde_json::from_str(raw).unwrap_or_default();
+                            self.ws();
+                            self.i += 1; // the colon
+                            self.ws();
+                            self.path.push(Seg::Key(key.clone()));
+                            let node = self.value(Some(ks));
+                            match keys.get(&key) {
+                                Some(&at) => {
+                                    let path = FieldPath(self.path.clone());
+                                    self.duplicate_keys.push((path, ks));
+                                    if let Some(kid) = kids.get_mut(at) {
+                                        *kid = (Seg::Key(key), node);
+                                    }
+                                }
+                                None => {
+                                    keys.insert(key.clone(), kids.len());
+                                    kids.push((Seg::Key(key), node));
+                                }
+                            }
+                            self.path.pop();
+                        }
+                        (b'[', Some(c)) if *c != b']' => {
+                            self.path.push(Seg::Index(kids.len()));
+                            let node = self.value(None);
+                            if let Some(seg) = self.path.pop() {
+                                kids.push((seg, node));
+                            }
+                        }
+                        // The closing `}` or `]`.
+                        _ => {
+                            self.i += 1;
+                            break;
+                        }
+                    }
+                }
+            }
+            Some(b'"') => self.skip_string(),
+            // A number, `true`, `false` or `null`.
+            _ => {
+                while !matches!(
+                    self.b.get(self.i),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    self.i += 1;
+                }
+            }
+        }
+        let span = Span {
+            start,
+            end: self.i,
+            key_start,
         };
-        let kids = self.kids_of(node);
-        let n = kids.partition_point(|&k| {
-            (self.nodes[k as usize].span().key_start).is_some_and(|ks| ks <= offset)
-        });
-        if let Some(k) = n.checked_sub(1).and_then(|i| self.kid_at(node, i)) {
-            let s = self.nodes[k].span();
-            if let Some(ks) = s.key_start.filter(|_| offset < s.start) {
-                return ks;
+        Node { span, kids }
+    }
+
+    fn skip_string(&mut self) {
+        self.i += 1;
+        while let Some(&c) = self.b.get(self.i) {
+            self.i += if c == b'\\' { 2 } else { 1 };
+            if c == b'"' {
+                break;
             }
         }
-        if at == 0 && offset >= node.end as usize {
-            return offset;
-        }
-        node.start as usize
     }
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_and_paths() {
+        let text = "{\n  \"slots\": [\n    {\"name\": \"a\", \"log\": {\"keep\": 3}}\n  ]\n}\n";
+        let s = Spans::scan(text).unwrap();
+        let p = FieldPath::root()
+            .key("slots")
+            .index(0)
+            .key("log")
+            .key("keep");
+        assert_eq!(p.to_string(), "slots[0].log.keep");
+        let span = s.get(&p).unwrap();
+        assert_eq!(&text[span.start..span.end], "3");
+        assert_eq!(s.pos(span.start), Pos { line: 3, col: 35 });
+        assert_eq!(s.place_at(span.start).0, p);
+        assert_eq!(s.pos_of(&p), Some(Pos { line: 3, col: 27 }));
+    }
+
+    #[test]
+    fn duplicate_keys_are_found() {
+        let s = Spans::scan(r#"{"a": 1, "b": {"x": 1, "x": 2}, "a": 3}"#).unwrap();
+        let d: Vec<String> = s
+            .duplicate_keys
+            .iter()
+            .map(|(p, _)| p.to_string())
+            .collect();
+        assert_eq!(d, vec!["b.x", "a"]);
+    }
+
+    #[test]
+    fn odd_keys_are_quoted() {
+        let p = FieldPath::root().key("env").key("A B");
+        assert_eq!(p.to_string(), "env[\"A B\"]");
+    }
+
+    const MANY: usize = 20;
+
+    #[test]
+    fn a_repeated_key_holds_its_last_value_at_its_first_place() {
+        // A small object and a larger one.
+        let many: String = (0..MANY).map(|i| format!("\"k{i}\": {i}, ")).collect();
+        for lead in ["", many.as_str()] {
+            let text = format!(r#"{{{lead}"a": 1, "b": {{"x": 1}}, "a": [3]}}"#);
+            let s = Spans::scan(&text).unwrap();
+            let a = s.get(&FieldPath::root().key("a")).unwrap();
+            assert_eq!(&text[a.start..a.end], "[3]", "{text}");
+            let keys: Vec<String> = (s.members(&FieldPath::root()).into_iter())
+                .map(|(p, _)| p.to_string())
+                .filter(|k| !k.starts_with('k'))
+                .collect();
+            assert_eq!(keys, ["a", "b"], "{text}");
+            let leading = if lead.is_empty() { 0 } else { MANY };
+            assert_eq!(s.len(&FieldPath::root()), leading + 2, "{text}");
+        }
+    }
+}

@@ -11,7 +11,6 @@ use super::json_pos::FieldPath;
 use super::model::{Kind, Liveness, OnCleanExit, Restart};
 use super::raw::{RawLiveness, RawSlot};
 use super::slot::SlotCtx;
-use super::slot_ctx::Sub;
 use crate::probe::Probe;
 
 pub const DEFAULT_INTERVAL_MS: u32 = 10_000;
@@ -19,26 +18,23 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 1_000;
 pub const DEFAULT_FAILURES: u32 = 3;
 
 pub(super) fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liveness> {
-    let given = usize::from(r.exec.is_some())
-        + usize::from(r.tcp.is_some())
-        + usize::from(r.http.is_some());
-    if given != 1 {
-        ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
-        return None;
-    }
-    let probe = if let Some(argv) = &r.exec {
-        Probe::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec"))
-    } else if let Some(t) = &r.tcp {
-        Probe::Tcp(tcp(ctx, &p.key("tcp"), t)?)
-    } else {
-        let pu = p.key("http");
-        let url = ctx.expand(&pu, r.http.as_deref().unwrap_or(""));
-        match Probe::http(&url) {
-            Ok(probe) => probe,
-            Err(e) => {
-                ctx.err(&pu, format!("`{url}`: {e}"));
-                return None;
+    let probe = match (&r.exec, &r.tcp, &r.http) {
+        (Some(argv), None, None) => Probe::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec")),
+        (None, Some(t), None) => Probe::Tcp(tcp(ctx, &p.key("tcp"), t)?),
+        (None, None, Some(url)) => {
+            let pu = p.key("http");
+            let url = ctx.expand(&pu, url);
+            match Probe::http(&url) {
+                Ok(probe) => probe,
+                Err(e) => {
+                    ctx.err(&pu, format!("`{url}`: {e}"));
+                    return None;
+                }
             }
+        }
+        _ => {
+            ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
+            return None;
         }
     };
     let interval_ms = r
@@ -109,7 +105,7 @@ pub(super) fn kind(
     raw: &RawSlot,
     restart: &mut Restart,
 ) -> Kind {
-    let p = Sub::Key(b, "type");
+    let p = b.key("type");
     let kind = match raw.kind.as_deref().map(|s| ctx.expand(&p, s)).as_deref() {
         None | Some("longrun") => Kind::Longrun,
         Some("oneshot") => Kind::Oneshot,

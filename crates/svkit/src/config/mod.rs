@@ -21,7 +21,6 @@ pub mod error;
 mod inputs;
 pub mod json_pos;
 mod lifecycle;
-mod members;
 pub mod model;
 pub mod names;
 pub mod parse;
@@ -29,7 +28,6 @@ pub mod programs;
 pub mod raw;
 mod redirect;
 mod slot;
-mod slot_ctx;
 pub mod users;
 pub mod validate;
 
@@ -87,20 +85,18 @@ pub fn read_layers(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, LoadError> {
         names.push(path);
     }
     names.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    let mut out = Vec::with_capacity(names.len());
-    for path in names {
-        // Never more than one byte past the limit: parse_layer refuses
-        // the file without the rest being read.
-        let mut bytes = Vec::new();
-        std::fs::File::open(&path)
-            .and_then(|f| {
-                f.take(parse::MAX_FILE_BYTES as u64 + 1)
-                    .read_to_end(&mut bytes)
-            })
-            .map_err(io(&path))?;
-        out.push((path, bytes));
-    }
-    Ok(out)
+    (names.into_iter())
+        .map(|path| {
+            // Never more than one byte past the limit: parse_layer refuses
+            // the file without the rest being read.
+            let mut bytes = Vec::new();
+            let limit = parse::MAX_FILE_BYTES as u64 + 1;
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+                .map_err(io(&path))?;
+            Ok((path, bytes))
+        })
+        .collect()
 }
 
 /// Parse and validate already-read layers (pure but for `src`).
@@ -115,13 +111,10 @@ pub fn load_layers(
         diags.extend(d);
         layers.extend(layer);
     }
-    match validate(&mut layers, src) {
+    match validate(&layers, src) {
         Ok(v) if diags.is_empty() => Ok(v),
         Ok(_) => Err(LoadError::Invalid(diags)),
-        Err(more) => {
-            diags.extend(more);
-            Err(LoadError::Invalid(diags))
-        }
+        Err(more) => Err(LoadError::Invalid([diags, more].concat())),
     }
 }
 

@@ -1,16 +1,17 @@
 //! Parsing one layer (one `*.json` file) into raw types, collecting every
 //! error with its file, line and column.
 //!
-//! The file is parsed twice: once into a `serde_json::Value` (syntax errors
-//! stop here, with serde_json's position), then each top-level key and each
-//! element of `slots`/`redirects` is deserialized from its own text span, so
-//! a type error in one slot does not hide the errors of the others, and every
-//! serde error keeps an absolute line and column.
+//! [`Spans::scan`] has serde_json read the whole file (syntax errors stop
+//! here, with serde_json's position) and finds where each value is
+//! written. Each top-level key and each element of `slots`/`redirects` is
+//! deserialized from its own text span, so a type error in one slot does
+//! not hide the errors of the others, and every serde error keeps an
+//! absolute line and column. Of a value serde rejects, every wrong member
+//! is reported, not just serde's first (`every_error`).
 
 use std::path::{Path, PathBuf};
 
-use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::de::DeserializeOwned;
 
 use super::error::{Diagnostic, Site};
 use super::json_pos::{FieldPath, Pos, Seg, Spans};
@@ -36,20 +37,16 @@ pub struct Layer {
 }
 
 impl Layer {
-    pub fn pos(&self, path: &FieldPath) -> Option<Pos> {
-        self.spans.pos_of(path)
-    }
-
     pub fn site(&self, path: FieldPath) -> Site {
         Site {
             file: self.file.clone(),
-            pos: self.pos(&path),
+            pos: self.spans.pos_of(&path),
             path,
         }
     }
 
     pub fn diag(&self, path: &FieldPath, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.file, self.pos(path), Some(path.to_string()), message)
+        self.site(path.clone()).diag(message)
     }
 }
 
@@ -90,28 +87,22 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             return (None, diags);
         }
     };
-    // Syntax first, without building the document: the spans below are
-    // all later steps need. The scanner vouches for plain JSON in the same
-    // pass; anything else serde_json judges, and locates what is wrong.
     let spans = match Spans::scan(text) {
-        Some(spans) => spans,
-        None => {
-            if let Err(e) = serde_json::from_str::<Checked>(text) {
-                let pos = Pos {
-                    line: e.line(),
-                    col: e.column().max(1),
-                };
-                diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
-                return (None, diags);
-            }
-            Spans::scan_valid(text)
+        Ok(spans) => spans,
+        Err(e) => {
+            let pos = Pos {
+                line: e.line(),
+                col: e.column().max(1),
+            };
+            diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
+            return (None, diags);
         }
     };
     for (path, off) in &spans.duplicate_keys {
         diags.push(Diagnostic::new(
             file,
             Some(spans.pos(*off)),
-            Some(path.to_string()),
+            Some(path.clone()),
             "key defined twice in the same object",
         ));
     }
@@ -139,7 +130,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
         let Some(Seg::Key(key)) = path.0.last() else {
             continue;
         };
-        match key.as_ref() {
+        match key.as_str() {
             "user" => layer.top.user = sub(&layer, text, &path, &mut diags),
             "state_dir" => layer.top.state_dir = sub(&layer, text, &path, &mut diags),
             "sentinel_env" => layer.top.sentinel_env = sub(&layer, text, &path, &mut diags),
@@ -149,15 +140,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
                 }
-                let n = layer.spans.len(&path);
-                // Room for every element at once: a slot is big, and a
-                // list grown by doubling copies them over and over.
-                if key == "slots" {
-                    layer.slots.reserve(n);
-                } else {
-                    layer.redirects.reserve(n);
-                }
-                for i in 0..n {
+                for i in 0..layer.spans.len(&path) {
                     let p = path.index(i);
                     if key == "slots" {
                         match sub::<RawSlot>(&layer, text, &p, &mut diags) {
@@ -187,50 +170,6 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
     (Some(layer), diags)
 }
 
-/// Any JSON value, read as serde_json reads a `Value` (the same syntax
-/// errors, the same nesting limit) but not kept: nothing is allocated.
-struct Checked;
-
-impl<'de> Deserialize<'de> for Checked {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(Checked)
-    }
-}
-
-impl<'de> Visitor<'de> for Checked {
-    type Value = Checked;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_unit<E>(self) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Checked, A::Error> {
-        while a.next_element::<Checked>()?.is_some() {}
-        Ok(Checked)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Checked, A::Error> {
-        while a.next_entry::<Checked, Checked>()?.is_some() {}
-        Ok(Checked)
-    }
-}
-
 /// Deserialize the value at `path` from its own text span.
 fn sub<T: DeserializeOwned>(
     layer: &Layer,
@@ -244,42 +183,93 @@ fn sub<T: DeserializeOwned>(
         Ok(v) => Some(v),
         Err(e) => {
             // serde stops at the first error; look for the others too.
-            let all = super::members::every_error::<T>(layer, text, path);
-            if all.is_empty() {
+            let before = diags.len();
+            every_error::<T>(layer, text, path, "", "", 0, diags);
+            if diags.len() == before {
                 diags.push(diag_at(layer, span.start + error_offset(slice, &e), &e));
             }
-            diags.extend(all);
             None
         }
     }
 }
 
+/// Nesting checked member by member; below it a member's first error
+/// stands for all of them.
+const MAX_DEPTH: usize = 8;
+
+/// Every error in a value serde_json rejected, not just its first.
+///
+/// serde stops at the first problem, so a slot with a wrong type in
+/// `log.keep` and an unknown key `restat` would take two rounds of editing.
+/// Here each member of the object is parsed alone, as the only member of a
+/// skeleton of its ancestors, as part of the same type: an error inside the
+/// member's own text is its own; one outside it belongs to the skeleton (a
+/// required field the lone member leaves out) and is not reported. The
+/// members of an object-valued member are checked the same way, one by one.
+///
+/// So: every error serde finds in the object at `at` (whose text is in
+/// `text`), checked as a `T` (in the skeleton `open`, `close`), each with
+/// its own position and field path. None when no single member is at
+/// fault (e.g. a required field is missing): the caller then reports
+/// serde's own error.
+fn every_error<T: DeserializeOwned>(
+    layer: &Layer,
+    text: &str,
+    at: &FieldPath,
+    open: &str,
+    close: &str,
+    depth: usize,
+    out: &mut Vec<Diagnostic>,
+) {
+    for (child, span) in layer.spans.members(at) {
+        let Some(key_start) = span.key_start else {
+            continue;
+        };
+        // `"key": ` with its colon, then the whole member.
+        let (Some(key), Some(member)) = (
+            text.get(key_start..span.start),
+            text.get(key_start..span.end),
+        ) else {
+            continue;
+        };
+        let doc = format!("{open}{{{member}}}{close}");
+        let Err(e) = serde_json::from_str::<T>(&doc) else {
+            continue;
+        };
+        let base = open.len() + 1;
+        let off = error_offset(&doc, &e);
+        if off < base || off >= base + member.len() {
+            continue;
+        }
+        let in_value = off >= base + key.len();
+        let is_object = text.as_bytes().get(span.start) == Some(&b'{');
+        if in_value && is_object && depth < MAX_DEPTH {
+            let before = out.len();
+            let open = format!("{open}{{{key}");
+            let close = format!("}}{close}");
+            every_error::<T>(layer, text, &child, &open, &close, depth + 1, out);
+            if out.len() > before {
+                continue;
+            }
+        }
+        out.push(diag_at(layer, key_start + (off - base), &e));
+    }
+}
+
 /// A serde error at byte `abs` of the layer as a diagnostic: its position
 /// and the deepest field path there.
-pub(super) fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
-    Diagnostic::new(
-        &layer.file,
-        Some(layer.spans.pos(layer.spans.start_at(abs))),
-        Some(layer.spans.path_at(abs).to_string()),
-        strip_pos(e),
-    )
+fn diag_at(layer: &Layer, abs: usize, e: &serde_json::Error) -> Diagnostic {
+    let (path, start) = layer.spans.place_at(abs);
+    let pos = layer.spans.pos(start);
+    Diagnostic::new(&layer.file, Some(pos), Some(path), strip_pos(e))
 }
 
 /// Where in `slice` (which serde_json parsed) the error `e` lies, in bytes.
-pub(super) fn error_offset(slice: &str, e: &serde_json::Error) -> usize {
-    let mut line_start = 0;
-    if e.line() > 1 {
-        let mut seen = 1;
-        for (i, b) in slice.bytes().enumerate() {
-            if b == b'\n' {
-                seen += 1;
-                if seen == e.line() {
-                    line_start = i + 1;
-                    break;
-                }
-            }
-        }
-    }
+fn error_offset(slice: &str, e: &serde_json::Error) -> usize {
+    let line_start = match e.line() {
+        0 | 1 => 0,
+        n => (slice.match_indices('\n').nth(n - 2)).map_or(0, |(i, _)| i + 1),
+    };
     // serde_json reports the column after consuming the offending token;
     // step back one byte so the path lookup lands inside that token.
     let rel = (line_start + e.column()).min(slice.len());
@@ -311,7 +301,10 @@ mod tests {
         let (layer, d) = parse_layer(Path::new("t.json"), text.as_bytes());
         assert!(layer.is_some());
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(d[0].path.as_deref(), Some("slots[0].log.keep"));
+        assert_eq!(
+            d[0].path.as_ref().map(ToString::to_string).as_deref(),
+            Some("slots[0].log.keep")
+        );
         assert_eq!(d[0].pos.map(|p| p.line), Some(3));
         assert!(d[1].message.contains("unknown field `bogus`"), "{}", d[1]);
         assert_eq!(d[1].pos.map(|p| p.line), Some(4));
@@ -322,5 +315,53 @@ mod tests {
         let (l, d) = parse_layer(Path::new("t.json"), b"{\n  \"slots\": [,]\n}");
         assert!(l.is_none());
         assert_eq!(d[0].pos.map(|p| p.line), Some(2));
+    }
+
+    fn errors(text: &str) -> Vec<(String, String)> {
+        let (_, d) = parse_layer(Path::new("t.json"), text.as_bytes());
+        d.iter()
+            .map(|d| {
+                let path = d.path.as_ref().map(ToString::to_string);
+                (path.unwrap_or_default(), d.message.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_wrong_member_of_a_slot_is_reported() {
+        let d = errors(
+            r#"{"slots": [{"name": "a", "command": "x",
+              "log": {"dir": 5, "keep": "ten", "colour": true},
+              "restat": {}, "restart": {"backoff": {"max_s": "2"}}}]}"#,
+        );
+        let paths: Vec<&str> = d.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "slots[0].command",
+                "slots[0].log.dir",
+                "slots[0].log.keep",
+                "slots[0].log",
+                "slots[0]",
+                "slots[0].restart.backoff.max_s"
+            ],
+            "{d:?}"
+        );
+        assert!(d[3].1.contains("unknown field `colour`"), "{d:?}");
+        assert!(d[4].1.contains("unknown field `restat`"), "{d:?}");
+    }
+
+    #[test]
+    fn a_missing_field_alone_is_still_reported() {
+        let d = errors(r#"{"slots": [{"name": "a"}]}"#);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].1.contains("missing field `command`"), "{d:?}");
+    }
+
+    #[test]
+    fn a_missing_field_inside_a_member_is_that_members_error() {
+        let d = errors(r#"{"slots": [{"name": "a", "command": ["x"], "log": {"keep": 3}}]}"#);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].1.contains("missing field `dir`"), "{d:?}");
     }
 }

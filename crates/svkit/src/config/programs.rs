@@ -76,7 +76,7 @@ pub fn missing_programs(model: &Model, root: &Path, path_env: Option<&str>) -> V
         out.push(Diagnostic::new(
             &s.origin.file,
             None,
-            Some(at.to_string()),
+            Some(at),
             format!(
                 "slot {}: {why}; it would exit {code} at every start",
                 s.name

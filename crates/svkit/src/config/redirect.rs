@@ -1,13 +1,16 @@
 //! Redirect rules: every named slot must exist, and `also_start` must not
 //! loop (svkit-wrap follows it transitively).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use super::error::Diagnostic;
+use super::error::{Diagnostic, Site};
 use super::json_pos::FieldPath;
 use super::model::Redirect;
 use super::names::{check_env_name, check_no_nul};
 use super::parse::Layer;
+
+/// slot -> (a slot its redirects also start, where that is said)
+type Edges = BTreeMap<String, Vec<(String, Site)>>;
 
 pub(crate) fn redirects(
     layers: &[Layer],
@@ -16,9 +19,8 @@ pub(crate) fn redirects(
 ) -> Vec<Redirect> {
     let mut out = Vec::new();
     let mut by_match: BTreeMap<Vec<String>, String> = BTreeMap::new();
-    // slot -> (also_start slots, where declared) for cycle detection
-    let mut edges: BTreeMap<String, Vec<(String, usize, FieldPath)>> = BTreeMap::new();
-    for (li, l) in layers.iter().enumerate() {
+    let mut edges = Edges::new();
+    for l in layers {
         for (idx, r) in &l.redirects {
             let base = FieldPath::root().key("redirects").index(*idx);
             let n = diags.len();
@@ -70,10 +72,11 @@ pub(crate) fn redirects(
                         format!("also_start names the redirect's own slot `{a}`"),
                     ));
                 } else {
+                    let site = l.site(p);
                     edges
                         .entry(r.slot.clone())
                         .or_default()
-                        .push((a.clone(), li, p));
+                        .push((a.clone(), site));
                 }
             }
             if diags.len() == n {
@@ -88,51 +91,37 @@ pub(crate) fn redirects(
             }
         }
     }
-    cycles(layers, &edges, diags);
+    cycles(&edges, diags);
     out
 }
 
-/// Report each also_start edge that closes a cycle, with the cycle spelled out.
-fn cycles(
-    layers: &[Layer],
-    edges: &BTreeMap<String, Vec<(String, usize, FieldPath)>>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    // Colors: absent = unvisited, false = on the stack, true = done.
+/// Report each also_start edge that closes a cycle, with the cycle spelled
+/// out: a depth-first walk, `stack` the slots on its way, `done` those left.
+fn cycles(edges: &Edges, diags: &mut Vec<Diagnostic>) {
     fn visit(
         n: &str,
-        edges: &BTreeMap<String, Vec<(String, usize, FieldPath)>>,
-        color: &mut BTreeMap<String, bool>,
+        edges: &Edges,
         stack: &mut Vec<String>,
-        found: &mut Vec<(usize, FieldPath, String)>,
+        done: &mut BTreeSet<String>,
+        diags: &mut Vec<Diagnostic>,
     ) {
-        color.insert(n.to_string(), false);
         stack.push(n.to_string());
-        for (m, li, p) in edges.get(n).map(Vec::as_slice).unwrap_or(&[]) {
-            match color.get(m.as_str()) {
-                None => visit(m, edges, color, stack, found),
-                Some(false) => {
-                    let from = stack.iter().position(|s| s == m).unwrap_or(0);
-                    let mut cyc: Vec<&str> = stack[from..].iter().map(String::as_str).collect();
-                    cyc.push(m);
-                    found.push((*li, p.clone(), cyc.join(" -> ")));
-                }
-                Some(true) => {}
+        for (m, site) in edges.get(n).into_iter().flatten() {
+            if let Some(from) = stack.iter().position(|s| s == m) {
+                let cyc = [&stack[from..], std::slice::from_ref(m)].concat();
+                let msg = format!("also_start makes a cycle: {}", cyc.join(" -> "));
+                diags.push(site.diag(msg));
+            } else if !done.contains(m) {
+                visit(m, edges, stack, done, diags);
             }
         }
         stack.pop();
-        color.insert(n.to_string(), true);
+        done.insert(n.to_string());
     }
-    let mut color = BTreeMap::new();
-    let mut found = Vec::new();
+    let mut done = BTreeSet::new();
     for n in edges.keys() {
-        if !color.contains_key(n.as_str()) {
-            visit(n, edges, &mut color, &mut Vec::new(), &mut found);
-        }
-    }
-    for (li, p, cyc) in found {
-        if let Some(l) = layers.get(li) {
-            diags.push(l.diag(&p, format!("also_start makes a cycle: {cyc}")));
+        if !done.contains(n) {
+            visit(n, edges, &mut Vec::new(), &mut done, diags);
         }
     }
 }

@@ -1,36 +1,37 @@
 //! Building one validated `Slot` from a raw slot and an instance name:
 //! `{instance}` expansion of every string, then every per-field rule. All
-//! problems are collected; nothing stops at the first.
+//! problems are collected in its [`SlotCtx`], with the checks its fields
+//! share (`{instance}` expansion, argv, paths, variable names, ranges);
+//! nothing stops at the first.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::error::Site;
+use super::error::{Diagnostic, Site};
 use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
+use super::parse::Layer;
 use super::raw::{RawCheck, RawLog, RawReadiness, RawRestart, RawSlot};
-pub(crate) use super::slot_ctx::SlotCtx;
-use super::slot_ctx::{arg_max, Place, Sub};
 use crate::probe::Probe;
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
 /// usable. `name` is the already expanded and checked slot name.
 pub(crate) fn build_slot(
     ctx: &mut SlotCtx<'_>,
-    raw: &mut RawSlot,
+    raw: &RawSlot,
     name: String,
     origin: Origin,
     top_user: Option<&(String, Site)>,
 ) -> Slot {
     let b = ctx.base.clone();
-    let command = ctx.argv_take(&Sub::Key(&b, "command"), &mut raw.command, "command");
+    let command = ctx.argv(&b.key("command"), &raw.command, "command");
 
-    let (user, user_site) = match &mut raw.user {
+    let (user, user_site) = match &raw.user {
         Some(u) => {
             let p = b.key("user");
-            let u = ctx.expand_take(&p, u);
+            let u = ctx.expand(&p, u);
             if let Err(e) = check_user(&u) {
                 ctx.err(&p, format!("`{u}`: {e}"));
             }
@@ -41,12 +42,9 @@ pub(crate) fn build_slot(
             None => (None, None),
         },
     };
-    let cwd = raw
-        .cwd
-        .as_ref()
-        .map(|c| ctx.abs_path(&Sub::Key(&b, "cwd"), c));
+    let cwd = raw.cwd.as_ref().map(|c| ctx.abs_path(&b.key("cwd"), c));
 
-    let env = env(ctx, &b, &mut raw.env);
+    let env = env(ctx, &b, &raw.env);
 
     // Each string and its pointer count against the kernel's ARG_MAX; the
     // container's own environment comes on top at run time.
@@ -58,18 +56,18 @@ pub(crate) fn build_slot(
     let limit = arg_max();
     if total > limit {
         ctx.err(
-            &Sub::Key(&b, "command"),
+            &b.key("command"),
             format!("command and env take {total} bytes together: execve refuses over {limit} (ARG_MAX)"),
         );
     }
 
-    let autostart = autostart(ctx, &Sub::Key(&b, "autostart"), raw.autostart.as_ref());
+    let autostart = autostart(ctx, &b.key("autostart"), raw.autostart.as_ref());
     let log = raw.log.as_ref().map(|l| log(ctx, &b.key("log"), l, &name));
     let (env_files, secrets) = super::inputs::env_inputs(ctx, &b, raw, &env);
     let mut restart = raw
         .restart
         .as_ref()
-        .map(|r| restart(ctx, &Sub::Key(&b, "restart"), r))
+        .map(|r| restart(ctx, &b.key("restart"), r))
         .unwrap_or_default();
     let kind = super::lifecycle::kind(ctx, &b, raw, &mut restart);
     let readiness = raw
@@ -77,7 +75,7 @@ pub(crate) fn build_slot(
         .as_ref()
         .and_then(|r| readiness(ctx, &b.key("readiness"), r));
     let down_signal = raw.down_signal.as_ref().and_then(|s| {
-        let p = Sub::Key(&b, "down_signal");
+        let p = b.key("down_signal");
         let s = ctx.expand(&p, s);
         match check_signal(&s) {
             Ok(s) => Some(s),
@@ -89,7 +87,7 @@ pub(crate) fn build_slot(
     });
     let stop_timeout_ms = raw
         .stop_timeout_ms
-        .and_then(|v| ctx.int(&Sub::Key(&b, "stop_timeout_ms"), v, 0, 86_400_000, " ms"));
+        .and_then(|v| ctx.int(&b.key("stop_timeout_ms"), v, 0, 86_400_000, " ms"));
 
     Slot {
         name,
@@ -118,47 +116,137 @@ pub(crate) fn build_slot(
     }
 }
 
-/// `env`, expanded and checked: moved out of the raw slot where that
-/// gives the same text (see `SlotCtx::expand_take`).
+/// Per-slot validation context.
+pub(crate) struct SlotCtx<'a> {
+    pub layer: &'a Layer,
+    pub base: FieldPath,
+    pub instance: Option<&'a str>,
+    pub sentinel_env: &'a str,
+    pub diags: Vec<Diagnostic>,
+}
+
+impl SlotCtx<'_> {
+    pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
+        self.diags.push(self.layer.diag(path, msg));
+    }
+
+    /// A variable name the slot sets (`env`, `secrets`), expanded: reported
+    /// when it is not a valid name or is the sentinel svkit sets itself.
+    pub(super) fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
+        let k = self.expand(path, raw);
+        if let Err(e) = check_env_name(&k) {
+            self.err(path, format!("`{k}`: {e}"));
+        } else if k == self.sentinel_env {
+            let msg = format!("`{k}` is the sentinel_env, which svkit sets to the slot name");
+            self.err(path, msg);
+        }
+        k
+    }
+
+    /// Expand `{instance}`; in a slot without instances the variable is an
+    /// error (it would otherwise reach a program literally).
+    pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
+        match self.instance {
+            Some(i) => s.replace(INSTANCE_VAR, i),
+            None => {
+                if s.contains(INSTANCE_VAR) {
+                    self.err(path, "uses {instance} but the slot declares no `instances`");
+                }
+                s.to_string()
+            }
+        }
+    }
+
+    pub(super) fn int(
+        &mut self,
+        path: &FieldPath,
+        v: i64,
+        lo: i64,
+        hi: i64,
+        unit: &str,
+    ) -> Option<u32> {
+        if v < lo || v > hi {
+            self.err(path, format!("{v} is outside {lo}..{hi}{unit}"));
+            None
+        } else {
+            u32::try_from(v).ok()
+        }
+    }
+
+    pub(super) fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
+        if raw.is_empty() {
+            self.err(
+                path,
+                format!("{what} must not be empty (it is an argv array)"),
+            );
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(raw.len());
+        for (i, a) in raw.iter().enumerate() {
+            let p = path.index(i);
+            let a = self.expand(&p, a);
+            if let Err(e) = check_no_nul(&a) {
+                self.err(&p, e);
+            }
+            if let Err(e) = check_arg_len(a.len(), "this argument") {
+                self.err(&p, e);
+            }
+            if i == 0 {
+                if a.is_empty() {
+                    self.err(&p, "the program name must not be empty");
+                } else if a.starts_with('-') {
+                    self.err(&p, "the program name must not start with `-`");
+                }
+            }
+            out.push(a);
+        }
+        out
+    }
+
+    pub(super) fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
+        let s = self.expand(path, raw);
+        match check_abs_path(&s) {
+            Ok(p) => p,
+            Err(e) => {
+                self.err(path, format!("`{s}` {e}"));
+                s
+            }
+        }
+    }
+}
+
+/// The kernel's limit on argv and environment together, in bytes.
+fn arg_max() -> usize {
+    let n = nix::unistd::sysconf(nix::unistd::SysconfVar::ARG_MAX).ok();
+    n.flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(2 * 1024 * 1024)
+}
+
+/// `env`, expanded and checked.
 fn env(
     ctx: &mut SlotCtx<'_>,
     b: &FieldPath,
-    raw: &mut BTreeMap<String, String>,
+    raw: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let penv = Sub::Key(b, "env");
-    if ctx.instance.is_none() {
-        let env = std::mem::take(raw);
-        for (k, v) in &env {
-            let p = Sub::Key(&penv, k);
-            ctx.no_instance_var(&p, k);
-            ctx.env_name_rules(&p, k);
-            ctx.no_instance_var(&p, v);
-            env_value_rules(ctx, &p, k, v);
-        }
-        return env;
-    }
     let mut env = BTreeMap::new();
-    for (k, v) in raw.iter() {
-        let p = Sub::Key(&penv, k);
+    let penv = b.key("env");
+    for (k, v) in raw {
+        let p = penv.key(k.as_str());
         let k = ctx.env_name(&p, k);
         let v = ctx.expand(&p, v);
-        env_value_rules(ctx, &p, &k, &v);
+        if let Err(e) = check_no_nul(&v) {
+            ctx.err(&p, e);
+        }
+        if let Err(e) = check_arg_len(k.len() + 1 + v.len(), "`NAME=value`") {
+            ctx.err(&p, e);
+        }
         env.insert(k, v);
     }
     env
 }
 
-/// What a variable's value must be, once expanded.
-fn env_value_rules(ctx: &mut SlotCtx<'_>, p: &dyn Place, k: &str, v: &str) {
-    if let Err(e) = check_no_nul(v) {
-        ctx.err(p, e);
-    }
-    if let Err(e) = check_arg_len(k.len() + 1 + v.len(), "`NAME=value`") {
-        ctx.err(p, e);
-    }
-}
-
-fn autostart(ctx: &mut SlotCtx<'_>, p: &dyn Place, v: Option<&Value>) -> Autostart {
+fn autostart(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: Option<&Value>) -> Autostart {
     const EXPECTED: &str =
         "expected \"always\", \"never\", \"remember\" or {\"if_env\": \"VARIABLE\"}";
     match v {
@@ -172,27 +260,21 @@ fn autostart(ctx: &mut SlotCtx<'_>, p: &dyn Place, v: Option<&Value>) -> Autosta
                 Autostart::Never
             }
         },
-        Some(Value::Object(o)) => {
-            let var = o.get("if_env").and_then(Value::as_str);
-            match var {
-                Some(var) if o.len() == 1 => {
-                    let pv = Sub::Key(p, "if_env");
-                    let var = ctx.expand(&pv, var);
-                    if let Err(e) = check_env_name(&var) {
-                        ctx.err(&pv, format!("`{var}`: {e}"));
-                    }
-                    Autostart::IfEnv(var)
+        // Anything else must be `{"if_env": "VARIABLE"}`.
+        Some(v) => match v.get("if_env").and_then(Value::as_str) {
+            Some(var) if v.as_object().is_some_and(|o| o.len() == 1) => {
+                let pv = p.key("if_env");
+                let var = ctx.expand(&pv, var);
+                if let Err(e) = check_env_name(&var) {
+                    ctx.err(&pv, format!("`{var}`: {e}"));
                 }
-                _ => {
-                    ctx.err(p, EXPECTED);
-                    Autostart::Never
-                }
+                Autostart::IfEnv(var)
             }
-        }
-        Some(_) => {
-            ctx.err(p, EXPECTED);
-            Autostart::Never
-        }
+            _ => {
+                ctx.err(p, EXPECTED);
+                Autostart::Never
+            }
+        },
     }
 }
 
@@ -222,13 +304,13 @@ fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog, slot: &str) -> Log {
     }
 }
 
-fn restart(ctx: &mut SlotCtx<'_>, p: &dyn Place, r: &RawRestart) -> Restart {
+fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
     let mut out = Restart::default();
     if let Some(codes) = &r.permanent_exit_codes {
         let mut v: Vec<u8> = Vec::new();
-        let pcodes = Sub::Key(p, "permanent_exit_codes");
+        let pcodes = p.key("permanent_exit_codes");
         for (i, c) in codes.iter().enumerate() {
-            let pc = Sub::Index(&pcodes, i);
+            let pc = pcodes.index(i);
             if let Some(c) = ctx.int(&pc, *c, 0, 255, " (exit codes are 0..255)") {
                 if let Ok(c) = u8::try_from(c) {
                     if !v.contains(&c) {
@@ -240,7 +322,7 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &dyn Place, r: &RawRestart) -> Restart {
         out.permanent_exit_codes = v;
     }
     if let Some(s) = &r.on_clean_exit {
-        let pe = Sub::Key(p, "on_clean_exit");
+        let pe = p.key("on_clean_exit");
         out.on_clean_exit = match ctx.expand(&pe, s).as_str() {
             "restart" => OnCleanExit::Restart,
             "stop" => OnCleanExit::Stop,
@@ -251,48 +333,32 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &dyn Place, r: &RawRestart) -> Restart {
         };
     }
     if let Some(bk) = &r.backoff {
-        let pb = Sub::Key(p, "backoff");
+        let pb = p.key("backoff");
         let max_s = bk
             .max_s
-            .and_then(|v| ctx.int(&Sub::Key(&pb, "max_s"), v, 0, 3600, " s (0 = no delay)"))
+            .and_then(|v| ctx.int(&pb.key("max_s"), v, 0, 3600, " s (0 = no delay)"))
             .unwrap_or(DEFAULT_BACKOFF_MAX_S);
         let reset_after_s = bk
             .reset_after_s
-            .and_then(|v| ctx.int(&Sub::Key(&pb, "reset_after_s"), v, 1, 86_400, " s"))
+            .and_then(|v| ctx.int(&pb.key("reset_after_s"), v, 1, 86_400, " s"))
             .unwrap_or(DEFAULT_BACKOFF_RESET_AFTER_S);
         out.backoff = Backoff {
             max_s,
             reset_after_s,
         };
     }
-    match (r.max_deaths, r.within_s) {
-        (Some(d), w) => {
-            // s6 keeps at most 4096 records in its death tally; 0: never.
-            let deaths = ctx.int(
-                &Sub::Key(p, "max_deaths"),
-                d,
-                0,
-                4096,
-                " deaths (0 = never)",
-            );
-            let within_s = w
-                .and_then(|w| ctx.int(&Sub::Key(p, "within_s"), w, 1, 86_400, " s"))
-                .unwrap_or(DEFAULT_WITHIN_S);
-            out.max_deaths = match deaths {
-                Some(0) => None,
-                Some(deaths) => Some(MaxDeaths { deaths, within_s }),
-                None => out.max_deaths,
-            };
+    // s6 keeps at most 4096 records in its death tally; 0: never.
+    let deaths =
+        (r.max_deaths).map(|d| ctx.int(&p.key("max_deaths"), d, 0, 4096, " deaths (0 = never)"));
+    let within_s = (r.within_s).and_then(|w| ctx.int(&p.key("within_s"), w, 1, 86_400, " s"));
+    match (deaths, out.max_deaths.as_mut()) {
+        (Some(Some(0)), _) => out.max_deaths = None,
+        (Some(Some(deaths)), _) => {
+            let within_s = within_s.unwrap_or(DEFAULT_WITHIN_S);
+            out.max_deaths = Some(MaxDeaths { deaths, within_s });
         }
-        (None, Some(w)) => {
-            if let (Some(w), Some(m)) = (
-                ctx.int(&Sub::Key(p, "within_s"), w, 1, 86_400, " s"),
-                out.max_deaths.as_mut(),
-            ) {
-                m.within_s = w;
-            }
-        }
-        (None, None) => {}
+        (None, Some(m)) => m.within_s = within_s.unwrap_or(m.within_s),
+        _ => {}
     }
     out
 }

@@ -77,9 +77,10 @@ const NAMED_SLOTS: usize = 3;
 /// drop (`root`) and numeric `uid:gid` users are not looked up.
 pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
     let mut answers: BTreeMap<&str, Result<bool, String>> = BTreeMap::new();
-    // (file, field path, user) -> (where, slots), in declaration order.
-    let mut missing: HashMap<(&Path, &FieldPath, &str), (&Site, Vec<&str>)> = HashMap::new();
-    let mut order = Vec::new();
+    // (where, user, slots), in declaration order; each one's index by
+    // (file, field path, user).
+    let mut missing: Vec<(&Site, &str, Vec<&str>)> = Vec::new();
+    let mut index: HashMap<(&Path, &FieldPath, &str), usize> = HashMap::new();
     for slot in &model.slots {
         let (Some(user), Some(site)) = (slot.run_as(), slot.user_site.as_ref()) else {
             continue;
@@ -92,25 +93,22 @@ pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
             continue;
         }
         let key = (site.file.as_path(), &site.path, user);
-        let entry = missing.entry(key).or_insert_with(|| {
-            order.push(key);
-            (site, Vec::new())
+        let i = *index.entry(key).or_insert_with(|| {
+            missing.push((site, user, Vec::new()));
+            missing.len() - 1
         });
-        entry.1.push(&slot.name);
+        missing[i].2.push(&slot.name);
     }
-    order
-        .into_iter()
-        .filter_map(|key| {
-            let (site, slots) = missing.get(&key)?;
-            let user = key.2;
+    (missing.into_iter())
+        .map(|(site, user, slots)| {
             let why = match answers.get(user) {
                 Some(Err(e)) => format!("{} could not be read: {e}", db.describe()),
                 _ => format!("not in {}", db.describe()),
             };
-            Some(site.diag(format!(
+            site.diag(format!(
                 "unknown user `{user}` ({}): {why}; s6-setuidgid could not start the slot as it",
-                slot_list(slots)
-            )))
+                slot_list(&slots)
+            ))
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::discover::InstanceSource;
-use super::error::{Diagnostic, Warning};
+use super::error::{Diagnostic, Site, Warning};
 use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
@@ -17,25 +17,6 @@ use super::slot::{build_slot, SlotCtx};
 pub struct Validated {
     pub model: Model,
     pub warnings: Vec<Warning>,
-}
-
-/// Where a name was first defined (its layer, by index), to name both
-/// places on a duplicate; spelled out only then.
-struct FirstDefined {
-    layer: usize,
-    at: FieldPath,
-}
-
-impl FirstDefined {
-    fn describe(&self, layers: &[Layer]) -> String {
-        let Some(l) = layers.get(self.layer) else {
-            return self.at.to_string();
-        };
-        match l.pos(&self.at) {
-            Some(p) => format!("{}:{p} ({})", crate::msg::path(&l.file), self.at),
-            None => format!("{} ({})", crate::msg::path(&l.file), self.at),
-        }
-    }
 }
 
 /// One expansion of a raw slot (see [`instances_of`]).
@@ -65,13 +46,8 @@ impl Found {
     }
 }
 
-/// Validate every layer together. `Err` holds every problem found. The
-/// strings of a slot without instances move into the model: the layers'
-/// raw slots are left without them.
-pub fn validate(
-    layers: &mut [Layer],
-    src: &dyn InstanceSource,
-) -> Result<Validated, Vec<Diagnostic>> {
+/// Validate every layer together. `Err` holds every problem found.
+pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut warnings = Vec::new();
 
@@ -82,7 +58,7 @@ pub fn validate(
     let mut sentinel_env = DEFAULT_SENTINEL_ENV.to_string();
     let mut default_program = None;
     let root = FieldPath::root();
-    for l in layers.iter() {
+    for l in layers {
         if let Some(u) = &l.top.user {
             match check_user(u) {
                 Ok(()) => user = Some((u.clone(), l.site(root.key("user")))),
@@ -113,41 +89,29 @@ pub fn validate(
         }
     }
 
-    let mut slots: Vec<Slot> = Vec::new();
-    // Looked up once or twice for every slot, never walked in order:
-    // hashed, not compared name by name down a tree.
-    let mut seen: HashMap<String, FirstDefined> = HashMap::new();
     let mut todo = Vec::new();
-    for (li, l) in layers.iter().enumerate() {
-        for (si, (idx, raw)) in l.slots.iter().enumerate() {
+    for l in layers {
+        for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
             let found = instances_of(l, &base, raw, src, &state_dir, &mut diags, &mut warnings);
             for f in found {
-                todo.push((li, si, *idx, base.clone(), f));
+                todo.push((l, *idx, raw, base.clone(), f));
             }
         }
     }
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
-    // Asked only about a discovered or registered name: none, no map.
-    let mut declared: HashMap<String, FirstDefined> = HashMap::new();
-    let found_on_disk = todo.iter().any(|(.., f)| f.how.is_some());
-    for (li, _, _, _, f) in todo.iter().filter(|_| found_on_disk) {
+    let mut declared: HashMap<String, Site> = HashMap::new();
+    for (l, .., f) in &todo {
         if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
-            let at = f.at.clone();
-            declared.insert(f.name.clone(), FirstDefined { layer: *li, at });
+            declared.insert(f.name.clone(), l.site(f.at.clone()));
         }
     }
-    // Each slot built where it is registered, in the same order: a list
-    // of every built slot first held them all twice (a page fault for
-    // every 4 KiB of a big config).
-    slots.reserve(todo.len());
-    seen.reserve(todo.len());
-    for (li, si, idx, base, found) in todo {
-        // Out of its layer while it is built, so that its strings can
-        // move into the model; put back for the steps after.
-        let mut raw = std::mem::take(&mut layers[li].slots[si].1);
-        let l = &layers[li];
+    // Where each slot name was first defined, to name both places on a
+    // duplicate.
+    let mut seen: HashMap<String, Site> = HashMap::new();
+    let mut slots: Vec<Slot> = Vec::new();
+    for (l, idx, raw, base, found) in todo {
         let mut ctx = SlotCtx {
             layer: l,
             base,
@@ -160,34 +124,25 @@ pub fn validate(
             index: idx,
             template: raw.name.clone(),
         };
-        let slot = build_slot(
-            &mut ctx,
-            &mut raw,
-            found.name.clone(),
-            origin,
-            user.as_ref(),
-        );
-        let slot_diags = ctx.diags;
-        layers[li].slots[si].1 = raw;
-        let l = &layers[li];
+        let slot = build_slot(&mut ctx, raw, found.name.clone(), origin, user.as_ref());
+        let ok = ctx.diags.is_empty();
+        diags.extend(ctx.diags);
+        if !found.register {
+            continue;
+        }
         let Found {
             name,
             instance,
             at,
             how,
-            register,
+            ..
         } = found;
-        let ok = slot_diags.is_empty();
-        diags.extend(slot_diags);
-        if !register {
-            continue;
-        }
         let first = match how {
             None => seen.get(&name),
             Some(_) => seen.get(&name).or_else(|| declared.get(&name)),
         };
         if let Some(first) = first {
-            let first = first.describe(layers);
+            let first = format!("{} ({})", first.at(), first.path);
             let what = match &instance {
                 Some(i) => format!("slot `{name}` (instance `{i}`)"),
                 None => format!("slot `{name}`"),
@@ -203,12 +158,11 @@ pub fn validate(
             }
             continue;
         }
-        seen.insert(name, FirstDefined { layer: li, at });
+        seen.insert(name, l.site(at));
         if ok {
             slots.push(slot);
         }
     }
-    let layers: &[Layer] = layers;
 
     // Every slot declared, valid or not: a reference to a malformed one is
     // not an error of its own (the slot's errors say what is wrong).
@@ -248,15 +202,11 @@ pub fn validate(
             warnings,
         })
     } else {
-        dedup(&mut diags);
+        // A template error repeats once per instance: report it once.
+        let mut seen = BTreeSet::new();
+        diags.retain(|x| seen.insert(x.to_string()));
         Err(diags)
     }
-}
-
-/// A template error repeats once per instance: report it once.
-fn dedup(d: &mut Vec<Diagnostic>) {
-    let mut seen = BTreeSet::new();
-    d.retain(|x| seen.insert(x.to_string()));
 }
 
 /// What a raw slot expands to. Discovered
@@ -273,31 +223,24 @@ fn instances_of(
 ) -> Vec<Found> {
     let pname = base.key("name");
     let has_var = raw.name.contains(INSTANCE_VAR);
+    // A template stand-in, built only for its errors.
+    let stand_in = |n: String| vec![Found::declared(n, Some("x".into()), pname.clone(), false)];
     let Some(inst) = &raw.instances else {
-        if has_var {
-            diags.push(l.diag(
-                &pname,
-                "uses {instance} but the slot declares no `instances`",
-            ));
-            return vec![Found::declared(raw.name.clone(), None, pname, false)];
-        }
-        if let Err(e) = check_slot_name(&raw.name) {
-            diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![Found::declared(raw.name.clone(), None, pname, false)];
-        }
-        return vec![Found::declared(raw.name.clone(), None, pname, true)];
+        let bad = if has_var {
+            Some("uses {instance} but the slot declares no `instances`".to_string())
+        } else {
+            (check_slot_name(&raw.name).err()).map(|e| format!("`{}`: {e}", raw.name))
+        };
+        let register = bad.is_none();
+        diags.extend(bad.map(|m| l.diag(&pname, m)));
+        return vec![Found::declared(raw.name.clone(), None, pname, register)];
     };
     if !has_var {
         diags.push(l.diag(
             &pname,
             "the slot declares `instances` but its name has no {instance}: every instance would get the same name",
         ));
-        return vec![Found::declared(
-            raw.name.clone(),
-            Some("x".into()),
-            pname,
-            false,
-        )];
+        return stand_in(raw.name.clone());
     }
     // Check the template with a neutral instance, so that a bad template is
     // reported once and even when no instance exists yet.
@@ -305,7 +248,7 @@ fn instances_of(
     if let Err(e) = check_slot_name(&probe) {
         if probe.len() <= MAX_NAME_BYTES {
             diags.push(l.diag(&pname, format!("`{}`: {e}", raw.name)));
-            return vec![Found::declared(probe, Some("x".into()), pname, false)];
+            return stand_in(probe);
         }
     }
 
@@ -394,7 +337,7 @@ fn instances_of(
         }
     }
     if out.is_empty() {
-        out.push(Found::declared(probe, Some("x".into()), pname, false));
+        return stand_in(probe);
     }
     out
 }
