@@ -267,10 +267,7 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
 /// the reaper of orphans, a fresh run dir and scandir (returned), the
 /// environment of what it starts.
 fn start(why: &str, me: u32) -> Result<(Tree, PathBuf, PathBuf), Fatal> {
-    let mut mask = SigSet::empty();
-    for s in STOPS.iter().chain(&[Signal::SIGCHLD, Signal::SIGUSR1]) {
-        mask.add(*s);
-    }
+    let mask: SigSet = STOPS.into_iter().chain([Signal::SIGCHLD, Signal::SIGUSR1]).collect();
     let errno = |what: &'static str| move |e: nix::errno::Errno| Fatal::system(what, e.desc());
     mask.thread_block()
         .map_err(errno("unable to block signals"))?;
