@@ -173,7 +173,9 @@ pub fn refusal(
 }
 
 fn stop_signals() -> SigSet {
-    [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP].into_iter().collect()
+    [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP]
+        .into_iter()
+        .collect()
 }
 
 /// Blocks until SIGTERM, SIGINT or SIGHUP; returns the exit code 128+N.
