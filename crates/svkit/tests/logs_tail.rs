@@ -7,7 +7,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
-use svkit::logs::{archives, is_archive, tail, Follower};
+use svkit::logs::{tail, Follower};
 
 fn nums(from: usize, to: usize) -> String {
     (from..to).map(|i| format!("line {i}\n")).collect()
@@ -34,24 +34,6 @@ fn logdir() -> tempfile::TempDir {
     fs::write(d.join("state"), "").expect("write");
     fs::write(d.join("newstate"), "nope\n").expect("write");
     t
-}
-
-#[test]
-fn archive_names() {
-    assert!(is_archive("@400000006b0d10531c38b356.s"));
-    assert!(is_archive("@400000006b0d10531c38b356.u"));
-    assert!(!is_archive("current"));
-    assert!(!is_archive("@x.tmp"));
-    let t = logdir();
-    let a: Vec<String> = archives(t.path())
-        .expect("list")
-        .iter()
-        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(
-        a,
-        ["@400000006b0d10531c38b356.s", "@400000006b0d10541c38b356.u"]
-    );
 }
 
 #[test]

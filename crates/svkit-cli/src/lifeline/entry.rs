@@ -11,11 +11,6 @@ use svkit::lifeline::spawn::{Running, Wake};
 use svkit::lifeline::{self, Error, Launched, Spec, StopSources};
 use svkit::msg::{self, exit, exit::lifeline::PORT_FREE};
 
-fn fatal(e: &Error) -> ExitCode {
-    msg::fatal(e);
-    ExitCode::from(e.exit_code())
-}
-
 fn usage(what: &str) -> ExitCode {
     msg::fatal(format_args!("usage: {what}"));
     ExitCode::from(exit::USAGE)
@@ -33,7 +28,10 @@ pub fn main() -> ExitCode {
         Some(port) => which_port(port, cli.bind),
         None => run(cli, parent),
     };
-    code.unwrap_or_else(|e| fatal(&e))
+    code.unwrap_or_else(|e| {
+        msg::fatal(&e);
+        ExitCode::from(e.exit_code())
+    })
 }
 
 fn which_port(port: u16, bind: Option<IpAddr>) -> Result<ExitCode, Error> {
@@ -116,15 +114,13 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> Result<ExitCode, Error> {
     let mut stop = StopSources::new(signals, cli.watch_stdin);
 
     let (launched, reaped) = lifeline::run::launch(&spec, &mut || stop.requested())?;
-    if let Some(r) = reaped {
-        if !r.terminated.is_empty() {
-            msg::info(format_args!(
-                "reaped stale instance(s) on port {}: pids {:?} (SIGKILL needed for {:?})",
-                spec.port.unwrap_or(0),
-                r.terminated,
-                r.killed
-            ));
-        }
+    if let Some(r) = reaped.filter(|r| !r.terminated.is_empty()) {
+        msg::info(format_args!(
+            "reaped stale instance(s) on port {}: pids {:?} (SIGKILL needed for {:?})",
+            spec.port.unwrap_or(0),
+            r.terminated,
+            r.killed
+        ));
     }
     // Then the child, or what is left of its group, is stopped.
     let mut running = match launched {

@@ -55,8 +55,7 @@ pub fn record(slot: Option<&Slot>, s6_running: bool) {
     if !s6_running || !svkit::foreground::is_the_cmd() {
         return;
     }
-    let path = fg::record_path();
-    let path = path.as_path();
+    let path = &fg::record_path();
     let done = fg::Record::me(slot)
         .ok_or_else(|| std::io::Error::other("unable to read this process's start time"))
         .and_then(|rec| fg::write(path, &rec));

@@ -129,13 +129,10 @@ impl Tree {
     /// Waits for a signal or a child's end, at most until `deadline`;
     /// reaps, and acts on stop signals (`forward`: to the CMD).
     fn pause(&mut self, deadline: Option<Instant>, forward: bool) {
-        let timeout = match deadline {
-            None => PollTimeout::NONE,
-            Some(d) => {
-                let ms = d.saturating_duration_since(Instant::now()).as_millis();
-                PollTimeout::try_from(ms.min(60_000) as u32).unwrap_or(PollTimeout::MAX)
-            }
-        };
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let timeout = left.map_or(PollTimeout::NONE, |l| {
+            PollTimeout::try_from(l.min(Duration::from_secs(60))).unwrap_or(PollTimeout::MAX)
+        });
         let mut fds = [PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
         let _ = poll(&mut fds, timeout);
         while let Ok(Some(info)) = self.sigfd.read_signal() {
@@ -267,10 +264,10 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
 /// the reaper of orphans, a fresh run dir and scandir (returned), the
 /// environment of what it starts.
 fn start(why: &str, me: u32) -> Result<(Tree, PathBuf, PathBuf), Fatal> {
-    let mut mask = SigSet::empty();
-    for s in STOPS.iter().chain(&[Signal::SIGCHLD, Signal::SIGUSR1]) {
-        mask.add(*s);
-    }
+    let mask: SigSet = STOPS
+        .into_iter()
+        .chain([Signal::SIGCHLD, Signal::SIGUSR1])
+        .collect();
     let errno = |what: &'static str| move |e: nix::errno::Errno| Fatal::system(what, e.desc());
     mask.thread_block()
         .map_err(errno("unable to block signals"))?;

@@ -119,12 +119,6 @@ pub struct Step {
     pub gap: bool,
 }
 
-/// `(links, size)` of an open file.
-fn links(c: &Current) -> io::Result<(u64, u64)> {
-    let m = c.file.metadata()?;
-    Ok((m.nlink(), m.len()))
-}
-
 /// Follows a log dir across rotations.
 pub struct Follower {
     dir: PathBuf,
@@ -239,10 +233,10 @@ impl Follower {
         let mut gone = false;
         let mut kept = Vec::with_capacity(pos.pending.len());
         for p in pos.pending.drain(..) {
-            let (nlink, size) = links(&p.file)?;
-            if nlink > 0 {
+            let m = p.file.file.metadata()?;
+            if m.nlink() > 0 {
                 kept.push(p);
-            } else if !p.done && size > 0 {
+            } else if !p.done && m.len() > 0 {
                 if self.processor {
                     self.copies += 1;
                 } else {

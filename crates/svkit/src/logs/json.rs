@@ -114,10 +114,9 @@ fn run_filter(slot: &str) -> ExitCode {
     use nix::sys::signal::{SigSet, Signal};
     // Blocked, they stay pending for good (this process never unblocks
     // them): the filter outlives a TERM sent to s6-log's process group.
-    let mut held = SigSet::empty();
-    for s in [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT] {
-        held.add(s);
-    }
+    let held: SigSet = [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT]
+        .into_iter()
+        .collect();
     let _ = held.thread_block();
     let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
     let mut output = BufWriter::with_capacity(64 * 1024, Waiting(io::stdout().lock()));

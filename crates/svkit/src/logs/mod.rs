@@ -16,19 +16,11 @@ pub use follow::{Follower, Position, Step};
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Whether a file name is an s6-log archive.
-pub fn is_archive(name: &str) -> bool {
+fn is_archive(name: &str) -> bool {
     name.starts_with('@') && (name.ends_with(".s") || name.ends_with(".u"))
-}
-
-/// The archives of a log dir, oldest first.
-pub fn archives(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    Ok(archive_names(dir, None)?
-        .into_iter()
-        .map(|n| dir.join(n))
-        .collect())
 }
 
 /// Archive names above `floor`, oldest first.
@@ -154,4 +146,33 @@ pub fn tail(dir: &Path, n: usize) -> io::Result<(Vec<u8>, Position)> {
     }
     let start = all.len().saturating_sub(n);
     Ok((all[start..].concat(), pos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archive_names_are_listed_oldest_first() {
+        assert!(is_archive("@400000006b0d10531c38b356.s"));
+        assert!(is_archive("@400000006b0d10531c38b356.u"));
+        assert!(!is_archive("current"));
+        assert!(!is_archive("@x.tmp"));
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        for name in [
+            "@400000006b0d10541c38b356.u",
+            "@400000006b0d10531c38b356.s",
+            "current",
+            "lock",
+            "state",
+            "newstate",
+        ] {
+            fs::write(d.join(name), "").expect("write");
+        }
+        assert_eq!(
+            archive_names(d, None).expect("list"),
+            ["@400000006b0d10531c38b356.s", "@400000006b0d10541c38b356.u"]
+        );
+    }
 }

@@ -247,13 +247,15 @@ pub fn apply(
         // outlives it.
         let logger_changed = changed.iter().any(|p| p == Path::new(LOG_RUN));
         if *log_dir_missing || logger_changed {
-            match crate::slot::logger::restart(&dir) {
-                Ok(()) | Err(ControlError::NotSupervised { .. }) => {}
-                Err(e) => s6_failed.push(SlotError::new(name, e.into())),
+            if let Err(e) = unless_unsupervised(crate::slot::logger::restart(&dir)) {
+                s6_failed.push(SlotError::new(name, e));
             }
         }
-        if *restart {
-            if let Err(e) = restart_if_up(&dir) {
+        // A slot whose `run` changed runs a stale process: restarted when
+        // up.
+        if *restart && status::read_slot(&dir).is_ok_and(|s| s.up) {
+            let sent = crate::slot::end::send(&dir, &[SvcCommand::Restart]);
+            if let Err(e) = unless_unsupervised(sent) {
                 s6_failed.push(SlotError::new(name, e));
             }
         }
@@ -413,14 +415,10 @@ fn supervise_dirs(
     Ok(())
 }
 
-/// A slot whose `run` changed runs a stale process: restarted when up.
-/// One without a supervisor runs nothing to restart.
-fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
-    let up = status::read_slot(dir).map(|s| s.up).unwrap_or(false);
-    if !up {
-        return Ok(());
-    }
-    match crate::slot::end::send(dir, &[SvcCommand::Restart]) {
+/// A command to a slot without a supervisor: it runs nothing to restart
+/// or stop.
+fn unless_unsupervised(sent: Result<(), ControlError>) -> Result<(), ReconcileError> {
+    match sent {
         Ok(()) | Err(ControlError::NotSupervised { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -430,10 +428,7 @@ fn restart_if_up(dir: &Path) -> Result<(), ReconcileError> {
 /// the caller prunes.
 fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, ReconcileError> {
     let dir = scandir.join(name);
-    match crate::slot::end::send(&dir, &[SvcCommand::Down]) {
-        Ok(()) | Err(control::ControlError::NotSupervised { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
+    unless_unsupervised(crate::slot::end::send(&dir, &[SvcCommand::Down]))?;
     let down = || !status::read_slot(&dir).is_ok_and(|s| s.up);
     // A process that ignores its down signal must not outlive its slot,
     // unsupervised: kill it, as s6's timeout-kill would.

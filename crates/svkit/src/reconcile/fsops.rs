@@ -157,7 +157,6 @@ pub fn prepare_supervise(
     journal: &mut Journal,
 ) -> Result<(), ReconcileError> {
     let base = slot.join(sub);
-    let (uid, gid) = owner;
     let supervise = base.join("supervise");
     let control = supervise.join("control");
     if !supervise.exists() {
@@ -169,9 +168,9 @@ pub fn prepare_supervise(
         nix::unistd::mkfifo(&control, Mode::from_bits_truncate(0o600))
             .map_err(|e| io(&control)(e.into()))?;
     }
-    own(&supervise, (uid, gid), journal)?;
+    own(&supervise, owner, journal)?;
     if control.exists() {
-        own(&control, (uid, gid), journal)?;
+        own(&control, owner, journal)?;
     }
     let event = base.join("event");
     if !event.exists() {
@@ -180,7 +179,7 @@ pub fn prepare_supervise(
         // What s6 itself uses for a group-accessible fifodir: setgid, sticky.
         fs::set_permissions(&event, fs::Permissions::from_mode(0o3730)).map_err(io(&event))?;
     }
-    own(&event, (0, gid), journal)
+    own(&event, (0, owner.1), journal)
 }
 
 /// lchown when the owner differs; the owner before goes to `journal`.

@@ -6,8 +6,8 @@ use super::error::{io, ReconcileError};
 use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
 use nix::errno::Errno;
-use nix::sys::stat::Mode;
 use std::fs;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -84,55 +84,27 @@ pub(super) fn ensure(
     owner: Option<UidGid>,
     journal: &mut Journal,
 ) -> Result<(), ReconcileError> {
-    use rustix::fs::OFlags;
-    use std::os::fd::{AsRawFd, OwnedFd};
-    let walk = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let open =
-        |parent: Option<&OwnedFd>, name: &Path, path: &Path| -> Result<OwnedFd, ReconcileError> {
-            let none = rustix::fs::Mode::empty();
-            let fd = match parent {
-                Some(p) => rustix::fs::openat(p, name, walk, none),
-                None => rustix::fs::openat(rustix::fs::CWD, name, walk, none),
-            };
-            let symlink = || fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-            match fd {
-                Ok(fd) => Ok(fd),
-                // O_NOFOLLOW with O_DIRECTORY fails on a symlink with
-                // ENOTDIR (ELOOP without O_DIRECTORY).
-                Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) if symlink() => {
-                    Err(ReconcileError::Symlink {
-                        path: path.to_path_buf(),
-                    })
-                }
-                Err(e) => Err(io(path)(e.into())),
-            }
-        };
-    let mut cur = open(None, Path::new("/"), Path::new("/"))?;
-    let mut path = PathBuf::from("/");
+    let mut cur = open_dir(rustix::fs::CWD, Path::new("/"), Path::new("/"))?;
     let all = prefixes(dir)?;
-    let last = all.len();
-    for (i, p) in all.iter().enumerate() {
-        let Some(name) = p.file_name().map(Path::new) else {
-            continue;
-        };
-        path.push(name);
-        let is_dir = i + 1 == last;
-        let mode = Mode::from_bits_truncate(if is_dir { 0o750 } else { 0o755 });
-        fault::check("log-mkdir").map_err(io(&path))?;
-        let made = match nix::sys::stat::mkdirat(Some(cur.as_raw_fd()), name, mode) {
+    for (i, path) in all.iter().enumerate() {
+        let name = Path::new(path.file_name().unwrap_or_default());
+        let is_dir = i + 1 == all.len();
+        let mode = rustix::fs::Mode::from_raw_mode(if is_dir { 0o750 } else { 0o755 });
+        fault::check("log-mkdir").map_err(io(path))?;
+        let made = match rustix::fs::mkdirat(&cur, name, mode) {
             Ok(()) => true,
-            Err(Errno::EEXIST) => false,
-            Err(e) => return Err(io(&path)(e.into())),
+            Err(rustix::io::Errno::EXIST) => false,
+            Err(e) => return Err(io(path)(e.into())),
         };
         if made {
             journal.push(Undo::EmptyDir(path.clone()));
         }
-        let next = open(Some(&cur), name, &path)?;
+        let next = open_dir(&cur, name, path)?;
         if made {
             // The umask must not decide the mode.
-            nix::sys::stat::fchmod(next.as_raw_fd(), mode).map_err(|e| io(&path)(e.into()))?;
+            rustix::fs::fchmod(&next, mode).map_err(|e| io(path)(e.into()))?;
             if let (Some(o), true) = (owner, is_dir) {
-                fchown(&next, o, &path)?;
+                fchown(&next, o, path)?;
             }
         }
         cur = next;
@@ -151,18 +123,28 @@ pub(super) fn ensure(
     Ok(())
 }
 
-fn fchown(
-    fd: &std::os::fd::OwnedFd,
-    (uid, gid): UidGid,
-    path: &Path,
-) -> Result<(), ReconcileError> {
-    use std::os::fd::AsRawFd;
-    let (u, g) = (
-        nix::unistd::Uid::from_raw(uid),
-        nix::unistd::Gid::from_raw(gid),
-    );
+/// The dir `name` of `parent`, opened without following a symlink.
+fn open_dir(parent: impl AsFd, name: &Path, path: &Path) -> Result<OwnedFd, ReconcileError> {
+    use rustix::fs::OFlags;
+    let walk = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(parent, name, walk, rustix::fs::Mode::empty()) {
+        Ok(fd) => Ok(fd),
+        // O_NOFOLLOW with O_DIRECTORY fails on a symlink with ENOTDIR
+        // (ELOOP without O_DIRECTORY).
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR)
+            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
+            Err(ReconcileError::Symlink {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(e) => Err(io(path)(e.into())),
+    }
+}
+
+fn fchown(fd: &OwnedFd, (uid, gid): UidGid, path: &Path) -> Result<(), ReconcileError> {
     fault::check("log-chown").map_err(io(path))?;
-    nix::unistd::fchown(fd.as_raw_fd(), Some(u), Some(g)).map_err(|e| io(path)(e.into()))
+    std::os::unix::fs::fchown(fd, Some(uid), Some(gid)).map_err(io(path))
 }
 
 #[cfg(test)]

@@ -173,11 +173,9 @@ pub fn refusal(
 }
 
 fn stop_signals() -> SigSet {
-    let mut set = SigSet::empty();
-    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
-        set.add(s);
-    }
-    set
+    [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP]
+        .into_iter()
+        .collect()
 }
 
 /// Blocks until SIGTERM, SIGINT or SIGHUP; returns the exit code 128+N.

@@ -8,8 +8,7 @@
 //! validation asks it for `from_dir` names and for these, and skips a
 //! registered name that does not fit with a warning, as a discovered one.
 
-use std::fs::{self, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::config::{FsInstances, InstanceSource, Warning};
@@ -94,19 +93,8 @@ pub fn register(
     let path = dir.join(name);
     // Created with the owner's filesystem identity: the dirs are theirs, so
     // a symlink they swap in must not let root create a file elsewhere.
-    let created = crate::fsutil::as_owner(owner, || {
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&path)
-    });
-    match created {
-        Ok(f) => {
-            f.sync_all().map_err(io(&path))?;
-            Ok(true)
-        }
+    match crate::fsutil::as_owner(owner, || crate::fsutil::write_new(&path, b"", 0o644)) {
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             match fs::symlink_metadata(&path) {
                 Ok(m) if m.file_type().is_file() => Ok(false),

@@ -17,9 +17,6 @@ mod orphans;
 pub use instances::{is_registered, register, unregister, LiveInstances, INSTANCES_DIR};
 pub use orphans::{declares, forget, note, orphans, orphans_json, Orphan, OrphanKind};
 
-use std::fs::OpenOptions;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::msg::strerror;
@@ -71,32 +68,16 @@ fn file_for(state_dir: &Path, slot: &str) -> PathBuf {
 /// as never set.
 pub fn read_desired(state_dir: &Path, slot: &str) -> Result<Option<Desired>, StateError> {
     let path = file_for(state_dir, slot);
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(&path);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
-            return Err(StateError::Symlink { path });
-        }
-        Err(e) => return Err(io(&path)(e)),
-    };
-    let meta = file.metadata().map_err(io(&path))?;
-    if !meta.is_file() {
-        return Err(StateError::Corrupt { path });
-    }
     // Small on purpose: a huge file is corrupt, not something to slurp.
-    let mut buf = Vec::new();
-    Read::by_ref(&mut file)
-        .take(64)
-        .read_to_end(&mut buf)
-        .map_err(io(&path))?;
-    match buf.as_slice() {
-        b"up" | b"up\n" => Ok(Some(Desired::Up)),
-        b"down" | b"down\n" => Ok(Some(Desired::Down)),
-        _ => Err(StateError::Corrupt { path }),
+    // Not a file, or not text: corrupt too.
+    match crate::fsutil::read_record(&path, 64).map(|(text, _)| text) {
+        Ok(t) if t == "up" || t == "up\n" => Ok(Some(Desired::Up)),
+        Ok(t) if t == "down" || t == "down\n" => Ok(Some(Desired::Down)),
+        Ok(_) => Err(StateError::Corrupt { path }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => Err(StateError::Symlink { path }),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(StateError::Corrupt { path }),
+        Err(e) => Err(io(&path)(e)),
     }
 }
 
