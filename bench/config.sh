@@ -84,7 +84,7 @@ for c in slots env errors chain; do
     slots) what="10,500 slots (over s6-svscan's limit)"; bound=1000 ;;
     env) what="one slot, env of 180,000 keys (over ARG_MAX)"; bound=1000 ;;
     errors) what="40,000 slots, 2 type errors each"; bound=1000 ;;
-    chain) what="depends_on chain of 4,000 slots (over s6-svscan's limit)"; bound=500 ;;
+    chain) what="depends_on chain of 4,000 slots (over s6-svscan's limit)"; bound=1000 ;;
   esac
   printf '| %s | %s | %s | %.0f (%.0f) | %.0f (%.0f) | %sx | < %s ms: %s |\n' "$what" "$size" \
     "$(answer "$tmp/$c")" "$a" "$acpu" "$j" "$jcpu" \
