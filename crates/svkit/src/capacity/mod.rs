@@ -346,17 +346,16 @@ pub fn legacy(dir: &Path, present: &BTreeSet<String>, declared: &BTreeSet<&str>)
 /// `present` in the scandir yet.
 fn need_of<'a>(
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
-    declared: &BTreeSet<&str>,
     others: Others,
     root: Option<&Path>,
     present: &BTreeSet<String>,
 ) -> Need {
-    let mut need = Need::of_slots(slots);
+    let mut need = Need::of_slots(slots.clone());
     need.others.push(others);
     if let Some(root) = root {
         let profile = crate::container::setting("S6_RUNTIME_PROFILE");
         let dir = services_d(root, profile.as_deref());
-        let count = legacy(&dir, present, declared);
+        let count = legacy(&dir, present, &names(slots));
         if count > 0 {
             let place = Place::ServicesD(dir);
             need.others.push(Others { count, place });
@@ -381,7 +380,7 @@ pub fn need_in<'a>(
     let place = Place::Scandir(scandir.to_path_buf());
     let overlay = (scandir == Path::new(OVERLAY_SCANDIR)).then_some(Path::new("/"));
     let others = Others { count, place };
-    Ok(need_of(slots, &declared, others, overlay, &present))
+    Ok(need_of(slots, others, overlay, &present))
 }
 
 /// [`need_in`] checked against the running s6-svscan's limit, in a
@@ -408,12 +407,11 @@ pub fn check_assumed<'a>(
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
     why: &str,
 ) -> Result<Fit, TooManyServices> {
-    let declared = names(slots.clone());
     let others = Others {
         count: OVERLAY_OWN,
         place: Place::OverlayAssumed,
     };
-    need_of(slots, &declared, others, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
+    need_of(slots, others, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
 }
 
 /// `1204` as `1,204`.

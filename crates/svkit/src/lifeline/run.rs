@@ -116,8 +116,8 @@ pub fn launch(
         Some(probe) => wait_ready(&mut running, probe, spec.ready_timeout, stop_requested),
         None => Ok(false),
     };
-    let recorded = stopped.and_then(|stopped| match (stopped, &spec.state, spec.port) {
-        (false, Some(path), Some(port)) => {
+    let recorded = stopped.and_then(|stopped| {
+        if let (false, Some(path), Some(port)) = (stopped, &spec.state, spec.port) {
             let rec = StateRecord {
                 port,
                 pid: running.pid,
@@ -126,9 +126,9 @@ pub fn launch(
                     .map(|a| a.to_string_lossy().into())
                     .collect(),
             };
-            statefile::write(path, &rec).map(|()| stopped)
+            statefile::write(path, &rec)?;
         }
-        _ => Ok(stopped),
+        Ok(stopped)
     });
     match recorded {
         Ok(false) => Ok((Launched::Ready(running), reaped)),
