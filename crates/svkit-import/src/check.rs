@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use crate::{render, RawSlot};
-use svkit::capacity::{self, limit::Limit, Need, Others, Place};
+use svkit::capacity::{self, Limit, Need, Others, Place};
 use svkit::config::{self, FixedInstances, LoadError};
 
 /// What `svctl check` asks of a config off s6-overlay, without the

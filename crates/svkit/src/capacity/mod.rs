@@ -13,7 +13,7 @@
 //! the scandir that svkit did not make (s6-overlay's own, an image's
 //! s6-rc longruns), and what s6-overlay will still link in from
 //! `services.d` once the cont-init hooks are done; against s6-svscan's
-//! limit ([`limit`]). Both are read as s6-svscan reads its scandir:
+//! limit ([`Limit`]). Both are read as s6-svscan reads its scandir:
 //! `.`-led names skipped, symlinks followed, a service and its `log/` one
 //! each.
 //!
@@ -25,15 +25,11 @@
 //! s6). So svkit refuses to add slots it knows would not start, and names
 //! the entry to remove ([`blockers`]).
 
-pub mod limit;
-
 use std::collections::BTreeSet;
 use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-
-pub use limit::Limit;
 
 use crate::msg::strerror;
 use crate::slot::owner::is_ours;
@@ -48,6 +44,59 @@ pub const OVERLAY_SCANDIR: &str = "/run/service";
 
 /// s6-svscan skips a name longer than its `-L` (default 251): no service.
 const NAME_MAX: usize = 251;
+
+/// s6-svscan's default `-C`: s6 2.15.0.0's `src/supervision/s6-svscan.c`
+/// (`static uint32_t max = 1000`), documented in its `doc/s6-svscan.html`
+/// ("Default is 1000").
+///
+/// s6-svscan sizes its tables once, at start, from its `-C` (`-c` before
+/// s6 2.14 renamed it). s6-overlay 3.2.3.0's stage 1 (s6-linux-init) runs
+/// it as `s6-svscan -dN -- /run/service`, with no `-C` and no setting that
+/// adds one, and svkit-init runs it without one too: the limit is always
+/// the default.
+pub const DEFAULT_MAX: u32 = 1000;
+
+/// s6-svscan's limit, [`DEFAULT_MAX`], and whether it is assumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limit {
+    /// Why the default is assumed, when no s6-overlay runs here; `None`:
+    /// s6-overlay's s6-svscan, PID 1, run without `-C`.
+    pub assumed: Option<String>,
+}
+
+impl Limit {
+    /// The default, assumed for `why`.
+    pub fn assumed(why: impl Into<String>) -> Limit {
+        Limit {
+            assumed: Some(why.into()),
+        }
+    }
+
+    /// The limit of the s6-svscan supervising this container; assumed,
+    /// saying why, when s6-overlay does not run it.
+    pub fn running() -> Limit {
+        match crate::container::supervision() {
+            crate::container::Supervision::Overlay => Limit { assumed: None },
+            crate::container::Supervision::Init(_) => {
+                Limit::assumed("svkit-init runs s6-svscan with its default")
+            }
+            crate::container::Supervision::Missing(why) => {
+                Limit::assumed(format!("no s6-overlay here: {why}"))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    /// `1,000 (its default: no -C in /proc/1/cmdline)`-like, for messages.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let max = thousands(DEFAULT_MAX);
+        match &self.assumed {
+            None => write!(f, "{max} (its default: no -C in /proc/1/cmdline)"),
+            Some(why) => write!(f, "{max} (its default, assumed; {why})"),
+        }
+    }
+}
 
 /// The services a config needs in one supervision tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +148,7 @@ impl Need {
 
     /// Refused when over `limit`.
     pub fn check(self, limit: Limit) -> Result<Fit, TooManyServices> {
-        if self.total() > limit.max {
+        if self.total() > DEFAULT_MAX {
             Err(TooManyServices { need: self, limit })
         } else {
             Ok(Fit { need: self, limit })
@@ -297,17 +346,16 @@ pub fn legacy(dir: &Path, present: &BTreeSet<String>, declared: &BTreeSet<&str>)
 /// `present` in the scandir yet.
 fn need_of<'a>(
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
-    declared: &BTreeSet<&str>,
     others: Others,
     root: Option<&Path>,
     present: &BTreeSet<String>,
 ) -> Need {
-    let mut need = Need::of_slots(slots);
+    let mut need = Need::of_slots(slots.clone());
     need.others.push(others);
     if let Some(root) = root {
         let profile = crate::container::setting("S6_RUNTIME_PROFILE");
         let dir = services_d(root, profile.as_deref());
-        let count = legacy(&dir, present, declared);
+        let count = legacy(&dir, present, &names(slots));
         if count > 0 {
             let place = Place::ServicesD(dir);
             need.others.push(Others { count, place });
@@ -332,7 +380,7 @@ pub fn need_in<'a>(
     let place = Place::Scandir(scandir.to_path_buf());
     let overlay = (scandir == Path::new(OVERLAY_SCANDIR)).then_some(Path::new("/"));
     let others = Others { count, place };
-    Ok(need_of(slots, &declared, others, overlay, &present))
+    Ok(need_of(slots, others, overlay, &present))
 }
 
 /// [`need_in`] checked against the running s6-svscan's limit, in a
@@ -359,12 +407,11 @@ pub fn check_assumed<'a>(
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
     why: &str,
 ) -> Result<Fit, TooManyServices> {
-    let declared = names(slots.clone());
     let others = Others {
         count: OVERLAY_OWN,
         place: Place::OverlayAssumed,
     };
-    need_of(slots, &declared, others, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
+    need_of(slots, others, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
 }
 
 /// `1204` as `1,204`.

@@ -54,10 +54,7 @@ fn the_refusal_names_every_count_the_limit_and_what_to_do() {
         count: 3,
         place: Place::ServicesD("/etc/services.d".into()),
     });
-    let limit = Limit {
-        max: 1000,
-        assumed: None,
-    };
+    let limit = Limit { assumed: None };
     let e = need.check(limit).expect_err("over");
     let text = e.to_string();
     assert!(

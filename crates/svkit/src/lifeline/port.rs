@@ -20,8 +20,8 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
 
-use super::error::Error;
 use super::identity::{self, Identity};
+use super::Error;
 use crate::msg::At;
 
 /// TCP state `0A` in the tables: a listening socket.

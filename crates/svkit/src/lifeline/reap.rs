@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use super::error::{Error, Result};
 use super::identity::{self, Identity};
 use super::port::{inspect_port, PortReport};
 use super::statefile::StateRecord;
+use super::{Error, Result};
 use crate::clock::poll_until;
 
 /// How many arguments after `argv[0]` `--match` compares.

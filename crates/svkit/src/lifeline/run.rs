@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::error::{Error, Result};
 use super::reap::{self, MatchArgs, Matcher, ReapOutcome};
 use super::spawn::{self, exit_code, Running};
 use super::statefile::{self, StateRecord};
+use super::{Error, Result};
 use crate::clock::poll_by;
 use crate::probe::{connect_addr, Probe};
 
@@ -112,12 +112,12 @@ pub fn launch(
 ) -> Result<(Launched, Option<ReapOutcome>)> {
     let reaped = clear_port(spec)?;
     let mut running = spawn::spawn(spec)?;
-    let ready = match &spec.ready {
+    let stopped = match &spec.ready {
         Some(probe) => wait_ready(&mut running, probe, spec.ready_timeout, stop_requested),
-        None => Ok(ReadyOrStop::Ready),
+        None => Ok(false),
     };
-    let recorded = ready.and_then(|r| match (r, &spec.state, spec.port) {
-        (ReadyOrStop::Ready, Some(path), Some(port)) => {
+    let recorded = stopped.and_then(|stopped| {
+        if let (false, Some(path), Some(port)) = (stopped, &spec.state, spec.port) {
             let rec = StateRecord {
                 port,
                 pid: running.pid,
@@ -126,13 +126,13 @@ pub fn launch(
                     .map(|a| a.to_string_lossy().into())
                     .collect(),
             };
-            statefile::write(path, &rec).map(|()| r)
+            statefile::write(path, &rec)?;
         }
-        _ => Ok(r),
+        Ok(stopped)
     });
     match recorded {
-        Ok(ReadyOrStop::Ready) => Ok((Launched::Ready(running), reaped)),
-        Ok(ReadyOrStop::StopRequested) => Ok((Launched::StopRequested(running), reaped)),
+        Ok(false) => Ok((Launched::Ready(running), reaped)),
+        Ok(true) => Ok((Launched::StopRequested(running), reaped)),
         Err(e) => {
             let _ = running.stop(spec.grace);
             Err(e)
@@ -165,29 +165,22 @@ pub fn parse_ready(spec: &str, port: Option<u16>, bind: IpAddr) -> Result<Probe>
     Probe::http(spec).map_err(|why| bad(&why))
 }
 
-/// Outcome of waiting for readiness, when nothing failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadyOrStop {
-    Ready,
-    /// `stop_requested` returned true first.
-    StopRequested,
-}
-
-/// Polls `probe` until it passes, the child exits, `timeout` passes or
-/// `stop_requested` says so. Does not stop the child: the caller does.
+/// Polls `probe` until it passes (`Ok(false)`), `stop_requested` says so
+/// (`Ok(true)`), the child exits or `timeout` passes. Does not stop the
+/// child: the caller does.
 pub fn wait_ready(
     child: &mut Running,
     probe: &Probe,
     timeout: Duration,
     stop_requested: &mut dyn FnMut() -> bool,
-) -> Result<ReadyOrStop> {
+) -> Result<bool> {
     let deadline = Instant::now() + timeout;
     let mut last = String::from("no attempt");
     let mut outcome = None;
     poll_by(deadline, Duration::from_millis(100), || {
         let left = deadline.saturating_duration_since(Instant::now());
         outcome = match child.try_exit() {
-            _ if stop_requested() => Some(Ok(ReadyOrStop::StopRequested)),
+            _ if stop_requested() => Some(Ok(true)),
             Err(e) => Some(Err(e)),
             Ok(Some(status)) => {
                 let status = match status.code() {
@@ -201,7 +194,7 @@ pub fn wait_ready(
             // Each attempt capped, so a child that accepts but never
             // answers cannot hide its own exit or a stop request for long.
             Ok(None) => match probe.attempt(left.min(Duration::from_millis(500))) {
-                Ok(()) => Some(Ok(ReadyOrStop::Ready)),
+                Ok(()) => Some(Ok(false)),
                 Err(why) => {
                     last = why;
                     None

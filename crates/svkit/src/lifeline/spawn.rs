@@ -22,9 +22,9 @@ use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{killpg, SigSet, Signal};
 use nix::unistd::Pid;
 
-use super::error::{Error, Result};
 use super::identity;
 use super::run::Spec;
+use super::{Error, Result};
 use crate::clock::poll_until;
 use crate::sys;
 
@@ -52,11 +52,7 @@ pub enum Wake {
 
 /// `128 + N` for a signal, the code otherwise (shell convention).
 pub fn exit_code(status: ExitStatus) -> i32 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(sig)) => crate::msg::exit::signaled(sig),
-        (None, None) => 128,
-    }
+    (status.code()).unwrap_or_else(|| crate::msg::exit::signaled(status.signal().unwrap_or(0)))
 }
 
 /// Spawns the child of `spec` (its argv and death signal). See the module
@@ -125,11 +121,6 @@ impl Running {
         (self.child.try_wait()).map_err(|e| Error::io("unable to wait for the child", e))
     }
 
-    /// Blocks until the child exits.
-    pub fn wait(&mut self) -> Result<ExitStatus> {
-        (self.child.wait()).map_err(|e| Error::io("unable to wait for the child", e))
-    }
-
     /// Blocks until the child exits or one of `fds` is readable or hung up.
     /// Without pidfd support (kernel < 5.3) it rechecks the child every 100 ms.
     pub fn wait_event(&mut self, fds: &[BorrowedFd<'_>]) -> Result<Wake> {
@@ -187,7 +178,7 @@ impl Running {
         }
         // Whatever ignored SIGTERM goes now; ESRCH means nothing was left.
         let _ = killpg(pgid, Signal::SIGKILL);
-        self.wait()
+        (self.child.wait()).map_err(|e| Error::io("unable to wait for the child", e))
     }
 }
 

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
+use super::{Error, Result};
 
 /// Upper bound on what we read: a real state file is ~100 bytes.
 const MAX_STATE_BYTES: u64 = 64 * 1024;

@@ -7,8 +7,6 @@ use std::os::fd::{AsFd, BorrowedFd};
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::signalfd::SignalFd;
 
-/// What can ask lifeline to stop: signals (through a signalfd) and, with
-/// --watch-stdin, EOF on stdin.
 pub struct StopSources {
     signals: SignalFd,
     watch_stdin: bool,
@@ -52,23 +50,18 @@ impl StopSources {
 
     /// Non-blocking check of every source.
     pub fn requested(&mut self) -> bool {
-        let ready: Vec<usize> = {
-            let fds = self.fds();
-            let mut pfds: Vec<PollFd> = (fds.iter())
-                .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
-                .collect();
-            if nix::poll::poll(&mut pfds, PollTimeout::ZERO).unwrap_or(0) <= 0 {
-                return false;
-            }
-            (0..pfds.len())
-                .filter(|&i| pfds[i].revents().is_some_and(|r| !r.is_empty()))
-                .collect()
-        };
-        // Every ready source is drained, whatever the first one says.
-        let mut stop = false;
-        for i in ready {
-            stop |= self.drain(i);
+        let mut pfds: Vec<PollFd> = (self.fds().into_iter())
+            .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+            .collect();
+        if nix::poll::poll(&mut pfds, PollTimeout::ZERO).unwrap_or(0) <= 0 {
+            return false;
         }
-        stop
+        let ready: Vec<usize> = (0..pfds.len())
+            .filter(|&i| pfds[i].revents().is_some_and(|r| !r.is_empty()))
+            .collect();
+        // Every ready source is drained, whatever the first one says.
+        ready
+            .into_iter()
+            .fold(false, |stop, i| self.drain(i) | stop)
     }
 }
