@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use svkit::config::names;
 
-use super::program::{err, Mode, Piece, Program};
+use super::program::{Mode, Piece, Program};
 use super::shlex;
 use crate::ImportError;
 
@@ -72,9 +72,8 @@ impl Program<'_> {
         runtime_env: &[(String, Vec<Piece>)],
     ) -> Result<Option<Vec<String>>, ImportError> {
         let Some(v) = self.value("command") else {
-            return Err(err(
-                &self.sec.file,
-                self.sec.line,
+            return Err(ImportError::new(
+                self.sec.at.clone(),
                 format!(
                     "[{}] has no command (supervisord refuses it)",
                     self.sec.name

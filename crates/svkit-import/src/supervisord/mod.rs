@@ -43,7 +43,7 @@ fn section_why(name: &str) -> &'static str {
 }
 
 fn section_note(s: &Section, key: &str, why: impl Into<String>) -> Note {
-    Note::new(At::line(&*s.file, s.line), key, why)
+    Note::new(s.at.clone(), key, why)
 }
 
 /// `[supervisord]`: `user` and `environment` reach every program; every
@@ -52,9 +52,8 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
     let mut g = Global::default();
     let Some(s) = s else { return Ok(g) };
     for (k, v) in &s.keys {
-        let bad =
-            |what: String| ImportError::new(At::line(&*v.file, v.line), format!("{k}: {what}"));
-        let note = |why: &str| Note::new(At::line(&*v.file, v.line), k, why);
+        let bad = |what: String| ImportError::new(v.at.clone(), format!("{k}: {what}"));
+        let note = |why: &str| Note::new(v.at.clone(), k, why);
         match k.as_str() {
             // root: no drop, as in svkit by default.
             "user" if v.text == "root" => {}
@@ -162,7 +161,7 @@ pub(crate) fn import_located(
         if !opts.priority_as_order {
             if let Some(v) = s.get("priority") {
                 notes.push(Note::new(
-                    At::line(&*v.file, v.line),
+                    v.at.clone(),
                     "priority",
                     "start order not carried over: svkit starts every slot at once (--priority-as-order makes a lower priority a depends_on: up)",
                 ));

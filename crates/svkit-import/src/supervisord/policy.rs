@@ -100,7 +100,7 @@ pub fn log(
         log.keep = Some(c);
     }
     slot.log = Some(log);
-    Ok(Some(Some(At::line(&*v.file, v.line))))
+    Ok(Some(Some(v.at.clone())))
 }
 
 /// The death window a program gets from `startsecs` and `startretries`:

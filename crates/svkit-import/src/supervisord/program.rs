@@ -1,8 +1,6 @@
 //! One `[program:x]` into one slot (a templated one for `numprocs`), key
 //! by key; see docs/import.md for the table this follows.
 
-use std::path::Path;
-
 use svkit::config::names;
 use svkit::config::raw::RawInstances;
 use svkit::msg::At;
@@ -55,10 +53,6 @@ pub struct Program<'a> {
     pub notes: &'a mut Vec<Note>,
 }
 
-pub(super) fn err(file: &Path, line: usize, what: String) -> ImportError {
-    ImportError::new(At::line(file, line), what)
-}
-
 impl<'a> Program<'a> {
     pub fn program_name(&self) -> &str {
         self.sec
@@ -74,11 +68,11 @@ impl<'a> Program<'a> {
     }
 
     pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
-        err(&v.file, v.line, format!("{key}: {what}"))
+        ImportError::new(v.at.clone(), format!("{key}: {what}"))
     }
 
     pub(super) fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
-        (self.notes).push(Note::new(At::line(&*v.file, v.line), key, why));
+        (self.notes).push(Note::new(v.at.clone(), key, why));
     }
 
     pub(super) fn int(
@@ -110,8 +104,7 @@ impl<'a> Program<'a> {
         let numprocs = u32::try_from(numprocs).unwrap_or(u32::MAX);
         let default_name = Value {
             text: "%(program_name)s".into(),
-            file: self.sec.file.clone(),
-            line: self.sec.line,
+            at: self.sec.at.clone(),
         };
         let written = self.value("process_name");
         let pn = written.unwrap_or(&default_name);
@@ -231,7 +224,7 @@ impl<'a> Program<'a> {
             slot,
             priority,
             autostart,
-            at: At::line(&*self.sec.file, self.sec.line),
+            at: self.sec.at.clone(),
             log_at,
         }))
     }

@@ -69,7 +69,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
     };
     let Some(value) = inc.get("files").cloned() else {
         return Err(ImportError::new(
-            At::line(&*inc.file, inc.line),
+            inc.at.clone(),
             "[include] has no `files` (supervisord refuses the file)",
         ));
     };
@@ -85,7 +85,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
             "the config's directory is not UTF-8: %(here)s cannot be expanded",
         )
     })?;
-    let at = At::line(&*value.file, value.line);
+    let at = value.at.clone();
     let loc = |what: String| ImportError::new(at.clone(), format!("files: {what}"));
     if value.text.contains("%(ENV_") {
         return Err(loc(
@@ -125,7 +125,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
         }
     }
     if let Some(v) = ini.section("include").and_then(|s| s.get("files")) {
-        let inner = At::line(&*v.file, v.line);
+        let inner = v.at.clone();
         if inner != at {
             notes.push(Note::new(
                 inner,

@@ -24,7 +24,7 @@ impl Program<'_> {
         // supervisord's %(here)s is absolute: asked of the file system
         // only for a value that uses it.
         let dir = if v.text.contains("%(here)") {
-            let dir = (v.file.parent())
+            let dir = (v.at.file.parent())
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
             super::read::abspath(dir)
