@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use svkit::config::names;
 
-use super::program::{Mode, Piece, Program};
+use super::expand::{env_vars, Seg};
+use super::program::{Mode, Program};
 use super::shlex;
 use crate::ImportError;
 
@@ -18,13 +19,13 @@ impl Program<'_> {
         &mut self,
         mode: Mode<'_>,
         numprocs: u32,
-    ) -> Result<Option<(BTreeMap<String, String>, Vec<(String, Vec<Piece>)>)>, ImportError> {
+    ) -> Result<Option<(BTreeMap<String, String>, Vec<(String, Vec<Seg>)>)>, ImportError> {
         let mut env: BTreeMap<String, String> = self.global.env.iter().cloned().collect();
         let mut runtime = Vec::new();
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
-        let Some(pieces) = self.value_pieces(v, "environment", numprocs, mode)? else {
+        let Some(pieces) = self.pieces(v, "environment", numprocs, mode)? else {
             return Ok(None);
         };
         // Runtime variables stand in as words the lexer keeps whole, and
@@ -34,11 +35,12 @@ impl Program<'_> {
         let mut vars = Vec::new();
         for p in &pieces {
             match p {
-                Piece::Lit(l) => text.push_str(l),
-                Piece::Var(x) => {
+                Seg::Lit(l) => text.push_str(l),
+                Seg::Env(x) => {
                     text.push_str(&format!("{mark}{}{mark}", vars.len()));
                     vars.push(x.clone());
                 }
+                Seg::Proc(_) => {}
             }
         }
         let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(v, "environment", e))?;
@@ -53,10 +55,10 @@ impl Program<'_> {
             for (i, part) in val.split(mark.as_str()).enumerate() {
                 if i % 2 == 0 {
                     if !part.is_empty() {
-                        ps.push(Piece::Lit(part.to_owned()));
+                        ps.push(Seg::Lit(part.to_owned()));
                     }
                 } else if let Some(x) = part.parse::<usize>().ok().and_then(|n| vars.get(n)) {
-                    ps.push(Piece::Var(x.clone()));
+                    ps.push(Seg::Env(x.clone()));
                 }
             }
             env.remove(&k);
@@ -69,7 +71,7 @@ impl Program<'_> {
         &mut self,
         mode: Mode<'_>,
         numprocs: u32,
-        runtime_env: &[(String, Vec<Piece>)],
+        runtime_env: &[(String, Vec<Seg>)],
     ) -> Result<Option<Vec<String>>, ImportError> {
         let Some(v) = self.value("command") else {
             return Err(ImportError::new(
@@ -80,14 +82,14 @@ impl Program<'_> {
                 ),
             ));
         };
-        let Some(pieces) = self.value_pieces(v, "command", numprocs, mode)? else {
+        let Some(pieces) = self.pieces(v, "command", numprocs, mode)? else {
             return Ok(None);
         };
         let lit: String = pieces
             .iter()
             .map(|p| match p {
-                Piece::Lit(l) => l.as_str(),
-                Piece::Var(_) => "x",
+                Seg::Lit(l) => l.as_str(),
+                _ => "x",
             })
             .collect();
         let words = shlex::split(&lit).map_err(|e| self.bad(v, "command", e))?;
@@ -95,13 +97,7 @@ impl Program<'_> {
             return Err(self.bad(v, "command", "empty (supervisord refuses it)"));
         }
         let sh = shlex::shellish(&lit);
-        let vars: Vec<&str> = pieces
-            .iter()
-            .filter_map(|p| match p {
-                Piece::Var(x) => Some(x.as_str()),
-                Piece::Lit(_) => None,
-            })
-            .collect();
+        let vars: Vec<&str> = env_vars(&pieces).collect();
         if !sh.any() && vars.is_empty() && runtime_env.is_empty() {
             // Without variables `lit` is the plain text: its words are argv.
             return Ok(Some(words));
@@ -122,12 +118,7 @@ impl Program<'_> {
             why.push("it uses $-expansions (supervisord passed them as they are)".to_owned());
         }
         let mut known: Vec<&str> = vars.clone();
-        known.extend(runtime_env.iter().flat_map(|(_, ps)| {
-            ps.iter().filter_map(|p| match p {
-                Piece::Var(x) => Some(x.as_str()),
-                Piece::Lit(_) => None,
-            })
-        }));
+        known.extend(runtime_env.iter().flat_map(|(_, ps)| env_vars(ps)));
         known.dedup();
         if !known.is_empty() {
             why.push(format!("{} known only when the container runs, read from its environment then (`${{X}}`; supervisord read them when it started)", known.iter().map(|x| format!("${x}")).collect::<Vec<_>>().join(", ")));
@@ -146,11 +137,11 @@ impl Program<'_> {
 }
 
 /// Pieces inside double quotes: text escaped, variables as `${X}`.
-fn dq(ps: &[Piece]) -> String {
+fn dq(ps: &[Seg]) -> String {
     let mut s = String::new();
     for p in ps {
         match p {
-            Piece::Lit(l) => {
+            Seg::Lit(l) => {
                 for c in l.chars() {
                     if matches!(c, '"' | '\\' | '$' | '`') {
                         s.push('\\');
@@ -158,7 +149,8 @@ fn dq(ps: &[Piece]) -> String {
                     s.push(c);
                 }
             }
-            Piece::Var(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Proc(_) => {}
         }
     }
     s
@@ -167,13 +159,13 @@ fn dq(ps: &[Piece]) -> String {
 /// The command as shell text: its own text, a variable as `${X}` (closing
 /// and reopening a single-quoted part around it, where supervisord would
 /// have put the value inside the quotes).
-fn shell_text(ps: &[Piece]) -> String {
+fn shell_text(ps: &[Seg]) -> String {
     let mut s = String::new();
     let mut sq = false;
     let mut dqs = false;
     for p in ps {
         match p {
-            Piece::Lit(l) => {
+            Seg::Lit(l) => {
                 let mut esc = false;
                 for c in l.chars() {
                     if esc {
@@ -188,8 +180,9 @@ fn shell_text(ps: &[Piece]) -> String {
                     s.push(c);
                 }
             }
-            Piece::Var(x) if sq => s.push_str(&format!("'\"${{{x}}}\"'")),
-            Piece::Var(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Env(x) if sq => s.push_str(&format!("'\"${{{x}}}\"'")),
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Proc(_) => {}
         }
     }
     s
@@ -200,11 +193,11 @@ fn shell_text(ps: &[Piece]) -> String {
 /// one does (a value may say anything). It overlaps itself nowhere (no
 /// start of it is also an end), so its copies around a variable's number
 /// are found where they were put, whatever text is beside them.
-fn stand_in(pieces: &[Piece]) -> String {
+fn stand_in(pieces: &[Seg]) -> String {
     let bare: String = (pieces.iter())
         .flat_map(|p| match p {
-            Piece::Lit(l) => l.chars(),
-            Piece::Var(_) => "\0".chars(),
+            Seg::Lit(l) => l.chars(),
+            _ => "\0".chars(),
         })
         .filter(|c| !matches!(c, '"' | '\'' | '\\'))
         .collect();

@@ -38,13 +38,6 @@ pub(super) enum Mode<'a> {
     Template(&'a Spec, &'a [i64]),
 }
 
-/// A resolved value: text, and variables known only at run time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
-    Lit(String),
-    Var(String),
-}
-
 pub struct Program<'a> {
     pub sec: &'a Section,
     pub defaults: &'a Section,

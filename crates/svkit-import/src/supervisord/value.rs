@@ -8,7 +8,7 @@ use svkit::config::names;
 
 use super::expand::{self, Known, Seg, Val};
 use super::ini::Value;
-use super::program::{Mode, Piece, Program};
+use super::program::{Mode, Program};
 use crate::ImportError;
 
 impl Program<'_> {
@@ -47,17 +47,32 @@ impl Program<'_> {
         expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
     }
 
-    /// The pieces of `v` in `mode` ([`Self::segs`], then
-    /// [`Self::pieces`]).
-    pub(super) fn value_pieces(
+    /// The segments of `v` in `mode`, `%(process_num)` written out; `None`
+    /// when it is written otherwise than the template's name has it.
+    pub(super) fn pieces(
         &self,
         v: &Value,
         key: &str,
         numprocs: u32,
         mode: Mode<'_>,
-    ) -> Result<Option<Vec<Piece>>, ImportError> {
-        let segs = self.segs(v, key, numprocs)?;
-        Ok(Self::pieces(&segs, mode))
+    ) -> Result<Option<Vec<Seg>>, ImportError> {
+        let mut out = Vec::new();
+        for s in self.segs(v, key, numprocs)? {
+            let Seg::Proc(spec) = s else {
+                out.push(s);
+                continue;
+            };
+            let text = match mode {
+                Mode::One(k) => expand::format(&spec, Val::Int(k)).ok(),
+                Mode::Template(t, nums) => nums
+                    .iter()
+                    .all(|&k| expand::format(&spec, Val::Int(k)) == expand::format(t, Val::Int(k)))
+                    .then(|| names::INSTANCE_VAR.into()),
+            };
+            let Some(text) = text else { return Ok(None) };
+            out.push(Seg::Lit(text));
+        }
+        Ok(Some(out))
     }
 
     /// The text of `v` in `mode` when every piece of it is known now
@@ -70,44 +85,7 @@ impl Program<'_> {
         numprocs: u32,
         mode: Mode<'_>,
     ) -> Result<Option<Option<String>>, ImportError> {
-        Ok(self.value_pieces(v, key, numprocs, mode)?.map(plain))
+        let pieces = self.pieces(v, key, numprocs, mode)?;
+        Ok(pieces.map(|p| expand::resolved(&p, 0)))
     }
-
-    /// The pieces of `segs` in `mode`; `None` when `%(process_num)` is
-    /// written otherwise than the template's name has it.
-    pub(super) fn pieces(segs: &[Seg], mode: Mode<'_>) -> Option<Vec<Piece>> {
-        let mut out = Vec::new();
-        for s in segs {
-            let p = match (s, mode) {
-                (Seg::Lit(l), _) => Piece::Lit(l.clone()),
-                (Seg::Env(v), _) => Piece::Var(v.clone()),
-                (Seg::Proc(spec), Mode::One(k)) => {
-                    Piece::Lit(expand::format(spec, Val::Int(k)).ok()?)
-                }
-                (Seg::Proc(spec), Mode::Template(t, nums)) => {
-                    let same = nums.iter().all(|&k| {
-                        expand::format(spec, Val::Int(k)) == expand::format(t, Val::Int(k))
-                    });
-                    if !same {
-                        return None;
-                    }
-                    Piece::Lit(names::INSTANCE_VAR.into())
-                }
-            };
-            out.push(p);
-        }
-        Some(out)
-    }
-}
-
-/// Text of pieces that are all known, else `None`.
-pub fn plain(ps: Vec<Piece>) -> Option<String> {
-    let mut s = String::new();
-    for p in ps {
-        match p {
-            Piece::Lit(l) => s.push_str(&l),
-            Piece::Var(_) => return None,
-        }
-    }
-    Some(s)
 }
