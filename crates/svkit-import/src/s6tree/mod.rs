@@ -45,7 +45,7 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
         ));
     }
     let root = image_path(path)?;
-    let entries = read::entries(path)?;
+    let entries = read::entries(path, false)?;
     let mut is_rc = false;
     for (_, dir, is_dir) in &entries {
         if *is_dir && read::has(dir, "type")? {
