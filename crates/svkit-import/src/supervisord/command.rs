@@ -18,14 +18,13 @@ impl Program<'_> {
     pub(super) fn env(
         &mut self,
         mode: Mode<'_>,
-        numprocs: u32,
     ) -> Result<Option<(BTreeMap<String, String>, Vec<(String, Vec<Seg>)>)>, ImportError> {
         let mut env: BTreeMap<String, String> = self.global.env.iter().cloned().collect();
         let mut runtime = Vec::new();
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
-        let Some(pieces) = self.pieces(v, "environment", numprocs, mode)? else {
+        let Some(pieces) = self.pieces(v, "environment", mode)? else {
             return Ok(None);
         };
         // Runtime variables stand in as words the lexer keeps whole, and
@@ -70,7 +69,6 @@ impl Program<'_> {
     pub(super) fn command(
         &mut self,
         mode: Mode<'_>,
-        numprocs: u32,
         runtime_env: &[(String, Vec<Seg>)],
     ) -> Result<Option<Vec<String>>, ImportError> {
         let Some(v) = self.value("command") else {
@@ -82,7 +80,7 @@ impl Program<'_> {
                 ),
             ));
         };
-        let Some(pieces) = self.pieces(v, "command", numprocs, mode)? else {
+        let Some(pieces) = self.pieces(v, "command", mode)? else {
             return Ok(None);
         };
         let lit: String = pieces

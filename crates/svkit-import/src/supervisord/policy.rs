@@ -21,12 +21,11 @@ pub fn log(
     p: &mut Program<'_>,
     slot: &mut RawSlot,
     mode: Mode<'_>,
-    numprocs: u32,
 ) -> Result<Option<Option<At>>, ImportError> {
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let Some(path) = p.known_text(v, "stdout_logfile", numprocs, mode)? else {
+    let Some(path) = p.known_text(v, "stdout_logfile", mode)? else {
         return Ok(None);
     };
     let Some(path) = path else {

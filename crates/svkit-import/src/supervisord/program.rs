@@ -94,14 +94,13 @@ impl<'a> Program<'a> {
         let numprocs = self.int("numprocs", 1, 100_000, 1)?;
         let start = self.int("numprocs_start", 0, 1_000_000_000, 0)?;
         let nums: Vec<i64> = (start..start + numprocs).collect();
-        let numprocs = u32::try_from(numprocs).unwrap_or(u32::MAX);
         let default_name = Value {
             text: "%(program_name)s".into(),
             at: self.sec.at.clone(),
         };
         let written = self.value("process_name");
         let pn = written.unwrap_or(&default_name);
-        let name_segs = self.segs(pn, "process_name", numprocs)?;
+        let name_segs = self.segs(pn, "process_name")?;
         if expand::env_vars(&name_segs).next().is_some() {
             return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
         }
@@ -110,20 +109,20 @@ impl<'a> Program<'a> {
             _ => None,
         });
         if nums.len() == 1 {
-            let one = self.one(pn, &name_segs, Mode::One(start), numprocs)?;
+            let one = self.one(pn, &name_segs, Mode::One(start))?;
             return Ok(one.into_iter().collect());
         }
         let Some(spec) = spec else {
             return Err(self.bad(pn, "process_name", "numprocs is over 1 but process_name has no %(process_num) (supervisord refuses it)"));
         };
-        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums), numprocs)? {
+        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums))? {
             return Ok(vec![t]);
         }
         // %(process_num) written otherwise somewhere than in the name: one
         // `{instance}` cannot stand for both, so each process is a slot.
         let mut out = Vec::new();
         for &k in &nums {
-            out.extend(self.one(pn, &name_segs, Mode::One(k), numprocs)?);
+            out.extend(self.one(pn, &name_segs, Mode::One(k))?);
         }
         let v = self.value("numprocs").unwrap_or(pn);
         self.note(v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
@@ -135,7 +134,6 @@ impl<'a> Program<'a> {
         pn: &Value,
         name_segs: &[Seg],
         mode: Mode<'_>,
-        numprocs: u32,
     ) -> Result<Option<Built>, ImportError> {
         let Some(name) = self.name(pn, name_segs, mode)? else {
             return Ok(None);
@@ -160,17 +158,17 @@ impl<'a> Program<'a> {
         }
         // environment first: a value known only at run time moves into
         // the command's shell.
-        let Some((env, runtime_env)) = self.env(mode, numprocs)? else {
+        let Some((env, runtime_env)) = self.env(mode)? else {
             return Ok(None);
         };
-        let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
+        let Some(command) = self.command(mode, &runtime_env)? else {
             return Ok(None);
         };
         slot.command = command;
         let user = match self.value("user") {
             Some(v) => {
                 let text = if v.text.contains('%') {
-                    let segs = self.segs(v, "user", numprocs)?;
+                    let segs = self.segs(v, "user")?;
                     expand::resolved(&segs, 0).ok_or_else(|| {
                         self.bad(v, "user", "uses a variable known only at run time")
                     })?
@@ -185,7 +183,7 @@ impl<'a> Program<'a> {
         };
         slot.user = user;
         if let Some(v) = self.value("directory") {
-            let Some(p) = self.known_text(v, "directory", numprocs, mode)? else {
+            let Some(p) = self.known_text(v, "directory", mode)? else {
                 return Ok(None);
             };
             match p {
@@ -207,7 +205,7 @@ impl<'a> Program<'a> {
         slot.env = env;
         let autostart = self.boolean("autostart", true)?;
         slot.autostart = (!autostart).then(|| "never".into());
-        let Some(log_at) = super::policy::log(self, &mut slot, mode, numprocs)? else {
+        let Some(log_at) = super::policy::log(self, &mut slot, mode)? else {
             return Ok(None);
         };
         super::policy::restart(self, &mut slot)?;

@@ -12,12 +12,7 @@ use super::program::{Mode, Program};
 use crate::ImportError;
 
 impl Program<'_> {
-    pub(super) fn segs(
-        &self,
-        v: &Value,
-        key: &str,
-        numprocs: u32,
-    ) -> Result<Vec<Seg>, ImportError> {
+    pub(super) fn segs(&self, v: &Value, key: &str) -> Result<Vec<Seg>, ImportError> {
         if !v.text.contains('%') {
             return Ok(vec![Seg::Lit(v.text.clone())]);
         }
@@ -42,7 +37,8 @@ impl Program<'_> {
             here,
             program_name: self.program_name(),
             group_name: self.group,
-            numprocs,
+            // Read (and checked) before any value is expanded.
+            numprocs: self.int("numprocs", 1, 100_000, 1)?,
         };
         expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
     }
@@ -53,11 +49,10 @@ impl Program<'_> {
         &self,
         v: &Value,
         key: &str,
-        numprocs: u32,
         mode: Mode<'_>,
     ) -> Result<Option<Vec<Seg>>, ImportError> {
         let mut out = Vec::new();
-        for s in self.segs(v, key, numprocs)? {
+        for s in self.segs(v, key)? {
             let Seg::Proc(spec) = s else {
                 out.push(s);
                 continue;
@@ -82,10 +77,9 @@ impl Program<'_> {
         &self,
         v: &Value,
         key: &str,
-        numprocs: u32,
         mode: Mode<'_>,
     ) -> Result<Option<Option<String>>, ImportError> {
-        let pieces = self.pieces(v, key, numprocs, mode)?;
+        let pieces = self.pieces(v, key, mode)?;
         Ok(pieces.map(|p| expand::resolved(&p, 0)))
     }
 }
