@@ -223,7 +223,8 @@ fn exec_safe(cmd: &str) -> bool {
         "unset", "source", ".", "eval", "trap", "ulimit", "umask", "exec", "time", "(",
     ];
     let first = cmd.split([' ', '\t']).find(|w| !w.is_empty()).unwrap_or("");
-    if NOT_PROGRAMS.contains(&first) || first.starts_with('(') || is_assignment(first) {
+    let assignment = (first.split_once('=')).is_some_and(|(n, _)| check_env_name(n).is_ok());
+    if NOT_PROGRAMS.contains(&first) || first.starts_with('(') || assignment {
         return false;
     }
     let (mut single, mut double, mut backtick, mut depth) = (false, false, false, 0usize);
@@ -251,11 +252,6 @@ fn exec_safe(cmd: &str) -> bool {
         prev = c;
     }
     true
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=')
-        .is_some_and(|(n, _)| check_env_name(n).is_ok())
 }
 
 /// `$NAME` or `${NAME` followed by something that ends the name.

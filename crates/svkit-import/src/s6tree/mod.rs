@@ -164,23 +164,28 @@ fn longrun_slot(
         ("max-death-tally", "not carried over: svkit's `restart.max_deaths`/`within_s` decide when a crash loop stops"),
         ("lock-fd", "not carried over: svkit has no lock-fd"),
         ("flag-newpidns", "not carried over: svkit runs no slot in a PID namespace of its own"),
-    ];
-    for (file, why) in dropped {
-        if read::has(dir, file)? {
-            notes.push(note(&dir.join(file), file, why));
-        }
-    }
-    if read::has(dir, "log/run")? {
-        notes.push(note(
-            &dir.join("log/run"),
-            "log/run",
-            "not carried over: svkit renders its own logger; the slot's output now goes to the \
+        ("log/run", "not carried over: svkit renders its own logger; the slot's output now goes to the \
              container's output. Check where this logger wrote (its log dir, rotation) and set \
-             the slot's `log` (`dir`, `keep`, `max_bytes`) to keep files",
-        ));
-    }
+             the slot's `log` (`dir`, `keep`, `max_bytes`) to keep files"),
+    ];
+    file_notes(dir, dropped, notes)?;
     crate::common::no_placeholder(&s, At::file(dir))?;
     Ok(Some(s))
+}
+
+/// A note for each of `files` (a file of `dir`, why it is not carried
+/// over) that is there.
+fn file_notes<S: AsRef<str>>(
+    dir: &Path,
+    files: &[(&str, S)],
+    notes: &mut Vec<Note>,
+) -> Result<(), ImportError> {
+    for (file, why) in files {
+        if read::has(dir, file)? {
+            notes.push(note(&dir.join(file), file, why.as_ref()));
+        }
+    }
+    Ok(())
 }
 
 /// The slot name of the service `name` of `dir`, with a note when it

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use svkit::msg::At;
 
 use super::graph::{boot_set, bundles, expand};
-use super::{longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
+use super::{file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
 use crate::common::error;
 use crate::{ImportError, Imported, Note, RawSlot};
 
@@ -264,12 +264,7 @@ fn rc_notes(d: &Def, notes: &mut Vec<Note>) -> Result<(), ImportError> {
     if let Some(consumer) = &d.producer_for {
         files.push(("producer-for", format!("not carried over: its output went to `{consumer}`; it now goes to the container's output: set the slot's `log` to keep files")));
     }
-    for (file, why) in files {
-        if read::has(&d.dir, file)? {
-            notes.push(note(&d.dir.join(file), file, &why));
-        }
-    }
-    Ok(())
+    file_notes(&d.dir, &files, notes)
 }
 
 fn dep_note(d: &Def, dep: &str, why: &str) -> Note {

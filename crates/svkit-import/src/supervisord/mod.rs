@@ -88,7 +88,8 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     Ok(imported)
 }
 
-/// [`import`] unchecked, with where each slot was written.
+/// The slots of the config at `path`, unchecked, with where each was
+/// written.
 pub(crate) fn import_located(
     path: &Path,
     opts: &Options,
