@@ -8,6 +8,7 @@ use svkit::msg::At;
 use super::expand::{self, Seg, Spec, Val};
 use super::ini::{Section, Value};
 use super::words;
+use crate::common::{name_chars, tidy_name};
 use crate::{ImportError, Note, RawSlot};
 
 /// What `[supervisord]` gives every program.
@@ -226,15 +227,10 @@ impl<'a> Program<'a> {
         segs: &[Seg],
         mode: Mode<'_>,
     ) -> Result<Option<String>, ImportError> {
-        let Some((mut name, raw)) = self.joined(pn, segs, mode)? else {
+        let Some((name, raw)) = self.joined(pn, segs, mode)? else {
             return Ok(None);
         };
-        if name.starts_with(['.', '_', '-']) {
-            name = name.trim_start_matches(['.', '_', '-']).to_owned();
-        }
-        while name.as_bytes().windows(2).any(|w| w == b"..") {
-            name = name.replace("..", ".");
-        }
+        let name = tidy_name(&name);
         // The placeholder stands for an instance name to check.
         names::check_slot_name(&name.replace(names::INSTANCE_VAR, "0"))
             .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
@@ -258,7 +254,7 @@ impl<'a> Program<'a> {
             match (s, mode) {
                 (Seg::Lit(l), _) => {
                     raw.push_str(l);
-                    name.push_str(&name_part(l));
+                    name.push_str(&name_chars(l));
                 }
                 (Seg::Proc(spec), Mode::Template(t, _)) if spec == t => {
                     raw.push_str(names::INSTANCE_VAR);
@@ -277,14 +273,4 @@ impl<'a> Program<'a> {
         }
         Ok(Some((name, raw)))
     }
-}
-
-/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
-fn name_part(s: &str) -> String {
-    (s.chars())
-        .map(|c| match c.to_ascii_lowercase() {
-            c @ ('a'..='z' | '0'..='9' | '.' | '_' | '-') => c,
-            _ => '-',
-        })
-        .collect()
 }
