@@ -47,11 +47,8 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let root = image_path(path)?;
     let entries = read::entries(path, false)?;
     let mut is_rc = false;
-    for (_, dir, is_dir) in &entries {
-        if *is_dir && read::has(dir, "type")? {
-            is_rc = true;
-            break;
-        }
+    for (_, dir, _) in entries.iter().filter(|e| e.2) {
+        is_rc = is_rc || read::has(dir, "type")?;
     }
     let mut out = if is_rc {
         rc::import(path, &root, &entries)?

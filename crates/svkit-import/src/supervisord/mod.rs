@@ -226,22 +226,13 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
 /// `--priority-as-order`: each slot waits for the started-at-boot slots
 /// of the next lower priority (and through them, every lower one).
 fn order(built: &mut [Built]) {
-    let mut levels: Vec<i64> = built
-        .iter()
-        .filter(|b| b.autostart)
-        .map(|b| b.priority)
-        .collect();
-    levels.sort_unstable();
-    levels.dedup();
     let mut at: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for b in built.iter().filter(|b| b.autostart) {
         at.entry(b.priority).or_default().push(b.slot.name.clone());
     }
     for b in built.iter_mut() {
-        let Some(below) = levels.iter().rev().find(|&&l| l < b.priority) else {
-            continue;
-        };
-        let deps = at.get(below).into_iter().flatten();
-        b.slot.depends_on = Some(deps.map(|n| (n.clone(), "up".to_owned())).collect());
+        if let Some((_, below)) = at.range(..b.priority).next_back() {
+            b.slot.depends_on = Some(below.iter().map(|n| (n.clone(), "up".into())).collect());
+        }
     }
 }
