@@ -2,8 +2,9 @@
 //! become slots (templated for `numprocs`), everything else is reported.
 //! Split by concern: [`read`] (the main file and its includes), [`ini`]
 //! (the INI dialect), [`expand`] (`%(name)s`), [`shlex`] (how supervisord
-//! splits words), [`words`] (its value types), [`value`] (a value's text,
-//! expanded), [`program`] and [`policy`] (the key mapping).
+//! splits words), [`words`] (its value types), [`program`] (one program,
+//! its values expanded), [`command`], [`keys`] and [`policy`] (the key
+//! mapping).
 
 mod command;
 mod expand;
@@ -17,7 +18,6 @@ mod shlex;
 mod tests;
 #[cfg(test)]
 mod tests_input;
-mod value;
 mod words;
 
 use std::collections::{BTreeMap, HashMap};
