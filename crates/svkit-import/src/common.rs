@@ -9,7 +9,7 @@ use std::path::Path;
 use svkit::config::names::{check_slot_name, INSTANCE_VAR, MAX_NAME_BYTES};
 use svkit::msg::At;
 
-use crate::{ImportError, RawSlot};
+use crate::{ImportError, Note, RawSlot};
 
 /// An error about a whole file or dir.
 pub(crate) fn error(file: &Path, what: impl Into<String>) -> ImportError {
@@ -88,6 +88,16 @@ pub(crate) fn slot_name(raw: &str) -> Result<(String, bool), String> {
     check_slot_name(&name).map_err(|why| format!("no slot name can be made of it: {why}"))?;
     let changed = name != raw;
     Ok((name, changed))
+}
+
+/// [`slot_name`], with a note at `at` when it differs from `raw`.
+pub(crate) fn noted_slot_name(raw: &str, at: At, notes: &mut Vec<Note>) -> Result<String, String> {
+    let (slot, changed) = slot_name(raw)?;
+    if changed {
+        let why = format!("the slot is named `{slot}` (a slot name is a-z, 0-9, `.`, `_`, `-`)");
+        notes.push(Note::new(at, raw, why));
+    }
+    Ok(slot)
 }
 
 /// `s` lowercased, every character a slot name cannot hold as `-`.

@@ -185,21 +185,6 @@ fn file_notes<S: AsRef<str>>(
     Ok(())
 }
 
-/// The slot name of the service `name` of `dir`, with a note when it
-/// differs; `Err` when none can be made.
-fn slot_name(name: &str, dir: &Path, notes: &mut Vec<Note>) -> Result<String, ImportError> {
-    let (slot, changed) = crate::common::slot_name(name)
-        .map_err(|why| error(dir, format!("service `{name}`: {why}")))?;
-    if changed {
-        notes.push(note(
-            dir,
-            name,
-            &format!("the slot is named `{slot}` (a slot name is a-z, 0-9, `.`, `_`, `-`)"),
-        ));
-    }
-    Ok(slot)
-}
-
 /// The tree-wide name map: a source name to its slot name, refusing two
 /// services that would share one.
 fn name_map<'a>(
@@ -209,7 +194,8 @@ fn name_map<'a>(
     let mut map = HashMap::new();
     let mut taken: HashMap<String, &str> = HashMap::new();
     for (name, dir) in names {
-        let slot = slot_name(name, dir, notes)?;
+        let slot = crate::common::noted_slot_name(name, At::file(dir), notes)
+            .map_err(|why| error(dir, format!("service `{name}`: {why}")))?;
         if let Some(other) = taken.insert(slot.clone(), name) {
             return Err(error(
                 dir,
