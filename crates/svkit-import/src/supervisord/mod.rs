@@ -99,22 +99,16 @@ pub(crate) fn import_located(
         mut notes,
         files,
     } = read::read(path)?;
-    let mut groups: HashMap<String, String> = HashMap::new();
+    let mut groups: HashMap<&str, &str> = HashMap::new();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {
-            let progs: Vec<String> = s
-                .get("programs")
-                .map(|v| {
-                    v.text
-                        .split(',')
-                        .map(|p| p.trim().to_owned())
-                        .filter(|p| !p.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default();
-            for p in &progs {
-                groups.insert(p.clone(), g.to_owned());
-            }
+            let listed = s.get("programs").map_or("", |v| &v.text);
+            let progs: Vec<&str> = listed
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect();
+            groups.extend(progs.iter().map(|&p| (p, g)));
             notes.push(section_note(s, &s.name, format!(
                 "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
                 progs.join(", "),
@@ -138,7 +132,7 @@ pub(crate) fn import_located(
             }
             continue;
         };
-        let group = groups.get(prog).map_or(prog, String::as_str);
+        let group = groups.get(prog).copied().unwrap_or(prog);
         let mut p = Program {
             sec: s,
             defaults: &ini.defaults,

@@ -171,11 +171,11 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
         return Err("a pattern that is not UTF-8".into());
     };
     if !has_glob(name) {
-        return Ok(if pattern.exists() {
-            vec![pattern.to_path_buf()]
-        } else {
-            Vec::new()
-        });
+        return Ok(pattern
+            .exists()
+            .then(|| pattern.to_path_buf())
+            .into_iter()
+            .collect());
     }
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
