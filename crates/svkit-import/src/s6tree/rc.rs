@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use svkit::msg::At;
 
-use super::graph::{boot_set, bundles, expand};
+use super::graph::{boot_set, bundles, expand, named_cycle};
 use super::{file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
 use crate::common::error;
 use crate::{ImportError, Imported, Note, RawSlot};
@@ -200,18 +200,9 @@ pub(super) fn import(
         }
         slots[at].1.depends_on = (!depends.is_empty()).then_some(depends);
     }
-    if let Some(cycle) = svkit::config::depends::cycle(edges) {
-        let names: Vec<&str> = cycle
-            .iter()
-            .map(|&at| defs[slots[at].0].name.as_str())
-            .collect();
-        return Err(error(
-            &defs[slots[cycle[0]].0].dir,
-            format!(
-                "dependency cycle {} (s6-rc-compile refuses it too)",
-                names.join(" -> ")
-            ),
-        ));
+    if let Some((first, cycle)) = named_cycle(edges, |at| &defs[slots[at].0].name) {
+        let what = format!("dependency cycle {cycle} (s6-rc-compile refuses it too)");
+        return Err(error(&defs[slots[first].0].dir, what));
     }
     out.slots = slots.into_iter().map(|(_, s)| s).collect();
     if has_user && !out.slots.is_empty() {
