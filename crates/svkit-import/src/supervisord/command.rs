@@ -95,8 +95,11 @@ impl Program<'_> {
             return Err(self.bad(v, "command", "empty (supervisord refuses it)"));
         }
         let sh = shlex::shellish(&lit);
-        let vars: Vec<&str> = env_vars(&pieces).collect();
-        if !sh.any() && vars.is_empty() && runtime_env.is_empty() {
+        // The run-time variables the command reads: its own, then its env's.
+        let mut known: Vec<&str> = env_vars(&pieces).collect();
+        known.extend(runtime_env.iter().flat_map(|(_, ps)| env_vars(ps)));
+        known.dedup();
+        if !sh.any() && known.is_empty() && runtime_env.is_empty() {
             // Without variables `lit` is the plain text: its words are argv.
             return Ok(Some(words));
         }
@@ -115,9 +118,6 @@ impl Program<'_> {
         if sh.expansions {
             why.push("it uses $-expansions (supervisord passed them as they are)".to_owned());
         }
-        let mut known: Vec<&str> = vars.clone();
-        known.extend(runtime_env.iter().flat_map(|(_, ps)| env_vars(ps)));
-        known.dedup();
         if !known.is_empty() {
             why.push(format!("{} known only when the container runs, read from its environment then (`${{X}}`; supervisord read them when it started)", known.iter().map(|x| format!("${x}")).collect::<Vec<_>>().join(", ")));
         }

@@ -181,10 +181,7 @@ pub fn stop(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> 
         let sig = v.text.trim().to_ascii_uppercase();
         let canon = names::check_signal(&sig)
             .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
-        let mut bare = canon.as_str();
-        while let Some(rest) = bare.strip_prefix("SIG") {
-            bare = rest;
-        }
+        let bare = canon.trim_start_matches("SIG");
         if bare != "TERM" {
             slot.down_signal = Some(bare.to_owned());
         }
