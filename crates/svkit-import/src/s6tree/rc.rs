@@ -88,12 +88,9 @@ pub(super) fn import(
     entries: &[(String, PathBuf, bool)],
 ) -> Result<Imported, ImportError> {
     let mut out = Imported::default();
-    let mut defs = Vec::new();
-    for (name, dir, is_dir) in entries {
-        if *is_dir {
-            defs.push(read_def(name, dir)?);
-        }
-    }
+    let defs: Vec<Def> = (entries.iter().filter(|e| e.2))
+        .map(|(name, dir, _)| read_def(name, dir))
+        .collect::<Result<_, _>>()?;
     // The files read are the definition dirs.
     out.files = defs.len();
     let index: HashMap<&str, usize> = defs
@@ -115,14 +112,11 @@ pub(super) fn import(
 
     // The slots, in the tree's order; a consumer, a bundle or a longrun
     // that cannot run is none.
-    let atomic: Vec<&Def> = defs
-        .iter()
-        .filter(|d| {
-            d.kind == Kind::Oneshot || (d.kind == Kind::Longrun && d.consumer_for.is_empty())
-        })
-        .collect();
+    let atomic = defs.iter().filter(|d| {
+        d.kind == Kind::Oneshot || (d.kind == Kind::Longrun && d.consumer_for.is_empty())
+    });
     let names = name_map(
-        atomic.iter().map(|d| (d.name.as_str(), d.dir.as_path())),
+        atomic.map(|d| (d.name.as_str(), d.dir.as_path())),
         &mut out.notes,
     )?;
     let mut slots: Vec<(usize, RawSlot)> = Vec::new();
