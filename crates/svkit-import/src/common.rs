@@ -9,7 +9,7 @@ use std::path::Path;
 use svkit::config::names::{check_slot_name, INSTANCE_VAR, MAX_NAME_BYTES};
 use svkit::msg::At;
 
-use crate::{ImportError, RawSlot};
+use crate::{ImportError, Note, RawSlot};
 
 /// An error about a whole file or dir.
 pub(crate) fn error(file: &Path, what: impl Into<String>) -> ImportError {
@@ -79,18 +79,7 @@ pub(crate) fn no_placeholder(slot: &RawSlot, at: At) -> Result<(), ImportError> 
 /// `Ok((name, changed))`; `Err(why)` when nothing usable is left or the
 /// result is still not a slot name (too long, a reserved prefix).
 pub(crate) fn slot_name(raw: &str) -> Result<(String, bool), String> {
-    let mut name: String = raw
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | '0'..='9' | '_' | '-' | '.' => c,
-            'A'..='Z' => c.to_ascii_lowercase(),
-            _ => '-',
-        })
-        .collect();
-    while name.contains("..") {
-        name = name.replace("..", ".");
-    }
-    let name = name.trim_start_matches(['-', '_', '.']).to_string();
+    let name = tidy_name(&name_chars(raw));
     if name.len() > MAX_NAME_BYTES {
         return Err(format!(
             "a slot name is at most {MAX_NAME_BYTES} bytes: give it a shorter name"
@@ -99,6 +88,35 @@ pub(crate) fn slot_name(raw: &str) -> Result<(String, bool), String> {
     check_slot_name(&name).map_err(|why| format!("no slot name can be made of it: {why}"))?;
     let changed = name != raw;
     Ok((name, changed))
+}
+
+/// [`slot_name`], with a note at `at` when it differs from `raw`.
+pub(crate) fn noted_slot_name(raw: &str, at: At, notes: &mut Vec<Note>) -> Result<String, String> {
+    let (slot, changed) = slot_name(raw)?;
+    if changed {
+        let why = format!("the slot is named `{slot}` (a slot name is a-z, 0-9, `.`, `_`, `-`)");
+        notes.push(Note::new(at, raw, why));
+    }
+    Ok(slot)
+}
+
+/// `s` lowercased, every character a slot name cannot hold as `-`.
+pub(crate) fn name_chars(s: &str) -> String {
+    (s.chars())
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '.' | '_' | '-') => c,
+            _ => '-',
+        })
+        .collect()
+}
+
+/// `name` without leading `-`/`_`/`.`, and `..` folded to `.`.
+pub(crate) fn tidy_name(name: &str) -> String {
+    let mut name = name.trim_start_matches(['-', '_', '.']).to_string();
+    while name.contains("..") {
+        name = name.replace("..", ".");
+    }
+    name
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::path::Path;
 use svkit::config::names::{check_abs_path, check_arg_len, check_env_name, check_no_nul};
 use svkit::msg::At;
 
-use crate::common::{error, no_placeholder, read_file, slot_name};
+use crate::common::{error, no_placeholder, noted_slot_name, read_file};
 use crate::{ImportError, Imported, Note, RawSlot};
 
 /// Far above any Procfile a person writes; a bigger file is not one.
@@ -60,8 +60,8 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
             }
             continue;
         };
-        let (slot, renamed) =
-            slot_name(name).map_err(|why| located(path, n, format!("{name}: {why}")))?;
+        let slot = noted_slot_name(name, At::line(path, n), &mut out.notes)
+            .map_err(|why| located(path, n, format!("{name}: {why}")))?;
         if let Some((first, at)) = seen.get(&slot) {
             let what = if first == name {
                 format!("{name}: the name is already on line {at}: honcho refuses such a file and foreman runs both; rename one")
@@ -73,14 +73,6 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
             return Err(located(path, n, what));
         }
         seen.insert(slot.clone(), (name.to_string(), n));
-        if renamed {
-            out.notes.push(note(
-                path,
-                n,
-                name,
-                &format!("the slot is named `{slot}` (a slot name is a-z, 0-9, `.`, `_`, `-`)"),
-            ));
-        }
         let command = command_argv(command, |why| note(path, n, name, why), &mut out.notes);
         for arg in &command {
             check_no_nul(arg)
@@ -223,7 +215,8 @@ fn exec_safe(cmd: &str) -> bool {
         "unset", "source", ".", "eval", "trap", "ulimit", "umask", "exec", "time", "(",
     ];
     let first = cmd.split([' ', '\t']).find(|w| !w.is_empty()).unwrap_or("");
-    if NOT_PROGRAMS.contains(&first) || first.starts_with('(') || is_assignment(first) {
+    let assignment = (first.split_once('=')).is_some_and(|(n, _)| check_env_name(n).is_ok());
+    if NOT_PROGRAMS.contains(&first) || first.starts_with('(') || assignment {
         return false;
     }
     let (mut single, mut double, mut backtick, mut depth) = (false, false, false, 0usize);
@@ -251,11 +244,6 @@ fn exec_safe(cmd: &str) -> bool {
         prev = c;
     }
     true
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=')
-        .is_some_and(|(n, _)| check_env_name(n).is_ok())
 }
 
 /// `$NAME` or `${NAME` followed by something that ends the name.

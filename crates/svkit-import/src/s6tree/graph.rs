@@ -62,17 +62,22 @@ pub(super) fn bundles(
                 .collect()
         })
         .collect();
-    if let Some(cycle) = svkit::config::depends::cycle(edges) {
-        let cycle: Vec<&str> = cycle.iter().map(|&i| names[i].as_str()).collect();
-        return Err(error(
-            path,
-            format!(
-                "bundle cycle {} (s6-rc-compile refuses it too)",
-                cycle.join(" -> ")
-            ),
-        ));
+    if let Some((_, cycle)) = named_cycle(edges, |i| names[i]) {
+        let what = format!("bundle cycle {cycle} (s6-rc-compile refuses it too)");
+        return Err(error(path, what));
     }
     Ok(out)
+}
+
+/// A cycle of `edges` (the library's search, as for a config's
+/// `depends_on`): its first node, and its nodes' names joined by ` -> `.
+pub(super) fn named_cycle<'a>(
+    edges: Vec<Vec<usize>>,
+    name: impl Fn(usize) -> &'a String,
+) -> Option<(usize, String)> {
+    let cycle = svkit::config::depends::cycle(edges)?;
+    let names: Vec<&str> = cycle.iter().map(|&i| name(i).as_str()).collect();
+    Some((cycle[0], names.join(" -> ")))
 }
 
 /// The services `name` stands for: itself, or a bundle's services, each

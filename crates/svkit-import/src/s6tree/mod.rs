@@ -45,13 +45,10 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
         ));
     }
     let root = image_path(path)?;
-    let entries = read::entries(path)?;
+    let entries = read::entries(path, false)?;
     let mut is_rc = false;
-    for (_, dir, is_dir) in &entries {
-        if *is_dir && read::has(dir, "type")? {
-            is_rc = true;
-            break;
-        }
+    for (_, dir, _) in entries.iter().filter(|e| e.2) {
+        is_rc = is_rc || read::has(dir, "type")?;
     }
     let mut out = if is_rc {
         rc::import(path, &root, &entries)?
@@ -164,38 +161,28 @@ fn longrun_slot(
         ("max-death-tally", "not carried over: svkit's `restart.max_deaths`/`within_s` decide when a crash loop stops"),
         ("lock-fd", "not carried over: svkit has no lock-fd"),
         ("flag-newpidns", "not carried over: svkit runs no slot in a PID namespace of its own"),
-    ];
-    for (file, why) in dropped {
-        if read::has(dir, file)? {
-            notes.push(note(&dir.join(file), file, why));
-        }
-    }
-    if read::has(dir, "log/run")? {
-        notes.push(note(
-            &dir.join("log/run"),
-            "log/run",
-            "not carried over: svkit renders its own logger; the slot's output now goes to the \
+        ("log/run", "not carried over: svkit renders its own logger; the slot's output now goes to the \
              container's output. Check where this logger wrote (its log dir, rotation) and set \
-             the slot's `log` (`dir`, `keep`, `max_bytes`) to keep files",
-        ));
-    }
+             the slot's `log` (`dir`, `keep`, `max_bytes`) to keep files"),
+    ];
+    file_notes(dir, dropped, notes)?;
     crate::common::no_placeholder(&s, At::file(dir))?;
     Ok(Some(s))
 }
 
-/// The slot name of the service `name` of `dir`, with a note when it
-/// differs; `Err` when none can be made.
-fn slot_name(name: &str, dir: &Path, notes: &mut Vec<Note>) -> Result<String, ImportError> {
-    let (slot, changed) = crate::common::slot_name(name)
-        .map_err(|why| error(dir, format!("service `{name}`: {why}")))?;
-    if changed {
-        notes.push(note(
-            dir,
-            name,
-            &format!("the slot is named `{slot}` (a slot name is a-z, 0-9, `.`, `_`, `-`)"),
-        ));
+/// A note for each of `files` (a file of `dir`, why it is not carried
+/// over) that is there.
+fn file_notes<S: AsRef<str>>(
+    dir: &Path,
+    files: &[(&str, S)],
+    notes: &mut Vec<Note>,
+) -> Result<(), ImportError> {
+    for (file, why) in files {
+        if read::has(dir, file)? {
+            notes.push(note(&dir.join(file), file, why.as_ref()));
+        }
     }
-    Ok(slot)
+    Ok(())
 }
 
 /// The tree-wide name map: a source name to its slot name, refusing two
@@ -207,7 +194,8 @@ fn name_map<'a>(
     let mut map = HashMap::new();
     let mut taken: HashMap<String, &str> = HashMap::new();
     for (name, dir) in names {
-        let slot = slot_name(name, dir, notes)?;
+        let slot = crate::common::noted_slot_name(name, At::file(dir), notes)
+            .map_err(|why| error(dir, format!("service `{name}`: {why}")))?;
         if let Some(other) = taken.insert(slot.clone(), name) {
             return Err(error(
                 dir,

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use svkit::msg::At;
 
-use super::graph::{boot_set, bundles, expand};
-use super::{longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
+use super::graph::{boot_set, bundles, expand, named_cycle};
+use super::{file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
 use crate::common::error;
 use crate::{ImportError, Imported, Note, RawSlot};
 
@@ -88,12 +88,9 @@ pub(super) fn import(
     entries: &[(String, PathBuf, bool)],
 ) -> Result<Imported, ImportError> {
     let mut out = Imported::default();
-    let mut defs = Vec::new();
-    for (name, dir, is_dir) in entries {
-        if *is_dir {
-            defs.push(read_def(name, dir)?);
-        }
-    }
+    let defs: Vec<Def> = (entries.iter().filter(|e| e.2))
+        .map(|(name, dir, _)| read_def(name, dir))
+        .collect::<Result<_, _>>()?;
     // The files read are the definition dirs.
     out.files = defs.len();
     let index: HashMap<&str, usize> = defs
@@ -115,14 +112,11 @@ pub(super) fn import(
 
     // The slots, in the tree's order; a consumer, a bundle or a longrun
     // that cannot run is none.
-    let atomic: Vec<&Def> = defs
-        .iter()
-        .filter(|d| {
-            d.kind == Kind::Oneshot || (d.kind == Kind::Longrun && d.consumer_for.is_empty())
-        })
-        .collect();
+    let atomic = defs.iter().filter(|d| {
+        d.kind == Kind::Oneshot || (d.kind == Kind::Longrun && d.consumer_for.is_empty())
+    });
     let names = name_map(
-        atomic.iter().map(|d| (d.name.as_str(), d.dir.as_path())),
+        atomic.map(|d| (d.name.as_str(), d.dir.as_path())),
         &mut out.notes,
     )?;
     let mut slots: Vec<(usize, RawSlot)> = Vec::new();
@@ -200,18 +194,9 @@ pub(super) fn import(
         }
         slots[at].1.depends_on = (!depends.is_empty()).then_some(depends);
     }
-    if let Some(cycle) = svkit::config::depends::cycle(edges) {
-        let names: Vec<&str> = cycle
-            .iter()
-            .map(|&at| defs[slots[at].0].name.as_str())
-            .collect();
-        return Err(error(
-            &defs[slots[cycle[0]].0].dir,
-            format!(
-                "dependency cycle {} (s6-rc-compile refuses it too)",
-                names.join(" -> ")
-            ),
-        ));
+    if let Some((first, cycle)) = named_cycle(edges, |at| &defs[slots[at].0].name) {
+        let what = format!("dependency cycle {cycle} (s6-rc-compile refuses it too)");
+        return Err(error(&defs[slots[first].0].dir, what));
     }
     out.slots = slots.into_iter().map(|(_, s)| s).collect();
     if has_user && !out.slots.is_empty() {
@@ -264,12 +249,7 @@ fn rc_notes(d: &Def, notes: &mut Vec<Note>) -> Result<(), ImportError> {
     if let Some(consumer) = &d.producer_for {
         files.push(("producer-for", format!("not carried over: its output went to `{consumer}`; it now goes to the container's output: set the slot's `log` to keep files")));
     }
-    for (file, why) in files {
-        if read::has(&d.dir, file)? {
-            notes.push(note(&d.dir.join(file), file, &why));
-        }
-    }
-    Ok(())
+    file_notes(&d.dir, &files, notes)
 }
 
 fn dep_note(d: &Def, dep: &str, why: &str) -> Note {

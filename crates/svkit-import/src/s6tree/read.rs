@@ -16,8 +16,8 @@ const LIST: usize = 1 << 20;
 
 /// The entries of `dir` that s6 would look at (not dot-led), sorted by
 /// name, each with whether it is a directory (symlinks followed, as s6
-/// follows them).
-pub(super) fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, ImportError> {
+/// follows them), or for a name `list`, not looked at.
+pub(super) fn entries(dir: &Path, list: bool) -> Result<Vec<(String, PathBuf, bool)>, ImportError> {
     let io = |e: std::io::Error| error(dir, format!("unable to read the directory: {e}"));
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io)? {
@@ -28,13 +28,18 @@ pub(super) fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, Import
         }
         let path = entry.path();
         let Some(name) = os.to_str() else {
-            return Err(error(&path, "the name is not UTF-8: a config holds UTF-8"));
+            return Err(match list {
+                true => error(dir, "an entry's name is not UTF-8: a config holds UTF-8"),
+                false => error(&path, "the name is not UTF-8: a config holds UTF-8"),
+            });
         };
-        let meta = std::fs::metadata(&path)
-            .map_err(|e| error(&path, format!("unable to read it: {e}")))?;
-        out.push((name.to_string(), path, meta.is_dir()));
+        let is_dir = !list
+            && std::fs::metadata(&path)
+                .map_err(|e| error(&path, format!("unable to read it: {e}")))?
+                .is_dir();
+        out.push((name.to_string(), path, is_dir));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort();
     Ok(out)
 }
 
@@ -86,19 +91,10 @@ pub(super) fn names(dir: &Path, what: &str) -> Result<Vec<String>, ImportError> 
     let d = format!("{what}.d");
     let mut out = Vec::new();
     if has(dir, &d)? {
-        let path = dir.join(&d);
-        let io = |e: std::io::Error| error(&path, format!("unable to read the directory: {e}"));
-        for entry in std::fs::read_dir(&path).map_err(io)? {
-            let os = entry.map_err(io)?.file_name();
-            if os.as_encoded_bytes().starts_with(b".") {
-                continue;
-            }
-            let name = os.to_str().ok_or_else(|| {
-                error(&path, "an entry's name is not UTF-8: a config holds UTF-8")
-            })?;
-            out.push(name.to_string());
-        }
-        out.sort();
+        out = entries(&dir.join(&d), true)?
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
     } else if has(dir, what)? {
         let path = dir.join(what);
         let bytes = read_file(&path, LIST, what)?;

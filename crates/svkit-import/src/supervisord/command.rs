@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use svkit::config::names;
 
-use super::program::{err, Mode, Piece, Program};
+use super::expand::{env_vars, Seg};
+use super::program::{Mode, Program};
 use super::shlex;
 use crate::ImportError;
 
@@ -17,14 +18,13 @@ impl Program<'_> {
     pub(super) fn env(
         &mut self,
         mode: Mode<'_>,
-        numprocs: u32,
-    ) -> Result<Option<(BTreeMap<String, String>, Vec<(String, Vec<Piece>)>)>, ImportError> {
+    ) -> Result<Option<(BTreeMap<String, String>, Vec<(String, Vec<Seg>)>)>, ImportError> {
         let mut env: BTreeMap<String, String> = self.global.env.iter().cloned().collect();
         let mut runtime = Vec::new();
         let Some(v) = self.value("environment") else {
             return Ok(Some((env, runtime)));
         };
-        let Some(pieces) = self.value_pieces(v, "environment", numprocs, mode)? else {
+        let Some(pieces) = self.pieces(v, "environment", mode)? else {
             return Ok(None);
         };
         // Runtime variables stand in as words the lexer keeps whole, and
@@ -34,11 +34,12 @@ impl Program<'_> {
         let mut vars = Vec::new();
         for p in &pieces {
             match p {
-                Piece::Lit(l) => text.push_str(l),
-                Piece::Var(x) => {
+                Seg::Lit(l) => text.push_str(l),
+                Seg::Env(x) => {
                     text.push_str(&format!("{mark}{}{mark}", vars.len()));
                     vars.push(x.clone());
                 }
+                Seg::Proc(_) => {}
             }
         }
         let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(v, "environment", e))?;
@@ -53,10 +54,10 @@ impl Program<'_> {
             for (i, part) in val.split(mark.as_str()).enumerate() {
                 if i % 2 == 0 {
                     if !part.is_empty() {
-                        ps.push(Piece::Lit(part.to_owned()));
+                        ps.push(Seg::Lit(part.to_owned()));
                     }
                 } else if let Some(x) = part.parse::<usize>().ok().and_then(|n| vars.get(n)) {
-                    ps.push(Piece::Var(x.clone()));
+                    ps.push(Seg::Env(x.clone()));
                 }
             }
             env.remove(&k);
@@ -68,27 +69,25 @@ impl Program<'_> {
     pub(super) fn command(
         &mut self,
         mode: Mode<'_>,
-        numprocs: u32,
-        runtime_env: &[(String, Vec<Piece>)],
+        runtime_env: &[(String, Vec<Seg>)],
     ) -> Result<Option<Vec<String>>, ImportError> {
         let Some(v) = self.value("command") else {
-            return Err(err(
-                &self.sec.file,
-                self.sec.line,
+            return Err(ImportError::new(
+                self.sec.at.clone(),
                 format!(
                     "[{}] has no command (supervisord refuses it)",
                     self.sec.name
                 ),
             ));
         };
-        let Some(pieces) = self.value_pieces(v, "command", numprocs, mode)? else {
+        let Some(pieces) = self.pieces(v, "command", mode)? else {
             return Ok(None);
         };
         let lit: String = pieces
             .iter()
             .map(|p| match p {
-                Piece::Lit(l) => l.as_str(),
-                Piece::Var(_) => "x",
+                Seg::Lit(l) => l.as_str(),
+                _ => "x",
             })
             .collect();
         let words = shlex::split(&lit).map_err(|e| self.bad(v, "command", e))?;
@@ -96,14 +95,11 @@ impl Program<'_> {
             return Err(self.bad(v, "command", "empty (supervisord refuses it)"));
         }
         let sh = shlex::shellish(&lit);
-        let vars: Vec<&str> = pieces
-            .iter()
-            .filter_map(|p| match p {
-                Piece::Var(x) => Some(x.as_str()),
-                Piece::Lit(_) => None,
-            })
-            .collect();
-        if !sh.any() && vars.is_empty() && runtime_env.is_empty() {
+        // The run-time variables the command reads: its own, then its env's.
+        let mut known: Vec<&str> = env_vars(&pieces).collect();
+        known.extend(runtime_env.iter().flat_map(|(_, ps)| env_vars(ps)));
+        known.dedup();
+        if !sh.any() && known.is_empty() && runtime_env.is_empty() {
             // Without variables `lit` is the plain text: its words are argv.
             return Ok(Some(words));
         }
@@ -122,14 +118,6 @@ impl Program<'_> {
         if sh.expansions {
             why.push("it uses $-expansions (supervisord passed them as they are)".to_owned());
         }
-        let mut known: Vec<&str> = vars.clone();
-        known.extend(runtime_env.iter().flat_map(|(_, ps)| {
-            ps.iter().filter_map(|p| match p {
-                Piece::Var(x) => Some(x.as_str()),
-                Piece::Lit(_) => None,
-            })
-        }));
-        known.dedup();
         if !known.is_empty() {
             why.push(format!("{} known only when the container runs, read from its environment then (`${{X}}`; supervisord read them when it started)", known.iter().map(|x| format!("${x}")).collect::<Vec<_>>().join(", ")));
         }
@@ -147,11 +135,11 @@ impl Program<'_> {
 }
 
 /// Pieces inside double quotes: text escaped, variables as `${X}`.
-fn dq(ps: &[Piece]) -> String {
+fn dq(ps: &[Seg]) -> String {
     let mut s = String::new();
     for p in ps {
         match p {
-            Piece::Lit(l) => {
+            Seg::Lit(l) => {
                 for c in l.chars() {
                     if matches!(c, '"' | '\\' | '$' | '`') {
                         s.push('\\');
@@ -159,7 +147,8 @@ fn dq(ps: &[Piece]) -> String {
                     s.push(c);
                 }
             }
-            Piece::Var(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Proc(_) => {}
         }
     }
     s
@@ -168,13 +157,13 @@ fn dq(ps: &[Piece]) -> String {
 /// The command as shell text: its own text, a variable as `${X}` (closing
 /// and reopening a single-quoted part around it, where supervisord would
 /// have put the value inside the quotes).
-fn shell_text(ps: &[Piece]) -> String {
+fn shell_text(ps: &[Seg]) -> String {
     let mut s = String::new();
     let mut sq = false;
     let mut dqs = false;
     for p in ps {
         match p {
-            Piece::Lit(l) => {
+            Seg::Lit(l) => {
                 let mut esc = false;
                 for c in l.chars() {
                     if esc {
@@ -189,8 +178,9 @@ fn shell_text(ps: &[Piece]) -> String {
                     s.push(c);
                 }
             }
-            Piece::Var(x) if sq => s.push_str(&format!("'\"${{{x}}}\"'")),
-            Piece::Var(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Env(x) if sq => s.push_str(&format!("'\"${{{x}}}\"'")),
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Proc(_) => {}
         }
     }
     s
@@ -201,11 +191,11 @@ fn shell_text(ps: &[Piece]) -> String {
 /// one does (a value may say anything). It overlaps itself nowhere (no
 /// start of it is also an end), so its copies around a variable's number
 /// are found where they were put, whatever text is beside them.
-fn stand_in(pieces: &[Piece]) -> String {
+fn stand_in(pieces: &[Seg]) -> String {
     let bare: String = (pieces.iter())
         .flat_map(|p| match p {
-            Piece::Lit(l) => l.chars(),
-            Piece::Var(_) => "\0".chars(),
+            Seg::Lit(l) => l.chars(),
+            _ => "\0".chars(),
         })
         .filter(|c| !matches!(c, '"' | '\'' | '\\'))
         .collect();

@@ -30,7 +30,7 @@ pub struct Known<'a> {
     pub here: &'a str,
     pub program_name: &'a str,
     pub group_name: &'a str,
-    pub numprocs: u32,
+    pub numprocs: i64,
 }
 
 /// Expands `text`; an unknown name or a malformed `%` is an error, as it
@@ -64,7 +64,7 @@ pub fn expand(text: &str, k: &Known<'_>) -> Result<Vec<Seg>, String> {
             "here" => Seg::Lit(format(&spec, Val::Str(k.here))?),
             "program_name" => Seg::Lit(format(&spec, Val::Str(k.program_name))?),
             "group_name" => Seg::Lit(format(&spec, Val::Str(k.group_name))?),
-            "numprocs" => Seg::Lit(format(&spec, Val::Int(i64::from(k.numprocs)))?),
+            "numprocs" => Seg::Lit(format(&spec, Val::Int(k.numprocs))?),
             "process_num" => {
                 format(&spec, Val::Int(0))?;
                 Seg::Proc(spec)

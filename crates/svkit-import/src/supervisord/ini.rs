@@ -11,9 +11,7 @@
 //! - a section or key seen again is merged: the later value wins;
 //! - CRLF and a missing final newline read as LF and a final newline.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::rc::Rc;
 
 use svkit::msg::At;
 
@@ -23,32 +21,29 @@ use crate::ImportError;
 #[derive(Clone, Debug)]
 pub struct Value {
     pub text: String,
-    /// Shared by every value and section of one file.
-    pub file: Rc<Path>,
-    pub line: usize,
+    pub at: At,
 }
 
 /// One `[section]`, its keys (lowercased) in the order first written.
 #[derive(Clone, Debug)]
 pub struct Section {
     pub name: String,
-    pub file: Rc<Path>,
-    pub line: usize,
+    pub at: At,
     pub keys: Vec<(String, Value)>,
     /// Values that a later value of the same key replaced (as supervisord
     /// does: the last one wins), in the order replaced: the key's place in
     /// `keys`, and where the earlier value was written.
-    pub replaced: Vec<(usize, Rc<Path>, usize)>,
+    pub replaced: Vec<(usize, At)>,
 }
 
 impl Section {
-    fn new(name: String, file: Rc<Path>, line: usize) -> Section {
+    fn new(name: &str, at: At) -> Section {
+        let (name, keys, replaced) = (name.to_owned(), Vec::new(), Vec::new());
         Section {
             name,
-            file,
-            line,
-            keys: Vec::new(),
-            replaced: Vec::new(),
+            at,
+            keys,
+            replaced,
         }
     }
 
@@ -61,7 +56,7 @@ impl Section {
     fn set(&mut self, key: String, value: Value) -> usize {
         if let Some(k) = self.keys.iter().position(|(n, _)| *n == key) {
             let old = std::mem::replace(&mut self.keys[k].1, value);
-            self.replaced.push((k, old.file, old.line));
+            self.replaced.push((k, old.at));
             return k;
         }
         self.keys.push((key, value));
@@ -76,41 +71,37 @@ pub struct Ini {
     pub sections: Vec<Section>,
     /// `[DEFAULT]`: every section's fallback.
     pub defaults: Section,
-    /// Where each section is in `sections`.
-    index: HashMap<String, usize>,
 }
 
 impl Default for Ini {
     fn default() -> Ini {
+        let defaults = Section::new("DEFAULT", At::file(""));
         Ini {
             sections: Vec::new(),
-            defaults: Section::new("DEFAULT".into(), Rc::from(Path::new("")), 0),
-            index: HashMap::new(),
+            defaults,
         }
     }
 }
 
 impl Ini {
     pub fn section(&self, name: &str) -> Option<&Section> {
-        self.index.get(name).map(|&i| &self.sections[i])
+        self.sections.iter().find(|s| s.name == name)
     }
 
     /// The section a `[header]` opens (`None`: `[DEFAULT]`).
-    fn open(&mut self, header: &str, file: &Rc<Path>, line: usize) -> Option<usize> {
+    fn open(&mut self, header: &str, at: At) -> Option<usize> {
         if header == "DEFAULT" {
             return None;
         }
-        let next = self.sections.len();
-        let ix = *self.index.entry(header.to_owned()).or_insert(next);
-        if ix == next {
-            (self.sections).push(Section::new(header.to_owned(), file.clone(), line));
-        }
-        Some(ix)
+        let found = self.sections.iter().position(|s| s.name == header);
+        Some(found.unwrap_or_else(|| {
+            self.sections.push(Section::new(header, at));
+            self.sections.len() - 1
+        }))
     }
 
     /// Reads one file's text into the sections.
     pub fn read(&mut self, file: &Path, text: &str) -> Result<(), ImportError> {
-        let file: Rc<Path> = Rc::from(file);
         // The section being written (`Some(None)`: `[DEFAULT]`), the key
         // being written (its index in its list), its indent, and the
         // blank lines after it, which are part of its value only if
@@ -148,11 +139,11 @@ impl Ini {
             blank = 0;
             indent_level = cur_indent;
             if let Some(header) = section_header(value) {
-                cur = Some(self.open(header, &file, lineno));
+                cur = Some(self.open(header, At::line(file, lineno)));
                 opt = None;
                 continue;
             }
-            let err = |what: String| ImportError::new(At::line(&*file, lineno), what);
+            let err = |what: String| ImportError::new(At::line(file, lineno), what);
             let Some(c) = cur else {
                 return Err(err(
                     "a key before any [section] header (supervisord refuses the file)".into(),
@@ -171,8 +162,7 @@ impl Ini {
             }
             let fresh = Value {
                 text: value[sep + 1..].trim().to_owned(),
-                file: file.clone(),
-                line: lineno,
+                at: At::line(file, lineno),
             };
             opt = Some(self.sec(c).set(key.to_lowercase(), fresh));
         }
@@ -249,7 +239,7 @@ mod tests {
         );
         assert_eq!(get(&ini, "program:a", "url"), Some("http://x:80/#frag"));
         assert_eq!(get(&ini, "x", "k"), Some("v"));
-        let at = |s: &str, k: &str| ini.section(s).unwrap().get(k).unwrap().line;
+        let at = |s: &str, k: &str| ini.section(s).unwrap().get(k).unwrap().at.line.unwrap();
         assert_eq!((at("program:a", "url"), at("x", "k")), (11, 14));
         let e = read("[a]\nx ;= y\n").err().unwrap();
         assert_eq!(
@@ -272,7 +262,11 @@ mod tests {
             (s.keys.len(), get(&ini, "program:a", "command")),
             (301, Some("second"))
         );
-        let replaced: Vec<_> = s.replaced.iter().map(|(k, _, l)| (*k, *l)).collect();
+        let replaced: Vec<_> = s
+            .replaced
+            .iter()
+            .map(|(k, at)| (*k, at.line.unwrap()))
+            .collect();
         assert_eq!(replaced, [(300, 302)]);
     }
 }

@@ -1,8 +1,6 @@
 //! The keys of a program that do not carry over, each reported with why;
 //! and keys written twice, whose later value wins.
 
-use svkit::msg::At;
-
 use super::program::Program;
 use super::words;
 use crate::Note;
@@ -51,13 +49,13 @@ impl Program<'_> {
     pub(super) fn report_keys(&mut self) {
         let sec = self.sec;
         for (i, (k, v)) in sec.keys.iter().enumerate() {
-            for (_, file, line) in sec.replaced.iter().filter(|(at, ..)| *at == i) {
+            for (_, at) in sec.replaced.iter().filter(|(j, _)| *j == i) {
                 self.notes.push(Note::new(
-                    At::line(&**file, *line),
+                    at.clone(),
                     k,
                     format!(
                         "written again at {}: the later value wins, as in supervisord",
-                        At::line(&*v.file, v.line)
+                        v.at
                     ),
                 ));
             }

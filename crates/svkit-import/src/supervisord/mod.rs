@@ -2,8 +2,9 @@
 //! become slots (templated for `numprocs`), everything else is reported.
 //! Split by concern: [`read`] (the main file and its includes), [`ini`]
 //! (the INI dialect), [`expand`] (`%(name)s`), [`shlex`] (how supervisord
-//! splits words), [`words`] (its value types), [`value`] (a value's text,
-//! expanded), [`program`] and [`policy`] (the key mapping).
+//! splits words), [`words`] (its value types), [`program`] (one program,
+//! its values expanded), [`command`], [`keys`] and [`policy`] (the key
+//! mapping).
 
 mod command;
 mod expand;
@@ -17,7 +18,6 @@ mod shlex;
 mod tests;
 #[cfg(test)]
 mod tests_input;
-mod value;
 mod words;
 
 use std::collections::{BTreeMap, HashMap};
@@ -43,7 +43,7 @@ fn section_why(name: &str) -> &'static str {
 }
 
 fn section_note(s: &Section, key: &str, why: impl Into<String>) -> Note {
-    Note::new(At::line(&*s.file, s.line), key, why)
+    Note::new(s.at.clone(), key, why)
 }
 
 /// `[supervisord]`: `user` and `environment` reach every program; every
@@ -52,9 +52,8 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
     let mut g = Global::default();
     let Some(s) = s else { return Ok(g) };
     for (k, v) in &s.keys {
-        let bad =
-            |what: String| ImportError::new(At::line(&*v.file, v.line), format!("{k}: {what}"));
-        let note = |why: &str| Note::new(At::line(&*v.file, v.line), k, why);
+        let bad = |what: String| ImportError::new(v.at.clone(), format!("{k}: {what}"));
+        let note = |why: &str| Note::new(v.at.clone(), k, why);
         match k.as_str() {
             // root: no drop, as in svkit by default.
             "user" if v.text == "root" => {}
@@ -89,7 +88,8 @@ pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     Ok(imported)
 }
 
-/// [`import`] unchecked, with where each slot was written.
+/// The slots of the config at `path`, unchecked, with where each was
+/// written.
 pub(crate) fn import_located(
     path: &Path,
     opts: &Options,
@@ -99,22 +99,16 @@ pub(crate) fn import_located(
         mut notes,
         files,
     } = read::read(path)?;
-    let mut groups: HashMap<String, String> = HashMap::new();
+    let mut groups: HashMap<&str, &str> = HashMap::new();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {
-            let progs: Vec<String> = s
-                .get("programs")
-                .map(|v| {
-                    v.text
-                        .split(',')
-                        .map(|p| p.trim().to_owned())
-                        .filter(|p| !p.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default();
-            for p in &progs {
-                groups.insert(p.clone(), g.to_owned());
-            }
+            let listed = s.get("programs").map_or("", |v| &v.text);
+            let progs: Vec<&str> = listed
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect();
+            groups.extend(progs.iter().map(|&p| (p, g)));
             notes.push(section_note(s, &s.name, format!(
                 "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
                 progs.join(", "),
@@ -138,7 +132,7 @@ pub(crate) fn import_located(
             }
             continue;
         };
-        let group = groups.get(prog).map_or(prog, String::as_str);
+        let group = groups.get(prog).copied().unwrap_or(prog);
         let mut p = Program {
             sec: s,
             defaults: &ini.defaults,
@@ -162,7 +156,7 @@ pub(crate) fn import_located(
         if !opts.priority_as_order {
             if let Some(v) = s.get("priority") {
                 notes.push(Note::new(
-                    At::line(&*v.file, v.line),
+                    v.at.clone(),
                     "priority",
                     "start order not carried over: svkit starts every slot at once (--priority-as-order makes a lower priority a depends_on: up)",
                 ));
@@ -226,22 +220,13 @@ fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
 /// `--priority-as-order`: each slot waits for the started-at-boot slots
 /// of the next lower priority (and through them, every lower one).
 fn order(built: &mut [Built]) {
-    let mut levels: Vec<i64> = built
-        .iter()
-        .filter(|b| b.autostart)
-        .map(|b| b.priority)
-        .collect();
-    levels.sort_unstable();
-    levels.dedup();
     let mut at: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for b in built.iter().filter(|b| b.autostart) {
         at.entry(b.priority).or_default().push(b.slot.name.clone());
     }
     for b in built.iter_mut() {
-        let Some(below) = levels.iter().rev().find(|&&l| l < b.priority) else {
-            continue;
-        };
-        let deps = at.get(below).into_iter().flatten();
-        b.slot.depends_on = Some(deps.map(|n| (n.clone(), "up".to_owned())).collect());
+        if let Some((_, below)) = at.range(..b.priority).next_back() {
+            b.slot.depends_on = Some(below.iter().map(|n| (n.clone(), "up".into())).collect());
+        }
     }
 }

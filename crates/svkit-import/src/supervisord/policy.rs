@@ -21,46 +21,35 @@ pub fn log(
     p: &mut Program<'_>,
     slot: &mut RawSlot,
     mode: Mode<'_>,
-    numprocs: u32,
 ) -> Result<Option<Option<At>>, ImportError> {
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let Some(path) = p.known_text(v, "stdout_logfile", numprocs, mode)? else {
+    let Some(path) = p.known_text(v, "stdout_logfile", mode)? else {
         return Ok(None);
     };
     let Some(path) = path else {
         p.note(v, "stdout_logfile", "not carried over: it uses a variable known only at run time; output goes to docker logs");
         return Ok(Some(None));
     };
-    if CONTAINER_OUTPUT.contains(&path.as_str()) {
-        return Ok(Some(None));
-    }
-    let is = |word: &str| path.eq_ignore_ascii_case(word);
-    let why = if CONTAINER_STDERR.contains(&path.as_str()) {
-        Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)")
-    } else if is("NONE") {
-        Some("NONE: svkit cannot discard output; it goes to docker logs (redirect it in the command to drop it)")
-    } else if is("AUTO") {
-        Some("AUTO: no log dir; output goes to docker logs (add `log.dir` for files)")
-    } else if is("SYSLOG") {
-        Some("syslog: output goes to docker logs")
-    } else {
-        None
+    let why = match path.to_ascii_uppercase().as_str() {
+        _ if CONTAINER_OUTPUT.contains(&path.as_str()) => return Ok(Some(None)),
+        _ if CONTAINER_STDERR.contains(&path.as_str()) => Some("the container's stderr: svkit sends a slot without `log` to the container's stdout (docker logs shows both)"),
+        "NONE" => Some("NONE: svkit cannot discard output; it goes to docker logs (redirect it in the command to drop it)"),
+        "AUTO" => Some("AUTO: no log dir; output goes to docker logs (add `log.dir` for files)"),
+        "SYSLOG" => Some("syslog: output goes to docker logs"),
+        _ => None,
     };
     if let Some(why) = why {
         p.note(v, "stdout_logfile", why);
         return Ok(Some(None));
     }
-    let dir = match path.rfind('/') {
-        Some(0) | None => None,
-        Some(i) => names::check_abs_path(&path[..i]).ok().filter(|d| d != "/"),
-    };
-    let Some(dir) = dir else {
+    let split = path.rsplit_once('/').filter(|(d, _)| !d.is_empty());
+    let dir = split.and_then(|(d, _)| names::check_abs_path(d).ok());
+    let (Some(dir), Some((_, file))) = (dir.filter(|d| d != "/"), split) else {
         p.note(v, "stdout_logfile", format!("not carried over: `{path}` is not an absolute file path in a dir of its own; output goes to docker logs"));
         return Ok(Some(None));
     };
-    let file = &path[path.rfind('/').map_or(0, |i| i + 1)..];
     p.note(v, "stdout_logfile", format!("log.dir {dir}: s6-log writes `current` and rotated archives there, not `{file}`; stderr joins stdout (docs/import.md)"));
     let mut log = RawLog {
         dir,
@@ -100,7 +89,7 @@ pub fn log(
         log.keep = Some(c);
     }
     slot.log = Some(log);
-    Ok(Some(Some(At::line(&*v.file, v.line))))
+    Ok(Some(Some(v.at.clone())))
 }
 
 /// The death window a program gets from `startsecs` and `startretries`:
@@ -192,10 +181,7 @@ pub fn stop(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> 
         let sig = v.text.trim().to_ascii_uppercase();
         let canon = names::check_signal(&sig)
             .map_err(|e| p.bad(v, "stopsignal", format!("`{}`: {e}", v.text)))?;
-        let mut bare = canon.as_str();
-        while let Some(rest) = bare.strip_prefix("SIG") {
-            bare = rest;
-        }
+        let bare = canon.trim_start_matches("SIG");
         if bare != "TERM" {
             slot.down_signal = Some(bare.to_owned());
         }

@@ -1,15 +1,18 @@
 //! One `[program:x]` into one slot (a templated one for `numprocs`), key
-//! by key; see docs/import.md for the table this follows.
+//! by key; see docs/import.md for the table this follows. A value's text
+//! is its `%(…)s` expanded ([`super::expand`]), `%(process_num)` written
+//! as the slot's mode has it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use svkit::config::names;
 use svkit::config::raw::RawInstances;
 use svkit::msg::At;
 
-use super::expand::{self, Seg, Spec, Val};
+use super::expand::{self, Known, Seg, Spec, Val};
 use super::ini::{Section, Value};
 use super::words;
+use crate::common::{name_chars, tidy_name};
 use crate::{ImportError, Note, RawSlot};
 
 /// What `[supervisord]` gives every program.
@@ -40,23 +43,12 @@ pub(super) enum Mode<'a> {
     Template(&'a Spec, &'a [i64]),
 }
 
-/// A resolved value: text, and variables known only at run time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
-    Lit(String),
-    Var(String),
-}
-
 pub struct Program<'a> {
     pub sec: &'a Section,
     pub defaults: &'a Section,
     pub global: &'a Global,
     pub group: &'a str,
     pub notes: &'a mut Vec<Note>,
-}
-
-pub(super) fn err(file: &Path, line: usize, what: String) -> ImportError {
-    ImportError::new(At::line(file, line), what)
 }
 
 impl<'a> Program<'a> {
@@ -74,11 +66,11 @@ impl<'a> Program<'a> {
     }
 
     pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
-        err(&v.file, v.line, format!("{key}: {what}"))
+        ImportError::new(v.at.clone(), format!("{key}: {what}"))
     }
 
     pub(super) fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
-        (self.notes).push(Note::new(At::line(&*v.file, v.line), key, why));
+        (self.notes).push(Note::new(v.at.clone(), key, why));
     }
 
     pub(super) fn int(
@@ -101,21 +93,91 @@ impl<'a> Program<'a> {
         }
     }
 
+    /// `v` with its `%(…)s` expanded ([`super::expand`]).
+    pub(super) fn segs(&self, v: &Value, key: &str) -> Result<Vec<Seg>, ImportError> {
+        if !v.text.contains('%') {
+            return Ok(vec![Seg::Lit(v.text.clone())]);
+        }
+        // supervisord's %(here)s is absolute: asked of the file system
+        // only for a value that uses it.
+        let dir = if v.text.contains("%(here)") {
+            let dir = (v.at.file.parent())
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            super::read::abspath(dir)
+        } else {
+            PathBuf::new()
+        };
+        let here = dir.to_str().ok_or_else(|| {
+            self.bad(
+                v,
+                key,
+                "the file's directory is not UTF-8: %(here)s cannot be expanded",
+            )
+        })?;
+        let k = Known {
+            here,
+            program_name: self.program_name(),
+            group_name: self.group,
+            // Read (and checked) before any value is expanded.
+            numprocs: self.int("numprocs", 1, 100_000, 1)?,
+        };
+        expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
+    }
+
+    /// The segments of `v` in `mode`, `%(process_num)` written out; `None`
+    /// when it is written otherwise than the template's name has it.
+    pub(super) fn pieces(
+        &self,
+        v: &Value,
+        key: &str,
+        mode: Mode<'_>,
+    ) -> Result<Option<Vec<Seg>>, ImportError> {
+        let mut out = Vec::new();
+        for s in self.segs(v, key)? {
+            let Seg::Proc(spec) = s else {
+                out.push(s);
+                continue;
+            };
+            let text = match mode {
+                Mode::One(k) => expand::format(&spec, Val::Int(k)).ok(),
+                Mode::Template(t, nums) => nums
+                    .iter()
+                    .all(|&k| expand::format(&spec, Val::Int(k)) == expand::format(t, Val::Int(k)))
+                    .then(|| names::INSTANCE_VAR.into()),
+            };
+            let Some(text) = text else { return Ok(None) };
+            out.push(Seg::Lit(text));
+        }
+        Ok(Some(out))
+    }
+
+    /// The text of `v` in `mode` when every piece of it is known now
+    /// (`Some(None)`: one is known only at run time; `None`: as for
+    /// [`Self::pieces`]).
+    pub(super) fn known_text(
+        &self,
+        v: &Value,
+        key: &str,
+        mode: Mode<'_>,
+    ) -> Result<Option<Option<String>>, ImportError> {
+        let pieces = self.pieces(v, key, mode)?;
+        Ok(pieces.map(|p| expand::resolved(&p, 0)))
+    }
+
     /// The slots of this program: one, or a template for `numprocs`.
     pub fn build(&mut self) -> Result<Vec<Built>, ImportError> {
         self.report_keys();
         let numprocs = self.int("numprocs", 1, 100_000, 1)?;
         let start = self.int("numprocs_start", 0, 1_000_000_000, 0)?;
         let nums: Vec<i64> = (start..start + numprocs).collect();
-        let numprocs = u32::try_from(numprocs).unwrap_or(u32::MAX);
         let default_name = Value {
             text: "%(program_name)s".into(),
-            file: self.sec.file.clone(),
-            line: self.sec.line,
+            at: self.sec.at.clone(),
         };
         let written = self.value("process_name");
         let pn = written.unwrap_or(&default_name);
-        let name_segs = self.segs(pn, "process_name", numprocs)?;
+        let name_segs = self.segs(pn, "process_name")?;
         if expand::env_vars(&name_segs).next().is_some() {
             return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
         }
@@ -124,20 +186,20 @@ impl<'a> Program<'a> {
             _ => None,
         });
         if nums.len() == 1 {
-            let one = self.one(pn, &name_segs, Mode::One(start), numprocs)?;
+            let one = self.one(pn, &name_segs, Mode::One(start))?;
             return Ok(one.into_iter().collect());
         }
         let Some(spec) = spec else {
             return Err(self.bad(pn, "process_name", "numprocs is over 1 but process_name has no %(process_num) (supervisord refuses it)"));
         };
-        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums), numprocs)? {
+        if let Some(t) = self.one(pn, &name_segs, Mode::Template(&spec, &nums))? {
             return Ok(vec![t]);
         }
         // %(process_num) written otherwise somewhere than in the name: one
         // `{instance}` cannot stand for both, so each process is a slot.
         let mut out = Vec::new();
         for &k in &nums {
-            out.extend(self.one(pn, &name_segs, Mode::One(k), numprocs)?);
+            out.extend(self.one(pn, &name_segs, Mode::One(k))?);
         }
         let v = self.value("numprocs").unwrap_or(pn);
         self.note(v, "numprocs", format!("{} slots of their own, not a template: %(process_num) is written otherwise elsewhere than in process_name", out.len()));
@@ -149,7 +211,6 @@ impl<'a> Program<'a> {
         pn: &Value,
         name_segs: &[Seg],
         mode: Mode<'_>,
-        numprocs: u32,
     ) -> Result<Option<Built>, ImportError> {
         let Some(name) = self.name(pn, name_segs, mode)? else {
             return Ok(None);
@@ -174,17 +235,17 @@ impl<'a> Program<'a> {
         }
         // environment first: a value known only at run time moves into
         // the command's shell.
-        let Some((env, runtime_env)) = self.env(mode, numprocs)? else {
+        let Some((env, runtime_env)) = self.env(mode)? else {
             return Ok(None);
         };
-        let Some(command) = self.command(mode, numprocs, &runtime_env)? else {
+        let Some(command) = self.command(mode, &runtime_env)? else {
             return Ok(None);
         };
         slot.command = command;
         let user = match self.value("user") {
             Some(v) => {
                 let text = if v.text.contains('%') {
-                    let segs = self.segs(v, "user", numprocs)?;
+                    let segs = self.segs(v, "user")?;
                     expand::resolved(&segs, 0).ok_or_else(|| {
                         self.bad(v, "user", "uses a variable known only at run time")
                     })?
@@ -199,7 +260,7 @@ impl<'a> Program<'a> {
         };
         slot.user = user;
         if let Some(v) = self.value("directory") {
-            let Some(p) = self.known_text(v, "directory", numprocs, mode)? else {
+            let Some(p) = self.known_text(v, "directory", mode)? else {
                 return Ok(None);
             };
             match p {
@@ -221,7 +282,7 @@ impl<'a> Program<'a> {
         slot.env = env;
         let autostart = self.boolean("autostart", true)?;
         slot.autostart = (!autostart).then(|| "never".into());
-        let Some(log_at) = super::policy::log(self, &mut slot, mode, numprocs)? else {
+        let Some(log_at) = super::policy::log(self, &mut slot, mode)? else {
             return Ok(None);
         };
         super::policy::restart(self, &mut slot)?;
@@ -231,7 +292,7 @@ impl<'a> Program<'a> {
             slot,
             priority,
             autostart,
-            at: At::line(&*self.sec.file, self.sec.line),
+            at: self.sec.at.clone(),
             log_at,
         }))
     }
@@ -242,15 +303,10 @@ impl<'a> Program<'a> {
         segs: &[Seg],
         mode: Mode<'_>,
     ) -> Result<Option<String>, ImportError> {
-        let Some((mut name, raw)) = self.joined(pn, segs, mode)? else {
+        let Some((name, raw)) = self.joined(pn, segs, mode)? else {
             return Ok(None);
         };
-        if name.starts_with(['.', '_', '-']) {
-            name = name.trim_start_matches(['.', '_', '-']).to_owned();
-        }
-        while name.as_bytes().windows(2).any(|w| w == b"..") {
-            name = name.replace("..", ".");
-        }
+        let name = tidy_name(&name);
         // The placeholder stands for an instance name to check.
         names::check_slot_name(&name.replace(names::INSTANCE_VAR, "0"))
             .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
@@ -274,7 +330,7 @@ impl<'a> Program<'a> {
             match (s, mode) {
                 (Seg::Lit(l), _) => {
                     raw.push_str(l);
-                    name.push_str(&name_part(l));
+                    name.push_str(&name_chars(l));
                 }
                 (Seg::Proc(spec), Mode::Template(t, _)) if spec == t => {
                     raw.push_str(names::INSTANCE_VAR);
@@ -293,14 +349,4 @@ impl<'a> Program<'a> {
         }
         Ok(Some((name, raw)))
     }
-}
-
-/// A piece of a name: lowercase, anything but `a-z0-9._-` as `-`.
-fn name_part(s: &str) -> String {
-    (s.chars())
-        .map(|c| match c.to_ascii_lowercase() {
-            c @ ('a'..='z' | '0'..='9' | '.' | '_' | '-') => c,
-            _ => '-',
-        })
-        .collect()
 }

@@ -69,7 +69,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
     };
     let Some(value) = inc.get("files").cloned() else {
         return Err(ImportError::new(
-            At::line(&*inc.file, inc.line),
+            inc.at.clone(),
             "[include] has no `files` (supervisord refuses the file)",
         ));
     };
@@ -85,7 +85,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
             "the config's directory is not UTF-8: %(here)s cannot be expanded",
         )
     })?;
-    let at = At::line(&*value.file, value.line);
+    let at = value.at.clone();
     let loc = |what: String| ImportError::new(at.clone(), format!("files: {what}"));
     if value.text.contains("%(ENV_") {
         return Err(loc(
@@ -125,7 +125,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
         }
     }
     if let Some(v) = ini.section("include").and_then(|s| s.get("files")) {
-        let inner = At::line(&*v.file, v.line);
+        let inner = v.at.clone();
         if inner != at {
             notes.push(Note::new(
                 inner,
@@ -171,11 +171,11 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
         return Err("a pattern that is not UTF-8".into());
     };
     if !has_glob(name) {
-        return Ok(if pattern.exists() {
-            vec![pattern.to_path_buf()]
-        } else {
-            Vec::new()
-        });
+        return Ok(pattern
+            .exists()
+            .then(|| pattern.to_path_buf())
+            .into_iter()
+            .collect());
     }
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -7,33 +7,11 @@ use std::str::Chars;
 /// `shlex.split(text)`: words split at whitespace; `'…'` literal, `"…"`
 /// with `\"` and `\\` escapes, `\` outside quotes escaping any character.
 pub fn split(text: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut it = text.chars();
-    while let Some(c) = it.next() {
-        match c {
-            c if is_space(c) => words.extend(word.take()),
-            '\\' | '\'' | '"' => escaped_or_quoted(c, &mut it, word.get_or_insert_default())?,
-            c => word.get_or_insert_default().push(c),
-        }
-    }
-    words.extend(word);
-    Ok(words)
+    lex(text, false)
 }
 
 fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
-}
-
-/// A `\` escape (the next character, whatever it is) or a quoted part,
-/// joined to `word`.
-fn escaped_or_quoted(c: char, it: &mut Chars<'_>, word: &mut String) -> Result<(), String> {
-    if c != '\\' {
-        return quoted(c, it, word);
-    }
-    let n = it.next().ok_or("no escaped character after a final `\\`")?;
-    word.push(n);
-    Ok(())
 }
 
 /// Reads a quoted part up to its closing `quote` into `word`.
@@ -62,20 +40,24 @@ fn is_word(c: char) -> bool {
         || "ßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞ".contains(c)
 }
 
-/// The tokens of `environment=`, as strings (a quoted `","` reads as a
-/// comma): words (quoted parts join them, quotes removed), and every
-/// other character a token of its own; `#` starts a comment to the end of
-/// the line. All read before any pair, as supervisord's lexer does: a
-/// text that does not read as tokens is that error.
-fn tokens(text: &str) -> Result<Vec<String>, String> {
+/// [`split`]'s words, or for `env`, the tokens of `environment=`, as
+/// strings (a quoted `","` reads as a comma): words (quoted parts join
+/// them, quotes removed), and every other character a token of its own;
+/// `#` starts a comment to the end of the line. All read before any pair,
+/// as supervisord's lexer does: a text that does not read as tokens is
+/// that error.
+fn lex(text: &str, env: bool) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut word: Option<String> = None;
     let mut it = text.chars();
     while let Some(c) = it.next() {
         match c {
             c if is_space(c) => out.extend(word.take()),
-            '\\' | '\'' | '"' => escaped_or_quoted(c, &mut it, word.get_or_insert_default())?,
-            c if is_word(c) => word.get_or_insert_default().push(c),
+            // An escape: the next character, whatever it is.
+            '\\' => (word.get_or_insert_default())
+                .push(it.next().ok_or("no escaped character after a final `\\`")?),
+            '\'' | '"' => quoted(c, &mut it, word.get_or_insert_default())?,
+            c if !env || is_word(c) => word.get_or_insert_default().push(c),
             '#' => {
                 out.extend(word.take());
                 it.by_ref().find(|&n| n == '\n');
@@ -92,7 +74,7 @@ fn tokens(text: &str) -> Result<Vec<String>, String> {
 
 /// `KEY="a,b",K2=v` into pairs, in order, as supervisord reads it.
 pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut toks = tokens(text)?.into_iter();
+    let mut toks = lex(text, true)?.into_iter();
     let mut out = Vec::new();
     while let Some(k) = toks.next() {
         match (toks.next(), toks.next()) {

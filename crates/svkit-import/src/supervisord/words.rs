@@ -30,15 +30,10 @@ pub fn integer(s: &str, lo: i64, hi: i64) -> Result<i64, String> {
 /// `1024`, `50KB`, `50MB`, `1GB` (any case; multiples of 1024).
 pub fn byte_size(s: &str) -> Result<u64, String> {
     let t = s.trim().to_ascii_uppercase();
-    let (num, mul) = if let Some(n) = t.strip_suffix("KB") {
-        (n, 1u64 << 10)
-    } else if let Some(n) = t.strip_suffix("MB") {
-        (n, 1 << 20)
-    } else if let Some(n) = t.strip_suffix("GB") {
-        (n, 1 << 30)
-    } else {
-        (t.as_str(), 1)
-    };
+    let (num, mul) = [("KB", 1u64 << 10), ("MB", 1 << 20), ("GB", 1 << 30)]
+        .into_iter()
+        .find_map(|(unit, mul)| Some((t.strip_suffix(unit)?, mul)))
+        .unwrap_or((&t, 1));
     num.trim()
         .parse::<u64>()
         .ok()
