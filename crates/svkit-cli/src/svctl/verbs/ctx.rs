@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use svkit::config::Model;
 use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
-use svkit::slot::snapshot::Slots;
+use svkit::slot::snapshot::{Slots, SnapshotError};
 
 use crate::config::Policy;
 use crate::svctl::args::WhereArgs;
@@ -40,7 +40,7 @@ impl Ctx {
     /// (exit 4) before anything is done.
     pub fn resolve(&self, names: &[String], all: bool) -> Result<Vec<String>, Fatal> {
         if all {
-            return (self.slots().list(false)).map_err(|e| unreadable_scandir(&self.scandir, &e));
+            return (self.slots().list(false)).map_err(|e| unreadable_scandir(&self.scandir, e));
         }
         match names.iter().find(|n| !self.slots().known(n)) {
             Some(n) => Err(unknown(n)),
@@ -73,8 +73,9 @@ pub fn unknown(name: &str) -> Fatal {
 }
 
 /// The scandir itself cannot be read (e.g. it does not exist).
-pub fn unreadable_scandir(scandir: &Path, e: &std::io::Error) -> Fatal {
-    Fatal::io(format!("unable to read scandir {}", scandir.display()), e)
+pub fn unreadable_scandir(scandir: &Path, source: std::io::Error) -> Fatal {
+    let path = scandir.to_path_buf();
+    SnapshotError::Scandir { path, source }.into()
 }
 
 /// Verbs that change the scandir or the registry run as the user the

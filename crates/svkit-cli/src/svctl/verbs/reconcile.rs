@@ -86,7 +86,7 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     let prepared = crate::apply::prepare(&args.at.config.dir(), &scandir, Scope::All)?;
     let plans = reconcile::plan(&scandir, &prepared.desired).map_err(|e| match e {
         ReconcileError::Io { path, source } if path == scandir => {
-            unreadable_scandir(&scandir, &source)
+            unreadable_scandir(&scandir, source)
         }
         e @ ReconcileError::TooManyServices(_) => crate::apply::failed(&scandir, e),
         e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
