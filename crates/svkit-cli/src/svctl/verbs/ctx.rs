@@ -49,15 +49,8 @@ impl Ctx {
     }
 }
 
-/// The records in `state_dir` the config no longer declares a name for;
-/// one that cannot be looked at is a warning, never a reason to fail.
-pub fn orphans_of(model: &Model) -> Vec<svkit::state::Orphan> {
-    svkit::state::orphans(model).unwrap_or_else(|e| {
-        warn_orphans(&e);
-        Vec::new()
-    })
-}
-
+/// Records in `state_dir` the config no longer declares a name for that
+/// cannot be looked at: a warning, never a reason to fail.
 pub fn warn_orphans(e: &dyn std::fmt::Display) {
     svkit::msg::warn(format_args!(
         "unable to look for records of names the config no longer declares: {e}"

@@ -93,7 +93,10 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     })?;
     let order = start_order(&prepared.model);
     // Nothing `apply` changes: a note on stderr, not a change to plan.
-    let orphans = super::ctx::orphans_of(&prepared.model);
+    let orphans = svkit::state::orphans(&prepared.model).unwrap_or_else(|e| {
+        super::ctx::warn_orphans(&e);
+        Vec::new()
+    });
     if let Some(note) = svkit::state::note(&orphans) {
         msg::warn(note);
     }
