@@ -18,7 +18,7 @@ use super::logger;
 use super::snapshot::Slots;
 use crate::config::names::is_truthy;
 use crate::config::{Autostart, Model, OnCleanExit, Slot};
-use crate::s6::status::{death_tally, Death, RawStatus, Status};
+use crate::s6::status::{death_tally, read_slot, Death, RawStatus, Status};
 use crate::state::{self, Desired, StateError};
 use crate::stray;
 
@@ -209,14 +209,6 @@ pub fn declared_missing(model: &Model, scandir: &Path) -> Vec<String> {
 /// The rules applied to the slots of one scandir, with the config when it
 /// loaded (without it: no remembered states, svkit's default policy).
 impl Slots<'_> {
-    /// [`desired_up`] of the slot `name`.
-    pub fn desired_up(&self, name: &str, st: &Status) -> bool {
-        let sd = self.model.map_or("", |m| m.state_dir.as_str());
-        let remembered = || state::read_desired(Path::new(sd), name);
-        let autostart = self.slot(name).map(|s| &s.autostart);
-        desired_up(autostart, remembered, st.normally_up)
-    }
-
     /// [`deaths`] of the slot `name`. Its tally is read only when some
     /// record may be a completion: else the count is its length, which
     /// `st` has. The slot [`completes`] by its config, or by its `finish`
@@ -255,21 +247,6 @@ impl Slots<'_> {
             Some(s) if s.depends_on.is_empty() => st.up.then_some(st.since),
             _ => program_started(&self.scandir.join(name), st, waiting),
         }
-    }
-
-    /// The slot's dependencies that failed for good (what keeps a waiting
-    /// slot waiting); empty without the config.
-    pub fn failed_deps(&self, name: &str) -> Vec<String> {
-        let Some(slot) = self.slot(name) else {
-            return Vec::new();
-        };
-        (slot.depends_on.iter())
-            .filter(|d| {
-                let dir = self.scandir.join(&d.on);
-                crate::s6::status::read_slot(&dir).is_ok_and(|st| self.failed(&d.on, &st))
-            })
-            .map(|d| d.on.clone())
-            .collect()
     }
 
     /// [`logger::check_now`] of the slot `name`; None without a logger.
@@ -315,9 +292,10 @@ impl Slots<'_> {
                 ..Verdict::default()
             };
         };
+        let slot = self.slot(name);
         let end = end::read(&dir);
         let notifies = notifies(&dir);
-        let timeout = self.slot(name).and_then(ready_timeout);
+        let timeout = slot.and_then(ready_timeout);
         let waiting = end::waiting_for(&dir, st.up);
         let started = self.program_started(name, st, waiting.is_some());
         let done = done(st, end.as_ref());
@@ -326,8 +304,10 @@ impl Slots<'_> {
             .then(|| super::liveness::read(&dir, st.raw.pid))
             .flatten();
         let unhealthy = live.as_ref().is_some_and(|l| l.failing > 0);
+        let sd = self.model.map_or("", |m| m.state_dir.as_str());
+        let remembered = || state::read_desired(Path::new(sd), name);
         Verdict {
-            desired_up: self.desired_up(name, st),
+            desired_up: desired_up(slot.map(|s| &s.autostart), remembered, st.normally_up),
             failed: failed(st, end.as_ref()),
             done,
             why: match end {
@@ -336,10 +316,15 @@ impl Slots<'_> {
             },
             ready: ready(st, notifies) && waiting.is_none() && !unhealthy,
             ready_overdue: ready_overdue(st, notifies, timeout, started, now),
-            blocked_by: match waiting {
-                Some(_) => self.failed_deps(name),
-                None => Vec::new(),
-            },
+            // What keeps a waiting slot waiting: its dependencies that
+            // failed for good (none known without the config).
+            blocked_by: (slot.filter(|_| waiting.is_some()).into_iter())
+                .flat_map(|s| &s.depends_on)
+                .filter(|d| {
+                    read_slot(&self.scandir.join(&d.on)).is_ok_and(|st| self.failed(&d.on, &st))
+                })
+                .map(|d| d.on.clone())
+                .collect(),
             waiting,
             started,
             deaths: self.deaths(name, st, done),

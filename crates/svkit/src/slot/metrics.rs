@@ -81,16 +81,7 @@ const FAMILIES: &[Family] = &[
 
 /// A label value, escaped as the format wants: `\`, `"` and newline.
 fn label(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    for c in v.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
+    (v.replace('\\', "\\\\").replace('"', "\\\"")).replace('\n', "\\n")
 }
 
 /// The exposition of `slots` at `now`: every family's HELP and TYPE, then

@@ -184,15 +184,7 @@ pub enum SnapshotError {
 
 impl From<SnapshotError> for Fatal {
     fn from(e: SnapshotError) -> Fatal {
-        match e {
-            SnapshotError::Scandir { path, source } => Fatal::io(
-                format!("unable to read scandir {}", path.display()),
-                &source,
-            ),
-            SnapshotError::Status { slot, source } => {
-                Fatal::system(format!("unable to read status of {slot}"), source)
-            }
-        }
+        Fatal::system(e.to_string(), "")
     }
 }
 

@@ -12,20 +12,33 @@ pub use super::snapshot::{Row, Snapshot, State};
 use crate::s6::status::{sig_name, LastExit, Status};
 
 impl Snapshot {
-    /// The JSON document ([`json_doc`]).
+    /// The whole document: `{"schema": 1, "slots": [...], "unknown": [...]}`.
     pub fn json(&self) -> String {
-        let (rows, unknown, orphans) = (&self.rows, &self.unknown, &self.orphans);
-        json_doc(rows, unknown, orphans, &self.supervision, self.now)
+        let doc = json!({
+            "schema": 1,
+            "supervision": self.supervision.name(),
+            "slots": self.rows.iter().map(|r| row_json(r, self.now)).collect::<Vec<_>>(),
+            "unknown": self.unknown,
+            "orphans": crate::state::orphans_json(&self.orphans),
+        });
+        format!("{doc}\n")
     }
 
-    /// The table, and the supervision line under it; nothing when nothing
-    /// asked for exists (the warnings say it all).
+    /// The table, and under it the line saying svkit-init runs the tree
+    /// (s6-overlay's is the usual case, and says nothing); nothing when
+    /// nothing asked for exists (the warnings say it all).
     pub fn text(&self, colour: bool) -> String {
         if self.rows.is_empty() && !self.unknown.is_empty() {
             return String::new();
         }
         let mut t = table(&self.rows, self.now, colour);
-        t.extend(mode_line(&self.supervision, &self.scandir));
+        if let Supervision::Init(pid) = &self.supervision {
+            let _ = writeln!(
+                t,
+                "supervised by svkit-init (pid {pid}), not s6-overlay; scandir {}",
+                self.scandir.display()
+            );
+        }
         t
     }
 }
@@ -96,36 +109,6 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "last_exit": st.map(|s| s.last_exit.json()),
         "deaths": st.map(|_| r.v.deaths),
     })
-}
-
-/// The whole document: `{"schema": 1, "slots": [...], "unknown": [...]}`.
-pub fn json_doc(
-    rows: &[Row],
-    unknown: &[String],
-    orphans: &[crate::state::Orphan],
-    mode: &Supervision,
-    now: SystemTime,
-) -> String {
-    let doc = json!({
-        "schema": 1,
-        "supervision": mode.name(),
-        "slots": rows.iter().map(|r| row_json(r, now)).collect::<Vec<_>>(),
-        "unknown": unknown,
-        "orphans": crate::state::orphans_json(orphans),
-    });
-    format!("{doc}\n")
-}
-
-/// The line under the table when svkit-init runs the tree (s6-overlay's
-/// is the usual case, and says nothing).
-pub fn mode_line(mode: &Supervision, scandir: &std::path::Path) -> Option<String> {
-    match mode {
-        Supervision::Init(pid) => Some(format!(
-            "supervised by svkit-init (pid {pid}), not s6-overlay; scandir {}\n",
-            scandir.display()
-        )),
-        _ => None,
-    }
 }
 
 /// `4d03h`, `2h05m`, `5m03s`, `42s`.
@@ -353,6 +336,27 @@ mod tests {
             unreadable: None,
             missing: false,
         }
+    }
+
+    /// The JSON document of a snapshot of `rows`.
+    fn json_doc(
+        rows: &[Row],
+        unknown: &[String],
+        orphans: &[crate::state::Orphan],
+        mode: &Supervision,
+        now: SystemTime,
+    ) -> String {
+        Snapshot {
+            scandir: "/run/service".into(),
+            named: false,
+            rows: rows.to_vec(),
+            unknown: unknown.to_vec(),
+            orphans: orphans.to_vec(),
+            orphans_error: None,
+            supervision: mode.clone(),
+            now,
+        }
+        .json()
     }
 
     fn plain() -> Verdict {

@@ -47,11 +47,7 @@ pub(crate) fn full(dir: &Path, model: &Model, root: Option<&Path>) -> Result<Fit
     }
     match fits(model, root) {
         Ok(fit) => Ok(fit),
-        Err(CapacityError::TooMany(e)) => {
-            msg::fatal(e);
-            Err(Fatal::reported(NOT_OK))
-        }
-        Err(e @ CapacityError::ScanBlocked { .. }) => {
+        Err(e @ (CapacityError::TooMany(_) | CapacityError::ScanBlocked { .. })) => {
             msg::fatal(e);
             Err(Fatal::reported(NOT_OK))
         }

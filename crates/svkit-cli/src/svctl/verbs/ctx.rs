@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use svkit::config::Model;
 use svkit::msg::{exit::svctl::UNKNOWN_SLOT, Fatal};
-use svkit::slot::snapshot::Slots;
+use svkit::slot::snapshot::{Slots, SnapshotError};
 
 use crate::config::Policy;
 use crate::svctl::args::WhereArgs;
@@ -40,7 +40,7 @@ impl Ctx {
     /// (exit 4) before anything is done.
     pub fn resolve(&self, names: &[String], all: bool) -> Result<Vec<String>, Fatal> {
         if all {
-            return (self.slots().list(false)).map_err(|e| unreadable_scandir(&self.scandir, &e));
+            return (self.slots().list(false)).map_err(|e| unreadable_scandir(&self.scandir, e));
         }
         match names.iter().find(|n| !self.slots().known(n)) {
             Some(n) => Err(unknown(n)),
@@ -49,15 +49,8 @@ impl Ctx {
     }
 }
 
-/// The records in `state_dir` the config no longer declares a name for;
-/// one that cannot be looked at is a warning, never a reason to fail.
-pub fn orphans_of(model: &Model) -> Vec<svkit::state::Orphan> {
-    svkit::state::orphans(model).unwrap_or_else(|e| {
-        warn_orphans(&e);
-        Vec::new()
-    })
-}
-
+/// Records in `state_dir` the config no longer declares a name for that
+/// cannot be looked at: a warning, never a reason to fail.
 pub fn warn_orphans(e: &dyn std::fmt::Display) {
     svkit::msg::warn(format_args!(
         "unable to look for records of names the config no longer declares: {e}"
@@ -73,8 +66,9 @@ pub fn unknown(name: &str) -> Fatal {
 }
 
 /// The scandir itself cannot be read (e.g. it does not exist).
-pub fn unreadable_scandir(scandir: &Path, e: &std::io::Error) -> Fatal {
-    Fatal::io(format!("unable to read scandir {}", scandir.display()), e)
+pub fn unreadable_scandir(scandir: &Path, source: std::io::Error) -> Fatal {
+    let path = scandir.to_path_buf();
+    SnapshotError::Scandir { path, source }.into()
 }
 
 /// Verbs that change the scandir or the registry run as the user the

@@ -86,14 +86,17 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     let prepared = crate::apply::prepare(&args.at.config.dir(), &scandir, Scope::All)?;
     let plans = reconcile::plan(&scandir, &prepared.desired).map_err(|e| match e {
         ReconcileError::Io { path, source } if path == scandir => {
-            unreadable_scandir(&scandir, &source)
+            unreadable_scandir(&scandir, source)
         }
         e @ ReconcileError::TooManyServices(_) => crate::apply::failed(&scandir, e),
         e => Fatal::system(format!("unable to plan {}", scandir.display()), e),
     })?;
     let order = start_order(&prepared.model);
     // Nothing `apply` changes: a note on stderr, not a change to plan.
-    let orphans = super::ctx::orphans_of(&prepared.model);
+    let orphans = svkit::state::orphans(&prepared.model).unwrap_or_else(|e| {
+        super::ctx::warn_orphans(&e);
+        Vec::new()
+    });
     if let Some(note) = svkit::state::note(&orphans) {
         msg::warn(note);
     }

@@ -17,7 +17,6 @@
 //! one line, JSON ([`json_line`], schema in docs/svctl.md) or text
 //! ([`text_line`]).
 
-mod logrecord;
 mod stream;
 
 use std::io;

@@ -1,12 +1,15 @@
 //! The event loop: one poll(2) over the subscriptions, a signalfd, an
-//! inotify watch on the scandir and the output's hangup; it sleeps until
-//! one of them has something, and never wakes otherwise.
+//! inotify fd and the output's hangup; it sleeps until one of them has
+//! something, and never wakes otherwise. The inotify fd watches the
+//! scandir (slots that appear or leave) and each followed slot's dir for
+//! the log watcher's records ([`crate::slot::end::LOG_FAULT_FILE`]), so a
+//! slot whose output stops (or starts again) getting through its logger
+//! is reported when `svkit log-watch` records it.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::Path;
 use std::time::SystemTime;
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -14,12 +17,11 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-use super::logrecord::LogRecords;
 use super::{judge, Event, EventsError, What};
 use crate::msg::strerror;
 use crate::s6::fifo::Subscription;
 use crate::s6::status::read_slot;
-use crate::slot::end;
+use crate::slot::end::{self, LOG_FAULT_FILE};
 use crate::slot::health;
 use crate::slot::owner::is_ours;
 use crate::slot::snapshot::Slots;
@@ -68,6 +70,12 @@ impl Drop for Mask {
 
 const STOP_SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
+/// A log fault record is written to a temp file and renamed, and removed.
+const LOG_MASK: WatchFlags = WatchFlags::MOVED_TO
+    .union(WatchFlags::CLOSE_WRITE)
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::ONLYDIR);
+
 /// Scandir entries that may add or remove a slot.
 const SCAN_MASK: WatchFlags = WatchFlags::CREATE
     .union(WatchFlags::MOVED_TO)
@@ -79,9 +87,13 @@ struct Stream<'a> {
     slots: &'a Slots<'a>,
     scope: &'a Followed,
     subs: BTreeMap<String, Subscription>,
-    /// None when inotify is not available: log faults are then not
-    /// reported (state changes still are).
-    logs: Option<LogRecords>,
+    /// None when inotify is not available: slots added later and log
+    /// faults are then not reported (state changes still are).
+    inotify: Option<OwnedFd>,
+    /// The scandir's watch, when it could be made.
+    scan: Option<i32>,
+    /// The followed slots' watches, for their log fault records.
+    logs: BTreeMap<i32, String>,
 }
 
 /// Follows the slots of `scope` in `slots.scandir` and reports each state
@@ -108,12 +120,18 @@ pub fn follow(
         .map_err(sys("create a signalfd"))?;
     // The watch comes before the first listing: no slot made in between
     // is missed.
-    let scan = watch_scandir(slots.scandir);
+    let inotify = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK);
+    let scan = match &inotify {
+        Ok(fd) => inotify::add_watch(fd, slots.scandir, SCAN_MASK),
+        Err(e) => Err(*e),
+    };
     let mut s = Stream {
         slots,
         scope,
         subs: BTreeMap::new(),
-        logs: LogRecords::new().ok(),
+        inotify: inotify.ok(),
+        scan: scan.ok(),
+        logs: BTreeMap::new(),
     };
     match scope {
         Followed::Named(names) => {
@@ -125,34 +143,33 @@ pub fn follow(
                     }
                 })?;
                 s.subs.insert(n.clone(), sub);
-                if let Some(logs) = &mut s.logs {
-                    logs.add(n, &slots.scandir.join(n));
-                }
+                s.watch_log(n);
             }
         }
         Followed::Ours => s.rescan(sink, false)?,
     }
-    let scan = match scan {
-        Ok(fd) => Some(fd),
-        Err(e) => {
-            sink.warn(&format!(
-                "slots added to {} later are not followed: {}",
-                slots.scandir.display(),
-                strerror(&e)
-            ));
-            None
-        }
-    };
-    s.run(&sigfd, scan.as_ref(), output, sink)
-}
-
-fn watch_scandir(scandir: &Path) -> io::Result<OwnedFd> {
-    let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
-    inotify::add_watch(&fd, scandir, SCAN_MASK)?;
-    Ok(fd)
+    if let Err(e) = scan {
+        sink.warn(&format!(
+            "slots added to {} later are not followed: {}",
+            slots.scandir.display(),
+            strerror(&e.into())
+        ));
+    }
+    s.run(&sigfd, output, sink)
 }
 
 impl Stream<'_> {
+    /// Follows the log fault record of the slot `name` (a slot that
+    /// cannot be watched is only not reported on).
+    fn watch_log(&mut self, name: &str) {
+        let dir = self.slots.scandir.join(name);
+        if let Some(Ok(wd)) =
+            (self.inotify.as_ref()).map(|fd| inotify::add_watch(fd, &dir, LOG_MASK))
+        {
+            self.logs.insert(wd, name.to_string());
+        }
+    }
+
     fn in_scope(&self, name: &str) -> bool {
         if name.starts_with('.') {
             return false;
@@ -185,10 +202,8 @@ impl Stream<'_> {
         match Subscription::new(&dir) {
             Ok(sub) => {
                 self.subs.insert(name.to_string(), sub);
-                if let Some(logs) = &mut self.logs {
-                    logs.add(name, &dir);
-                }
-                !report || self.report(name, What::Added, None, sink)
+                self.watch_log(name);
+                !report || sink.event(&self.event(name, What::Added, None))
             }
             Err(e) => {
                 sink.warn(&format!(
@@ -200,13 +215,7 @@ impl Stream<'_> {
         }
     }
 
-    /// Builds the event with the slot's status as it is now; false when
-    /// the sink's reader went away.
-    fn report(&self, name: &str, what: What, s6: Option<u8>, sink: &mut dyn Sink) -> bool {
-        let e = self.event(name, what, s6);
-        sink.event(&e)
-    }
-
+    /// The event, with the slot's status as it is now.
     fn event(&self, name: &str, what: What, s6: Option<u8>) -> Event {
         let status = match what {
             What::Removed => None,
@@ -253,34 +262,17 @@ impl Stream<'_> {
         true
     }
 
-    /// Log fault records that changed: `log-failing` with the record's
-    /// words, or `log-ok`. False when the sink's reader went away.
-    fn on_log_records(&mut self, sink: &mut dyn Sink) -> bool {
-        let Some(logs) = &mut self.logs else {
-            return true;
+    /// Log fault records that changed (`log-failing` with the record's
+    /// words, or `log-ok`), then scandir changes: slots in scope that
+    /// appeared, followed slots that left. Returns false when the sink's
+    /// reader went away.
+    fn on_inotify(&mut self, sink: &mut dyn Sink) -> Result<bool, EventsError> {
+        let Some(fd) = &self.inotify else {
+            return Ok(true);
         };
-        for (name, line) in logs.changed(self.slots.scandir) {
-            let what = if line.is_some() {
-                What::LogFailing
-            } else {
-                What::LogOk
-            };
-            let mut e = self.event(&name, what, None);
-            e.why = line;
-            if !sink.event(&e) {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Scandir changes: slots in scope that appeared, followed slots that
-    /// left. Returns false when the sink's reader went away.
-    fn on_scandir(&mut self, fd: &OwnedFd, sink: &mut dyn Sink) -> Result<bool, EventsError> {
         let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
         let mut reader = inotify::Reader::new(fd, &mut buf);
-        let mut added = Vec::new();
-        let mut removed = Vec::new();
+        let (mut added, mut removed, mut faults) = (Vec::new(), Vec::new(), Vec::new());
         let mut overflow = false;
         loop {
             let ev = match reader.next() {
@@ -299,6 +291,19 @@ impl Stream<'_> {
                 overflow = true;
                 continue;
             }
+            if Some(ev.wd()) != self.scan {
+                if flags.contains(ReadFlags::IGNORED) {
+                    self.logs.remove(&ev.wd());
+                }
+                let record = ev
+                    .file_name()
+                    .is_some_and(|n| n.to_bytes() == LOG_FAULT_FILE.as_bytes());
+                match self.logs.get(&ev.wd()) {
+                    Some(name) if record && !faults.contains(name) => faults.push(name.clone()),
+                    _ => {}
+                }
+                continue;
+            }
             let Some(name) = ev.file_name().and_then(|n| n.to_str().ok()) else {
                 continue;
             };
@@ -308,12 +313,27 @@ impl Stream<'_> {
                 added.push(name.to_string());
             }
         }
-        for n in removed {
-            if self.subs.remove(&n).is_some() && !self.report(&n, What::Removed, None, sink) {
+        for name in faults {
+            let record = self.slots.scandir.join(&name).join(LOG_FAULT_FILE);
+            let line = (std::fs::read_to_string(record).ok())
+                .map(|t| t.lines().next().unwrap_or_default().to_string());
+            let what = if line.is_some() {
+                What::LogFailing
+            } else {
+                What::LogOk
+            };
+            let mut e = self.event(&name, what, None);
+            e.why = line;
+            if !sink.event(&e) {
                 return Ok(false);
             }
         }
-        if overflow {
+        for n in removed {
+            if self.subs.remove(&n).is_some() && !sink.event(&self.event(&n, What::Removed, None)) {
+                return Ok(false);
+            }
+        }
+        if overflow && self.scan.is_some() {
             self.subs
                 .retain(|n, _| self.slots.scandir.join(n).join("event").is_dir());
             self.rescan(sink, true)?;
@@ -329,7 +349,6 @@ impl Stream<'_> {
     fn run(
         &mut self,
         sigfd: &SignalFd,
-        scan: Option<&OwnedFd>,
         mut output: Option<BorrowedFd<'_>>,
         sink: &mut dyn Sink,
     ) -> Result<Stop, EventsError> {
@@ -337,11 +356,8 @@ impl Stream<'_> {
             let names: Vec<String> = self.subs.keys().cloned().collect();
             let revents = {
                 let mut fds = vec![PollFd::new(sigfd.as_fd(), PollFlags::POLLIN)];
-                if let Some(fd) = scan {
+                if let Some(fd) = &self.inotify {
                     fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
-                }
-                if let Some(l) = &self.logs {
-                    fds.push(PollFd::new(l.fd(), PollFlags::POLLIN));
                 }
                 if let Some(fd) = output {
                     // No events asked: only its hangup or error wakes us.
@@ -365,8 +381,7 @@ impl Stream<'_> {
                     return Ok(Stop::Signal(si.ssi_signo as i32));
                 }
             }
-            let scan_ready = scan.is_some() && it.next().is_some_and(|r| !r.is_empty());
-            let logs_ready = self.logs.is_some() && it.next().is_some_and(|r| !r.is_empty());
+            let inotify_ready = self.inotify.is_some() && it.next().is_some_and(|r| !r.is_empty());
             if output.is_some() {
                 let r = it.next().unwrap_or(PollFlags::empty());
                 if r.contains(PollFlags::POLLNVAL) {
@@ -393,15 +408,8 @@ impl Stream<'_> {
                     return Ok(Stop::OutputClosed);
                 }
             }
-            if logs_ready && !self.on_log_records(sink) {
+            if inotify_ready && !self.on_inotify(sink)? {
                 return Ok(Stop::OutputClosed);
-            }
-            if scan_ready {
-                if let Some(fd) = scan {
-                    if !self.on_scandir(fd, sink)? {
-                        return Ok(Stop::OutputClosed);
-                    }
-                }
             }
         }
     }
