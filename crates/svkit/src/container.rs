@@ -147,11 +147,7 @@ pub const OVERLAY_BIN: &str = "/command";
 /// `SVKIT_S6_BIN`, else s6-overlay's `/command` when it exists; `None`:
 /// found on `PATH`.
 pub fn s6_bin_dir() -> Option<String> {
-    match setting(S6_BIN_ENV) {
-        Some(d) => Some(d),
-        None if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
-        None => None,
-    }
+    setting(S6_BIN_ENV).or_else(|| Path::new(OVERLAY_BIN).is_dir().then(|| OVERLAY_BIN.into()))
 }
 
 /// The s6 program `name` in [`s6_bin_dir`] (a bare name: looked up on `PATH`).

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::slot_name as name;
 use crate::clock::poll_until;
 use crate::msg::strerror;
 
@@ -28,12 +29,6 @@ pub enum ControlError {
     /// A bounded wait ran out.
     #[error("timed out waiting for {} to be {what}", name(.slot))]
     Timeout { slot: PathBuf, what: &'static str },
-}
-
-fn name(slot: &Path) -> String {
-    slot.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Commands of `s6-svc`, as the bytes it writes to the control FIFO.

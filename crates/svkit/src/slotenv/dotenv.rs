@@ -31,18 +31,11 @@ pub struct LineError {
 /// them in order makes the last one win).
 pub fn parse(text: &[u8]) -> Result<Vec<(String, OsString)>, LineError> {
     let mut out = Vec::new();
-    let mut rest = text;
-    let mut n = 0;
-    while !rest.is_empty() {
-        n += 1;
-        let (line, next) = match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = next;
+    // A final `\n` leaves an empty last piece: a blank line, skipped.
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let err = |msg: &str| LineError {
-            line: n,
+            line: i + 1,
             msg: msg.to_string(),
         };
         if line.contains(&0) {
