@@ -160,8 +160,9 @@ fn refuse(slot: &Path, name: &str, copy: Copy) {
 /// The slot's name: the current dir's, `up` dirs above it.
 fn slot_name(up: usize) -> String {
     let dir = std::env::current_dir().unwrap_or_default();
-    let slot = dir.ancestors().nth(up).and_then(Path::file_name);
-    slot.map(|n| n.to_string_lossy().into_owned())
+    dir.ancestors()
+        .nth(up)
+        .map(crate::s6::slot_name)
         .unwrap_or_default()
 }
 

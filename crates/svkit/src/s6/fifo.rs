@@ -117,16 +117,10 @@ impl Subscription {
 
     /// Appends every byte waiting in the FIFO to `out` (never blocks).
     pub fn read(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
-        let mut buf = [0u8; 64];
-        loop {
-            match self.rd.read(&mut buf) {
-                // Only when this process's own write end is gone.
-                Ok(0) => return Ok(()),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        // What was read before the FIFO ran dry stays in `out`.
+        match self.rd.read_to_end(out) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            other => other.map(drop),
         }
     }
 

@@ -150,14 +150,13 @@ impl StatusError {
         matches!(self, StatusError::Io { source, .. } if source.kind() == io::ErrorKind::PermissionDenied)
     }
 
-    fn at(self, p: &Path) -> StatusError {
-        let path = Some(p.to_path_buf());
-        match self {
-            StatusError::BadLength { len, .. } => StatusError::BadLength { path, len },
-            StatusError::BadStamp { .. } => StatusError::BadStamp { path },
-            StatusError::BadPid { pid, .. } => StatusError::BadPid { path, pid },
-            other => other,
+    /// A decoding error, now that the file it was in is known.
+    fn at(mut self, p: &Path) -> StatusError {
+        use StatusError::{BadLength, BadPid, BadStamp};
+        if let BadLength { path, .. } | BadStamp { path } | BadPid { path, .. } = &mut self {
+            *path = Some(p.to_path_buf());
         }
+        self
     }
 }
 
