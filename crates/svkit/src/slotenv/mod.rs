@@ -25,9 +25,7 @@ pub mod oneoff;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::io::Write as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -165,16 +163,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, S
 
 /// Leaves the reason in the slot dir (the current dir) for `finish`.
 fn record(e: &StartError) {
-    let f = std::fs::File::options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(START_ERROR_FILE);
-    if let Ok(mut f) = f {
-        let _ = writeln!(f, "{e}");
-    }
+    let _ = crate::fsutil::overwrite(START_ERROR_FILE.as_ref(), format!("{e}\n").as_bytes());
 }
 
 /// `svkit slot-env ARGS...`: only returns on failure.
