@@ -250,22 +250,15 @@ pub fn utf8_env() -> BTreeMap<String, String> {
 /// (`s6-envdir -Lf`). Names that are not variable names are skipped.
 pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
     let rd = fs::read_dir(dir).ok()?;
-    let mut env = BTreeMap::new();
-    for entry in rd.flatten() {
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if !is_env_name(&name) {
-            continue;
-        }
-        let Ok(raw) = fs::read(entry.path()) else {
-            continue;
-        };
-        if let Some(value) = env_value(&raw) {
-            env.insert(name, value);
-        }
-    }
-    Some(env)
+    let vars = rd.flatten().filter_map(|entry| {
+        let name = entry
+            .file_name()
+            .into_string()
+            .ok()
+            .filter(|n| is_env_name(n))?;
+        Some((name, env_value(&fs::read(entry.path()).ok()?)?))
+    });
+    Some(vars.collect())
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: what `export NAME=...` in sh accepts.
