@@ -34,11 +34,7 @@ pub fn check_slot_name(name: &str) -> Result<(), String> {
     if name.bytes().any(|b| b.is_ascii_uppercase()) {
         return Err("a name must not contain uppercase letters".into());
     }
-    let mut bytes = name.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    if !first_ok {
+    if !name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
         return Err("a name must start with a lowercase letter or a digit".into());
     }
     if let Some(c) = name
