@@ -17,6 +17,7 @@
 //!   They get TERM, then up to [`STRAY_GRACE`] to exit.
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,9 +25,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use crate::clock::poll_by;
 use crate::lifeline::identity::{self, Stat};
-use crate::msg::{self, Fatal};
+use crate::msg::{self, exit};
 use crate::s6::control::{self, SvcCommand};
 use crate::s6::status::read_slot;
 use crate::slot::logger::{self, PipeLevel};
@@ -102,6 +102,10 @@ pub(crate) fn processes() -> Vec<Stat> {
 /// saves.
 const LOOK_EVERY: Duration = Duration::from_millis(1);
 
+fn poll_until(deadline: Instant, done: impl FnMut() -> bool) -> bool {
+    crate::clock::poll_by(deadline, LOOK_EVERY, done)
+}
+
 /// The loggers of the svkit slots in `scandir` that are down, while their
 /// logger is up.
 fn stopped_slots_loggers(scandir: &Path) -> Vec<PathBuf> {
@@ -122,7 +126,7 @@ pub fn stop_loggers(scandir: &Path, limit: Duration) -> Vec<PathBuf> {
     for slot in &slots {
         // An unreadable level (no supervisor to read it through) is no
         // reason to wait.
-        poll_by(deadline, LOOK_EVERY, || {
+        poll_until(deadline, || {
             PipeLevel::read(slot).is_none_or(|l| l.queued == 0)
         });
         if let Err(e) = control::write(&slot.join("log"), &[SvcCommand::Down]) {
@@ -133,7 +137,7 @@ pub fn stop_loggers(scandir: &Path, limit: Duration) -> Vec<PathBuf> {
         }
     }
     let up = |d: &PathBuf| read_slot(&d.join("log")).is_ok_and(|s| s.up);
-    poll_by(deadline, LOOK_EVERY, || !slots.iter().any(up));
+    poll_until(deadline, || !slots.iter().any(up));
     slots.into_iter().filter(up).collect()
 }
 
@@ -160,7 +164,7 @@ pub fn end_strays(reaper: i32, cmd: Option<i32>, grace: Duration) -> Strays {
         }
     }
     let deadline = t0 + grace;
-    poll_by(deadline, LOOK_EVERY, || termed.iter().all(|c| !c.alive()));
+    poll_until(deadline, || termed.iter().all(|c| !c.alive()));
     let left = termed.iter().copied().filter(|c| c.alive()).collect();
     Strays {
         termed,
@@ -186,14 +190,12 @@ fn pids(copies: &[Copy]) -> String {
 /// `svkit stop-leftovers`, run by the stop hook after `svctl stop --all`.
 /// One line for what it did (none when there was nothing to do); exit 0,
 /// 100 on bad usage.
-pub fn main(mut args: std::env::ArgsOs) -> ExitCode {
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit stop-leftovers");
-    if args.next().is_some() {
-        return Fatal::usage(
-            "usage: svkit stop-leftovers (run by the stop hook; no arguments)",
-            "",
-        )
-        .report();
+    let args: Vec<OsString> = args.collect();
+    if !args.is_empty() {
+        msg::fatal("usage: svkit stop-leftovers (run by the stop hook; no arguments)");
+        return ExitCode::from(exit::USAGE);
     }
     let Some(reaper) = container_init() else {
         msg::warn("PID 1 is not s6-overlay's s6-svscan, and no svkit-init runs: nothing to do");

@@ -18,13 +18,14 @@
 //! [`note`] says, in one line, which of them the config's stop times do
 //! not fit in and what to raise; `svctl check` and the boot hook say it.
 
+use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
 use crate::claim::foreground::DEFAULT_TIMEOUT;
 use crate::config::{self, depends, LoadError, Model};
 use crate::container::{self, S6_DEFAULT_KILL_GRACE_MS};
-use crate::msg::{self, Fatal};
+use crate::msg::{self, exit};
 
 /// The image's override of the budget.
 pub const ENV: &str = "SVKIT_STOP_TIMEOUT_MS";
@@ -165,10 +166,12 @@ pub fn note(model: &Model, s: &Settings) -> Option<String> {
 /// cannot be used is said in one line and gives [`DEFAULT_MS`]: the hook
 /// must stop the slots whatever the config's state. Exit 0, but 100 on
 /// bad usage.
-pub fn main(mut args: std::env::ArgsOs) -> ExitCode {
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit stop-budget");
-    if args.next().is_some() {
-        return Fatal::usage("usage: svkit stop-budget (run by the stop hook)", "").report();
+    let args: Vec<OsString> = args.collect();
+    if !args.is_empty() {
+        msg::fatal("usage: svkit stop-budget (run by the stop hook)");
+        return ExitCode::from(exit::USAGE);
     }
     let dir = config::config_dir_from_env();
     let ms = match config::load(&dir, &crate::state::LiveInstances) {

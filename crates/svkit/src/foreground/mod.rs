@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use crate::claim::foreground::{read, record_path};
-use crate::msg::{self, exit, Fatal};
+use crate::msg::{self, exit};
 use crate::slot::end::decided_exitcode;
 
 /// Is this process the container's CMD, the child of s6-overlay's stage 2
@@ -84,7 +84,8 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         _ => None,
     };
     let Some(cap) = cap.map(Duration::from_millis) else {
-        return Fatal::usage("usage: svkit foreground-stop MS (run by the stop hook)", "").report();
+        msg::fatal("usage: svkit foreground-stop MS (run by the stop hook)");
+        return ExitCode::from(exit::USAGE);
     };
     let t0 = Instant::now();
     // An essential slot ended the container and wrote its code: when the
@@ -100,25 +101,30 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         let _ = msg::out("0\n");
         return ExitCode::SUCCESS;
     }
-    let mut code = exit::OK;
-    match stop(&record_path(), cap) {
-        Ok(Stopped::NoRecord | Stopped::NotRunning) => {}
-        Ok(Stopped::Exited(took)) => msg::info(format_args!(
-            "the foreground command exited {} ms after its stop signal",
-            took.as_millis()
-        )),
-        Ok(Stopped::StillRuns(took)) => msg::warn(format_args!(
-            "the foreground command still runs {} ms after its stop signal; it gets s6-overlay's final TERM/KILL",
-            took.as_millis()
-        )),
+    let code = match stop(&record_path(), cap) {
+        Ok(Stopped::NoRecord | Stopped::NotRunning) => exit::OK,
+        Ok(Stopped::Exited(took)) => {
+            msg::info(format_args!(
+                "the foreground command exited {} ms after its stop signal",
+                took.as_millis()
+            ));
+            exit::OK
+        }
+        Ok(Stopped::StillRuns(took)) => {
+            msg::warn(format_args!(
+                "the foreground command still runs {} ms after its stop signal; it gets s6-overlay's final TERM/KILL",
+                took.as_millis()
+            ));
+            exit::OK
+        }
         Err(e) => {
             msg::fatal(format_args!(
                 "unable to signal the foreground command: {}",
                 msg::strerror(&e)
             ));
-            code = exit::SYSTEM;
+            exit::SYSTEM
         }
-    }
+    };
     let _ = msg::out(format!("{}\n", t0.elapsed().as_millis()));
     ExitCode::from(code)
 }
