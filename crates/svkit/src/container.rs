@@ -147,11 +147,7 @@ pub const OVERLAY_BIN: &str = "/command";
 /// `SVKIT_S6_BIN`, else s6-overlay's `/command` when it exists; `None`:
 /// found on `PATH`.
 pub fn s6_bin_dir() -> Option<String> {
-    match setting(S6_BIN_ENV) {
-        Some(d) => Some(d),
-        None if Path::new(OVERLAY_BIN).is_dir() => Some(OVERLAY_BIN.to_string()),
-        None => None,
-    }
+    setting(S6_BIN_ENV).or_else(|| Path::new(OVERLAY_BIN).is_dir().then(|| OVERLAY_BIN.into()))
 }
 
 /// The s6 program `name` in [`s6_bin_dir`] (a bare name: looked up on `PATH`).
@@ -254,22 +250,15 @@ pub fn utf8_env() -> BTreeMap<String, String> {
 /// (`s6-envdir -Lf`). Names that are not variable names are skipped.
 pub fn read_env_dir(dir: &Path) -> Option<BTreeMap<String, String>> {
     let rd = fs::read_dir(dir).ok()?;
-    let mut env = BTreeMap::new();
-    for entry in rd.flatten() {
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if !is_env_name(&name) {
-            continue;
-        }
-        let Ok(raw) = fs::read(entry.path()) else {
-            continue;
-        };
-        if let Some(value) = env_value(&raw) {
-            env.insert(name, value);
-        }
-    }
-    Some(env)
+    let vars = rd.flatten().filter_map(|entry| {
+        let name = entry
+            .file_name()
+            .into_string()
+            .ok()
+            .filter(|n| is_env_name(n))?;
+        Some((name, env_value(&fs::read(entry.path()).ok()?)?))
+    });
+    Some(vars.collect())
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: what `export NAME=...` in sh accepts.

@@ -75,6 +75,21 @@ fn via_temp(
     Ok(())
 }
 
+/// Writes `bytes` over the file at `path` in place, in one write: made
+/// 0644 when missing, never through a symlink. For a small record
+/// rewritten at every start, where a temp file would cost a new inode each
+/// time; its readers cope with catching it empty or half written.
+pub fn overwrite(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
 /// A small record file (`.svkit-program`, the foreground record, ...),
 /// read without trusting what is at `path`: never through a symlink,
 /// never waiting on a FIFO put in its place (anything but a regular file

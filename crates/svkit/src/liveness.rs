@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use crate::probe::Probe;
 use crate::s6::control::SvcCommand;
-use crate::s6::status;
+use crate::s6::{slot_name as name, status};
 use crate::slot::end::{self, send};
 use crate::slot::{health, liveness};
 use crate::stray::{self, Copy, Ended};
@@ -42,12 +42,8 @@ pub struct Watcher {
     pub failures: u32,
 }
 
-/// A pidfd of `pid`, to [`watch`] it.
-pub fn pidfd(pid: i32) -> io::Result<OwnedFd> {
-    crate::sys::pidfd_open(pid)
-}
-
-/// Runs the checks until the process behind `pid` ends.
+/// Runs the checks until the process behind `pid` (a pidfd,
+/// [`crate::sys::pidfd_open`]) ends.
 pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
     let mut failing = 0u32;
     // A live process's pid: positive.
@@ -112,12 +108,6 @@ fn end_restarted(w: &Watcher) {
             ));
         }
     }
-}
-
-fn name(slot: &Path) -> String {
-    slot.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Up, ready by svkit's rule, and not waiting for its dependencies.

@@ -24,7 +24,7 @@ pub struct Account {
 /// The account named `name` in `/etc/passwd`; `Ok(None)` when there is none
 /// (or no `/etc/passwd` at all).
 pub fn user(name: &str) -> io::Result<Option<Account>> {
-    Ok(read_or_empty(Path::new(PASSWD))?.and_then(|t| find_user(&t, name)))
+    Ok(find_user(&read_or_empty(Path::new(PASSWD))?, name))
 }
 
 /// Who a config's `user` names, as s6-setuidgid takes it: a numeric
@@ -88,14 +88,14 @@ pub fn numeric(user: &str) -> Option<Result<(u32, u32), UserError>> {
 /// The groups `name` belongs to: `gid` (its primary group) first, then
 /// every `/etc/group` entry that lists it as a member, as `initgroups` does.
 pub fn groups(name: &str, gid: u32) -> io::Result<Vec<u32>> {
-    let text = read_or_empty(Path::new(GROUP))?.unwrap_or_default();
-    Ok(member_of(&text, name, gid))
+    Ok(member_of(&read_or_empty(Path::new(GROUP))?, name, gid))
 }
 
-fn read_or_empty(path: &Path) -> io::Result<Option<String>> {
+/// A missing file reads as empty: no entries.
+fn read_or_empty(path: &Path) -> io::Result<String> {
     match std::fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
         Err(e) => Err(e),
     }
 }

@@ -19,7 +19,6 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -117,14 +116,8 @@ pub fn find(slot: &Path, supervised: u32) -> Option<Copy> {
 /// name no live process: never a wrong kill, and the copy the previous
 /// record named was ended before this write.
 pub fn record(slot: &Path, me: Copy) -> io::Result<()> {
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(slot.join(PROGRAM_FILE))?;
-    io::Write::write_all(&mut f, format!("{} {}\n", me.pid, me.start_time).as_bytes())
+    let line = format!("{} {}\n", me.pid, me.start_time);
+    crate::fsutil::overwrite(&slot.join(PROGRAM_FILE), line.as_bytes())
 }
 
 /// The signal and grace the slot's supervisor would use to stop it: its

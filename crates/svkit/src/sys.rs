@@ -7,7 +7,7 @@
 //! exits without a busy loop or SIGCHLD handling.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// `pidfd_open(2)`; `Err` with ENOSYS on kernels before 5.3.
@@ -29,20 +29,32 @@ pub fn readlink_at(dir: &OwnedFd, name: &std::ffi::CStr, out: &mut [u8]) -> io::
     rustix::fs::readlinkat_raw(dir, name, &mut *out).map_err(io::Error::from)
 }
 
+/// Waits up to `d` (whole ms, at most a minute) for `fd` to be readable:
+/// false when the time ran out or a signal came first.
+pub fn readable_within(fd: BorrowedFd<'_>, d: Duration) -> io::Result<bool> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let ms = u16::try_from(d.as_millis()).unwrap_or(u16::MAX);
+    match poll(
+        &mut [PollFd::new(fd, PollFlags::POLLIN)],
+        PollTimeout::from(ms),
+    ) {
+        Ok(n) => Ok(n > 0),
+        Err(nix::errno::Errno::EINTR) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Sleeps up to `d` on the pidfd `pid`: true when its process ended.
 pub fn pidfd_wait(pid: &OwnedFd, d: Duration) -> io::Result<bool> {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     let deadline = Instant::now() + d;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
         // Rounded up: never wake just before the deadline to spin.
-        let ms = u16::try_from(left.as_millis() + 1).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(pid.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(ms)) {
-            Ok(0) if Instant::now() >= deadline => return Ok(false),
-            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
-            Ok(_) => return Ok(true),
-            Err(e) => return Err(io::Error::from_raw_os_error(e as i32)),
+        let left = deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(1);
+        if readable_within(pid.as_fd(), left)? {
+            return Ok(true);
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
         }
     }
 }

@@ -45,7 +45,7 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
         ));
     };
     // Opened before anything else: the process it names cannot be another.
-    let pid = liveness::pidfd(args.pid)
+    let pid = svkit::sys::pidfd_open(args.pid)
         .map_err(|e| Fatal::system(format!("unable to watch pid {}", args.pid), e))?;
     if args.detach {
         // Again as `svkit liveness ...`, without --detach; from its own

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::msg::{self, exit};
+use crate::msg::{self, exit, Fatal};
 use crate::s6::control::{self, SvcCommand};
 use crate::stray::{end_stray, record, Copy, Ended, PROGRAM_FILE};
 
@@ -53,8 +53,8 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         _ => None,
     };
     let Some((me, owner)) = parsed else {
-        msg::fatal("usage: svkit slot-claim PID [--own-stdout USER] (run by a slot's run script, in the slot dir)");
-        return ExitCode::from(exit::USAGE);
+        let usage = "usage: svkit slot-claim PID [--own-stdout USER] (run by a slot's run script, in the slot dir)";
+        return Fatal::usage(usage, "").report();
     };
     let slot = Path::new(".");
     let name = slot_name(0);
@@ -89,10 +89,9 @@ pub fn log_main(args: std::env::ArgsOs) -> ExitCode {
         [pid] => claim_pid(pid),
         _ => None,
     }) else {
-        msg::fatal(
-            "usage: svkit log-claim PID (run by a slot's log/run script, in the logger's dir)",
-        );
-        return ExitCode::from(exit::USAGE);
+        let usage =
+            "usage: svkit log-claim PID (run by a slot's log/run script, in the logger's dir)";
+        return Fatal::usage(usage, "").report();
     };
     // The logger's dir is `SLOT/log`: the slot is its parent.
     take_over(Path::new("."), me, &slot_name(1), "its logger");
@@ -161,8 +160,9 @@ fn refuse(slot: &Path, name: &str, copy: Copy) {
 /// The slot's name: the current dir's, `up` dirs above it.
 fn slot_name(up: usize) -> String {
     let dir = std::env::current_dir().unwrap_or_default();
-    let slot = dir.ancestors().nth(up).and_then(Path::file_name);
-    slot.map(|n| n.to_string_lossy().into_owned())
+    dir.ancestors()
+        .nth(up)
+        .map(crate::s6::slot_name)
         .unwrap_or_default()
 }
 

@@ -34,11 +34,7 @@ pub fn check_slot_name(name: &str) -> Result<(), String> {
     if name.bytes().any(|b| b.is_ascii_uppercase()) {
         return Err("a name must not contain uppercase letters".into());
     }
-    let mut bytes = name.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    if !first_ok {
+    if !name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
         return Err("a name must start with a lowercase letter or a digit".into());
     }
     if let Some(c) = name
@@ -57,9 +53,7 @@ pub fn check_slot_name(name: &str) -> Result<(), String> {
 
 /// Instance names follow the slot-name rules too: they end up in slot names
 /// and, through templates, in paths.
-pub fn check_instance_name(name: &str) -> Result<(), String> {
-    check_slot_name(name)
-}
+pub use self::check_slot_name as check_instance_name;
 
 /// An env name ([`crate::container::is_env_name`]).
 pub fn check_env_name(name: &str) -> Result<(), String> {
@@ -126,11 +120,8 @@ pub fn check_file_name(n: &str) -> Result<(), String> {
 }
 
 /// Signals accepted for `down_signal`, as s6-supervise's `down-signal` file
-/// takes them ([`crate::s6::signal::down_signal`]). Returns the canonical
-/// `SIGNAME` spelling.
-pub fn check_signal(s: &str) -> Result<String, String> {
-    crate::s6::signal::down_signal(s)
-}
+/// takes them. Returns the canonical `SIGNAME` spelling.
+pub use crate::s6::signal::down_signal as check_signal;
 
 /// Every argv/env string reaches a C program: NUL cannot be passed.
 pub fn check_no_nul(s: &str) -> Result<(), String> {

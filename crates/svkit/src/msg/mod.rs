@@ -111,10 +111,8 @@ pub fn info(msg: impl fmt::Display) {
 /// its own line (`FILE:LINE:COL: FIELD: message`, as config's diagnostics
 /// display: generic, so messages stay below config).
 pub fn invalid_config(dir: &Path, tail: &str, diags: &[impl fmt::Display]) {
-    let mut what = format!("invalid config in {}", path(dir));
-    if !tail.is_empty() {
-        what = format!("{what}: {tail}");
-    }
+    let sep = if tail.is_empty() { "" } else { ": " };
+    let what = format!("invalid config in {}{sep}{tail}", path(dir));
     let head = compose("fatal", &what);
     let each = diags
         .iter()

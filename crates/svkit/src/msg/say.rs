@@ -63,10 +63,9 @@ pub fn say_warn(msg: impl std::fmt::Display) -> Said {
 /// elsewhere PID 1's stderr is no container's output (a host's init, a
 /// test runner).
 fn container_stderr() -> Option<PathBuf> {
-    match crate::container::supervision().reaper()? {
-        1 => Some(PathBuf::from(CONTAINER_STDERR)),
-        pid => Some(PathBuf::from(format!("/proc/{pid}/fd/2"))),
-    }
+    // PID 1's is [`CONTAINER_STDERR`].
+    let pid = crate::container::supervision().reaper()?;
+    Some(PathBuf::from(format!("/proc/{pid}/fd/2")))
 }
 
 /// The fallback is only looked for when the log did not take the line.

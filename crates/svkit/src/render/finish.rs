@@ -126,8 +126,7 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         "for f in supervise/{REQUEST_PREFIX}*; do\n  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f supervise/{REQUEST_PREFIX}*; fi\n  break\ndone"
     );
     o.push_str("code=${1:-0}\nsig=${2:-0}\n");
-    let svstat_path = env.tool("s6-svstat");
-    let svstat = sh_quote(&svstat_path);
+    let svstat = sh_quote(&env.tool("s6-svstat")).into_owned();
     o.push_str(&essential(slot));
     o.push_str(
         "# keep_down RECORD MESSAGE: unless a stop was asked for (nothing to decide then).\n# stderr is the container's own (s6-supervise's), never the slot's log pipe.\n",
@@ -154,12 +153,11 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
         o,
         "case $code in\n  126) keep_down \"failed: exited 126: command not executable\" \"exited 126, its command is not executable: not restarting\" ;;\n  127) keep_down \"failed: exited 127: command not found\" \"exited 127, its command was not found: not restarting\" ;;\nesac"
     );
-    let permanent = (r.permanent_exit_codes.iter()).any(|c| !EXEC_FAILURE_EXIT_CODES.contains(c));
-    if permanent {
-        let codes: Vec<String> = (r.permanent_exit_codes.iter())
-            .filter(|c| !EXEC_FAILURE_EXIT_CODES.contains(c))
-            .map(u8::to_string)
-            .collect();
+    let codes: Vec<String> = (r.permanent_exit_codes.iter())
+        .filter(|c| !EXEC_FAILURE_EXIT_CODES.contains(c))
+        .map(u8::to_string)
+        .collect();
+    if !codes.is_empty() {
         let _ = writeln!(o, "case $code in\n  {})", codes.join("|"));
         o.push_str("    keep_down \"failed: exited $code, a permanent exit code\" \"exited $code, a permanent failure: not restarting\" ;;\nesac\n");
     }
@@ -184,8 +182,7 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
     o.push_str(
         "# An asked-for restart is neither a crash nor a reason to wait.\n[ -n \"$requested\" ] && exit 0\n",
     );
-    let permafailon_path = env.tool("s6-permafailon");
-    let permafailon = sh_quote(&permafailon_path);
+    let permafailon = sh_quote(&env.tool("s6-permafailon")).into_owned();
     let counted = deaths_list(slot);
     if let Some(m) = r.max_deaths {
         o.push_str(
@@ -220,17 +217,11 @@ pub(super) fn finish(slot: &Slot, env: &RenderEnv) -> String {
             "  rc=0\n  {permafailon} \"$2\" \"$1\" {counted} true >/dev/null 2>&1 || rc=$?\n  [ \"$rc\" -eq 125 ]\n}}"
         );
         o.push_str("delay=0\n");
-        let mut prev = 0;
-        for (i, (k, window, delay)) in backoff_steps(b).into_iter().enumerate() {
-            if i == 0 {
-                let _ = writeln!(o, "died {k} {window} && delay={delay}");
-            } else {
-                let _ = writeln!(
-                    o,
-                    "[ \"$delay\" = {prev} ] && died {k} {window} && delay={delay}"
-                );
-            }
-            prev = delay;
+        // Each step only when the one before it held.
+        let mut after_prev = String::new();
+        for (k, window, delay) in backoff_steps(b) {
+            let _ = writeln!(o, "{after_prev}died {k} {window} && delay={delay}");
+            after_prev = format!("[ \"$delay\" = {delay} ] && ");
         }
         o.push_str("if [ \"$delay\" -gt 0 ]; then\n");
         let _ = writeln!(

@@ -202,11 +202,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     // s6-log script: `1` copies the line to stdout (docker logs); `n`
     // and `s` set archive count and size for the dir after them; `T`
     // prefixes an ISO 8601 timestamp to the next action only: the dir.
-    let mut words = Vec::new();
-    if let Some(u) = user {
-        words.push(env.tool("s6-setuidgid"));
-        words.push(u.to_string());
-    }
+    let mut words = super::run::drop_words(slot, env);
     if log.stdout && log.format == LogFormat::Json {
         // The filter runs as the user too: it only reads a pipe.
         words.extend(["svkit", "log-json", "--slot", &slot.name, "--"].map(String::from));

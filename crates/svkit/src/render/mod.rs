@@ -67,14 +67,10 @@ pub struct RenderedSlot {
 impl RenderedSlot {
     /// Subdirectories the files need (`log`, `data`), parents first.
     pub fn dirs(&self) -> Vec<String> {
-        let mut d: Vec<String> = self
-            .files
-            .iter()
+        let d: std::collections::BTreeSet<String> = (self.files.iter())
             .filter_map(|f| f.path.rsplit_once('/').map(|(dir, _)| dir.to_string()))
             .collect();
-        d.sort();
-        d.dedup();
-        d
+        d.into_iter().collect()
     }
 
     pub fn file(&self, path: &str) -> Option<&RenderedFile> {

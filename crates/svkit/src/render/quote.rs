@@ -73,13 +73,6 @@ where
     quoted.join(" ")
 }
 
-/// A string for use inside a `#` comment line: newlines and other control
-/// characters would end the comment, so they are shown escaped, as in
-/// every message ([`crate::msg::escape`]).
-pub fn comment_safe(s: &str) -> Cow<'_, str> {
-    crate::msg::escape(s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,7 +88,8 @@ mod tests {
         assert_eq!(sh_quote("~root"), "'~root'");
         assert_eq!(sh_quote("#x"), "'#x'");
         assert_eq!(sh_quote("a\nb"), "'a\nb'");
-        assert_eq!(comment_safe("a\nb"), "a\\nb");
+        // A comment line: a newline would end it (see `run`).
+        assert_eq!(crate::msg::escape("a\nb"), "a\\nb");
     }
 
     #[test]

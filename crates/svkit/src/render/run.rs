@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::inputs;
-use super::quote::{comment_safe, sh_quote, sh_words};
+use super::quote::{sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, Model, Slot, CHECK_NOTIFICATION_FD};
 use crate::probe::Probe;
@@ -51,7 +51,7 @@ pub(super) fn notification_fd(slot: &Slot) -> Option<u32> {
 }
 
 /// `s6-setuidgid USER` words when privileges must be dropped.
-fn drop_words(slot: &Slot, env: &RenderEnv) -> Vec<String> {
+pub(super) fn drop_words(slot: &Slot, env: &RenderEnv) -> Vec<String> {
     env.drop_to(slot)
         .map(|u| vec![env.tool("s6-setuidgid"), u.to_string()])
         .unwrap_or_default()
@@ -63,7 +63,8 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         o,
         "# svkit slot {} (declared in {}). Generated: edit the config, not this file.",
         slot.name,
-        comment_safe(&slot.origin.file.display().to_string()),
+        // Escaped: a newline would end the comment.
+        crate::msg::escape(&slot.origin.file.display().to_string()),
     );
     // First, before anything that takes time: s6 already says this slot is
     // up, so status and `svctl wait` must see at once that it is waiting.
@@ -235,25 +236,24 @@ fn wait_for_deps(slot: &Slot) -> String {
         ));
     }
     let plain = waits.join(" && ");
-    if !inputs::gives_up_on_deps(slot) {
+    if inputs::gives_up_on_deps(slot) {
+        let give_up = waits
+            .iter()
+            .map(|w| w.replacen(" --forever ", " --forever --give-up ", 1))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let waits = match slot.essential {
+            Some(true) => give_up,
+            // A redirect decides at run time whether the slot is essential.
+            _ => format!("if [ -e {ESSENTIAL_FILE} ]; then {give_up}; else {plain}; fi"),
+        };
+        let _ = writeln!(
+            o,
+            "# An essential slot whose dependency failed for good can never start: the\n# container ends (finish reads why from {START_ERROR_FILE}).\nrc=0\nwhy=$({waits}) || rc=$?\nif [ \"$rc\" = 2 ]; then\n  printf '%s\\n' \"$why\" > {START_ERROR_FILE}\n  exit {DEPENDENCY_FAILED_EXIT}\nfi\n[ \"$rc\" = 0 ] || exit 111"
+        );
+    } else {
         let _ = writeln!(o, "{plain} || exit 111");
-        let _ = writeln!(o, "# When the program starts: uptime and the readiness timeout count from here.\n: > {STARTED_FILE}\nrm -f {WAITING_FILE}");
-        return o;
     }
-    let give_up = waits
-        .iter()
-        .map(|w| w.replacen(" --forever ", " --forever --give-up ", 1))
-        .collect::<Vec<_>>()
-        .join(" && ");
-    let waits = match slot.essential {
-        Some(true) => give_up,
-        // A redirect decides at run time whether the slot is essential.
-        _ => format!("if [ -e {ESSENTIAL_FILE} ]; then {give_up}; else {plain}; fi"),
-    };
-    let _ = writeln!(
-        o,
-        "# An essential slot whose dependency failed for good can never start: the\n# container ends (finish reads why from {START_ERROR_FILE}).\nrc=0\nwhy=$({waits}) || rc=$?\nif [ \"$rc\" = 2 ]; then\n  printf '%s\\n' \"$why\" > {START_ERROR_FILE}\n  exit {DEPENDENCY_FAILED_EXIT}\nfi\n[ \"$rc\" = 0 ] || exit 111"
-    );
     let _ = writeln!(o, "# When the program starts: uptime and the readiness timeout count from here.\n: > {STARTED_FILE}\nrm -f {WAITING_FILE}");
     o
 }

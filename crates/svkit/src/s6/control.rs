@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::slot_name as name;
 use crate::clock::poll_until;
 use crate::msg::strerror;
 
@@ -28,12 +29,6 @@ pub enum ControlError {
     /// A bounded wait ran out.
     #[error("timed out waiting for {} to be {what}", name(.slot))]
     Timeout { slot: PathBuf, what: &'static str },
-}
-
-fn name(slot: &Path) -> String {
-    slot.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Commands of `s6-svc`, as the bytes it writes to the control FIFO.
@@ -159,34 +154,24 @@ pub fn set_normally_up(slot: &Path, up: bool) -> std::io::Result<()> {
 
 /// One write of command bytes to `dir`'s supervisor.
 fn write_control(slot: &Path, bytes: &[u8]) -> Result<(), ControlError> {
-    let fifo = slot.join("supervise/control");
     // Non-blocking open of a FIFO for writing fails with ENXIO when nobody
-    // reads it: that is exactly "no supervisor", without a stat race.
-    let file = OpenOptions::new()
+    // reads it: that is exactly "no supervisor", without a stat race (a
+    // write never fails so).
+    let written = OpenOptions::new()
         .write(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(&fifo);
-    let mut file = match file {
-        Ok(f) => f,
+        .open(slot.join("supervise/control"))
+        .and_then(|mut f| f.write_all(bytes));
+    let slot = slot.to_path_buf();
+    match written {
         Err(e)
             if e.raw_os_error() == Some(nix::libc::ENXIO)
                 || e.kind() == std::io::ErrorKind::NotFound =>
         {
-            return Err(ControlError::NotSupervised {
-                slot: slot.to_path_buf(),
-            })
+            Err(ControlError::NotSupervised { slot })
         }
-        Err(source) => {
-            return Err(ControlError::Io {
-                slot: slot.to_path_buf(),
-                source,
-            })
-        }
-    };
-    file.write_all(bytes).map_err(|source| ControlError::Io {
-        slot: slot.to_path_buf(),
-        source,
-    })
+        other => other.map_err(|source| ControlError::Io { slot, source }),
+    }
 }
 
 /// True when an s6-supervise process listens on the slot (what `s6-svok` tells).

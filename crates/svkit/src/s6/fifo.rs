@@ -46,22 +46,13 @@ pub struct Subscription {
     path: PathBuf,
 }
 
-/// 6 characters from `[A-Za-z0-9]` that differ between processes and
-/// between calls, as mkptemp's `XXXXXX`.
-fn suffix(nanos: u32) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+/// 6 characters that differ between processes and between calls, as
+/// mkptemp's `XXXXXX` (hex digits: within its `[A-Za-z0-9]`). The stamp
+/// before them carries the nanoseconds; a clash only costs a retry.
+fn suffix() -> String {
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-    let mut x = u64::from(std::process::id())
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(u64::from(nanos) << 20)
-        .wrapping_add(u64::from(seq).wrapping_mul(0x2545_f491_4f6c_dd1d));
-    (0..6)
-        .map(|_| {
-            let c = ABC[(x % ABC.len() as u64) as usize];
-            x /= ABC.len() as u64;
-            char::from(c)
-        })
-        .collect()
+    let mixed = std::process::id().wrapping_add(seq.wrapping_mul(0x9e37_79b9));
+    format!("{:06x}", mixed & 0xff_ffff)
 }
 
 impl Subscription {
@@ -81,7 +72,7 @@ impl Subscription {
             // s6 names it after the time of subscription (`timestamp()`).
             let now = Tai64N::from_wallclock(SystemTime::now());
             let stamp = now.map_or_else(|| format!("@{:024x}", 0), |t| t.to_string());
-            let name = format!("ftrig1:{stamp}:{}", suffix(now.map_or(0, |t| t.nanos())));
+            let name = format!("ftrig1:{stamp}:{}", suffix());
             let tmp = format!(".{name}");
             match rustix::fs::mkfifoat(&dir, &tmp, Mode::from_bits_truncate(0o622)) {
                 Ok(()) => {}
@@ -117,16 +108,10 @@ impl Subscription {
 
     /// Appends every byte waiting in the FIFO to `out` (never blocks).
     pub fn read(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
-        let mut buf = [0u8; 64];
-        loop {
-            match self.rd.read(&mut buf) {
-                // Only when this process's own write end is gone.
-                Ok(0) => return Ok(()),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        // What was read before the FIFO ran dry stays in `out`.
+        match self.rd.read_to_end(out) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            other => other.map(drop),
         }
     }
 

@@ -27,3 +27,11 @@ pub fn services(scandir: &std::path::Path) -> std::io::Result<Vec<String>> {
     names.sort();
     Ok(names)
 }
+
+/// A service dir's name, as messages show it (empty for a path that ends
+/// in `..`).
+pub fn slot_name(dir: &std::path::Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

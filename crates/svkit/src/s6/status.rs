@@ -67,25 +67,6 @@ impl Death {
     }
 }
 
-/// How a process ended, from a raw wait status (glibc macro semantics).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitStatus {
-    Exited(u8),
-    Signaled(u8),
-    /// Neither (a stop status); s6-supervise never records one.
-    Other(u16),
-}
-
-impl WaitStatus {
-    pub fn from_raw(w: u16) -> WaitStatus {
-        match w & 0x7f {
-            0 => WaitStatus::Exited((w >> 8) as u8),
-            0x7f => WaitStatus::Other(w),
-            sig => WaitStatus::Signaled(sig as u8),
-        }
-    }
-}
-
 /// The last death of the run process, as far as the status file tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LastExit {
@@ -93,7 +74,19 @@ pub enum LastExit {
     None,
     Exited(u8),
     Signaled(u8),
+    /// Neither (a stop status); s6-supervise never records one.
     Other(u16),
+}
+
+impl LastExit {
+    /// How a process ended, from a raw wait status (glibc macro semantics).
+    pub fn from_wstat(w: u16) -> LastExit {
+        match w & 0x7f {
+            0 => LastExit::Exited((w >> 8) as u8),
+            0x7f => LastExit::Other(w),
+            sig => LastExit::Signaled(sig as u8),
+        }
+    }
 }
 
 /// A supervised slot's state, typed.
@@ -157,14 +150,13 @@ impl StatusError {
         matches!(self, StatusError::Io { source, .. } if source.kind() == io::ErrorKind::PermissionDenied)
     }
 
-    fn at(self, p: &Path) -> StatusError {
-        let path = Some(p.to_path_buf());
-        match self {
-            StatusError::BadLength { len, .. } => StatusError::BadLength { path, len },
-            StatusError::BadStamp { .. } => StatusError::BadStamp { path },
-            StatusError::BadPid { pid, .. } => StatusError::BadPid { path, pid },
-            other => other,
+    /// A decoding error, now that the file it was in is known.
+    fn at(mut self, p: &Path) -> StatusError {
+        use StatusError::{BadLength, BadPid, BadStamp};
+        if let BadLength { path, .. } | BadStamp { path } | BadPid { path, .. } = &mut self {
+            *path = Some(p.to_path_buf());
         }
+        self
     }
 }
 
@@ -256,11 +248,7 @@ impl Status {
         let last_exit = if up || never_started {
             LastExit::None
         } else {
-            match WaitStatus::from_raw(raw.wstat) {
-                WaitStatus::Exited(c) => LastExit::Exited(c),
-                WaitStatus::Signaled(s) => LastExit::Signaled(s),
-                WaitStatus::Other(w) => LastExit::Other(w),
-            }
+            LastExit::from_wstat(raw.wstat)
         };
         Status {
             up,
@@ -360,11 +348,7 @@ pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
     };
 
     let down = dir.join("down");
-    let normally_up = match nix::unistd::access(&down, nix::unistd::AccessFlags::F_OK) {
-        Ok(()) => false,
-        Err(nix::errno::Errno::ENOENT) => true,
-        Err(e) => return Err(io_err(&down, io::Error::from_raw_os_error(e as i32))),
-    };
+    let normally_up = !down.try_exists().map_err(|e| io_err(&down, e))?;
     Ok(Status::from_parts(raw, normally_up, deaths))
 }
 

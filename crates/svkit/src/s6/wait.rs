@@ -47,15 +47,7 @@ impl Watch {
 
     /// Sleeps until an event or `timeout`; true when woken by an event.
     pub fn wait(&mut self, timeout: Duration) -> io::Result<bool> {
-        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        let ms = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(self.fd.as_fd(), PollFlags::POLLIN)];
-        let n = match poll(&mut fds, PollTimeout::from(ms)) {
-            Ok(n) => n,
-            Err(nix::errno::Errno::EINTR) => return Ok(false),
-            Err(e) => return Err(io::Error::from_raw_os_error(e as i32)),
-        };
-        if n == 0 {
+        if !crate::sys::readable_within(self.fd.as_fd(), timeout)? {
             return Ok(false);
         }
         let mut buf = [0u8; 4096];

@@ -27,29 +27,22 @@ pub struct LineError {
     pub msg: String,
 }
 
-/// The variables of one file, in file order (duplicates kept: applying
-/// them in order makes the last one win).
-pub fn parse(text: &[u8]) -> Result<Vec<(String, OsString)>, LineError> {
+/// The variables of one file, in file order, each with its 1-based line
+/// (duplicates kept: applying them in order makes the last one win).
+pub fn parse(text: &[u8]) -> Result<Vec<(usize, String, OsString)>, LineError> {
     let mut out = Vec::new();
-    let mut rest = text;
-    let mut n = 0;
-    while !rest.is_empty() {
-        n += 1;
-        let (line, next) = match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = next;
+    // A final `\n` leaves an empty last piece: a blank line, skipped.
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let err = |msg: &str| LineError {
-            line: n,
+            line: i + 1,
             msg: msg.to_string(),
         };
         if line.contains(&0) {
             return Err(err("holds a NUL byte, which no program can receive"));
         }
-        if let Some(kv) = parse_line(line).map_err(err)? {
-            out.push(kv);
+        if let Some((k, v)) = parse_line(line).map_err(err)? {
+            out.push((i + 1, k, v));
         }
     }
     Ok(out)
@@ -163,7 +156,7 @@ mod tests {
         parse(text.as_bytes())
             .unwrap_or_else(|e| panic!("{e:?}"))
             .into_iter()
-            .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
+            .map(|(_, k, v)| (k, v.to_string_lossy().into_owned()))
             .collect()
     }
 
@@ -210,7 +203,7 @@ mod tests {
     #[test]
     fn bytes_pass_unchanged() {
         let v = parse(b"K=\xff\xfe caf\xc3\xa9\n").unwrap_or_default();
-        assert_eq!(v[0].1.as_encoded_bytes(), b"\xff\xfe caf\xc3\xa9");
+        assert_eq!(v[0].2.as_encoded_bytes(), b"\xff\xfe caf\xc3\xa9");
     }
 
     #[test]

@@ -25,9 +25,7 @@ pub mod oneoff;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::io::Write as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -83,23 +81,20 @@ pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
             line,
             msg,
         };
-        // The file's syntax first, whole; then each variable's checks, by
-        // line, so that a refusal names the line that set it.
-        dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))?;
-        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-            for (k, v) in dotenv::parse(line).unwrap_or_default() {
-                let bad = if k == req.sentinel {
-                    Some(format!(
-                        "{k} is the sentinel_env, which svkit sets to the slot name"
-                    ))
-                } else {
-                    check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
-                };
-                if let Some(msg) = bad {
-                    return Err(line_err(i + 1, msg));
-                }
-                vars.push((OsString::from(k), v));
+        // The file's syntax first, whole; then each variable's checks, so
+        // that a refusal names the line that set it.
+        for (line, k, v) in dotenv::parse(&text).map_err(|e| line_err(e.line, e.msg))? {
+            let bad = if k == req.sentinel {
+                Some(format!(
+                    "{k} is the sentinel_env, which svkit sets to the slot name"
+                ))
+            } else {
+                check_arg_len(k.len() + 1 + v.len(), &format!("{k}=value")).err()
+            };
+            if let Some(msg) = bad {
+                return Err(line_err(line, msg));
             }
+            vars.push((OsString::from(k), v));
         }
     }
     for (var, path) in &req.secrets {
@@ -165,16 +160,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, S
 
 /// Leaves the reason in the slot dir (the current dir) for `finish`.
 fn record(e: &StartError) {
-    let f = std::fs::File::options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(START_ERROR_FILE);
-    if let Ok(mut f) = f {
-        let _ = writeln!(f, "{e}");
-    }
+    let _ = crate::fsutil::overwrite(START_ERROR_FILE.as_ref(), format!("{e}\n").as_bytes());
 }
 
 /// `svkit slot-env ARGS...`: only returns on failure.

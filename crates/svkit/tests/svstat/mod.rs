@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use svkit::s6::status::{sig_name, RawStatus, Status, WaitStatus};
+use svkit::s6::status::{sig_name, LastExit, RawStatus, Status};
 use svkit::s6::tai64::Tai64N;
 
 // s6's status flags (s6-svstatus.h).
@@ -80,13 +80,13 @@ pub fn svstat_fields(
     // stamp heuristic of RawStatus::never_started.
     let not_started = modern && raw.pid == 0 && !raw.finishing && raw.paused;
     let no_exit = raw.is_up() || not_started;
-    let ws = WaitStatus::from_raw(raw.wstat);
+    let ws = LastExit::from_wstat(raw.wstat);
     let signum = match ws {
-        WaitStatus::Signaled(s) if !no_exit => Some(s),
+        LastExit::Signaled(s) if !no_exit => Some(s),
         _ => None,
     };
     let exitcode = match ws {
-        WaitStatus::Exited(c) if !no_exit => i32::from(c),
+        LastExit::Exited(c) if !no_exit => i32::from(c),
         _ => -1,
     };
     let b = |v: bool| if v { "true" } else { "false" }.to_owned();

@@ -139,13 +139,13 @@ fn a_last_exit_says_itself_in_json() {
 
 #[test]
 fn a_wait_status_reads_as_waitpid_macros_do() {
-    assert_eq!(WaitStatus::from_raw(0), WaitStatus::Exited(0));
-    assert_eq!(WaitStatus::from_raw(0x0100), WaitStatus::Exited(1));
-    assert_eq!(WaitStatus::from_raw(0x8f00), WaitStatus::Exited(0x8f));
-    assert_eq!(WaitStatus::from_raw(0x000f), WaitStatus::Signaled(15));
+    assert_eq!(LastExit::from_wstat(0), LastExit::Exited(0));
+    assert_eq!(LastExit::from_wstat(0x0100), LastExit::Exited(1));
+    assert_eq!(LastExit::from_wstat(0x8f00), LastExit::Exited(0x8f));
+    assert_eq!(LastExit::from_wstat(0x000f), LastExit::Signaled(15));
     // A core dump bit beside the signal.
-    assert_eq!(WaitStatus::from_raw(0x0086), WaitStatus::Signaled(6));
-    assert_eq!(WaitStatus::from_raw(0x137f), WaitStatus::Other(0x137f));
+    assert_eq!(LastExit::from_wstat(0x0086), LastExit::Signaled(6));
+    assert_eq!(LastExit::from_wstat(0x137f), LastExit::Other(0x137f));
 }
 
 /// s6-svstat's "up": a process, and not its finish script.
