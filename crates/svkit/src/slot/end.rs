@@ -21,7 +21,7 @@
 //! makes the slot wanted up again before `finish` looks.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -95,12 +95,7 @@ pub fn waiting_for(slot: &Path, st_up: bool) -> Option<String> {
 /// The first line of a record's first KiB, never through a symlink nor
 /// blocking on a FIFO.
 fn first_line(path: &Path) -> io::Result<String> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)?;
-    let mut text = String::new();
-    f.take(1024).read_to_string(&mut text)?;
+    let (text, _) = crate::fsutil::read_record(path, 1024)?;
     Ok(text.lines().next().unwrap_or("").to_string())
 }
 

@@ -180,11 +180,7 @@ pub fn wait(
 }
 
 /// The slot's name: its dir's last component.
-pub fn name_of(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
+pub use crate::s6::slot_name as name_of;
 
 /// What a wait came to (with nothing to wait for: [`Waited::Met`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
