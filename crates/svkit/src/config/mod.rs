@@ -18,9 +18,7 @@
 pub mod depends;
 mod discover;
 pub mod error;
-mod inputs;
 pub mod json_pos;
-mod lifecycle;
 pub mod model;
 pub mod names;
 pub mod parse;

@@ -81,7 +81,6 @@ pub(crate) fn redirects(
             }
             if diags.len() == n {
                 out.push(Redirect {
-                    origin_file: l.file.clone(),
                     matches: r.match_.clone(),
                     slot: r.slot.clone(),
                     opt_out_flag: r.opt_out_flag.clone(),

@@ -111,6 +111,8 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // duplicate.
     let mut seen: HashMap<String, Site> = HashMap::new();
     let mut slots: Vec<Slot> = Vec::new();
+    // Where each valid slot was declared, `decl[i]` for `slots[i]`.
+    let mut decl = Vec::new();
     for (l, idx, raw, base, found) in todo {
         let mut ctx = SlotCtx {
             layer: l,
@@ -161,6 +163,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         seen.insert(name, l.site(at));
         if ok {
             slots.push(slot);
+            decl.push((l, raw));
         }
     }
 
@@ -173,7 +176,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
                 .flat_map(|l| l.broken.iter().map(String::as_str)),
         )
         .collect();
-    super::depends::resolve(layers, &mut slots, &declared, &mut diags);
+    super::depends::resolve(&decl, &mut slots, &declared, &mut diags);
     let redirects = super::redirect::redirects(layers, &declared, &mut diags);
     let templates = (layers.iter().flat_map(|l| &l.slots))
         .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))
@@ -190,7 +193,6 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         Ok(Validated {
             model: Model {
                 files: layers.iter().map(|l| l.file.clone()).collect(),
-                user_site: user.as_ref().map(|(_, s)| s.clone()),
                 user: user.map(|(u, _)| u),
                 state_dir,
                 sentinel_env,
