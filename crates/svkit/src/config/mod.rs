@@ -24,7 +24,6 @@ pub mod names;
 pub mod parse;
 pub mod programs;
 pub mod raw;
-mod redirect;
 mod slot;
 pub mod users;
 pub mod validate;

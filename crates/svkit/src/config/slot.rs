@@ -162,14 +162,7 @@ impl SlotCtx<'_> {
         }
     }
 
-    fn int(
-        &mut self,
-        path: &FieldPath,
-        v: i64,
-        lo: i64,
-        hi: i64,
-        unit: &str,
-    ) -> Option<u32> {
+    fn int(&mut self, path: &FieldPath, v: i64, lo: i64, hi: i64, unit: &str) -> Option<u32> {
         if v < lo || v > hi {
             self.err(path, format!("{v} is outside {lo}..{hi}{unit}"));
             None
@@ -315,13 +308,12 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         let mut v: Vec<u8> = Vec::new();
         let pcodes = p.key("permanent_exit_codes");
         for (i, c) in codes.iter().enumerate() {
-            let pc = pcodes.index(i);
-            if let Some(c) = ctx.int(&pc, *c, 0, 255, " (exit codes are 0..255)") {
-                if let Ok(c) = u8::try_from(c) {
-                    if !v.contains(&c) {
-                        v.push(c);
-                    }
-                }
+            let c = ctx.int(&pcodes.index(i), *c, 0, 255, " (exit codes are 0..255)");
+            if let Some(c) = c
+                .and_then(|c| u8::try_from(c).ok())
+                .filter(|c| !v.contains(c))
+            {
+                v.push(c);
             }
         }
         out.permanent_exit_codes = v;
