@@ -70,12 +70,12 @@ fn found_where_serde_json_reads(text: &str, spans: &Spans, path: &FieldPath, v: 
             }
         }
         Value::Array(a) => {
-            assert_eq!(spans.len(path), a.len(), "{path} in {text:?}");
+            assert_eq!(spans.members(path).len(), a.len(), "{path} in {text:?}");
             for (i, x) in a.iter().enumerate() {
                 found_where_serde_json_reads(text, spans, &path.index(i), x);
             }
         }
-        _ => assert_eq!(spans.len(path), 0, "{path} in {text:?}"),
+        _ => assert_eq!(spans.members(path).len(), 0, "{path} in {text:?}"),
     }
 }
 

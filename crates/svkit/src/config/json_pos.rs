@@ -188,11 +188,6 @@ impl Spans {
         }
     }
 
-    /// How many members the object or array at `path` has.
-    pub fn len(&self, path: &FieldPath) -> usize {
-        self.find(path).map_or(0, |n| n.kids.len())
-    }
-
     /// The members of the object or array at `path`, in document order.
     pub fn members(&self, path: &FieldPath) -> Vec<(FieldPath, Span)> {
         let kids = self.find(path).map(|n| n.kids.as_slice()).unwrap_or(&[]);
@@ -384,7 +379,7 @@ mod tests {
                 .collect();
             assert_eq!(keys, ["a", "b"], "{text}");
             let leading = if lead.is_empty() { 0 } else { MANY };
-            assert_eq!(s.len(&FieldPath::root()), leading + 2, "{text}");
+            assert_eq!(s.members(&FieldPath::root()).len(), leading + 2, "{text}");
         }
     }
 }

@@ -18,15 +18,12 @@
 pub mod depends;
 mod discover;
 pub mod error;
-mod inputs;
 pub mod json_pos;
-mod lifecycle;
 pub mod model;
 pub mod names;
 pub mod parse;
 pub mod programs;
 pub mod raw;
-mod redirect;
 mod slot;
 pub mod users;
 pub mod validate;

@@ -42,8 +42,6 @@ pub struct Model {
     pub files: Vec<PathBuf>,
     /// Default user of every slot (a slot may override it).
     pub user: Option<String>,
-    /// Where that user was set (the last layer that sets it).
-    pub user_site: Option<Site>,
     pub state_dir: String,
     pub sentinel_env: String,
     pub default_program: Option<String>,
@@ -278,7 +276,6 @@ impl Readiness {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirect {
-    pub origin_file: PathBuf,
     pub matches: Vec<String>,
     pub slot: String,
     pub opt_out_flag: Option<String>,

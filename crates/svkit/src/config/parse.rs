@@ -53,24 +53,16 @@ impl Layer {
 /// Parse one file's bytes. Returns the layer (possibly partial) and every
 /// diagnostic found; `None` when nothing usable could be read.
 pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>) {
-    let mut diags = Vec::new();
+    // The file as a whole is unusable: this is its only diagnostic.
+    let fail = |pos, msg: String| (None, vec![Diagnostic::new(file, pos, None, msg)]);
     if bytes.len() > MAX_FILE_BYTES {
-        diags.push(Diagnostic::new(
-            file,
-            None,
-            None,
-            format!("file is over {MAX_FILE_BYTES} bytes (4 MiB), the limit for a config file"),
-        ));
-        return (None, diags);
+        let msg =
+            format!("file is over {MAX_FILE_BYTES} bytes (4 MiB), the limit for a config file");
+        return fail(None, msg);
     }
     if bytes.starts_with(b"\xef\xbb\xbf") {
-        diags.push(Diagnostic::new(
-            file,
-            Some(Pos { line: 1, col: 1 }),
-            None,
-            "starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow: save the file without it",
-        ));
-        return (None, diags);
+        let msg = "starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow: save the file without it";
+        return fail(Some(Pos { line: 1, col: 1 }), msg.into());
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
@@ -78,13 +70,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             let good = &bytes[..e.valid_up_to()];
             let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
             let col = good.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-            diags.push(Diagnostic::new(
-                file,
-                Some(Pos { line, col }),
-                None,
-                "invalid UTF-8",
-            ));
-            return (None, diags);
+            return fail(Some(Pos { line, col }), "invalid UTF-8".into());
         }
     };
     let spans = match Spans::scan(text) {
@@ -94,10 +80,10 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                 line: e.line(),
                 col: e.column().max(1),
             };
-            diags.push(Diagnostic::new(file, Some(pos), None, strip_pos(&e)));
-            return (None, diags);
+            return fail(Some(pos), strip_pos(&e));
         }
     };
+    let mut diags = Vec::new();
     for (path, off) in &spans.duplicate_keys {
         diags.push(Diagnostic::new(
             file,
@@ -140,8 +126,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
                     diags.push(layer.diag(&path, "expected an array"));
                     continue;
                 }
-                for i in 0..layer.spans.len(&path) {
-                    let p = path.index(i);
+                for (i, (p, _)) in layer.spans.members(&path).into_iter().enumerate() {
                     if key == "slots" {
                         match sub::<RawSlot>(&layer, text, &p, &mut diags) {
                             Some(s) => layer.slots.push((i, s)),

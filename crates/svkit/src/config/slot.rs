@@ -3,8 +3,13 @@
 //! problems are collected in its [`SlotCtx`], with the checks its fields
 //! share (`{instance}` expansion, argv, paths, variable names, ranges);
 //! nothing stops at the first.
+//!
+//! Of `env_file` and `secrets` only names and paths are checked here: the
+//! files themselves are read when the slot starts (`crate::slotenv`),
+//! never at render time.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 
 use serde_json::Value;
 
@@ -13,7 +18,7 @@ use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
 use super::parse::Layer;
-use super::raw::{RawCheck, RawLog, RawReadiness, RawRestart, RawSlot};
+use super::raw::{RawCheck, RawLiveness, RawLog, RawReadiness, RawRestart, RawSlot};
 use crate::probe::Probe;
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
@@ -63,13 +68,13 @@ pub(crate) fn build_slot(
 
     let autostart = autostart(ctx, &b.key("autostart"), raw.autostart.as_ref());
     let log = raw.log.as_ref().map(|l| log(ctx, &b.key("log"), l, &name));
-    let (env_files, secrets) = super::inputs::env_inputs(ctx, &b, raw, &env);
+    let (env_files, secrets) = env_inputs(ctx, &b, raw, &env);
     let mut restart = raw
         .restart
         .as_ref()
         .map(|r| restart(ctx, &b.key("restart"), r))
         .unwrap_or_default();
-    let kind = super::lifecycle::kind(ctx, &b, raw, &mut restart);
+    let kind = kind(ctx, &b, raw, &mut restart);
     let readiness = raw
         .readiness
         .as_ref()
@@ -112,7 +117,7 @@ pub(crate) fn build_slot(
         liveness: raw
             .liveness
             .as_ref()
-            .and_then(|l| super::lifecycle::liveness(ctx, &b.key("liveness"), l)),
+            .and_then(|l| liveness(ctx, &b.key("liveness"), l)),
     }
 }
 
@@ -126,13 +131,13 @@ pub(crate) struct SlotCtx<'a> {
 }
 
 impl SlotCtx<'_> {
-    pub(super) fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
+    fn err(&mut self, path: &FieldPath, msg: impl Into<String>) {
         self.diags.push(self.layer.diag(path, msg));
     }
 
     /// A variable name the slot sets (`env`, `secrets`), expanded: reported
     /// when it is not a valid name or is the sentinel svkit sets itself.
-    pub(super) fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
+    fn env_name(&mut self, path: &FieldPath, raw: &str) -> String {
         let k = self.expand(path, raw);
         if let Err(e) = check_env_name(&k) {
             self.err(path, format!("`{k}`: {e}"));
@@ -145,7 +150,7 @@ impl SlotCtx<'_> {
 
     /// Expand `{instance}`; in a slot without instances the variable is an
     /// error (it would otherwise reach a program literally).
-    pub(super) fn expand(&mut self, path: &FieldPath, s: &str) -> String {
+    fn expand(&mut self, path: &FieldPath, s: &str) -> String {
         match self.instance {
             Some(i) => s.replace(INSTANCE_VAR, i),
             None => {
@@ -157,14 +162,7 @@ impl SlotCtx<'_> {
         }
     }
 
-    pub(super) fn int(
-        &mut self,
-        path: &FieldPath,
-        v: i64,
-        lo: i64,
-        hi: i64,
-        unit: &str,
-    ) -> Option<u32> {
+    fn int(&mut self, path: &FieldPath, v: i64, lo: i64, hi: i64, unit: &str) -> Option<u32> {
         if v < lo || v > hi {
             self.err(path, format!("{v} is outside {lo}..{hi}{unit}"));
             None
@@ -173,7 +171,7 @@ impl SlotCtx<'_> {
         }
     }
 
-    pub(super) fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
+    fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
         if raw.is_empty() {
             self.err(
                 path,
@@ -203,7 +201,7 @@ impl SlotCtx<'_> {
         out
     }
 
-    pub(super) fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
+    fn abs_path(&mut self, path: &FieldPath, raw: &str) -> String {
         let s = self.expand(path, raw);
         match check_abs_path(&s) {
             Ok(p) => p,
@@ -293,7 +291,7 @@ fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog, slot: &str) -> Log {
         .and_then(|v| ctx.int(&p.key("max_bytes"), v, 4096, 268_435_455, " bytes"))
         .unwrap_or(DEFAULT_LOG_MAX_BYTES);
     let stdout = l.stdout.unwrap_or(true);
-    let (prefix, format) = super::inputs::log_output(ctx, p, l, stdout, slot);
+    let (prefix, format) = log_output(ctx, p, l, stdout, slot);
     Log {
         dir,
         stdout,
@@ -310,13 +308,12 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         let mut v: Vec<u8> = Vec::new();
         let pcodes = p.key("permanent_exit_codes");
         for (i, c) in codes.iter().enumerate() {
-            let pc = pcodes.index(i);
-            if let Some(c) = ctx.int(&pc, *c, 0, 255, " (exit codes are 0..255)") {
-                if let Ok(c) = u8::try_from(c) {
-                    if !v.contains(&c) {
-                        v.push(c);
-                    }
-                }
+            let c = ctx.int(&pcodes.index(i), *c, 0, 255, " (exit codes are 0..255)");
+            if let Some(c) = c
+                .and_then(|c| u8::try_from(c).ok())
+                .filter(|c| !v.contains(c))
+            {
+                v.push(c);
             }
         }
         out.permanent_exit_codes = v;
@@ -392,4 +389,233 @@ fn check(ctx: &mut SlotCtx<'_>, p: &FieldPath, c: &RawCheck) -> Readiness {
             .and_then(|v| ctx.int(&p.key("timeout_ms"), v, 0, 86_400_000, " ms"))
             .unwrap_or(0),
     }
+}
+
+/// The slot's name in a `log.prefix`.
+pub const SLOT_VAR: &str = "{slot}";
+/// Longest `log.prefix`, in bytes, after expansion: it is on every line.
+pub const MAX_PREFIX_BYTES: usize = 256;
+
+/// `log.prefix` (expanded) and `log.format`, checked against `stdout`.
+fn log_output(
+    ctx: &mut SlotCtx<'_>,
+    p: &FieldPath,
+    l: &RawLog,
+    stdout: bool,
+    slot: &str,
+) -> (Option<String>, LogFormat) {
+    let pf = p.key("format");
+    let format = match l.format.as_deref().map(|f| ctx.expand(&pf, f)).as_deref() {
+        None | Some("text") => LogFormat::Text,
+        Some("json") => LogFormat::Json,
+        Some(other) => {
+            ctx.err(&pf, format!("`{other}`: expected \"text\" or \"json\""));
+            LogFormat::Text
+        }
+    };
+    if format == LogFormat::Json && !stdout {
+        ctx.err(
+            &pf,
+            "\"json\" shapes the stdout copy, and `stdout` is false: there is none",
+        );
+    }
+    let Some(raw) = &l.prefix else {
+        return (None, format);
+    };
+    let pp = p.key("prefix");
+    let prefix = ctx.expand(&pp, raw).replace(SLOT_VAR, slot);
+    if prefix.trim_matches(' ').is_empty() {
+        ctx.err(
+            &pp,
+            "a prefix must hold more than spaces (leave `prefix` out for none)",
+        );
+    } else if let Some(c) = prefix.chars().find(|c| c.is_control()) {
+        ctx.err(
+            &pp,
+            format!(
+                "must not contain control characters (found {c:?}): the prefix is on every line"
+            ),
+        );
+    } else if prefix.len() > MAX_PREFIX_BYTES {
+        ctx.err(
+            &pp,
+            format!(
+                "is {} bytes once expanded: at most {MAX_PREFIX_BYTES}",
+                prefix.len()
+            ),
+        );
+    }
+    if !stdout {
+        ctx.err(
+            &pp,
+            "the prefix goes on the stdout copy, and `stdout` is false: there is none",
+        );
+    }
+    if format == LogFormat::Json {
+        ctx.err(
+            &pp,
+            "a prefix is for the text format: each JSON line names its slot in `slot`",
+        );
+    }
+    (Some(prefix), format)
+}
+
+/// `env_file` (a path or a list of paths) and `secrets` (VAR → path).
+fn env_inputs(
+    ctx: &mut SlotCtx<'_>,
+    b: &FieldPath,
+    raw: &RawSlot,
+    env: &BTreeMap<String, String>,
+) -> (Vec<String>, BTreeMap<String, String>) {
+    let mut files = Vec::new();
+    let pf = b.key("env_file");
+    match &raw.env_file {
+        None => {}
+        Some(Value::String(s)) => files.push(ctx.abs_path(&pf, s)),
+        Some(Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                let pi = pf.index(i);
+                match v {
+                    Value::String(s) => files.push(ctx.abs_path(&pi, s)),
+                    _ => ctx.err(&pi, "expected a path (a string)"),
+                }
+            }
+        }
+        Some(_) => ctx.err(&pf, "expected a path or a list of paths"),
+    }
+    let mut secrets = BTreeMap::new();
+    let psecrets = b.key("secrets");
+    for (k, path) in raw.secrets.iter().flatten() {
+        let p = psecrets.key(k.as_str());
+        let k = ctx.env_name(&p, k);
+        if env.contains_key(&k) {
+            ctx.err(
+                &p,
+                format!(
+                    "`{k}` is also set in `env`: a variable is a secret or a plain value, not both"
+                ),
+            );
+        }
+        let path = ctx.abs_path(&p, path);
+        secrets.insert(k, path);
+    }
+    (files, secrets)
+}
+
+/// `liveness` defaults.
+pub const DEFAULT_INTERVAL_MS: u32 = 10_000;
+pub const DEFAULT_TIMEOUT_MS: u32 = 1_000;
+pub const DEFAULT_FAILURES: u32 = 3;
+
+/// `liveness`: one of `exec` (argv), `tcp` (a port, or `host:port`) or
+/// `http` (a URL), with `interval_ms`, `timeout_ms` and `failures`.
+fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liveness> {
+    let probe = match (&r.exec, &r.tcp, &r.http) {
+        (Some(argv), None, None) => Probe::Exec(ctx.argv(&p.key("exec"), argv, "liveness.exec")),
+        (None, Some(t), None) => Probe::Tcp(tcp(ctx, &p.key("tcp"), t)?),
+        (None, None, Some(url)) => {
+            let pu = p.key("http");
+            let url = ctx.expand(&pu, url);
+            match Probe::http(&url) {
+                Ok(probe) => probe,
+                Err(e) => {
+                    ctx.err(&pu, format!("`{url}`: {e}"));
+                    return None;
+                }
+            }
+        }
+        _ => {
+            ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
+            return None;
+        }
+    };
+    let interval_ms = r
+        .interval_ms
+        .and_then(|v| ctx.int(&p.key("interval_ms"), v, 100, 3_600_000, " ms"))
+        .unwrap_or(DEFAULT_INTERVAL_MS);
+    let timeout_ms = match r.timeout_ms {
+        Some(v) => ctx.int(
+            &p.key("timeout_ms"),
+            v,
+            1,
+            i64::from(interval_ms),
+            " ms (at most interval_ms)",
+        )?,
+        None => DEFAULT_TIMEOUT_MS.min(interval_ms),
+    };
+    let failures = r
+        .failures
+        .and_then(|v| ctx.int(&p.key("failures"), v, 1, 100, ""))
+        .unwrap_or(DEFAULT_FAILURES);
+    Some(Liveness {
+        probe,
+        interval_ms,
+        timeout_ms,
+        failures,
+    })
+}
+
+/// A port (1..65535, on 127.0.0.1) or `IP:port` / `[IPv6]:port`.
+fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<SocketAddr> {
+    match v {
+        Value::Number(n) => match n
+            .as_u64()
+            .and_then(|n| u16::try_from(n).ok())
+            .filter(|n| *n >= 1)
+        {
+            Some(port) => Some(SocketAddr::from(([127, 0, 0, 1], port))),
+            None => {
+                ctx.err(p, format!("{n}: expected a port 1..65535 or \"host:port\""));
+                None
+            }
+        },
+        Value::String(s) => {
+            let s = ctx.expand(p, s);
+            match s.parse::<SocketAddr>() {
+                Ok(a) if a.port() != 0 => Some(a),
+                _ => {
+                    ctx.err(
+                        p,
+                        format!("`{s}`: expected \"IP:port\" (an IP literal, [::1] for IPv6)"),
+                    );
+                    None
+                }
+            }
+        }
+        _ => {
+            ctx.err(p, "expected a port or \"host:port\"");
+            None
+        }
+    }
+}
+
+/// `type`; a oneshot's clean exit always ends it (`on_clean_exit: "stop"`),
+/// so asking it to restart is a contradiction, reported.
+fn kind(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot, restart: &mut Restart) -> Kind {
+    let p = b.key("type");
+    let kind = match raw.kind.as_deref().map(|s| ctx.expand(&p, s)).as_deref() {
+        None | Some("longrun") => Kind::Longrun,
+        Some("oneshot") => Kind::Oneshot,
+        Some(other) => {
+            ctx.err(
+                &p,
+                format!("`{other}`: expected \"longrun\" or \"oneshot\""),
+            );
+            Kind::Longrun
+        }
+    };
+    if kind == Kind::Oneshot {
+        let asked = raw
+            .restart
+            .as_ref()
+            .and_then(|r| r.on_clean_exit.as_deref());
+        if asked == Some("restart") {
+            ctx.err(
+                &b.key("restart").key("on_clean_exit"),
+                "`restart` with \"type\": \"oneshot\": a oneshot's clean exit ends it (done)",
+            );
+        }
+        restart.on_clean_exit = OnCleanExit::Stop;
+    }
+    kind
 }

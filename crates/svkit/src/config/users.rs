@@ -47,15 +47,8 @@ pub struct PasswdFile {
 impl PasswdFile {
     pub fn under_root(root: &Path) -> std::io::Result<PasswdFile> {
         let path = root.join("etc/passwd");
-        let bytes = std::fs::read(&path)?;
-        Ok(PasswdFile::parse(path, &bytes))
-    }
-
-    pub fn parse(path: PathBuf, bytes: &[u8]) -> PasswdFile {
-        PasswdFile {
-            path,
-            text: String::from_utf8_lossy(bytes).into_owned(),
-        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
+        Ok(PasswdFile { path, text })
     }
 }
 
@@ -134,7 +127,9 @@ mod tests {
     }
 
     fn db(text: &str) -> PasswdFile {
-        PasswdFile::parse(PathBuf::from("/img/etc/passwd"), text.as_bytes())
+        let path = PathBuf::from("/img/etc/passwd");
+        let text = text.to_string();
+        PasswdFile { path, text }
     }
 
     #[test]

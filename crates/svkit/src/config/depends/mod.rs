@@ -3,28 +3,28 @@
 //! (`db-{instance}`), meaning each of its instances. Unknown names, a slot
 //! depending on itself, `completed` of a slot that can never complete,
 //! and cycles are errors at the key that says so.
+//!
+//! Then the dependency graph: cycles, shown one ring a slot; the start
+//! order that puts every slot after what it depends on; and slots in
+//! layers to start or stop them together, a layer waiting for the one
+//! before it.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
-mod graph;
-mod layers;
 #[cfg(test)]
 mod tests;
-
-pub use graph::{cycle, start_order};
-pub use layers::{start_layers, stop_layers};
 
 use super::error::Diagnostic;
 use super::json_pos::FieldPath;
 use super::model::{Condition, Dependency, Kind, OnCleanExit, Slot};
 use super::parse::Layer;
+use super::raw::RawSlot;
 
-/// Fills each slot's `depends_on` from its raw declaration. `declared`
-/// names every slot declared, the invalid ones too: depending on one of
-/// those is left to that slot's own errors.
-pub fn resolve(
-    layers: &[Layer],
+/// Fills each slot's `depends_on` from its raw declaration, `decl[i]`
+/// for `slots[i]`. `declared` names every slot declared, the invalid ones
+/// too: depending on one of those is left to that slot's own errors.
+pub(super) fn resolve(
+    decl: &[(&Layer, &RawSlot)],
     slots: &mut [Slot],
     declared: &HashSet<&str>,
     diags: &mut Vec<Diagnostic>,
@@ -44,15 +44,10 @@ pub fn resolve(
         .filter(|s| s.kind == Kind::Oneshot || s.restart.on_clean_exit == OnCleanExit::Stop)
         .map(|s| s.name.as_str())
         .collect();
-    let raws = Raws::new(layers);
     let mut resolved: Vec<Vec<Dependency>> = Vec::with_capacity(slots.len());
-    for s in slots.iter() {
-        let Some((layer, raw)) = raws.of(s) else {
-            resolved.push(Vec::new());
-            continue;
-        };
+    for (s, (layer, raw)) in slots.iter().zip(decl) {
         let mut deps = Vec::new();
-        for (key, word) in raw {
+        for (key, word) in raw.depends_on.iter().flatten() {
             let at = path(s).key(key.clone());
             let Some(cond) = condition(word) else {
                 diags.push(layer.diag(
@@ -91,65 +86,14 @@ pub fn resolve(
     for (s, deps) in slots.iter_mut().zip(resolved) {
         s.depends_on = deps;
     }
-    graph::cycles(&raws, slots, diags);
+    cycles(decl, slots, diags);
 }
 
-pub(super) fn path(s: &Slot) -> FieldPath {
+fn path(s: &Slot) -> FieldPath {
     FieldPath::root()
         .key("slots")
         .index(s.origin.index)
         .key("depends_on")
-}
-
-/// Each slot's raw `depends_on` by where it was declared: looked up once
-/// per slot, so a config of thousands of slots is not searched thousands
-/// of times. By file (a config has a few), then by the slot's index in the
-/// file's `slots`: hashing a path for every slot cost more than the rest.
-pub(super) struct Raws<'a> {
-    files: Vec<(&'a Path, Vec<Option<Origin<'a>>>)>,
-}
-
-type RawDeps = BTreeMap<String, String>;
-
-type Origin<'a> = (&'a Layer, Option<&'a RawDeps>);
-
-impl<'a> Raws<'a> {
-    fn new(layers: &'a [Layer]) -> Self {
-        let mut files: Vec<(&Path, Vec<Option<Origin>>)> = Vec::new();
-        for l in layers {
-            let at = match files.iter().position(|(f, _)| *f == l.file.as_path()) {
-                Some(at) => at,
-                None => {
-                    files.push((l.file.as_path(), Vec::with_capacity(l.slots.len())));
-                    files.len() - 1
-                }
-            };
-            let by_index = &mut files[at].1;
-            for (i, raw) in &l.slots {
-                if by_index.len() <= *i {
-                    by_index.resize(*i + 1, None);
-                }
-                // The first layer of a file name wins, as a search in
-                // layer order would find it.
-                by_index[*i].get_or_insert((l, raw.depends_on.as_ref()));
-            }
-        }
-        Raws { files }
-    }
-
-    fn get(&self, s: &Slot) -> Option<&Origin<'a>> {
-        let (_, by_index) = (self.files.iter()).find(|(f, _)| *f == s.origin.file.as_path())?;
-        by_index.get(s.origin.index)?.as_ref()
-    }
-
-    pub(super) fn layer(&self, s: &Slot) -> Option<&'a Layer> {
-        self.get(s).map(|(l, _)| *l)
-    }
-
-    fn of(&self, s: &Slot) -> Option<(&'a Layer, &'a RawDeps)> {
-        let (l, raw) = self.get(s)?;
-        Some((l, (*raw)?))
-    }
 }
 
 fn condition(word: &str) -> Option<Condition> {
@@ -159,4 +103,245 @@ fn condition(word: &str) -> Option<Condition> {
         "completed" => Some(Condition::Completed),
         _ => None,
     }
+}
+
+/// Past this many slots a cycle is shown by its ends and its length: the
+/// error stays one readable line, and its size does not grow with the
+/// square of the cycle's.
+const RING_SHOWN: usize = 12;
+
+/// Reports each slot on a cycle once, with the cycle spelled out.
+/// Slots on a cycle are those of a strongly connected component of more
+/// than one slot (a slot depending on itself was refused already, without
+/// an edge); each one's ring is the shortest way back to it inside its
+/// component.
+fn cycles(decl: &[(&Layer, &RawSlot)], slots: &[Slot], diags: &mut Vec<Diagnostic>) {
+    let graph = Graph::new(slots);
+    let comp = graph.components();
+    let mut size = vec![0usize; slots.len()];
+    for &c in &comp {
+        size[c] += 1;
+    }
+    for (i, (s, (layer, _))) in slots.iter().zip(decl).enumerate() {
+        if size[comp[i]] < 2 {
+            continue;
+        }
+        let Some(ring) = graph.ring(i, &comp) else {
+            continue;
+        };
+        let names: Vec<&str> = ring.iter().map(|&j| slots[j].name.as_str()).collect();
+        let shown = if names.len() > RING_SHOWN {
+            let head = names[..RING_SHOWN - 2].join(" -> ");
+            let tail = names[names.len() - 2..].join(" -> ");
+            format!("{head} -> ... -> {tail} ({} slots)", names.len() - 1)
+        } else {
+            names.join(" -> ")
+        };
+        diags.push(layer.diag(&path(s), format!("dependency cycle: {shown}")));
+    }
+}
+
+/// A cycle of the directed graph `adj` (a node's edges by index): the
+/// first node on one, and its shortest way back to itself (the node at
+/// both ends). The import refuses an s6-rc tree with it.
+pub fn cycle(adj: Vec<Vec<usize>>) -> Option<Vec<usize>> {
+    let graph = Graph { adj };
+    let comp = graph.components();
+    (0..graph.adj.len()).find_map(|i| graph.ring(i, &comp))
+}
+
+/// The dependency edges by slot index (unknown names left out).
+struct Graph {
+    adj: Vec<Vec<usize>>,
+}
+
+impl Graph {
+    fn new(slots: &[Slot]) -> Graph {
+        let idx: HashMap<&str, usize> = (slots.iter().enumerate())
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let adj = (slots.iter())
+            .map(|s| {
+                (s.depends_on.iter())
+                    .filter_map(|d| idx.get(d.on.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        Graph { adj }
+    }
+
+    /// Tarjan's strongly connected components, without recursion (a chain
+    /// of thousands would overflow the stack): each slot's component id.
+    fn components(&self) -> Vec<usize> {
+        const UNSEEN: usize = usize::MAX;
+        let n = self.adj.len();
+        let (mut index, mut low, mut comp) = (vec![UNSEEN; n], vec![0; n], vec![UNSEEN; n]);
+        let (mut on_stack, mut stack) = (vec![false; n], Vec::new());
+        let (mut next, mut comps) = (0, 0);
+        for root in 0..n {
+            if index[root] != UNSEEN {
+                continue;
+            }
+            // (node, how many of its edges are done)
+            let mut work = vec![(root, 0usize)];
+            while let Some(&mut (v, ref mut e)) = work.last_mut() {
+                if *e == 0 && index[v] == UNSEEN {
+                    index[v] = next;
+                    low[v] = next;
+                    next += 1;
+                    stack.push(v);
+                    on_stack[v] = true;
+                }
+                if let Some(&w) = self.adj[v].get(*e) {
+                    *e += 1;
+                    if index[w] == UNSEEN {
+                        work.push((w, 0));
+                    } else if on_stack[w] {
+                        low[v] = low[v].min(index[w]);
+                    }
+                    continue;
+                }
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    low[parent] = low[parent].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp[w] = comps;
+                        if w == v {
+                            break;
+                        }
+                    }
+                    comps += 1;
+                }
+            }
+        }
+        comp
+    }
+
+    /// The shortest way from `start` back to itself inside its component,
+    /// `start` at both ends.
+    fn ring(&self, start: usize, comp: &[usize]) -> Option<Vec<usize>> {
+        let mut prev = vec![usize::MAX; self.adj.len()];
+        let mut queue = VecDeque::from([start]);
+        while let Some(v) = queue.pop_front() {
+            for &w in &self.adj[v] {
+                if comp[w] != comp[start] {
+                    continue;
+                }
+                if w == start {
+                    let mut ring = vec![v];
+                    let mut at = v;
+                    while at != start {
+                        at = *prev.get(at)?;
+                        ring.push(at);
+                    }
+                    ring.reverse();
+                    ring.push(start);
+                    return Some(ring);
+                }
+                if prev[w] == usize::MAX {
+                    prev[w] = v;
+                    queue.push_back(w);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Slots in start order: every slot after what it depends on (ties in name
+/// order). Stopping goes the other way. Slots on a cycle (refused by
+/// validation) come last.
+pub fn start_order(slots: &[Slot]) -> Vec<&str> {
+    let graph = Graph::new(slots);
+    // A slot's round is one more than its latest dependency's: counted
+    // from the slots nothing holds back, each edge looked at once.
+    let mut waiting: Vec<usize> = graph.adj.iter().map(Vec::len).collect();
+    let mut dependents = vec![Vec::new(); slots.len()];
+    for (i, deps) in graph.adj.iter().enumerate() {
+        for &d in deps {
+            dependents[d].push(i);
+        }
+    }
+    let mut round = vec![0usize; slots.len()];
+    let mut queue: VecDeque<usize> = (0..slots.len()).filter(|&i| waiting[i] == 0).collect();
+    let mut placed = Vec::with_capacity(slots.len());
+    while let Some(i) = queue.pop_front() {
+        placed.push(i);
+        for &k in &dependents[i] {
+            round[k] = round[k].max(round[i] + 1);
+            waiting[k] -= 1;
+            if waiting[k] == 0 {
+                queue.push_back(k);
+            }
+        }
+    }
+    let mut stuck: Vec<usize> = (0..slots.len()).filter(|&i| waiting[i] > 0).collect();
+    placed.sort_by(|&a, &b| (round[a], &slots[a].name).cmp(&(round[b], &slots[b].name)));
+    stuck.sort_by(|&a, &b| slots[a].name.cmp(&slots[b].name));
+    (placed.into_iter().chain(stuck))
+        .map(|i| slots[i].name.as_str())
+        .collect()
+}
+
+/// Each slot's rank, the slots taken in `order`: 0 when `prior` lists
+/// nothing for it, else one more than the highest rank of those it lists.
+fn ranks<'a>(
+    order: impl Iterator<Item = &'a str>,
+    prior: &BTreeMap<&str, Vec<&'a str>>,
+) -> BTreeMap<&'a str, usize> {
+    let mut rank: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in order {
+        let r = (prior.get(name).into_iter().flatten())
+            .filter_map(|p| rank.get(p).map(|x| x + 1))
+            .max()
+            .unwrap_or(0);
+        rank.insert(name, r);
+    }
+    rank
+}
+
+/// `names` in layers by `rank` (a name `slots` does not declare ranks 0),
+/// lowest first, empty layers left out, each layer in `names`' order.
+fn layers(names: &[String], rank: &BTreeMap<&str, usize>) -> Vec<Vec<String>> {
+    let of = |n: &String| rank.get(n.as_str()).copied().unwrap_or(0);
+    let max = names.iter().map(of).max().unwrap_or(0);
+    (0..=max)
+        .map(|r| names.iter().filter(|n| of(n) == r).cloned().collect())
+        .filter(|l: &Vec<String>| !l.is_empty())
+        .collect()
+}
+
+/// `names` in layers to start (or restart) them: a slot's dependencies in
+/// an earlier layer than itself, by depth: 0 without dependencies, else
+/// one more than its deepest dependency.
+pub fn start_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
+    let deps: BTreeMap<&str, Vec<&str>> = (slots.iter())
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.depends_on.iter().map(|d| d.on.as_str()).collect(),
+            )
+        })
+        .collect();
+    layers(names, &ranks(start_order(slots).into_iter(), &deps))
+}
+
+/// `names` in layers to stop them: the slots nothing depends on first,
+/// then what only they depend on, and so on; a slot's dependents always in
+/// an earlier layer than itself, by height: 0 when no slot depends on it,
+/// else one more than its highest dependent.
+pub fn stop_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
+    let mut dependents: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for s in slots {
+        for d in &s.depends_on {
+            dependents.entry(d.on.as_str()).or_default().push(&s.name);
+        }
+    }
+    layers(
+        names,
+        &ranks(start_order(slots).into_iter().rev(), &dependents),
+    )
 }

@@ -339,7 +339,7 @@ fn each_knot_is_a_component_of_its_own() {
             condition: Condition::Up,
         });
     }
-    let c = super::graph::Graph::new(&s).components();
+    let c = super::Graph::new(&s).components();
     assert_eq!(c[0], c[1]);
     assert_eq!(c[2], c[3]);
     let distinct: BTreeSet<usize> = [c[0], c[2], c[4]].into();
