@@ -205,7 +205,8 @@ pub struct ForgetArgs {
 fn parse_signal(s: &str) -> Result<SvcCommand, String> {
     SvcCommand::from_signal(s).ok_or_else(|| {
         format!(
-            "unknown signal `{s}` (use TERM KILL HUP INT QUIT ALRM USR1 USR2 STOP CONT WINCH or their numbers)"
+            "unknown signal `{s}` (use {} or their numbers)",
+            svkit::s6::control::signal_names()
         )
     })
 }
