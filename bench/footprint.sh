@@ -69,7 +69,10 @@ ${rows}| slowest start against the floor | ${worst}× | ≤ 2×: $verdict_start 
 One binary instead of four: each static glibc program carries its own copy
 of libc and Rust's std (a static hello-world is about 1 MB), so four
 separate binaries could not fit the budget; the release profile builds
-with \`opt-level = "s"\`, fat LTO, one codegen unit, \`panic = "abort"\`
-and strips (when it was chosen: 2.29 MB against 2.78 MB at
-\`opt-level = 3\` with thin LTO, for a smaller program than today's).
+with \`opt-level = "z"\`, fat LTO, one codegen unit, \`panic = "abort"\`
+and strips (at issue 39: 2.71 MB against 2.95 MB at \`"s"\`). About half
+of the binary is not svkit's own: static glibc and std take
+about 1.4 MB with their unwind tables, of which glibc's gettext and
+iconv (reached by std's strerror), scanf and strtod (its main-thread
+stack probe) and std's backtrace printer are about 0.3 MB.
 EOF
