@@ -3,34 +3,19 @@
 //! through the config validation `svctl check` runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{to_json, validate};
+
+fn fixture(rel: &str) -> std::path::PathBuf {
+    common::fixture_of("procfile", rel)
+}
+
+use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use svkit::config::{load_layers, Condition, FixedInstances, Kind, Validated};
-use svkit_import::{procfile, ImportError, Imported, RawSlot};
-
-/// A slot as the JSON object the config text holds.
-fn to_json(s: &RawSlot) -> serde_json::Map<String, Value> {
-    match serde_json::to_value(s).unwrap() {
-        Value::Object(m) => m,
-        other => panic!("{other}"),
-    }
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/import/procfile")
-        .join(rel);
-    std::fs::canonicalize(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn validate(imported: &Imported) -> Validated {
-    let json = serde_json::to_vec_pretty(&json!({ "slots": imported.slots })).unwrap();
-    let files = vec![(PathBuf::from("/etc/svkit/10-imported.json"), json)];
-    load_layers(&files, &FixedInstances::default())
-        .unwrap_or_else(|e| panic!("imported config is invalid: {e}\n{:#?}", imported.slots))
-}
+use svkit::config::{Condition, Kind};
+use svkit_import::{procfile, ImportError, Imported};
 
 fn slot(imported: &Imported, name: &str) -> Value {
     let s = imported.slots.iter().find(|s| s.name == name);

@@ -3,38 +3,20 @@
 //! slots through the config validation `svctl check` runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
+mod common;
+use common::{to_json, validate};
+
+fn fixture(rel: &str) -> std::path::PathBuf {
+    common::fixture_of("s6", rel)
+}
+
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
-use svkit::config::{load_layers, FixedInstances, Validated};
-use svkit_import::{s6tree, Imported, Note, RawSlot};
-
-/// A slot as the JSON object the config text holds.
-fn to_json(s: &RawSlot) -> serde_json::Map<String, Value> {
-    match serde_json::to_value(s).unwrap() {
-        Value::Object(m) => m,
-        other => panic!("{other}"),
-    }
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/import/s6")
-        .join(rel);
-    std::fs::canonicalize(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// The slots as `{"slots": [...]}` in one layer, loaded as `svctl check`
-/// loads a config dir.
-fn validate(imported: &Imported) -> Validated {
-    let json = serde_json::to_vec_pretty(&json!({ "slots": imported.slots })).unwrap();
-    let files = vec![(PathBuf::from("/etc/svkit/10-imported.json"), json)];
-    load_layers(&files, &FixedInstances::default())
-        .unwrap_or_else(|e| panic!("imported config is invalid: {e}\n{:#?}", imported.slots))
-}
+use svkit_import::{s6tree, Imported, Note};
 
 fn slot(imported: &Imported, name: &str) -> serde_json::Map<String, Value> {
     to_json(
