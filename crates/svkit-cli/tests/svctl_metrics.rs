@@ -29,9 +29,9 @@ for f in text_string_to_metric_families(sys.stdin.read()):
     assert f.documentation, f.name + ": no HELP"
     print("family", f.name, f.type)
     for s in f.samples:
-        assert s.name == f.name, s.name
+        assert s.name == f.name or (f.type == "counter" and s.name == f.name + "_total"), s.name
         assert set(s.labels) == {"slot"}, s.labels
-        print("sample", f.name, s.labels["slot"], repr(s.value))
+        print("sample", s.name, s.labels["slot"], repr(s.value))
 "#;
 
 fn parser_missing() -> Option<String> {
@@ -73,7 +73,7 @@ fn parse(text: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
     for l in String::from_utf8_lossy(&o.stdout).lines() {
         let w: Vec<&str> = l.split(' ').collect();
         match w[..] {
-            ["family", name, "gauge"] => {
+            ["family", name, "gauge" | "counter"] => {
                 out.entry(name.to_string()).or_default();
             }
             ["sample", name, slot, v] => {
@@ -157,6 +157,19 @@ fn metrics_parse_with_prometheus_own_parser_and_say_what_status_says() {
     assert_eq!(v("svkit_slot_failed", "bad"), Some(1.0));
     assert_eq!(v("svkit_slot_last_exit_code", "bad"), Some(78.0));
     assert_eq!(v("svkit_slot_in_wanted_state", "bad"), Some(0.0));
+    assert!(v("svkit_slot_memory_rss_bytes", "crash").is_some_and(|b| b > 0.0));
+    assert!(v("svkit_slot_cpu_seconds_total", "crash").is_some());
+    // Its run script's own steps count while they run; then the program
+    // alone is left.
+    poll(
+        "crash's tree is its program",
+        Duration::from_secs(10),
+        || {
+            let m = parse(&stdout(&sbx.run(&["svctl", "metrics", "crash"], 0)));
+            (m["svkit_slot_processes"].get("crash") == Some(&1.0)).then_some(())
+        },
+    );
+    assert_eq!(v("svkit_slot_processes", "job"), None, "not running");
     assert_eq!(v("svkit_slot_wanted_up", "off"), Some(0.0));
     assert_eq!(v("svkit_slot_desired_up", "off"), Some(0.0));
     // Never died: no last exit at all, rather than a made-up one.

@@ -17,7 +17,6 @@
 //!   They get TERM, then up to [`STRAY_GRACE`] to exit.
 
 use std::collections::BTreeSet;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -25,7 +24,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use crate::clock::poll_by;
-use crate::lifeline::identity::{self, Stat};
+use crate::lifeline::identity::{processes, with_descendants, Stat};
 use crate::msg::{self, exit};
 use crate::s6::control::{self, SvcCommand};
 use crate::s6::status::read_slot;
@@ -72,32 +71,6 @@ pub fn strays(procs: &[Stat], reaper: i32, cmd: Option<i32>, me: i32) -> Vec<Cop
             pid: p.pid,
             start_time: p.start_time,
         })
-        .collect()
-}
-
-/// `set` and every process in `procs` below one of its processes.
-pub(crate) fn with_descendants(procs: &[Stat], mut set: BTreeSet<i32>) -> BTreeSet<i32> {
-    loop {
-        let children: Vec<i32> = (procs.iter())
-            .filter(|p| set.contains(&p.ppid) && !set.contains(&p.pid))
-            .map(|p| p.pid)
-            .collect();
-        if children.is_empty() {
-            return set;
-        }
-        set.extend(children);
-    }
-}
-
-/// Every process `/proc` shows now (those that vanish while it is read
-/// are left out).
-pub(crate) fn processes() -> Vec<Stat> {
-    let Ok(rd) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    (rd.flatten())
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| identity::read_stat(pid).ok().flatten())
         .collect()
 }
 
@@ -245,6 +218,9 @@ mod tests {
             pgrp: pid,
             session: pid,
             start_time: 1000 + pid as u64,
+            cpu_ticks: 0,
+            threads: 1,
+            rss_pages: 0,
         }
     }
 

@@ -208,8 +208,8 @@ fn ended_how(status: WaitStatus) -> String {
 /// Every process below `me` now, found from `/proc` (not all are our
 /// children: a slot's program is s6-supervise's).
 fn descendants(me: i32) -> Vec<i32> {
-    let all = crate::leftovers::processes();
-    let below = crate::leftovers::with_descendants(&all, [me].into());
+    let all = crate::lifeline::identity::processes();
+    let below = crate::lifeline::identity::with_descendants(&all, [me].into());
     (all.iter())
         .filter(|p| p.pid != me && below.contains(&p.pid))
         .filter(|p| p.state != 'Z' && p.state != 'X')

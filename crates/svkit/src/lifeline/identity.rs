@@ -6,6 +6,7 @@
 //! the machine stays up. Every kill decision re-reads both right before
 //! signalling.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
@@ -19,7 +20,8 @@ use nix::sys::signal::Signal;
 
 use crate::{msg, sys};
 
-/// Fields of `/proc/PID/stat` that lifeline uses.
+/// Fields of `/proc/PID/stat` that svkit uses: who a process is, and
+/// what it costs (a slot's usage).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {
     pub pid: i32,
@@ -29,6 +31,13 @@ pub struct Stat {
     pub pgrp: i32,
     pub session: i32,
     pub start_time: u64,
+    /// CPU time in clock ticks, user plus system, its own and that of the
+    /// children it has waited for (so a short-lived helper's time is not
+    /// lost once it is reaped).
+    pub cpu_ticks: u64,
+    pub threads: u64,
+    /// Resident set, in pages.
+    pub rss_pages: u64,
 }
 
 /// Parses `/proc/PID/stat`. `comm` may hold spaces and parentheses, so the
@@ -52,7 +61,40 @@ pub fn parse_stat(text: &str) -> Result<Stat, String> {
         pgrp: field(&fields, 5)?,
         session: field(&fields, 6)?,
         start_time: field(&fields, 22)?,
+        cpu_ticks: [14, 15, 16, 17]
+            .iter()
+            // Children's times are signed in the kernel's format.
+            .map(|&n| field::<i64>(&fields, n).map(|t| t.max(0).unsigned_abs()))
+            .sum::<Result<u64, String>>()?,
+        threads: field(&fields, 20)?,
+        rss_pages: field::<i64>(&fields, 24)?.max(0).unsigned_abs(),
     })
+}
+
+/// Every process `/proc` shows now (those that vanish while it is read
+/// are left out).
+pub fn processes() -> Vec<Stat> {
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    (rd.flatten())
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| read_stat(pid).ok().flatten())
+        .collect()
+}
+
+/// `set` and every process in `procs` below one of its processes.
+pub fn with_descendants(procs: &[Stat], mut set: BTreeSet<i32>) -> BTreeSet<i32> {
+    loop {
+        let children: Vec<i32> = (procs.iter())
+            .filter(|p| set.contains(&p.ppid) && !set.contains(&p.pid))
+            .map(|p| p.pid)
+            .collect();
+        if children.is_empty() {
+            return set;
+        }
+        set.extend(children);
+    }
 }
 
 /// Reads `/proc/PID/stat`; `Ok(None)` when the process is gone.

@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::health::{in_wanted_state, Verdict};
 use super::snapshot::{Row, Slots};
+use super::usage::Usage;
 use crate::s6::status::{death_tally, Death, Status, StatusError};
 
 /// One slot's readings.
@@ -22,6 +23,8 @@ pub struct SlotMetrics {
     pub last_death: Option<Death>,
     /// Has a logger of its own.
     pub logger: bool,
+    /// Its program's tree, when the snapshot was measured and it runs.
+    pub usage: Option<Usage>,
 }
 
 impl SlotMetrics {
@@ -39,6 +42,7 @@ impl SlotMetrics {
             v: row.v,
             last_death,
             logger: super::logger::has_logger(&dir),
+            usage: row.usage,
         })
     }
 }
@@ -77,6 +81,9 @@ const FAMILIES: &[Family] = &[
     ("svkit_slot_state_change_timestamp_seconds", "Unix time the slot last went up or down.", |m, _| m.st.as_ref().map(|s| secs(s.since))),
     ("svkit_slot_last_exit_code", "Exit code of the slot's last death (128 + N when killed by signal N, as s6 records it); absent before the first.", |m, _| m.last_death.map(|d| f64::from(d.code))),
     ("svkit_slot_last_exit_signal", "Signal that killed the slot's process the last time it died, 0 if it exited; absent before the first death.", |m, _| m.last_death.map(|d| f64::from(d.signal))),
+    ("svkit_slot_cpu_seconds_total", "CPU seconds (user and system) of the slot's program and every descendant, reaped children included; starts again with each run; absent when not running.", |m, _| m.usage.map(|u| u.cpu_seconds)),
+    ("svkit_slot_memory_rss_bytes", "Resident memory of the slot's program and every descendant; absent when not running.", |m, _| m.usage.map(|u| u.rss_bytes as f64)),
+    ("svkit_slot_processes", "Processes of the slot's program's tree; absent when not running.", |m, _| m.usage.map(|u| u.processes as f64)),
 ];
 
 /// A label value, escaped as the format wants: `\`, `"` and newline.
@@ -90,7 +97,13 @@ pub fn exposition(slots: &[SlotMetrics], now: SystemTime) -> String {
     let mut out = String::new();
     for (name, help, value) in FAMILIES {
         let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
+        // The one counter says so by its name, as the format's names do.
+        let kind = if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        let _ = writeln!(out, "# TYPE {name} {kind}");
         for m in slots {
             if let Some(v) = value(m, now) {
                 let _ = writeln!(out, "{name}{{slot=\"{}\"}} {v}", label(&m.name));
@@ -116,6 +129,7 @@ mod tests {
             },
             last_death: None,
             logger: false,
+            usage: None,
         };
         let text = exposition(&[m], UNIX_EPOCH);
         assert!(

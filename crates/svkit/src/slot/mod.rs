@@ -3,8 +3,9 @@
 //! the records its scripts and watchers leave ([`end`], [`liveness`],
 //! [`logger`]), whose it is ([`owner`]), and the views of it: the
 //! snapshot of every slot ([`snapshot`]) that status ([`status_fmt`]),
-//! metrics ([`metrics`]) and waits ([`wait`]) read, and events
-//! ([`events`]). Render, reconcile and svctl all read these rules from here.
+//! metrics ([`metrics`]) and waits ([`wait`]) read, what each costs
+//! ([`usage`]), and events ([`events`]). Render, reconcile and svctl all
+//! read these rules from here.
 //!
 //! May import config, state, stray and claim (the inputs of the rules),
 //! container and s6; never render, reconcile or anything that drives slots.
@@ -17,6 +18,7 @@ pub mod logger;
 pub mod metrics;
 pub mod snapshot;
 pub mod status_fmt;
+pub mod usage;
 pub mod wait;
 
 /// Whose a slot and a supervision tree are: svkit's marker in every slot it

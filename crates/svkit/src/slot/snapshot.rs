@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::health::{self, Verdict};
+use super::usage::{Table, Usage};
 use crate::config::{Model, Slot};
 use crate::container::Supervision;
 use crate::msg::exit::svctl::{NOT_IN_STATE, UNKNOWN_SLOT};
@@ -107,6 +108,8 @@ impl<'a> Slots<'a> {
                 log_dir: self.log_dir(n).map(str::to_string),
                 unreadable: None,
                 missing: true,
+                usage: None,
+                log_usage: None,
             }));
         }
         // In the order asked for, else by name, missing slots among the others.
@@ -167,6 +170,8 @@ impl<'a> Slots<'a> {
             log_dir: self.log_dir(name).map(str::to_string),
             unreadable,
             missing: false,
+            usage: None,
+            log_usage: None,
         })
     }
 }
@@ -209,6 +214,28 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Fills in what each running program and logger costs, from one
+    /// reading of `/proc` (none when nothing runs).
+    pub fn measure(&mut self) {
+        let dir = |r: &Row| self.scandir.join(&r.name);
+        let logger = |r: &Row| {
+            let raw = std::fs::read(dir(r).join("log/supervise/status")).ok()?;
+            let raw = crate::s6::status::decode(&raw).ok()?;
+            raw.is_up().then_some(raw.pid)
+        };
+        let pids: Vec<(Option<u32>, Option<u32>)> = (self.rows.iter())
+            .map(|r| (r.st.as_ref().and_then(|s| s.pid), logger(r)))
+            .collect();
+        if pids.iter().all(|p| *p == (None, None)) {
+            return;
+        }
+        let table = Table::now();
+        for (r, (program, logger)) in self.rows.iter_mut().zip(pids) {
+            r.usage = program.and_then(|p| table.tree(p));
+            r.log_usage = logger.and_then(|p| table.tree(p));
+        }
+    }
+
     /// The rows this user may not read (another user's `supervise/`).
     pub fn hidden(&self) -> Vec<&str> {
         (self.rows.iter())
@@ -283,6 +310,10 @@ pub struct Row {
     /// Declared in the config, no dir in the scandir
     /// (`health::declared_missing`).
     pub missing: bool,
+    /// What its program's tree and its logger's cost, once
+    /// [`Snapshot::measure`]d (None: not running, or not measured).
+    pub usage: Option<Usage>,
+    pub log_usage: Option<Usage>,
 }
 
 /// The STATE column: failed and done win over up and down.

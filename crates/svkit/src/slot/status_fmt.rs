@@ -108,6 +108,8 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "ready_since_tai64n": st.map(|s| s.raw.ready_stamp.to_string()),
         "last_exit": st.map(|s| s.last_exit.json()),
         "deaths": st.map(|_| r.v.deaths),
+        "usage": r.usage,
+        "log_usage": r.log_usage,
     })
 }
 
@@ -122,6 +124,32 @@ pub fn human_secs(s: u64) -> String {
         format!("{m}m{sec:02}s")
     } else {
         format!("{sec}s")
+    }
+}
+
+/// CPU time as `ps` would: `0.42s`, `12.3s`, then as [`human_secs`].
+pub fn human_cpu(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.2}s")
+    } else if s < 60.0 {
+        format!("{s:.1}s")
+    } else {
+        human_secs(s as u64)
+    }
+}
+
+/// Bytes in binary units, three digits at most: `980K`, `12.4M`, `1.2G`.
+pub fn human_bytes(b: u64) -> String {
+    let k = b as f64 / 1024.0;
+    let (v, unit) = match k {
+        k if k < 1000.0 => (k, "K"),
+        k if k < 1000.0 * 1024.0 => (k / 1024.0, "M"),
+        k => (k / (1024.0 * 1024.0), "G"),
+    };
+    if v < 10.0 && unit != "K" {
+        format!("{v:.1}{unit}")
+    } else {
+        format!("{v:.0}{unit}")
     }
 }
 
@@ -221,6 +249,8 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
         "STATE",
         "WANT",
         "PID",
+        "CPU",
+        "MEM",
         "UPTIME/EXIT",
         "READY",
         "DEATHS",
@@ -240,6 +270,10 @@ pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
                 s.map_or(none, |s| updown(s.want_up)).to_string(),
                 s.and_then(|s| s.pid)
                     .map_or_else(|| none.into(), |p| p.to_string()),
+                r.usage
+                    .map_or_else(|| none.into(), |u| human_cpu(u.cpu_seconds)),
+                r.usage
+                    .map_or_else(|| none.into(), |u| human_bytes(u.rss_bytes)),
                 info(r, now),
                 ready_cell(r, none).into(),
                 s.map_or_else(|| none.into(), |_| r.v.deaths.to_string()),
@@ -287,6 +321,7 @@ mod tests {
     use crate::s6::status::{Death, RawStatus};
     use crate::s6::tai64::Tai64N;
     use crate::slot::health::{self, Verdict};
+    use crate::slot::usage::Usage;
     use std::time::Duration;
 
     fn at(t: SystemTime) -> Tai64N {
@@ -335,6 +370,8 @@ mod tests {
             log_dir: log.map(str::to_string),
             unreadable: None,
             missing: false,
+            usage: None,
+            log_usage: None,
         }
     }
 
@@ -364,13 +401,23 @@ mod tests {
     }
 
     fn rows() -> Vec<Row> {
+        let gw = row(
+            "gateway-default",
+            raw(4242, 0, true, true, 3723),
+            plain(),
+            Some("/data/logs/gw"),
+        );
+        let busy = Usage {
+            cpu_seconds: 754.5,
+            rss_bytes: 52_428_800,
+            processes: 3,
+            threads: 9,
+        };
         vec![
-            row(
-                "gateway-default",
-                raw(4242, 0, true, true, 3723),
-                plain(),
-                Some("/data/logs/gw"),
-            ),
+            Row {
+                usage: Some(busy),
+                ..gw
+            },
             // exit 1, waiting to be restarted
             row("dash", raw(0, 1 << 8, true, false, 5), plain(), None),
             // killed by SIGTERM after `s6-svc -d`
@@ -437,6 +484,8 @@ mod tests {
                 log_dir: None,
                 unreadable: None,
                 missing: false,
+                usage: None,
+                log_usage: None,
             },
         ]
     }
@@ -445,17 +494,17 @@ mod tests {
     fn table_is_aligned_without_colour() {
         let t = table(&rows(), now(), false);
         let expected = "\
-NAME             STATE         WANT  PID   UPTIME/EXIT                                                    READY      DEATHS  LOG
-gateway-default  up            up    4242  1h02m                                                          yes        2       /data/logs/gw
-dash             down          up    -     exit 1, 5s ago                                                 -          2       -
-worker           down          down  -     SIGTERM, 1m01s ago                                             -          2       -
-broken           failed        down  -     exit 78, 10s ago: exited 78, a permanent exit code             -          2       -
-job              done          down  -     exit 0, 20s ago                                                -          1       -
-plainup          up            up    77    30s                                                            yes        2       -
-slow             up            up    88    1m30s                                                          timeout    2       -
-sick             up            up    99    40s                                                            unhealthy  2       -
-web              waiting       up    100   waiting for migrate (completed), 50s: migrate failed for good  no         2       -
-orphan           unsupervised  -     -     supervisor not running                                         -          -       -
+NAME             STATE         WANT  PID   CPU     MEM  UPTIME/EXIT                                                    READY      DEATHS  LOG
+gateway-default  up            up    4242  12m34s  50M  1h02m                                                          yes        2       /data/logs/gw
+dash             down          up    -     -       -    exit 1, 5s ago                                                 -          2       -
+worker           down          down  -     -       -    SIGTERM, 1m01s ago                                             -          2       -
+broken           failed        down  -     -       -    exit 78, 10s ago: exited 78, a permanent exit code             -          2       -
+job              done          down  -     -       -    exit 0, 20s ago                                                -          1       -
+plainup          up            up    77    -       -    30s                                                            yes        2       -
+slow             up            up    88    -       -    1m30s                                                          timeout    2       -
+sick             up            up    99    -       -    40s                                                            unhealthy  2       -
+web              waiting       up    100   -       -    waiting for migrate (completed), 50s: migrate failed for good  no         2       -
+orphan           unsupervised  -     -     -       -    supervisor not running                                         -          -       -
 ";
         assert_eq!(t, expected);
         assert!(!t.contains('\x1b'));
@@ -559,7 +608,12 @@ orphan           unsupervised  -     -     supervisor not running               
             k
         };
         assert_eq!(keys(gw), keys(orphan));
-        assert_eq!(keys(gw).len(), 32);
+        assert_eq!(keys(gw).len(), 34);
+        assert_eq!(
+            gw["usage"],
+            json!({"cpu_seconds": 754.5, "rss_bytes": 52_428_800, "processes": 3, "threads": 9})
+        );
+        assert_eq!(s[1]["usage"], Value::Null);
     }
 
     /// A declared slot with no dir (a boot could not make it): a row that
@@ -577,12 +631,14 @@ orphan           unsupervised  -     -     supervisor not running               
             log_dir: Some("/ro/logs/gone".into()),
             unreadable: None,
             missing: true,
+            usage: None,
+            log_usage: None,
         };
         assert!(!gone.in_wanted_state());
         let t = table(std::slice::from_ref(&gone), now(), false);
         let expected = "\
-NAME  STATE    WANT  PID  UPTIME/EXIT                   READY  DEATHS  LOG
-gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/gone
+NAME  STATE    WANT  PID  CPU  MEM  UPTIME/EXIT                   READY  DEATHS  LOG
+gone  missing  -     -    -    -    declared, not in the scandir  -      -       /ro/logs/gone
 ";
         assert_eq!(t, expected);
         let doc: Value =
@@ -590,6 +646,20 @@ gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/
                 .expect("json");
         assert_eq!(doc["slots"][0]["state"], "missing");
         assert_eq!(doc["slots"][0]["supervised"], false);
+    }
+
+    #[test]
+    fn usage_in_few_characters() {
+        assert_eq!(human_cpu(0.004), "0.00s");
+        assert_eq!(human_cpu(9.994), "9.99s");
+        assert_eq!(human_cpu(42.25), "42.2s");
+        assert_eq!(human_cpu(3723.0), "1h02m");
+        assert_eq!(human_bytes(0), "0K");
+        assert_eq!(human_bytes(999 * 1024), "999K");
+        assert_eq!(human_bytes(1000 * 1024), "1.0M");
+        assert_eq!(human_bytes(52_428_800), "50M");
+        assert_eq!(human_bytes(3 << 30), "3.0G");
+        assert_eq!(human_bytes(u64::MAX), "17179869184G");
     }
 
     #[test]
@@ -618,6 +688,8 @@ gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/
                 "unable to read /run/service/other/supervise/status: Permission denied".into(),
             ),
             missing: false,
+            usage: None,
+            log_usage: None,
         };
         assert!(!r.in_wanted_state());
         let t = table(std::slice::from_ref(&r), now(), false);
@@ -628,6 +700,8 @@ gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/
             [
                 "other",
                 "unreadable",
+                "?",
+                "?",
                 "?",
                 "?",
                 "permission denied",
@@ -685,7 +759,9 @@ gone  missing  -     -    declared, not in the scandir  -      -       /ro/logs/
         assert!(down.in_wanted_state());
         let text = table(std::slice::from_ref(&down), now(), false);
         assert!(
-            text.contains("foreground  down  -    its program runs in the foreground (pid 77)"),
+            text.contains(
+                "foreground  down  -    -    -    its program runs in the foreground (pid 77)"
+            ),
             "{text}"
         );
         let json = row_json(&down, now());

@@ -13,7 +13,8 @@ pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
     // no sample.
     ctx.resolve(&args.slots, false)?;
     let slots = ctx.slots();
-    let snap = slots.snapshot(&args.slots, args.all)?;
+    let mut snap = slots.snapshot(&args.slots, args.all)?;
+    snap.measure();
     let hidden = snap.hidden().join(", ");
     let mut readings = Vec::new();
     for r in snap

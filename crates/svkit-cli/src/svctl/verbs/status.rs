@@ -9,7 +9,8 @@ use crate::svctl::args::StatusArgs;
 
 pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at)?;
-    let snap = ctx.slots().snapshot(&args.slots, args.all)?;
+    let mut snap = ctx.slots().snapshot(&args.slots, args.all)?;
+    snap.measure();
     if let Some(e) = &snap.orphans_error {
         warn_orphans(e);
     }
