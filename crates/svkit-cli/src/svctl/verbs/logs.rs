@@ -15,7 +15,7 @@ use crate::svctl::args::LogsArgs;
 /// Where the slot's logger writes: the dir its live `log/run` was rendered
 /// with (the config may have changed since, or not load at all: exactly
 /// when one reads logs to debug), else the config's `log.dir`.
-fn log_dir(ctx: &Ctx, name: &str) -> Option<PathBuf> {
+pub(crate) fn log_dir(ctx: &Ctx, name: &str) -> Option<PathBuf> {
     std::fs::read_to_string(ctx.slots().dir(name).join("log/run"))
         .ok()
         .and_then(|run| svkit::render::rendered_log_dir(&run))

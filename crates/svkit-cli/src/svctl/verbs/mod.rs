@@ -7,7 +7,7 @@ mod events;
 mod exec;
 mod forget;
 mod import;
-mod logs;
+pub(crate) mod logs;
 mod metrics;
 mod reconcile;
 mod register;
@@ -35,6 +35,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Logs(a) => logs::run(&a),
         Verb::Events(a) => events::run(&a),
         Verb::Metrics(a) => metrics::run(&a),
+        Verb::Top(a) => crate::svctl::top::run(&a),
         Verb::Plan(a) => reconcile::plan(&a),
         Verb::Apply(a) => reconcile::apply(&a),
         Verb::Register(a) => register::register(&a),

@@ -1,0 +1,292 @@
+//! What `svctl top` shows and what a key does to it: pure state, no
+//! terminal. The rows are `svkit::slot`'s (the same snapshot as `svctl
+//! status`); this adds the selection, the order, the filter, the pane
+//! open, and what the operator is asked.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use svkit::control::Op;
+use svkit::slot::snapshot::{Row, Snapshot};
+use svkit::slot::status_fmt::{tone, Tone};
+use svkit::slot::usage::cpu_percent;
+
+/// The orders `o` cycles through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    Name,
+    Cpu,
+    Mem,
+    Deaths,
+    State,
+}
+
+impl Sort {
+    pub fn name(self) -> &'static str {
+        match self {
+            Sort::Name => "name",
+            Sort::Cpu => "CPU",
+            Sort::Mem => "memory",
+            Sort::Deaths => "deaths",
+            Sort::State => "state",
+        }
+    }
+
+    fn next(self) -> Sort {
+        match self {
+            Sort::Name => Sort::Cpu,
+            Sort::Cpu => Sort::Mem,
+            Sort::Mem => Sort::Deaths,
+            Sort::Deaths => Sort::State,
+            Sort::State => Sort::Name,
+        }
+    }
+}
+
+/// What the keys mean right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    /// Typing a filter (applied on Enter).
+    Filter(String),
+    /// Asked: `y` does it, any other key does not.
+    Confirm {
+        op: Op,
+        slot: String,
+    },
+    Help,
+    Details,
+}
+
+/// What a key asks of the loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Quit,
+    Control(Op, String),
+}
+
+/// A row as shown: the snapshot's, and its CPU since the last refresh.
+pub struct Line {
+    pub row: Row,
+    /// Percent of one CPU (None: first look, or not running).
+    pub cpu: Option<f64>,
+}
+
+pub struct App {
+    pub lines: Vec<Line>,
+    pub sort: Sort,
+    /// Applied: a part of the name, any case.
+    pub filter: String,
+    pub mode: Mode,
+    /// Selected slot, by name (it keeps its place across refreshes and
+    /// re-sorts).
+    pub selected: Option<String>,
+    pub log_open: bool,
+    /// The status line: the outcome of the last action, or a hint.
+    pub said: String,
+    /// Earlier readings, for CPU percent: slot → (pid, CPU seconds, when).
+    seen: HashMap<String, (Option<u32>, f64, Instant)>,
+}
+
+impl App {
+    pub fn new() -> App {
+        App {
+            lines: Vec::new(),
+            sort: Sort::Name,
+            filter: String::new(),
+            mode: Mode::Normal,
+            selected: None,
+            log_open: false,
+            said: String::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Takes a new snapshot (measured), read at `at`.
+    pub fn update(&mut self, snap: Snapshot, at: Instant) {
+        let mut seen = HashMap::new();
+        self.lines = (snap.rows.into_iter())
+            .map(|row| {
+                let pid = row.st.as_ref().and_then(|s| s.pid);
+                let cpu = row.usage.and_then(|u| {
+                    seen.insert(row.name.clone(), (pid, u.cpu_seconds, at));
+                    let (p0, c0, t0) = self.seen.get(&row.name)?;
+                    let before = svkit::slot::usage::Usage {
+                        cpu_seconds: *c0,
+                        ..u
+                    };
+                    (*p0 == pid)
+                        .then(|| cpu_percent(&before, &u, at.duration_since(*t0).as_secs_f64()))
+                        .flatten()
+                });
+                Line { row, cpu }
+            })
+            .collect();
+        self.seen = seen;
+        if self.selected.is_none() {
+            self.selected = self.visible().first().map(|l| l.row.name.clone());
+        }
+    }
+
+    /// The rows shown, filtered and in order.
+    pub fn visible(&self) -> Vec<&Line> {
+        let f = self.filter.to_lowercase();
+        let mut v: Vec<&Line> = (self.lines.iter())
+            .filter(|l| l.row.name.to_lowercase().contains(&f))
+            .collect();
+        let rss = |l: &Line| l.row.usage.map_or(0, |u| u.rss_bytes);
+        let severity = |l: &Line| match tone(&l.row) {
+            Tone::Bad => 0,
+            Tone::Warn => 1,
+            Tone::Good => 2,
+            Tone::Quiet => 3,
+        };
+        match self.sort {
+            Sort::Name => {}
+            Sort::Cpu => v.sort_by(|a, b| b.cpu.unwrap_or(0.0).total_cmp(&a.cpu.unwrap_or(0.0))),
+            Sort::Mem => v.sort_by_key(|l| std::cmp::Reverse(rss(l))),
+            Sort::Deaths => v.sort_by_key(|l| std::cmp::Reverse(l.row.v.deaths)),
+            Sort::State => v.sort_by_key(|l| severity(l)),
+        }
+        v
+    }
+
+    /// Index of the selected row among the visible ones.
+    pub fn selected_index(&self) -> Option<usize> {
+        let v = self.visible();
+        let name = self.selected.as_deref()?;
+        v.iter().position(|l| l.row.name == name)
+    }
+
+    pub fn selected_line(&self) -> Option<&Line> {
+        let name = self.selected.as_deref()?;
+        self.lines.iter().find(|l| l.row.name == name)
+    }
+
+    fn step(&mut self, by: isize) {
+        let v = self.visible();
+        if v.is_empty() {
+            return;
+        }
+        let at = self.selected_index().map_or(0, |i| {
+            (i as isize + by).clamp(0, v.len() as isize - 1) as usize
+        });
+        self.selected = Some(v[at].row.name.clone());
+    }
+
+    /// What `key` does; `depends` names the slots that depend on one.
+    pub fn key(&mut self, key: KeyEvent, depends: &dyn Fn(&str) -> Vec<String>) -> Effect {
+        let ctrl_c =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if ctrl_c {
+            return Effect::Quit;
+        }
+        match std::mem::replace(&mut self.mode, Mode::Normal) {
+            Mode::Filter(mut typed) => {
+                match key.code {
+                    KeyCode::Enter => {
+                        self.filter = typed;
+                        self.selected = self.visible().first().map(|l| l.row.name.clone());
+                    }
+                    KeyCode::Esc => self.filter.clear(),
+                    KeyCode::Backspace => {
+                        typed.pop();
+                        self.mode = Mode::Filter(typed);
+                    }
+                    KeyCode::Char(c) if !c.is_control() && typed.len() < 64 => {
+                        typed.push(c);
+                        self.mode = Mode::Filter(typed);
+                    }
+                    _ => self.mode = Mode::Filter(typed),
+                }
+                Effect::None
+            }
+            Mode::Confirm { op, slot } => {
+                if key.code == KeyCode::Char('y') {
+                    let doing = match op {
+                        Op::Start => "starting",
+                        Op::Stop => "stopping",
+                        Op::Restart => "restarting",
+                    };
+                    self.said = format!("{doing} {slot}…");
+                    return Effect::Control(op, slot);
+                }
+                self.said = format!("{} {slot}: cancelled", op.verb());
+                Effect::None
+            }
+            Mode::Help | Mode::Details => Effect::None,
+            Mode::Normal => self.normal(key, depends),
+        }
+    }
+
+    fn normal(&mut self, key: KeyEvent, depends: &dyn Fn(&str) -> Vec<String>) -> Effect {
+        let op = match key.code {
+            KeyCode::Char('q') => return Effect::Quit,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.step(-1);
+                None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.step(1);
+                None
+            }
+            KeyCode::PageUp => {
+                self.step(-10);
+                None
+            }
+            KeyCode::PageDown => {
+                self.step(10);
+                None
+            }
+            KeyCode::Home => {
+                self.step(isize::MIN / 2);
+                None
+            }
+            KeyCode::End => {
+                self.step(isize::MAX / 2);
+                None
+            }
+            KeyCode::Char('/') => {
+                self.mode = Mode::Filter(self.filter.clone());
+                None
+            }
+            KeyCode::Esc => {
+                self.filter.clear();
+                None
+            }
+            KeyCode::Enter => {
+                self.log_open = !self.log_open;
+                None
+            }
+            KeyCode::Char('o') => {
+                self.sort = self.sort.next();
+                None
+            }
+            KeyCode::Char('?') => {
+                self.mode = Mode::Help;
+                None
+            }
+            KeyCode::Char('i') => {
+                self.mode = Mode::Details;
+                None
+            }
+            KeyCode::Char('s') => Some(Op::Start),
+            KeyCode::Char('x') => Some(Op::Stop),
+            KeyCode::Char('r') => Some(Op::Restart),
+            _ => None,
+        };
+        if let (Some(op), Some(slot)) = (op, self.selected.clone()) {
+            let deps = depends(&slot);
+            let also = if deps.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} depend on it)", deps.join(", "))
+            };
+            self.said = format!("{} {slot}{also}? y: yes, any other key: no", op.verb());
+            self.mode = Mode::Confirm { op, slot };
+        }
+        Effect::None
+    }
+}
