@@ -91,6 +91,10 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         })),
         "log_dir": r.log_dir,
         "stray_pid": r.v.stray,
+        "status_unrecorded": r.v.unrecorded.map(|u| json!({
+            "file_pid": u.file_pid,
+            "written": u.written.map(crate::clock::rfc3339_utc),
+        })),
         "foreground_pid": r.v.foreground,
         "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
