@@ -321,3 +321,29 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
         Some(up.since)
     );
 }
+
+/// A status file s6 could not write since a start: the status becomes
+/// what the supervisor runs (up, that pid, since the record), and the
+/// note keeps what the file said.
+#[test]
+fn a_stale_status_file_gives_way_to_what_the_supervisor_runs() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut st = Status::from_parts(raw(54, 0, true), true, 1);
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_100);
+    let program = svkit::stray::Copy {
+        pid: 96,
+        start_time: 7,
+    };
+    let note = unrecorded(t.path(), &mut st, program, at);
+    assert_eq!(note.file_pid, Some(54));
+    assert_eq!(note.written, None, "no status file to stat here");
+    assert!(st.up && !st.finishing && !st.ready);
+    assert_eq!(st.pid, Some(96));
+    // To the microsecond of s6's stamps.
+    let off = st.since.duration_since(at).expect("not before");
+    assert!(off < Duration::from_micros(1), "{off:?}");
+    assert!(st.want_up, "s6's want flag is kept");
+    let mut none = Status::from_parts(raw(0, 0, false), false, 0);
+    assert_eq!(unrecorded(t.path(), &mut none, program, at).file_pid, None);
+    assert_eq!(none.pid, Some(96));
+}

@@ -563,7 +563,7 @@ orphan           unsupervised  -     -     supervisor not running               
             k
         };
         assert_eq!(keys(gw), keys(orphan));
-        assert_eq!(keys(gw).len(), 32);
+        assert_eq!(keys(gw).len(), 33);
     }
 
     /// A declared slot with no dir (a boot could not make it): a row that
