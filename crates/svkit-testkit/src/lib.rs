@@ -285,9 +285,15 @@ impl Sandbox {
     /// The sandbox's `/` seen from the host (`/proc/PID/root` of its PID 1),
     /// for reading its files natively.
     pub fn root(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/root", self.init_pid()))
+    }
+
+    /// The host's pid of the sandbox's PID 1 (empty once it is gone), to
+    /// act on its namespaces from the host as the engine would (`nsenter`).
+    pub fn init_pid(&self) -> String {
         let pidfile = self.reg.dir.path().join(&self.id).join("init.pid");
         let pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
-        PathBuf::from(format!("/proc/{}/root", pid.trim()))
+        pid.trim().to_string()
     }
 
     /// `docker logs`.

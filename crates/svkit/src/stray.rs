@@ -16,11 +16,16 @@
 //!
 //! A pid alone is not an identity: the record holds the start time too,
 //! and every decision re-reads both from `/proc` right before it acts.
+//!
+//! Nor is s6's status file always the truth: s6-supervise only warns when
+//! it cannot write it (a full `/run`) and writes it again at its next
+//! change. A recorded program whose parent is the slot's live supervisor
+//! is the supervised one whatever the file says ([`unseen`]).
 
 use std::fs;
 use std::io;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -102,11 +107,49 @@ pub fn read(slot: &Path) -> Option<Copy> {
     parse(&text)
 }
 
-/// A running copy of the slot's program that its supervisor does not
-/// know: the recorded process, alive, and not the supervised pid
-/// (`supervised`: s6's pid for the slot, 0 when none runs).
+/// The recorded program, alive, when s6's status names another pid (or
+/// none): [`unseen`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unseen {
+    /// A copy no supervisor knows: its own died and left it (its parent is
+    /// no longer the slot's supervisor).
+    Stray(Copy),
+    /// The program the slot's live supervisor runs (its child), started
+    /// when `run` recorded it: s6 could not write its status file since
+    /// (a full `/run`), which names a program gone or none. Never a stray.
+    Unrecorded(Copy, SystemTime),
+}
+
+/// The recorded process when it runs and is not `supervised` (s6's pid
+/// for the slot, 0 when none): the one rule of a stray, for status,
+/// `svctl stop` and `svkit slot-claim`. The process is the child of the
+/// slot's live `s6-supervise` (the holder of its `supervise/lock`) only
+/// while that supervisor runs it: then s6's status file is stale, not the
+/// copy unsupervised. On the usual path (the record names s6's pid) this
+/// is one read of the record.
+pub fn unseen(slot: &Path, supervised: u32) -> Option<Unseen> {
+    let (text, meta) = crate::fsutil::read_record(&slot.join(PROGRAM_FILE), 64).ok()?;
+    let c = parse(&text).filter(|c| u32::try_from(c.pid).ok() != Some(supervised))?;
+    let st = identity::read_stat(c.pid).ok().flatten()?;
+    if st.start_time != c.start_time || matches!(st.state, 'Z' | 'X') {
+        return None;
+    }
+    let supervisor = crate::s6::status::lock_holder(&slot.join("supervise/lock"));
+    match supervisor {
+        Ok(Some(sup)) if sup > 0 && u32::try_from(st.ppid).ok() == Some(sup) => Some(
+            Unseen::Unrecorded(c, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+        ),
+        _ => Some(Unseen::Stray(c)),
+    }
+}
+
+/// A running copy of the slot's program that no supervisor knows
+/// ([`unseen`]'s [`Unseen::Stray`]).
 pub fn find(slot: &Path, supervised: u32) -> Option<Copy> {
-    read(slot).filter(|c| u32::try_from(c.pid).ok() != Some(supervised) && c.alive())
+    match unseen(slot, supervised) {
+        Some(Unseen::Stray(c)) => Some(c),
+        _ => None,
+    }
 }
 
 /// Writes the record of `me` in place, in one write: no temp file, so a

@@ -224,12 +224,12 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     let dead = Status::from_parts(raw(0, 3 << 8, false), false, 1);
     let one_death = |v: Verdict| Verdict { deaths: 1, ..v };
     assert_eq!(
-        with.verdict("r", Some(&dead), now),
+        with.verdict("r", Some(&mut dead.clone()), now),
         one_death(verdict(false, false))
     );
     write_desired(&state, "r", Desired::Up, None).expect("write");
     assert_eq!(
-        with.verdict("r", Some(&dead), now),
+        with.verdict("r", Some(&mut dead.clone()), now),
         one_death(verdict(true, false))
     );
     // Failed is what finish recorded, with or without the config.
@@ -239,7 +239,7 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
         format!("failed: {why}\n"),
     )
     .expect("end");
-    let v = with.verdict("r", Some(&dead), now);
+    let v = with.verdict("r", Some(&mut dead.clone()), now);
     assert!(
         v.failed && !v.done && v.why.as_deref() == Some(why),
         "{v:?}"
@@ -248,14 +248,25 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     // The record outlives the failure: once the slot runs again (an
     // operator's `s6-svc -u`), it is neither failed nor says why.
     let again = Status::from_parts(raw(42, 3 << 8, true), false, 1);
-    let v = with.verdict("r", Some(&again), now);
+    let v = with.verdict("r", Some(&mut again.clone()), now);
     assert!(!v.failed && v.why.is_none(), "{v:?}");
     // Readiness overdue needs the config's timeout.
     let up = Status::from_parts(raw(42, 0, true), false, 1);
     let later = up.since + Duration::from_secs(6);
-    assert!(with.verdict("r", Some(&up), later).ready_overdue);
-    assert!(!without.verdict("r", Some(&up), later).ready_overdue);
-    assert!(!with.verdict("r", Some(&up), up.since).ready_overdue);
+    assert!(
+        with.verdict("r", Some(&mut up.clone()), later)
+            .ready_overdue
+    );
+    assert!(
+        !without
+            .verdict("r", Some(&mut up.clone()), later)
+            .ready_overdue
+    );
+    assert!(
+        !with
+            .verdict("r", Some(&mut up.clone()), up.since)
+            .ready_overdue
+    );
 
     // A completion is not a death: a done slot's exit 0, with or without
     // the config; any exit 0 of a slot whose config says it completes.
@@ -265,12 +276,17 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
     std::fs::write(scandir.join("r/supervise/death_tally"), &tally).expect("tally");
     let completed = Status::from_parts(raw(0, 0, false), false, 4);
     std::fs::write(scandir.join("r").join(end::END_FILE), "done\n").expect("end");
-    let v = with.verdict("r", Some(&completed), now);
+    let v = with.verdict("r", Some(&mut completed.clone()), now);
     assert!(v.done && v.deaths == 2, "{v:?}");
-    assert_eq!(without.verdict("r", Some(&completed), now).deaths, 2);
+    assert_eq!(
+        without
+            .verdict("r", Some(&mut completed.clone()), now)
+            .deaths,
+        2
+    );
     std::fs::remove_file(scandir.join("r").join(end::END_FILE)).expect("rm");
     let waits = Status::from_parts(raw(0, 0, true), false, 4);
-    assert_eq!(with.verdict("r", Some(&waits), now).deaths, 4);
+    assert_eq!(with.verdict("r", Some(&mut waits.clone()), now).deaths, 4);
     let job = model(&format!(
         r#"{{"state_dir": "{}", "slots": [{{"name": "r", "command": ["a"], "type": "oneshot"}}]}}"#,
         state.display()
@@ -279,26 +295,55 @@ fn judge_reads_the_config_the_state_and_the_scandir() {
         model: Some(&job),
         ..with
     };
-    assert_eq!(jobs.verdict("r", Some(&waits), now).deaths, 2);
+    assert_eq!(jobs.verdict("r", Some(&mut waits.clone()), now).deaths, 2);
     std::fs::remove_file(scandir.join("r/supervise/death_tally")).expect("rm");
     // Waiting for dependencies is not the check's time; the program's
     // start (its run's mark, after s6's stamp) is.
     std::fs::write(scandir.join("r").join(end::WAITING_FILE), "x (up)\n").expect("w");
-    let v = with.verdict("r", Some(&up), later);
+    let v = with.verdict("r", Some(&mut up.clone()), later);
     assert!(!v.ready_overdue && v.started.is_none(), "{v:?}");
     std::fs::remove_file(scandir.join("r").join(end::WAITING_FILE)).expect("rm");
     let mark = scandir.join("r").join(end::STARTED_FILE);
     let f = std::fs::File::create(&mark).expect("mark");
     let started = up.since + Duration::from_secs(100);
     f.set_modified(started).expect("mtime");
-    let v = with.verdict("r", Some(&up), started + Duration::from_secs(4));
+    let v = with.verdict("r", Some(&mut up.clone()), started + Duration::from_secs(4));
     assert!(!v.ready_overdue && v.started == Some(started), "{v:?}");
     assert!(
-        with.verdict("r", Some(&up), started + Duration::from_secs(5))
+        with.verdict("r", Some(&mut up.clone()), started + Duration::from_secs(5))
             .ready_overdue
     );
     // A mark older than s6's stamp is an earlier run's.
     f.set_modified(up.since - Duration::from_secs(1))
         .expect("mtime");
-    assert_eq!(with.verdict("r", Some(&up), now).started, Some(up.since));
+    assert_eq!(
+        with.verdict("r", Some(&mut up.clone()), now).started,
+        Some(up.since)
+    );
+}
+
+/// A status file s6 could not write since a start: the status becomes
+/// what the supervisor runs (up, that pid, since the record), and the
+/// note keeps what the file said.
+#[test]
+fn a_stale_status_file_gives_way_to_what_the_supervisor_runs() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut st = Status::from_parts(raw(54, 0, true), true, 1);
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_100);
+    let program = svkit::stray::Copy {
+        pid: 96,
+        start_time: 7,
+    };
+    let note = unrecorded(t.path(), &mut st, program, at);
+    assert_eq!(note.file_pid, Some(54));
+    assert_eq!(note.written, None, "no status file to stat here");
+    assert!(st.up && !st.finishing && !st.ready);
+    assert_eq!(st.pid, Some(96));
+    // To the microsecond of s6's stamps.
+    let off = st.since.duration_since(at).expect("not before");
+    assert!(off < Duration::from_micros(1), "{off:?}");
+    assert!(st.want_up, "s6's want flag is kept");
+    let mut none = Status::from_parts(raw(0, 0, false), false, 0);
+    assert_eq!(unrecorded(t.path(), &mut none, program, at).file_pid, None);
+    assert_eq!(none.pid, Some(96));
 }

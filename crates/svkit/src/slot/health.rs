@@ -19,8 +19,9 @@ use super::snapshot::Slots;
 use crate::config::names::is_truthy;
 use crate::config::{Autostart, Model, OnCleanExit, Slot};
 use crate::s6::status::{death_tally, read_slot, Death, RawStatus, Status};
+use crate::s6::tai64::Tai64N;
 use crate::state::{self, Desired, StateError};
-use crate::stray;
+use crate::stray::{self, Copy, Unseen};
 
 /// Inputs of the autostart decision at render time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -282,7 +283,10 @@ impl Slots<'_> {
 
     /// Everything svkit decides about the slot `name` at `now`; without a
     /// supervisor (`st` None): what its `down` file says, nothing else.
-    pub fn verdict(&self, name: &str, st: Option<&Status>, now: SystemTime) -> Verdict {
+    /// When s6 could not write its status file (a full `/run`) and its
+    /// supervisor runs the program `run` recorded, `st` is made to say so
+    /// ([`unrecorded`]) before anything is judged on it.
+    pub fn verdict(&self, name: &str, st: Option<&mut Status>, now: SystemTime) -> Verdict {
         let dir = self.scandir.join(name);
         let Some(st) = st else {
             return Verdict {
@@ -292,6 +296,12 @@ impl Slots<'_> {
                 ..Verdict::default()
             };
         };
+        let (stray, unrecorded) = match stray::unseen(&dir, st.raw.pid) {
+            Some(Unseen::Stray(c)) => (Some(c.pid), None),
+            Some(Unseen::Unrecorded(c, at)) => (None, Some(self::unrecorded(&dir, st, c, at))),
+            None => (None, None),
+        };
+        let st = &*st;
         let slot = self.slot(name);
         let end = end::read(&dir);
         let notifies = notifies(&dir);
@@ -331,10 +341,41 @@ impl Slots<'_> {
             unhealthy,
             live,
             log: self.log_fault(name),
-            stray: stray::find(&dir, st.raw.pid).map(|c| c.pid),
+            stray,
+            unrecorded,
             foreground: in_foreground(name),
         }
     }
+}
+
+/// The truth s6 could not write: its supervisor runs `program` (its
+/// child, recorded by `run` at `at`) while `st`, its status file, names
+/// another pid or none. `st` becomes what s6-supervise holds since that
+/// start (up, that pid, since `at`, not yet notified ready: s6's own
+/// start); what the file said, and when it was last written, are kept
+/// for the note.
+pub fn unrecorded(dir: &Path, st: &mut Status, program: Copy, at: SystemTime) -> Unrecorded {
+    let note = Unrecorded {
+        file_pid: st.pid,
+        written: std::fs::metadata(dir.join("supervise/status"))
+            .and_then(|m| m.modified())
+            .ok(),
+    };
+    let mut raw = st.raw;
+    raw.pid = u32::try_from(program.pid).unwrap_or(0);
+    (raw.finishing, raw.ready, raw.paused) = (false, false, false);
+    raw.stamp = Tai64N::from_wallclock(at).unwrap_or(raw.stamp);
+    *st = Status::from_parts(raw, st.normally_up, st.deaths);
+    note
+}
+
+/// What a stale status file said ([`unrecorded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unrecorded {
+    /// The program it names as up (gone), None when it names none.
+    pub file_pid: Option<u32>,
+    /// When s6 last wrote it.
+    pub written: Option<SystemTime>,
 }
 
 /// The pid of the foreground copy of the slot's program, while it lives
@@ -370,6 +411,9 @@ pub struct Verdict {
     /// The pid of a copy of its program that no supervisor knows
     /// ([`stray`]).
     pub stray: Option<i32>,
+    /// s6 could not write its status file since a change: the status
+    /// shown is what its supervisor runs ([`unrecorded`]).
+    pub unrecorded: Option<Unrecorded>,
     /// The pid of its program run in the foreground, the container's
     /// command (a redirect's opt-out), while it lives: the slot itself
     /// never starts then.

@@ -150,7 +150,7 @@ impl<'a> Slots<'a> {
     fn row(&self, name: &str) -> Result<Row, SnapshotError> {
         let dir = self.dir(name);
         let read = read_slot(&dir).and_then(|s| Ok((s, supervisor_running(&dir)?)));
-        let (st, unreadable) = match read {
+        let (mut st, unreadable) = match read {
             Ok((s, true)) => (Some(s), None),
             Ok((_, false)) | Err(StatusError::NotSupervised { .. }) => (None, None),
             // Shown as unreadable, not a reason to show nothing.
@@ -162,10 +162,11 @@ impl<'a> Slots<'a> {
                 })
             }
         };
+        let v = self.verdict(name, st.as_mut(), SystemTime::now());
         Ok(Row {
             name: name.to_string(),
             ours: super::owner::is_ours(&dir),
-            v: self.verdict(name, st.as_ref(), SystemTime::now()),
+            v,
             st,
             log_dir: self.log_dir(name).map(str::to_string),
             unreadable,
@@ -253,6 +254,9 @@ impl Snapshot {
             if let Some(f) = &r.v.log {
                 w.push(format!("slot {}: {f}", r.name));
             }
+            if let (Some(u), Some(st)) = (&r.v.unrecorded, &r.st) {
+                w.push(unrecorded_note(&r.name, u, st));
+            }
             if let Some(pid) = r.v.stray {
                 w.push(format!(
                     "slot {}: a copy of its program runs unsupervised (pid {pid}), left by a supervisor that died; svctl stop {} ends it",
@@ -291,6 +295,22 @@ impl Snapshot {
             NOT_IN_STATE
         }
     }
+}
+
+/// The warning of a slot whose status file s6 could not write
+/// (`health::unrecorded`): what it missed, since when, and that the status
+/// shown is the truth.
+fn unrecorded_note(name: &str, u: &health::Unrecorded, st: &Status) -> String {
+    let when = |t: Option<SystemTime>| t.map_or("?".into(), crate::clock::rfc3339_utc);
+    let said = u
+        .file_pid
+        .map_or("no program up".into(), |p| format!("pid {p}, gone"));
+    format!(
+        "slot {name}: its supervisor could not write its status file since {} (a full filesystem?): it says {said}, but the supervisor runs pid {}, started {}, as shown here; s6-svstat shows the stale file until s6 records its next change",
+        when(u.written),
+        st.pid.unwrap_or(0),
+        when(Some(st.since)),
+    )
 }
 
 /// One slot as the views show it.

@@ -91,6 +91,10 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         })),
         "log_dir": r.log_dir,
         "stray_pid": r.v.stray,
+        "status_unrecorded": r.v.unrecorded.map(|u| json!({
+            "file_pid": u.file_pid,
+            "written": u.written.map(crate::clock::rfc3339_utc),
+        })),
         "foreground_pid": r.v.foreground,
         "log_fault": r.v.log.as_ref().map(|f| json!({"kind": f.kind(), "why": f.to_string()})),
         "unreadable": r.unreadable,
@@ -627,7 +631,7 @@ orphan           unsupervised  -     -     -       -    supervisor not running  
             k
         };
         assert_eq!(keys(gw), keys(orphan));
-        assert_eq!(keys(gw).len(), 34);
+        assert_eq!(keys(gw).len(), 35);
         assert_eq!(
             gw["usage"],
             json!({"cpu_seconds": 754.5, "rss_bytes": 52_428_800, "processes": 3, "threads": 9})

@@ -281,7 +281,7 @@ pub fn wait_for(
                 Waited::GaveUp(slot)
             } else {
                 let why = st
-                    .map(|st| slots.verdict(&slot, Some(&st), SystemTime::now()))
+                    .map(|mut st| slots.verdict(&slot, Some(&mut st), SystemTime::now()))
                     .and_then(|v| v.why);
                 Waited::Failed { slot, why }
             }

@@ -239,9 +239,9 @@ impl Stream<'_> {
     /// right after it (one read for a batch: `dD` and `OD` come together).
     fn on_bytes(&self, name: &str, bytes: &[u8], sink: &mut dyn Sink) -> bool {
         let dir = self.slots.scandir.join(name);
-        let st = read_slot(&dir).ok();
+        let mut st = read_slot(&dir).ok();
         let now = SystemTime::now();
-        let v = self.slots.verdict(name, st.as_ref(), now);
+        let v = self.slots.verdict(name, st.as_mut(), now);
         for &b in bytes {
             let Some(what) = judge(b, st.as_ref(), &v) else {
                 continue;
