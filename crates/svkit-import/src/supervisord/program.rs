@@ -230,7 +230,7 @@ impl<'a> Program<'a> {
             }
             slot.instances = Some(RawInstances {
                 names: inst,
-                from_dir: None,
+                ..RawInstances::default()
             });
         }
         // environment first: a value known only at run time moves into
