@@ -18,9 +18,13 @@ pub enum Policy {
     /// svkit-wrap: without a config dir there is nothing to redirect; a
     /// config that cannot be used is fatal.
     IfPresent,
-    /// The verbs about the config (check, render, exec, register): it must
+    /// The verbs about the config (render, exec, register): it must
     /// load. `quiet`: its warnings are left to the load before any write.
     Required { quiet: bool },
+    /// `svctl check`: as `Required`, but maybe where the image is built,
+    /// not in the environment the slots run with: a `${VAR}` unset there
+    /// and without a default is a warning (`config::Checking`).
+    Check,
     /// The boot hook, `plan` and `apply`: it must load, an invalid one
     /// changes nothing (said so), and its warnings are printed with the
     /// render's (`svkit::reconcile::prepare`).
@@ -38,11 +42,16 @@ pub fn warn(warnings: &[impl std::fmt::Display]) {
 /// boot hook sees it). `None` only where `policy` lets the tool go on
 /// without one; an invalid config is reported in full (`Fatal::reported`).
 pub fn load(dir: &Path, policy: Policy) -> Result<Option<Validated>, Fatal> {
-    let err = match svkit::config::load(dir, &svkit::state::LiveInstances) {
+    let live = svkit::state::LiveInstances;
+    let src: &dyn svkit::config::InstanceSource = match policy {
+        Policy::Check => &svkit::config::Checking(&live),
+        _ => &live,
+    };
+    let err = match svkit::config::load(dir, src) {
         Ok(v) => {
             if matches!(
                 policy,
-                Policy::IfPresent | Policy::Required { quiet: false }
+                Policy::IfPresent | Policy::Required { quiet: false } | Policy::Check
             ) {
                 warn(&v.warnings);
             }
@@ -68,8 +77,8 @@ pub fn load(dir: &Path, policy: Policy) -> Result<Option<Validated>, Fatal> {
 /// What an apply says after an invalid config's errors.
 pub const NOTHING_CHANGED: &str = "nothing changed";
 
-/// [`load`] with a policy that needs the config: [`Policy::Required`] or
-/// [`Policy::Apply`].
+/// [`load`] with a policy that needs the config: [`Policy::Required`],
+/// [`Policy::Check`] or [`Policy::Apply`].
 pub fn required(dir: &Path, policy: Policy) -> Result<Validated, Fatal> {
     load(dir, policy)?
         // Never None: only the lenient policies go on without a config.

@@ -92,3 +92,50 @@ fn the_worked_migration_boots_every_slot_up() {
         .join("var/www/html/storage/logs/02/current")
         .exists());
 }
+
+/// Queue workers sized and owned by the container's environment
+/// (`numprocs=%(ENV_WORKERS_COUNT)s`, `user=%(ENV_WWWUSER)s`), imported
+/// and booted with `-e WORKERS_COUNT=2 -e WWWUSER=nobody`.
+#[test]
+fn workers_from_the_environment_boot_as_many_as_it_says() {
+    if !sandbox_or_skip("workers_from_the_environment_boot_as_many_as_it_says") {
+        return;
+    }
+    let ini = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/import/supervisord/env-workers.conf"),
+    )
+    .unwrap();
+    let ini = ini.replace(
+        "command=php /var/www/html/artisan queue:work --sleep=3 --tries=3 --max-time=3600",
+        "command=sleep 10%(process_num)02d",
+    );
+    let ini = &ini[..ini.find("[program:horizon]").unwrap()];
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("supervisord.conf");
+    std::fs::write(&src, ini).unwrap();
+    let o = Command::new(svkit_testkit::tool("svctl"))
+        .arg("import")
+        .arg(&src)
+        .output()
+        .unwrap();
+    expect_code(&o, 0);
+    let config = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        config.contains("\"count\": \"${WORKERS_COUNT}\""),
+        "{config}"
+    );
+    let fx = Fixture::new(&config);
+    let sbx = fx.boot_env(&["WORKERS_COUNT=2", "WWWUSER=nobody"]);
+    let slots = ["laravel-worker_0", "laravel-worker_1"];
+    let mut argv = vec!["svctl", "wait", "up", "--timeout", "60000"];
+    argv.extend(slots);
+    sbx.run(&argv, 0);
+    let o = sbx.sh("ls /run/service | grep laravel-worker");
+    assert_eq!(stdout(&o).lines().collect::<Vec<_>>(), slots);
+    assert_eq!(
+        stdout(&sbx.sh("stat -c %U /proc/$(s6-svstat -o pid /run/service/laravel-worker_1)"))
+            .trim(),
+        "nobody"
+    );
+}

@@ -107,7 +107,7 @@ mod tests {
             name: "t-{instance}".into(),
             instances: Some(RawInstances {
                 names: names.iter().map(|n| n.to_string()).collect(),
-                from_dir: None,
+                ..RawInstances::default()
             }),
             command: vec!["x".into()],
             ..RawSlot::default()

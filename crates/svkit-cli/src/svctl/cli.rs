@@ -225,6 +225,8 @@ Exit codes: 0 sent; 4 unknown slot; 100 bad usage; 111 system error.")]
 Prints one line per error, FILE:LINE:COL: FIELD: message.
 A slot's user missing from the passwd database is an error with --root, or
 inside the running container; elsewhere (a build host) a warning.
+A ${VAR} in a user or instances.count, unset here without a default, is a
+warning: the container's environment may set it (the boot refuses it unset).
 The s6 services the config needs (a slot, plus one for its logger, plus
 the others s6-svscan supervises) must fit in s6-svscan's limit: inside the
 running container, its own and what is in the scandir; elsewhere (or with

@@ -30,7 +30,8 @@ pub struct Known<'a> {
     pub here: &'a str,
     pub program_name: &'a str,
     pub group_name: &'a str,
-    pub numprocs: i64,
+    /// `None`: `numprocs=%(ENV_X)s`, known only at run time.
+    pub numprocs: Option<i64>,
 }
 
 /// Expands `text`; an unknown name or a malformed `%` is an error, as it
@@ -64,7 +65,10 @@ pub fn expand(text: &str, k: &Known<'_>) -> Result<Vec<Seg>, String> {
             "here" => Seg::Lit(format(&spec, Val::Str(k.here))?),
             "program_name" => Seg::Lit(format(&spec, Val::Str(k.program_name))?),
             "group_name" => Seg::Lit(format(&spec, Val::Str(k.group_name))?),
-            "numprocs" => Seg::Lit(format(&spec, Val::Int(k.numprocs))?),
+            "numprocs" => match k.numprocs {
+                Some(n) => Seg::Lit(format(&spec, Val::Int(n))?),
+                None => return Err("`%(numprocs)` is known only when the container runs here (numprocs is %(ENV_X)s): write it otherwise".into()),
+            },
             "process_num" => {
                 format(&spec, Val::Int(0))?;
                 Seg::Proc(spec)
@@ -194,6 +198,19 @@ pub fn resolved(segs: &[Seg], num: i64) -> Option<String> {
     Some(s)
 }
 
+/// The text of `segs` with `%(process_num)` as `num` and each runtime
+/// variable as svkit's config reads the container's (`${X}`).
+pub fn with_vars(segs: &[Seg], num: i64) -> Option<String> {
+    let mut s = String::new();
+    for seg in segs {
+        match seg {
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            seg => s.push_str(&resolved(std::slice::from_ref(seg), num)?),
+        }
+    }
+    Some(s)
+}
+
 /// The runtime variables `segs` uses.
 pub fn env_vars(segs: &[Seg]) -> impl Iterator<Item = &str> {
     segs.iter().filter_map(|s| match s {
@@ -211,7 +228,7 @@ mod tests {
             here: "/etc/supervisor",
             program_name: "worker",
             group_name: "worker",
-            numprocs: 4,
+            numprocs: Some(4),
         }
     }
 

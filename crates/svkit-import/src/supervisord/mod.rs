@@ -139,6 +139,7 @@ pub(crate) fn import_located(
             global: &g,
             group,
             notes: &mut notes,
+            count: None,
         };
         for b in p.build()? {
             if let Some(other) = taken.get(&b.slot.name).map(|&i| &built[i]) {

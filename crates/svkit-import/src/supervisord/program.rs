@@ -49,6 +49,8 @@ pub struct Program<'a> {
     pub global: &'a Global,
     pub group: &'a str,
     pub notes: &'a mut Vec<Note>,
+    /// `numprocs=%(ENV_X)s`: `X`, once [`Self::build`] has read it.
+    pub count: Option<String>,
 }
 
 impl<'a> Program<'a> {
@@ -120,7 +122,7 @@ impl<'a> Program<'a> {
             program_name: self.program_name(),
             group_name: self.group,
             // Read (and checked) before any value is expanded.
-            numprocs: self.int("numprocs", 1, 100_000, 1)?,
+            numprocs: self.numprocs()?,
         };
         expand::expand(&v.text, &k).map_err(|e| self.bad(v, key, e))
     }
@@ -165,12 +167,23 @@ impl<'a> Program<'a> {
         Ok(pieces.map(|p| expand::resolved(&p, 0)))
     }
 
+    /// `numprocs` when it is known now; `None`: written with `%(` (read
+    /// by [`Self::build`]: `%(ENV_X)s`, known only at run time).
+    fn numprocs(&self) -> Result<Option<i64>, ImportError> {
+        match self.value("numprocs") {
+            Some(v) if v.text.contains("%(") => Ok(None),
+            _ => self.int("numprocs", 1, 100_000, 1).map(Some),
+        }
+    }
+
     /// The slots of this program: one, or a template for `numprocs`.
     pub fn build(&mut self) -> Result<Vec<Built>, ImportError> {
         self.report_keys();
-        let numprocs = self.int("numprocs", 1, 100_000, 1)?;
         let start = self.int("numprocs_start", 0, 1_000_000_000, 0)?;
-        let nums: Vec<i64> = (start..start + numprocs).collect();
+        let nums: Vec<i64> = match self.numprocs()? {
+            Some(n) => (start..start + n).collect(),
+            None => return self.counted(start),
+        };
         let default_name = Value {
             text: "%(program_name)s".into(),
             at: self.sec.at.clone(),
@@ -206,6 +219,59 @@ impl<'a> Program<'a> {
         Ok(out)
     }
 
+    /// `numprocs=%(ENV_X)s`: a template whose `instances.count` is
+    /// `${X}`, instances `0`…`N-1` (`numprocs_start` is not carried
+    /// over). `%(process_num)` is written one way, in the name and
+    /// wherever it is, as svkit writes an instance.
+    fn counted(&mut self, start: i64) -> Result<Vec<Built>, ImportError> {
+        let Some(v) = self.value("numprocs") else {
+            return Ok(Vec::new());
+        };
+        let x = match self.segs(v, "numprocs")?.as_slice() {
+            [Seg::Env(x)] => x.clone(),
+            _ => {
+                return Err(self.bad(
+                    v,
+                    "numprocs",
+                    format!("`{}`: a whole number, or %(ENV_X)s alone", v.text),
+                ))
+            }
+        };
+        self.count = Some(x.clone());
+        self.note(v, "numprocs", format!("instances.count `${{{x}}}`: instances `0`…`N-1`, N read from the container's environment at each boot and `svctl apply` (supervisord read it when it started); unset, the boot refuses the config, as supervisord refused to start"));
+        if let Some(s) = self.value("numprocs_start").filter(|_| start != 0) {
+            self.note(
+                s,
+                "numprocs_start",
+                "not carried over: instances of a count are numbered from 0",
+            );
+        }
+        let default_name = Value {
+            text: "%(program_name)s".into(),
+            at: self.sec.at.clone(),
+        };
+        let pn = self.value("process_name").unwrap_or(&default_name);
+        let name_segs = self.segs(pn, "process_name")?;
+        let Some(spec) = name_segs.iter().find_map(|s| match s {
+            Seg::Proc(spec) => Some(spec.clone()),
+            _ => None,
+        }) else {
+            return Err(self.bad(pn, "process_name", "numprocs is known only when the container runs but process_name has no %(process_num) (supervisord refuses it when numprocs is over 1)"));
+        };
+        // Every number a count may reach.
+        let nums: Vec<i64> = (0..i64::from(svkit::s6::SVSCAN_MAX)).collect();
+        if nums
+            .iter()
+            .any(|&k| expand::format(&spec, Val::Int(k)).ok() != Some(k.to_string()))
+        {
+            self.note(pn, "process_name", "instances of a count are named `0`, `1`, …: not as this %(process_num) format writes them, here and wherever it is written");
+        }
+        match self.one(pn, &name_segs, Mode::Template(&spec, &nums))? {
+            Some(t) => Ok(vec![t]),
+            None => Err(self.bad(v, "numprocs", "is known only when the container runs, and %(process_num) is written otherwise elsewhere than in process_name: one template cannot stand for both")),
+        }
+    }
+
     fn one(
         &mut self,
         pn: &Value,
@@ -219,7 +285,12 @@ impl<'a> Program<'a> {
             name,
             ..RawSlot::default()
         };
-        if let Mode::Template(spec, nums) = mode {
+        if let (Some(x), Mode::Template(..)) = (&self.count, mode) {
+            slot.instances = Some(RawInstances {
+                count: Some(format!("${{{x}}}").into()),
+                ..RawInstances::default()
+            });
+        } else if let Mode::Template(spec, nums) = mode {
             let mut inst = Vec::new();
             for &k in nums {
                 let i = expand::format(spec, Val::Int(k))
@@ -230,7 +301,7 @@ impl<'a> Program<'a> {
             }
             slot.instances = Some(RawInstances {
                 names: inst,
-                from_dir: None,
+                ..RawInstances::default()
             });
         }
         // environment first: a value known only at run time moves into
@@ -244,16 +315,16 @@ impl<'a> Program<'a> {
         slot.command = command;
         let user = match self.value("user") {
             Some(v) => {
-                let text = if v.text.contains('%') {
-                    let segs = self.segs(v, "user")?;
-                    expand::resolved(&segs, 0).ok_or_else(|| {
-                        self.bad(v, "user", "uses a variable known only at run time")
-                    })?
+                let segs = self.segs(v, "user")?;
+                let text = expand::with_vars(&segs, 0)
+                    .ok_or_else(|| self.bad(v, "user", "cannot be expanded"))?;
+                if expand::env_vars(&segs).next().is_some() {
+                    // Its form is checked with the imported config.
+                    self.note(v, "user", format!("`{text}`: read from the container's environment at each boot and `svctl apply` (supervisord read it when it started)"));
                 } else {
-                    v.text.clone()
-                };
-                names::check_user(&text)
-                    .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
+                    names::check_user(&text)
+                        .map_err(|e| self.bad(v, "user", format!("`{text}`: {e}")))?;
+                }
                 Some(text)
             }
             None => self.global.user.clone(),

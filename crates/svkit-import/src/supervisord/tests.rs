@@ -234,6 +234,26 @@ fn what_supervisord_refuses_is_refused_where_it_is() {
         ("[program:a]\n", 1, "no command"),
         ("[program:a]\ncommand=x\nnumprocs=2\n", 1, "%(process_num)"),
         (
+            "[program:a]\ncommand=x\nnumprocs=%(ENV_N)s\n",
+            1,
+            "known only when the container runs but process_name has no %(process_num)",
+        ),
+        (
+            "[program:a]\ncommand=x\nnumprocs=1%(ENV_N)s\n",
+            3,
+            "or %(ENV_X)s alone",
+        ),
+        (
+            "[program:a]\nprocess_name=a%(process_num)s\ncommand=x %(numprocs)d\nnumprocs=%(ENV_N)s\n",
+            3,
+            "`%(numprocs)` is known only when the container runs",
+        ),
+        (
+            "[program:a]\nprocess_name=a%(process_num)s\ncommand=x %(process_num)03d\nnumprocs=%(ENV_N)s\n",
+            4,
+            "written otherwise elsewhere",
+        ),
+        (
             "[program:a]\ncommand=run %(nope)s\n",
             2,
             "cannot be expanded",
@@ -337,5 +357,41 @@ fn a_value_may_hold_the_words_that_stand_in_for_run_time_variables() {
     assert_eq!(
         a["command"],
         json!(["sh", "-c", "export B=\"${HOME}/SVKITVAR1\"; exec x"])
+    );
+}
+
+#[test]
+fn numprocs_and_user_from_the_environment_read_the_containers() {
+    let i = imp("env-workers.conf").unwrap();
+    let v = slots(&i);
+    let w = slot(&v, "laravel-worker_{instance}");
+    assert_eq!(w["instances"], json!({"count": "${WORKERS_COUNT}"}));
+    assert_eq!(w["user"], "${WWWUSER}");
+    assert!(has_note(
+        &i,
+        13,
+        "numprocs",
+        "instances.count `${WORKERS_COUNT}`"
+    ));
+    assert!(has_note(
+        &i,
+        12,
+        "user",
+        "`${WWWUSER}`: read from the container's environment"
+    ));
+    // 02d wrote 00, 01, …: a count writes 0, 1, …, and says so.
+    assert!(has_note(&i, 8, "process_name", "named `0`, `1`"));
+    let h = slot(&v, "horizon-{instance}");
+    assert_eq!(h["instances"], json!({"count": "${HORIZONS}"}));
+    assert_eq!(
+        h["command"],
+        json!(["php", "artisan", "horizon", "--name=horizon-{instance}"])
+    );
+    assert_eq!(h["user"], "app-${TENANT}");
+    assert!(has_note(&i, 22, "numprocs_start", "numbered from 0"));
+    assert!(
+        !has_note(&i, 19, "process_name", "named `0`"),
+        "{:#?}",
+        notes(&i)
     );
 }

@@ -45,16 +45,8 @@ pub const OVERLAY_SCANDIR: &str = "/run/service";
 /// s6-svscan skips a name longer than its `-L` (default 251): no service.
 const NAME_MAX: usize = 251;
 
-/// s6-svscan's default `-C`: s6 2.15.0.0's `src/supervision/s6-svscan.c`
-/// (`static uint32_t max = 1000`), documented in its `doc/s6-svscan.html`
-/// ("Default is 1000").
-///
-/// s6-svscan sizes its tables once, at start, from its `-C` (`-c` before
-/// s6 2.14 renamed it). s6-overlay 3.2.3.0's stage 1 (s6-linux-init) runs
-/// it as `s6-svscan -dN -- /run/service`, with no `-C` and no setting that
-/// adds one, and svkit-init runs it without one too: the limit is always
-/// the default.
-pub const DEFAULT_MAX: u32 = 1000;
+/// s6-svscan's default `-C`, [`crate::s6::SVSCAN_MAX`]: the limit.
+pub use crate::s6::SVSCAN_MAX as DEFAULT_MAX;
 
 /// s6-svscan's limit, [`DEFAULT_MAX`], and whether it is assumed.
 #[derive(Debug, Clone, PartialEq, Eq)]

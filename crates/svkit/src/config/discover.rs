@@ -1,9 +1,11 @@
 //! Instance sources: the only I/O validation needs, behind a trait so the
 //! rest of validation stays pure (tests pass a fixed list). Validation asks
-//! them for the names a `from_dir` finds and for the names registered at
-//! runtime (`svctl register`, kept by `crate::state`).
+//! them for the names a `from_dir` finds, for the names registered at
+//! runtime (`svctl register`, kept by `crate::state`), and for the
+//! environment `${VAR}` reads ([`super::vars`]).
 
 use super::error::Warning;
+use super::vars::Env;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -22,6 +24,33 @@ pub trait InstanceSource {
     /// warnings. None by default.
     fn registered(&self, _: &str, _: &str, _: &mut Vec<Warning>) -> Vec<String> {
         Vec::new()
+    }
+
+    /// The environment `${VAR}` reads; asked once per load, and only when
+    /// a value holds a `$`. None, incomplete, by default.
+    fn env(&self) -> Env {
+        Env::default()
+    }
+}
+
+/// Another source as `svctl check` asks it: the environment it reads may
+/// not be the one the slots run with (an image's build), so it is
+/// incomplete (an unset variable is a warning).
+pub struct Checking<'a>(pub &'a dyn InstanceSource);
+
+impl InstanceSource for Checking<'_> {
+    fn discover(&self, dir: &str, require_file: Option<&str>) -> io::Result<Vec<String>> {
+        self.0.discover(dir, require_file)
+    }
+
+    fn registered(&self, state_dir: &str, template: &str, w: &mut Vec<Warning>) -> Vec<String> {
+        self.0.registered(state_dir, template, w)
+    }
+
+    fn env(&self) -> Env {
+        let mut env = self.0.env();
+        env.complete = false;
+        env
     }
 }
 

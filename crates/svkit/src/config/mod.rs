@@ -27,11 +27,12 @@ pub mod raw;
 mod slot;
 pub mod users;
 pub mod validate;
+pub mod vars;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-pub use discover::{FixedInstances, FsInstances, InstanceSource};
+pub use discover::{Checking, FixedInstances, FsInstances, InstanceSource};
 pub use error::{Diagnostic, LoadError, Site, Warning};
 pub use model::*;
 pub use validate::{validate, Validated};

@@ -92,8 +92,12 @@ pub struct RawLiveness {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawInstances {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
+    /// `0`…`N-1`: a number, or a string with `${VAR}` (`Value` so a wrong
+    /// type is located).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_dir: Option<RawFromDir>,
 }

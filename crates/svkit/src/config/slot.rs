@@ -19,6 +19,7 @@ use super::model::*;
 use super::names::*;
 use super::parse::Layer;
 use super::raw::{RawCheck, RawLiveness, RawLog, RawReadiness, RawRestart, RawSlot};
+use super::vars::{shown, Vars};
 use crate::probe::Probe;
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
@@ -28,7 +29,7 @@ pub(crate) fn build_slot(
     raw: &RawSlot,
     name: String,
     origin: Origin,
-    top_user: Option<&(String, Site)>,
+    top_user: Option<&(String, Option<Site>)>,
 ) -> Slot {
     let b = ctx.base.clone();
     let command = ctx.argv(&b.key("command"), &raw.command, "command");
@@ -37,13 +38,19 @@ pub(crate) fn build_slot(
         Some(u) => {
             let p = b.key("user");
             let u = ctx.expand(&p, u);
-            if let Err(e) = check_user(&u) {
-                ctx.err(&p, format!("`{u}`: {e}"));
+            // Unknown where the environment is incomplete: not looked up.
+            match ctx.vars.get(ctx.layer, &p, &u, &mut ctx.diags) {
+                Some(v) => {
+                    if let Err(e) = check_user(&v) {
+                        ctx.err(&p, format!("{}: {e}", shown(&u, &v)));
+                    }
+                    (Some(v), Some(ctx.layer.site(p)))
+                }
+                None => (Some(u), None),
             }
-            (Some(u), Some(ctx.layer.site(p)))
         }
         None => match top_user {
-            Some((u, site)) => (Some(u.clone()), Some(site.clone())),
+            Some((u, site)) => (Some(u.clone()), site.clone()),
             None => (None, None),
         },
     };
@@ -127,6 +134,7 @@ pub(crate) struct SlotCtx<'a> {
     pub base: FieldPath,
     pub instance: Option<&'a str>,
     pub sentinel_env: &'a str,
+    pub vars: &'a Vars<'a>,
     pub diags: Vec<Diagnostic>,
 }
 

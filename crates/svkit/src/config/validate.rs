@@ -13,6 +13,7 @@ use super::names::*;
 use super::parse::Layer;
 use super::raw::RawSlot;
 use super::slot::{build_slot, SlotCtx};
+use super::vars::{shown, Vars};
 
 /// A valid model plus the non-fatal findings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +53,7 @@ impl Found {
 pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut warnings = Vec::new();
+    let vars = Vars::new(src);
 
     // Top-level scalars: a later layer overrides an earlier one, like a
     // derived image's ENV overrides its base's.
@@ -62,10 +64,18 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     let root = FieldPath::root();
     for l in layers {
         if let Some(u) = &l.top.user {
-            match check_user(u) {
-                Ok(()) => user = Some((u.clone(), l.site(root.key("user")))),
-                Err(e) => diags.push(l.diag(&root.key("user"), format!("`{u}`: {e}"))),
-            }
+            let p = root.key("user");
+            // Unknown where the environment is incomplete: not looked up.
+            user = match vars.get(l, &p, u, &mut diags) {
+                Some(v) => match check_user(&v) {
+                    Ok(()) => Some((v, Some(l.site(p)))),
+                    Err(e) => {
+                        diags.push(l.diag(&p, format!("{}: {e}", shown(u, &v))));
+                        None
+                    }
+                },
+                None => Some((u.clone(), None)),
+            };
         }
         if let Some(s) = &l.top.state_dir {
             match check_abs_path(s) {
@@ -95,7 +105,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     for l in layers {
         for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
-            let found = instances_of(l, &base, raw, src, &state_dir, &mut diags, &mut warnings);
+            let found = instances_of(l, &base, raw, &vars, &state_dir, &mut diags, &mut warnings);
             for f in found {
                 todo.push((l, *idx, raw, base.clone(), f));
             }
@@ -121,6 +131,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             base,
             instance: found.instance.as_deref(),
             sentinel_env: &sentinel_env,
+            vars: &vars,
             diags: Vec::new(),
         };
         let origin = Origin {
@@ -184,12 +195,12 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         .filter(|(_, r)| r.instances.is_some() && r.name.contains(INSTANCE_VAR))
         .map(|(_, r)| Template {
             name: r.name.clone(),
-            user: r
-                .user
-                .clone()
+            user: (r.user.as_ref())
+                .map(|u| vars.quiet(u))
                 .or_else(|| user.as_ref().map(|(u, _)| u.clone())),
         })
         .collect();
+    warnings.extend(vars.warnings());
 
     if diags.is_empty() {
         Ok(Validated {
@@ -220,7 +231,7 @@ fn instances_of(
     l: &Layer,
     base: &FieldPath,
     raw: &RawSlot,
-    src: &dyn InstanceSource,
+    vars: &Vars<'_>,
     state_dir: &str,
     diags: &mut Vec<Diagnostic>,
     warnings: &mut Vec<Warning>,
@@ -259,8 +270,11 @@ fn instances_of(
     let mut out = Vec::new();
     let mut names = BTreeSet::new();
     let pinst = base.key("instances");
-    for (j, i) in inst.names.iter().enumerate() {
-        let p = pinst.key("names").index(j);
+    let listed = (inst.names.iter().enumerate()).map(|(j, i)| (pinst.key("names").index(j), i));
+    let pcount = pinst.key("count");
+    let n = (inst.count.as_ref()).map_or(0, |c| count(l, &pcount, c, vars, diags));
+    let counted: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    for (p, i) in listed.chain(counted.iter().map(|i| (pcount.clone(), i))) {
         let name = raw.name.replace(INSTANCE_VAR, i);
         let bad = check_instance_name(i)
             .map_err(|e| format!("instance `{i}`: {e}"))
@@ -269,7 +283,13 @@ fn instances_of(
                     .map_err(|e| format!("instance `{i}` makes slot name `{name}` invalid: {e}"))
             });
         match bad {
-            Err(e) => diags.push(l.diag(&p, e)),
+            Err(e) => {
+                diags.push(l.diag(&p, e));
+                // One error for a count, not one an instance.
+                if p == pcount {
+                    break;
+                }
+            }
             Ok(()) => {
                 if names.insert(i.clone()) {
                     out.push(Found::declared(name, Some(i.clone()), p, true));
@@ -279,7 +299,7 @@ fn instances_of(
     }
     // Registered names, then discovered ones: each skipped with a warning
     // when it does not fit.
-    let registered = src.registered(state_dir, &raw.name, warnings);
+    let registered = vars.src.registered(state_dir, &raw.name, warnings);
     let mut found = vec![("registered", pinst.clone(), String::new(), registered)];
     if let Some(fd) = &inst.from_dir {
         let pf = pinst.key("from_dir");
@@ -299,7 +319,7 @@ fn instances_of(
             }
         }
         if ok {
-            let names = match src.discover(&dir, fd.require_file.as_deref()) {
+            let names = match vars.src.discover(&dir, fd.require_file.as_deref()) {
                 Ok(v) => v,
                 Err(e) => {
                     warnings.push(Warning {
@@ -344,6 +364,45 @@ fn instances_of(
         return stand_in(probe);
     }
     out
+}
+
+/// `instances.count`: a whole number, written as one or as a string that
+/// is one once its `${VAR}` are expanded, at most s6-svscan's limit (each
+/// instance is a service). 0 when it is not.
+fn count(
+    l: &Layer,
+    p: &FieldPath,
+    v: &serde_json::Value,
+    vars: &Vars<'_>,
+    diags: &mut Vec<Diagnostic>,
+) -> u32 {
+    let max = crate::s6::SVSCAN_MAX;
+    let (text, what) = match v {
+        serde_json::Value::Number(n) => (n.to_string(), format!("`{n}`")),
+        serde_json::Value::String(s) => match vars.get(l, p, s, diags) {
+            Some(t) => {
+                let what = shown(s, &t);
+                (t, what)
+            }
+            None => return 0,
+        },
+        _ => {
+            let msg = "expected a number, or a string such as \"${WORKERS:-4}\"";
+            diags.push(l.diag(p, msg));
+            return 0;
+        }
+    };
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    match text.parse::<u32>() {
+        Ok(n) if digits && n <= max => n,
+        _ => {
+            diags.push(l.diag(
+                p,
+                format!("{what}: expected a whole number 0..{max} (s6-svscan supervises at most {max} services)"),
+            ));
+            0
+        }
+    }
 }
 
 /// slot -> (a slot its redirects also start, where that is said)

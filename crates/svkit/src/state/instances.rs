@@ -6,11 +6,13 @@
 //!
 //! [`LiveInstances`] is the instance source of a running image: config
 //! validation asks it for `from_dir` names and for these, and skips a
-//! registered name that does not fit with a warning, as a discovered one.
+//! registered name that does not fit with a warning, as a discovered one;
+//! `${VAR}` reads the container's environment through it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::config::vars::Env;
 use crate::config::{FsInstances, InstanceSource, Warning};
 
 use super::io;
@@ -31,6 +33,14 @@ pub struct LiveInstances;
 impl InstanceSource for LiveInstances {
     fn discover(&self, dir: &str, require_file: Option<&str>) -> std::io::Result<Vec<String>> {
         FsInstances.discover(dir, require_file)
+    }
+
+    /// The container's, complete: the boot, `plan` and `apply` read it.
+    fn env(&self) -> Env {
+        Env {
+            vars: crate::container::container_env(),
+            complete: true,
+        }
     }
 
     /// The plain files of the template's dir (a missing or symlinked dir

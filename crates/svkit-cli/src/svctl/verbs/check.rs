@@ -11,7 +11,7 @@ use crate::svctl::cli::CheckArgs;
 
 pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     let dir = args.config.dir();
-    let v = crate::config::required(&dir, Policy::Required { quiet: false })?;
+    let v = crate::config::required(&dir, Policy::Check)?;
     let fit = full(&dir, &v.model, args.users.root.as_deref())?;
     let m = &v.model;
     let stops = svkit::stopbudget::Settings::from_container();
