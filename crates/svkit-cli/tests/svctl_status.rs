@@ -259,10 +259,12 @@ fn slot_user_sees_others_slots_as_unreadable_and_plans_as_root_would() {
     };
     assert_eq!(row("mine")[1], "up", "{t}");
     assert_eq!(
-        row("theirs")[..7],
+        row("theirs")[..9],
         [
             "theirs",
             "unreadable",
+            "?",
+            "?",
             "?",
             "?",
             "permission",
