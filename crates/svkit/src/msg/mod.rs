@@ -27,7 +27,7 @@ pub mod exit;
 mod say;
 
 pub use escape::{argv, bytes, escape, os, path};
-pub use say::{say, say_fatal, say_warn, Said, CONTAINER_STDERR};
+pub use say::{say, say_beside, say_fatal, Said, CONTAINER_STDERR};
 
 use std::fmt;
 use std::io::{self, Write as _};
