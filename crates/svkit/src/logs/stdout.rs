@@ -86,10 +86,13 @@ pub fn filter<R: io::Read>(
         }
         if input.buffer().is_empty() {
             out.flush()?;
+            // A long line's room goes back to the system once idle: the
+            // filter lives as long as its logger.
+            if line.capacity() > msg::PIPE_BUF {
+                line = Vec::new();
+                crate::sys::release_free_heap();
+            }
         }
-        // A long line's room is given back: the filter lives as long as
-        // its logger.
-        line.shrink_to(msg::PIPE_BUF);
     }
 }
 
