@@ -105,26 +105,25 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
 }
 
 /// Whether the logger `pid` is an s6-log with a stdout copy (`1` among its
-/// directives, after `--`) and no live child: `log/run` starts the copy,
-/// `svkit log-stdout`, as the one child of s6-log. Without it s6-log
-/// closes its stdout at its next line and never opens it again. What
-/// cannot be read (a kernel without `/proc/PID/task/TID/children`) is no
-/// fault. Three reads of `/proc`, all of them open to every user.
+/// directives, after `--`) and no child: `log/run` starts the copy, `svkit
+/// log-stdout`, as the one child of s6-log (a dead one is a zombie only
+/// until s6-log reaps it, at once). Without it s6-log closes its stdout at
+/// its next line and never opens it again. What cannot be read (a kernel
+/// without `/proc/PID/task/TID/children`) is no fault. One read of `/proc`
+/// while the copy runs, two without it; both open to every user.
 fn copy_lost(pid: u32) -> bool {
+    let Ok(children) = std::fs::read(format!("/proc/{pid}/task/{pid}/children")) else {
+        return false;
+    };
+    if !children.trim_ascii().is_empty() {
+        return false;
+    }
     let Ok(argv) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
         return false;
     };
     let mut args = argv.split(|&b| b == 0);
     let is_s6_log = args.next().is_some_and(|a| a.ends_with(b"s6-log"));
-    if !(is_s6_log && args.skip_while(|a| *a != b"--").any(|a| a == b"1")) {
-        return false;
-    }
-    let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) else {
-        return false;
-    };
-    !(children.split_whitespace())
-        .filter_map(|c| c.parse().ok())
-        .any(|c| crate::lifeline::identity::live_start_time(c).is_some())
+    is_s6_log && args.skip_while(|a| *a != b"--").any(|a| a == b"1")
 }
 
 /// How long after a restart asked for ([`restart`]) a logger that is down
