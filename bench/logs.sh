@@ -3,12 +3,12 @@
 # the private memory (Private_Clean + Private_Dirty of
 # /proc/PID/smaps_rollup: what a process alone costs) of each slot's
 # logger processes, after every slot wrote the same burst (20 000 short
-# lines, then one of 100 000 bytes). A prefix is s6-log's own `p`
-# directive: no process is added. JSON adds one `svkit log-json` filter
-# between s6-log and the container's stdout; two JSON slots run, so the
-# filter measured shares the svkit binary's pages with another one, as
-# in any container where more than one svkit process runs. A `sleep
-# infinity` is the floor. Prints a Markdown section on stdout, progress
+# lines, then one of 100 000 bytes). Every stdout copy goes through one
+# `svkit log-stdout` filter between s6-log and the container's stdout
+# (whole lines; JSON with `log.format: "json"`); a prefix is s6-log's own
+# `p` directive. Four filters run, so each measured shares the svkit
+# binary's pages with the others, as in any container where more than one
+# svkit process runs. A `sleep infinity` is the floor. Prints a Markdown section on stdout, progress
 # on stderr.
 #
 # This file is also its own in-sandbox half (`--inside`): it writes the
@@ -38,7 +38,7 @@ child_of() {
 }
 
 inside() {
-  local burst slot pid
+  local burst slot pid f
   # shellcheck disable=SC2016 # expanded by the slot's sh, not here
   burst='i=0; while [ $i -lt 20000 ]; do echo \"line $i of the bench burst\"; i=$((i+1)); done; head -c 100000 /dev/zero | tr \"\\\\0\" x; echo; echo bench-done; exec sleep 100000'
   mkdir -p /etc/svkit
@@ -56,16 +56,13 @@ JSON
     wait_for "$slot's burst logged" 3000 has_done "$slot"
     pid=$(s6-svstat -o pid "/run/service/$slot/log")
     wait_for "$slot's s6-log idle" 500 sleeping "$pid"
-    echo "slot=$slot s6log_private_kb=$(private_kb "$pid") s6log_rss_kb=$(rss_kb "$pid")"
-    if [ "$slot" = json2 ]; then
-      local f
-      f=$(child_of "$pid")
-      [ -n "$f" ] || { echo "logs.sh: no filter under s6-log $pid" >&2; exit 111; }
-      wait_for "the filter idle" 500 sleeping "$f"
-      echo "filter_private_kb=$(private_kb "$f") filter_rss_kb=$(rss_kb "$f")" \
-        "filter_anon_kb=$(awk '/^Anonymous:/ { print $2 }' "/proc/$f/smaps_rollup")" \
-        "filter_pss_kb=$(awk '/^Pss:/ { print $2 }' "/proc/$f/smaps_rollup")"
-    fi
+    f=$(child_of "$pid")
+    [ -n "$f" ] || { echo "logs.sh: no filter under s6-log $pid" >&2; exit 111; }
+    wait_for "the filter idle" 500 sleeping "$f"
+    echo "slot=$slot s6log_private_kb=$(private_kb "$pid") s6log_rss_kb=$(rss_kb "$pid")" \
+      "filter_private_kb=$(private_kb "$f") filter_rss_kb=$(rss_kb "$f")" \
+      "filter_anon_kb=$(awk '/^Anonymous:/ { print $2 }' "/proc/$f/smaps_rollup")" \
+      "filter_pss_kb=$(awk '/^Pss:/ { print $2 }' "/proc/$f/smaps_rollup")"
   done
   sleep infinity &
   pid=$!
@@ -97,21 +94,24 @@ then one line of 100 000 bytes: over s6-log's default 8 KiB, passed whole)
 to their logger, which copies it to the container's stdout and to a rotated
 dir; measured once every logger is idle again. Private memory is
 Private_Clean + Private_Dirty of /proc/PID/smaps_rollup (what the process
-alone costs; VmRSS also counts shared pages). \`log.prefix\` is s6-log's own
-\`p\` directive: it adds no process. \`log.format: "json"\` adds one
-\`svkit log-json\` process per slot; two JSON slots run, so the one
-measured shares the svkit binary's pages with the other, as it does with
-any other svkit process in a container (alone, it would also count the
-binary's pages it touched, about 1.4 MiB, as its own). Its anonymous
-memory is its heap and stack: 64 KiB read and write buffers and room for
-the longest line seen so far (at most 1 MiB, the line limit).
+alone costs; VmRSS also counts shared pages). Every stdout copy goes
+through one \`svkit log-stdout\` process per slot, which writes whole
+lines into the container's output (JSON with \`log.format: "json"\`);
+\`log.prefix\` is s6-log's own \`p\` directive. Four filters run, so the
+one measured shares the svkit binary's pages with the others, as it does
+with any other svkit process in a container (alone, it would also count
+the binary's pages it touched, about 1.4 MiB, as its own). Its anonymous
+memory is its heap and stack: a 64 KiB read buffer, 4 KiB of lines to
+write, and the line being read (given back after a long one).
 
 | logger process (per slot) | private memory | VmRSS |
 |---|---:|---:|
 | s6-log, plain (\`1\`) | $(per plain s6log_private_kb) KiB | $(per plain s6log_rss_kb) KiB |
 | s6-log with \`prefix\` (\`p[prefixed] 1 p\`) | $(per prefixed s6log_private_kb) KiB | $(per prefixed s6log_rss_kb) KiB |
 | s6-log of a \`json\` slot | $(per json2 s6log_private_kb) KiB | $(per json2 s6log_rss_kb) KiB |
-| \`svkit log-json\` filter of that slot (the one extra process) | $(field filter_private_kb) KiB | $(field filter_rss_kb) KiB |
-| that filter's anonymous memory / Pss | $(field filter_anon_kb) KiB / $(field filter_pss_kb) KiB | |
+| \`svkit log-stdout\` filter of the plain slot | $(per plain filter_private_kb) KiB | $(per plain filter_rss_kb) KiB |
+| \`svkit log-stdout\` filter of the prefixed slot | $(per prefixed filter_private_kb) KiB | $(per prefixed filter_rss_kb) KiB |
+| \`svkit log-stdout --json\` filter of the json slot | $(per json2 filter_private_kb) KiB | $(per json2 filter_rss_kb) KiB |
+| that filter's anonymous memory / Pss | $(per json2 filter_anon_kb) KiB / $(per json2 filter_pss_kb) KiB | |
 | \`sleep infinity\` (floor of any process) | $(field sleep_private_kb) KiB | |
 MD

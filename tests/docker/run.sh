@@ -541,22 +541,71 @@ s_essential() {
   until_true "$DEADLINE" restarted "$c" || { err "on-failure did not restart it: $(state "$c")"; return 1; }
 }
 
-# A burst on the container's output: a foreground command printing 200,000
-# lines of 300 bytes while the slots' loggers run. s6-log makes its stdout
-# non-blocking; were that the container's shared one, the command's writes
-# would fail (EAGAIN) once docker's reader fell behind, and lines would be
-# lost. Every line must reach docker logs, and the command exit 0.
-BURST_LINE=$(printf '%0299d' 0)
+# A burst on the container's output from every kind of writer at once
+# (tests/docker/burst/30-burst.json): the foreground command and a slot
+# without a log each print 200,000 lines of 300 bytes, line-buffered (one
+# write a line: their own lines are theirs to keep whole), while three
+# slots with prefixed loggers print 20,000 each. s6-log makes its stdout
+# non-blocking and writes many lines at a time: the container's output
+# must stay blocking for the others, and each logger's copy must reach it
+# in whole lines (svkit log-stdout). Every line, whole and in order, in
+# docker logs and in the files; the command exits 0.
+BURST_PAD=$(printf '%0286d' 0 | tr 0 x)
+# awk -v pad=PAD -v want="SRC:N ...": every line holding the pad or a
+# seq= is `[[SRC] ]SRC seq=NNNNNN PAD` (a prefix on t* sources only), SRC
+# one of want's, its seq one more than its last; each SRC ends at N.
+BURST_CHECK='
+index($0, "xxxxxxxxxx") == 0 && index($0, "seq=") == 0 { next }
+{
+  n = split($0, w, " "); src = w[n - 2]; ok = 0
+  if ((n == 3 || (n == 4 && w[1] == "[" src "]" && src ~ /^t/)) && (src in need) &&
+      w[n - 1] ~ /^seq=[0-9][0-9][0-9][0-9][0-9][0-9]$/ && w[n] == pad) {
+    rebuilt = src " " w[n - 1] " " pad
+    if (n == 4) rebuilt = w[1] " " rebuilt
+    ok = rebuilt == $0
+  }
+  if (!ok) { if (bad++ < 5) print "torn or foreign: " substr($0, 1, 120) "..."; next }
+  seq = substr(w[n - 1], 5) + 0
+  if (seq != last[src] + 1 && gaps++ < 5) print src ": seq " seq " after " last[src] + 0
+  last[src] = seq; count[src]++
+}
+BEGIN { k = split(want, ws, " "); for (i = 1; i <= k; i++) { split(ws[i], kv, ":"); need[kv[1]] = kv[2] } }
+END {
+  for (s in need) {
+    printf "%s %d of %d", s, count[s], need[s]
+    if (count[s] != need[s] || last[s] != need[s]) { printf " (last seq %d)", last[s]; fail = 1 }
+    printf "; "
+  }
+  print bad + 0 " torn, " gaps + 0 " out of order"
+  exit fail || bad || gaps
+}'
 s_output_burst() {
+  cfg="$ROOT/tests/docker/burst/30-burst.json"
   # shellcheck disable=SC2016 # expanded by the container's sh
-  c=$(start burst -- sh -c 'until [ -e /data/logs/dashboard/current ] && [ -e /data/logs/gateways/default/current ]; do sleep 0.1; done
-    yes "$1" | head -n 200000' sh "$BURST_LINE") || return 1
+  c=$(start burst -v "$cfg:/etc/svkit/30-burst.json:ro" -- sh -c '
+    logs="/data/logs/burst-a/current /data/logs/burst-b/current /data/logs/burst-c/current"
+    for f in $logs; do until [ -e "$f" ]; do sleep 0.1; done; done
+    touch /tmp/go
+    stdbuf -oL seq -f "fg seq=%06g $1" 1 200000 || exit
+    for f in $logs; do until tail -n 1 "$f" | grep -q seq=020000; do sleep 0.1; done; done
+    until [ -e /tmp/nl-done ]; do sleep 0.1; done' sh "$BURST_PAD") || return 1
   until_true "$DEADLINE" exited "$c" || { err "still $(state "$c")"; return 1; }
   code=$(exit_code "$c")
-  n=$(docker logs "$c" 2>/dev/null | grep -cx -- "$BURST_LINE")
-  say "    $n of 200000 lines in docker logs, exit code $code"
-  [ "$n" = 200000 ] || { err "$n of 200000 lines reached docker logs:"; logs "$c" | grep -v -- "$BURST_LINE" | tail -n 10 >&2; return 1; }
-  [ "$code" = 0 ] || { err "exit code $code, want 0"; return 1; }
+  [ "$code" = 0 ] || { err "exit code $code, want 0"; tail_logs "$c"; return 1; }
+  out=$(docker logs "$c" 2>/dev/null | awk -v pad="$BURST_PAD" -v want="fg:200000 nl:200000 ta:20000 tb:20000 tc:20000" "$BURST_CHECK")
+  ok=$?
+  say "    docker logs: $(printf '%s\n' "$out" | tail -n 1)"
+  [ "$ok" = 0 ] || { printf '%s\n' "$out" | sed 's/^/    /' >&2; return 1; }
+  files=$(mktemp -d) || return 1
+  docker cp "$c:/data/logs" - | tar -x -C "$files" || { rm -rf "$files"; err "docker cp of /data/logs failed"; return 1; }
+  for s in a b c; do
+    # The files: `DATE TIME  LINE` (s6-log's T), raw lines (no prefix), never rotated.
+    out=$(sed 's/^[-0-9]* [:.0-9]*  *//' "$files/logs/burst-$s/current" | awk -v pad="$BURST_PAD" -v want="t$s:20000" "$BURST_CHECK")
+    ok=$?
+    say "    burst-$s's file: $out"
+    [ "$ok" = 0 ] || { rm -rf "$files"; return 1; }
+  done
+  rm -rf "$files"
 }
 
 # An essential slot's exit code ends that run only: `docker start` of the

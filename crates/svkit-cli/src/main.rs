@@ -32,7 +32,7 @@ const INTERNAL: [(&str, Internal); 11] = [
     ("foreground-stop", svkit::foreground::main),
     ("liveness", svkit_cli::internal::liveness::main),
     ("log-claim", svkit::claim::log_main),
-    ("log-json", svkit::logs::json::main),
+    ("log-stdout", svkit::logs::stdout::main),
     ("log-watch", svkit::logs::watch::main),
     ("say", svkit_cli::internal::say::main),
     ("slot-claim", svkit::claim::main),

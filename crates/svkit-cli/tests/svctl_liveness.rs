@@ -1,6 +1,7 @@
 //! When a liveness check restarts a slot, on the real /init: only after
 //! `failures` failed checks in a row, and never while the slot is still
-//! starting (not ready yet).
+//! starting (not ready yet); what the watcher says never lands inside a
+//! line the program has not finished.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
@@ -200,4 +201,62 @@ fn a_program_deaf_to_its_down_signal_is_killed_by_its_liveness_restart() {
         assert_eq!(d["failed"], false, "{d}\n{logs}");
         (d["state"] == "up" && d["liveness"]["failing"] == 0).then_some(())
     });
+}
+
+/// A hung program's last line is often unfinished (`loading...`): s6-log
+/// keeps it in its memory until a newline comes. The watcher's own lines
+/// go to the container's output, never into the slot's pipe, where they
+/// would end that line: whole in `docker logs`, and nothing glued to the
+/// program's half line in its log files.
+#[test]
+fn the_watchers_lines_never_end_a_programs_half_line() {
+    if !sandbox_or_skip("the_watchers_lines_never_end_a_programs_half_line") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "user": "nobody", "state_dir": "/data/.svkit", "slots": [
+      { "name": "half", "command": ["sh", "-c", "echo whole-line; printf half-a-line; exec sleep 100000"],
+        "log": { "dir": "/data/logs/half" },
+        "liveness": { "exec": ["test", "!", "-e", "/tmp/half-hangs"],
+                      "interval_ms": 200, "timeout_ms": 100, "failures": 1 } }
+    ] }"#,
+    );
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["half"]);
+    wait_field(&sbx, "half", "up", "true");
+    wait_failing(&sbx, "half", 0);
+    let current = fx.data.path().join("logs/half/current");
+    poll("the whole line logged", Duration::from_secs(10), || {
+        std::fs::read_to_string(&current)
+            .is_ok_and(|c| c.contains("whole-line"))
+            .then_some(())
+    });
+    let first = pid(&sbx, "half");
+    sbx.sh("touch /tmp/half-hangs");
+    let said = "svkit: warning: liveness check of half failed 1 times in a row";
+    let logs = sbx.wait_for_log(said, Duration::from_secs(10));
+    poll("half restarted", Duration::from_secs(10), || {
+        let now = pid(&sbx, "half");
+        (now != first && now != "-1").then_some(())
+    });
+    sbx.sh("rm /tmp/half-hangs");
+    // The new run's first line ends the old run's half line in s6-log:
+    // the file then holds what the programs wrote, and only that.
+    let file = poll(
+        "the next run's line logged",
+        Duration::from_secs(10),
+        || {
+            let c = std::fs::read_to_string(&current).unwrap_or_default();
+            (c.matches("whole-line").count() >= 2).then_some(c)
+        },
+    );
+    assert!(
+        !file.contains("svkit"),
+        "svkit's line in the program's log:\n{file}"
+    );
+    assert!(file.contains("half-a-linewhole-line"), "{file}");
+    assert!(
+        logs.lines().any(|l| l.starts_with(said)),
+        "the watcher's line is not whole in docker logs:\n{logs}"
+    );
 }

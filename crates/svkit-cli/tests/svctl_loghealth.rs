@@ -354,3 +354,85 @@ fn a_deleted_log_dir_is_made_again_by_the_watcher() {
         "{logs}"
     );
 }
+
+const COPY: &str = r#"{
+  "user": "nobody",
+  "state_dir": "/data/.svkit",
+  "slots": [
+    { "name": "shipper", "command": ["sh", "-c", "i=0; while :; do echo \"tick $i\"; i=$((i+1)); sleep 0.1; done"],
+      "log": { "dir": "/data/logs/shipper", "format": "json" } }
+  ]
+}"#;
+
+/// How many of the slot's JSON lines `docker logs` holds.
+fn copied(sbx: &Sandbox) -> usize {
+    sbx.logs()
+        .matches(r#""slot":"shipper","line":"tick"#)
+        .count()
+}
+
+#[test]
+fn a_lost_stdout_copy_is_visible_until_the_watcher_brings_it_back() {
+    if !sandbox_or_skip("a_lost_stdout_copy_is_visible_until_the_watcher_brings_it_back") {
+        return;
+    }
+    let fx = Fixture::new(COPY);
+    let sbx = fx.boot();
+    wait_supervised(&sbx, &["shipper"]);
+    wait_field(&sbx, "shipper/log", "up", "true");
+    poll(
+        "the copy reaches docker logs",
+        Duration::from_secs(10),
+        || (copied(&sbx) > 0).then_some(()),
+    );
+    assert_eq!(status(&sbx, "shipper").0, Some(0));
+    // The watcher would bring the copy back within a second: stopped
+    // first, so that what status says is seen.
+    expect_code(
+        &sbx.sh("s6-svc -wD -T 5000 -d /run/service/svkit-log-watch"),
+        0,
+    );
+    // The copy is s6-log's one child (`svkit log-stdout`); killed, s6-log
+    // closes its stdout at its next line and writes to the files only.
+    let logger = svstat(&sbx, "shipper/log", "pid");
+    expect_code(
+        &sbx.sh(&format!(
+            "kill -9 $(cat /proc/{logger}/task/{logger}/children)"
+        )),
+        0,
+    );
+    let why = poll(
+        "status names the lost copy",
+        Duration::from_secs(10),
+        || {
+            let (c, out, err) = status(&sbx, "shipper");
+            (c == Some(3) && out.contains("copy lost! /data/logs/shipper")).then_some(err)
+        },
+    );
+    assert!(why.contains("stdout copy"), "{why}");
+    assert_eq!(
+        log_fault_kind(&sbx, "shipper").as_deref(),
+        Some("copy_lost")
+    );
+    assert_eq!(
+        metric(&sbx, "svkit_slot_log_ok{slot=\"shipper\"}").as_deref(),
+        Some("svkit_slot_log_ok{slot=\"shipper\"} 0")
+    );
+    // The watcher says so, and restarts the logger: a new copy.
+    expect_code(&sbx.sh("s6-svc -u /run/service/svkit-log-watch"), 0);
+    sbx.wait_for_log(
+        "svkit: warning: slot shipper: the stdout copy",
+        Duration::from_secs(10),
+    );
+    sbx.wait_for_log(
+        "restarting its logger to bring its stdout copy back",
+        Duration::from_secs(10),
+    );
+    poll("status healthy again", Duration::from_secs(10), || {
+        (status(&sbx, "shipper").0 == Some(0)).then_some(())
+    });
+    let after = copied(&sbx);
+    poll("the copy flows again", Duration::from_secs(10), || {
+        (copied(&sbx) > after).then_some(())
+    });
+}

@@ -15,7 +15,8 @@
 //! `timeout-kill`, else [`stray::DEFAULT_STOP`]), then KILLs the process
 //! it watched, its pid and start time re-read first: never a reused pid.
 //! What it last saw is in its record (`slot::liveness`; `svctl status` shows it).
-//! What it says goes to the slot's log without ever blocking on it ([`crate::msg::say`]).
+//! What it says goes to the container's output, never into the slot's
+//! pipe, and never blocks ([`crate::msg::say_beside`]).
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -67,12 +68,11 @@ pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
                 failing += 1;
                 liveness::write(&w.slot, watched, failing, w.failures, Some(&why));
                 if failing >= w.failures {
-                    // Restart first, then say so: a program hung on a full
-                    // log pipe must not take the restart down with it, and
-                    // the line never waits on that pipe (msg::say).
+                    // Restart first, then say so: the line never waits on a
+                    // full output (msg::say_beside).
                     send(&w.slot, &[SvcCommand::Restart, SvcCommand::Cont])
                         .map_err(io::Error::other)?;
-                    crate::msg::say_warn(format_args!(
+                    crate::msg::say_beside("warning", format_args!(
                         "liveness check of {} failed {failing} times in a row ({why}): restarting it",
                         name(&w.slot)
                     ));
@@ -95,17 +95,23 @@ fn end_restarted(w: &Watcher) {
     match stray::kill_after(w.program, grace) {
         Ok(Ended::Stopped) => {}
         Ok(Ended::Killed) => {
-            crate::msg::say_warn(format_args!(
-                "slot {slot}: pid {pid} did not end within {} ms of {}: killed it",
-                grace.as_millis(),
-                sig.as_str()
-            ));
+            crate::msg::say_beside(
+                "warning",
+                format_args!(
+                    "slot {slot}: pid {pid} did not end within {} ms of {}: killed it",
+                    grace.as_millis(),
+                    sig.as_str()
+                ),
+            );
         }
         Err(e) => {
-            crate::msg::say_warn(format_args!(
-                "slot {slot}: unable to end pid {pid} for its restart: {}",
-                crate::msg::strerror(&e)
-            ));
+            crate::msg::say_beside(
+                "warning",
+                format_args!(
+                    "slot {slot}: unable to end pid {pid} for its restart: {}",
+                    crate::msg::strerror(&e)
+                ),
+            );
         }
     }
 }

@@ -15,8 +15,8 @@ use svkit::msg::exit::OK;
 use svkit::msg::Fatal;
 use svkit::probe::Probe;
 
-/// Its stderr is the slot's log pipe: its own failures are said without
-/// blocking on it (`msg::say`), as every line of the watcher is.
+/// Its own failures are said as every line of the watcher is: on its
+/// stderr, never into the slot's pipe, without blocking (`msg::say_beside`).
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     let args: LivenessArgs = match super::parse("liveness", args) {
         Ok(a) => a,
@@ -25,7 +25,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
     ExitCode::from(match watch(&args) {
         Ok(code) => code,
         Err(f) => {
-            svkit::msg::say_fatal(&f);
+            svkit::msg::say_beside("fatal", &f);
             f.code
         }
     })

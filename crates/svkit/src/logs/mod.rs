@@ -7,7 +7,7 @@
 //! [`Follower`] (in `follow`) keeps reading from there across rotations.
 
 mod follow;
-pub mod json;
+pub mod stdout;
 pub mod watch;
 
 use follow::Pending;

@@ -11,7 +11,8 @@
 //! slot's dir ([`LOG_FAULT_FILE`]) for `svctl events`. Two faults it mends
 //! itself, by restarting the logger so that its run script starts over:
 //! a log dir that vanished (s6-log would write into a deleted file for
-//! good) and a logger that fell back to stdout only because another
+//! good), a stdout copy that died (s6-log would write to the files only
+//! for good) and a logger that fell back to stdout only because another
 //! s6-log held the dir, once that lock is free.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -129,6 +130,7 @@ fn look(dir: &Path, name: &str, log_dir: Option<&Path>, seen: &mut SlotMemory) {
     }
     let why = match &fault {
         Some(Fault::DirGone(_)) => "to make its log dir again",
+        Some(Fault::CopyLost) => "to bring its stdout copy back",
         Some(Fault::Setup(_)) if lock_freed(dir, log_dir) => {
             "now that no other logger holds its dir"
         }

@@ -27,7 +27,7 @@ pub mod exit;
 mod say;
 
 pub use escape::{argv, bytes, escape, os, path};
-pub use say::{say, say_fatal, say_warn, Said, CONTAINER_STDERR};
+pub use say::{say, say_beside, say_fatal, Said, CONTAINER_STDERR};
 
 use std::fmt;
 use std::io::{self, Write as _};
@@ -63,7 +63,7 @@ pub fn strerror(e: &io::Error) -> String {
 
 /// A pipe takes a write of at most this many bytes whole, never mixed
 /// with another writer's.
-const PIPE_BUF: usize = 4096;
+pub const PIPE_BUF: usize = 4096;
 
 fn line(level: &str, msg: &dyn fmt::Display) {
     let _ = write_lines(&mut io::stderr().lock(), [compose(level, msg)]);
@@ -78,18 +78,54 @@ fn compose(level: &str, msg: &dyn fmt::Display) -> String {
 /// write while they fit in `PIPE_BUF`, which a pipe takes whole (a config
 /// with thousands of errors is not thousands of system calls).
 fn write_lines(w: &mut impl io::Write, lines: impl IntoIterator<Item = String>) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(PIPE_BUF);
+    let mut out = Lines::new(w);
     for l in lines {
-        if !buf.is_empty() && buf.len() + l.len() > PIPE_BUF {
-            w.write_all(&buf)?;
-            buf.clear();
+        out.push(l.as_bytes())?;
+    }
+    out.flush()
+}
+
+/// A writer of whole lines to a file others write to as well (the
+/// container's output): consecutive lines are gathered while they fit in
+/// [`PIPE_BUF`] and go out in one `write(2)`, which a pipe takes whole, so
+/// no other writer's bytes land inside them. A longer line is written
+/// alone, after the lines before it: a pipe may then mix another writer's
+/// bytes into it once it is full. [`Lines::flush`] writes what is
+/// gathered; nothing is written otherwise until the next line does not fit.
+pub struct Lines<W: io::Write> {
+    buf: Vec<u8>,
+    out: W,
+}
+
+impl<W: io::Write> Lines<W> {
+    pub fn new(out: W) -> Self {
+        Lines {
+            buf: Vec::with_capacity(PIPE_BUF),
+            out,
         }
-        buf.extend_from_slice(l.as_bytes());
     }
-    if buf.is_empty() {
-        return Ok(());
+
+    /// Adds `line`, its newline included: the caller cuts lines, this
+    /// only keeps each whole.
+    pub fn push(&mut self, line: &[u8]) -> io::Result<()> {
+        if self.buf.len() + line.len() > PIPE_BUF {
+            self.flush()?;
+            if line.len() > PIPE_BUF {
+                return self.out.write_all(line);
+            }
+        }
+        self.buf.extend_from_slice(line);
+        Ok(())
     }
-    w.write_all(&buf)
+
+    /// Writes the lines gathered, in one `write(2)` on a pipe.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        self.out.flush()
+    }
 }
 
 /// `PROG: fatal: MSG` on stderr (the caller then exits).

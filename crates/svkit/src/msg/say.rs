@@ -1,6 +1,7 @@
 //! Saying a line without ever blocking, for what svkit writes into a
-//! slot's log from beside the program: the liveness watcher, `svkit
-//! slot-env`, the `run` script's own notices (`svkit say`).
+//! slot's log before the program starts (`svkit slot-env`, the `run`
+//! script's own notices: `svkit say`), and for what it says beside the
+//! running program (the liveness watcher: [`say_beside`]).
 //!
 //! A slot's log is its stdout: a pipe to its logger, about 64 KiB (the
 //! program's stderr joins it; the `run` script's own stderr, before it
@@ -54,9 +55,17 @@ pub fn say_fatal(msg: impl std::fmt::Display) -> Said {
     say(&format!("{}: fatal: {msg}", super::prog()))
 }
 
-/// `PROG: warning: MSG`, said as [`say`] does.
-pub fn say_warn(msg: impl std::fmt::Display) -> Said {
-    say(&format!("{}: warning: {msg}", super::prog()))
+/// `PROG: LEVEL: MSG` on this process's stderr, as [`say`] writes it,
+/// never into the slot's pipe: for what svkit says while the program
+/// writes there. A program's last line is often unfinished (`loading...`,
+/// then it hangs), and s6-log keeps such a half line in its memory, where
+/// no one else can see it: a line written into the pipe would end it,
+/// glued to it. The liveness watcher's stderr is its supervisor's (its
+/// `run` starts it before the program's stderr joins the pipe): the
+/// container's output, a stream of its own in `docker logs`.
+pub fn say_beside(level: &str, msg: impl std::fmt::Display) -> Said {
+    let text = format!("{}: {level}: {msg}", super::prog());
+    say_or(io::stderr().as_fd(), container_stderr, &text)
 }
 
 /// The stderr of the container's init (s6-overlay's PID 1, or svkit-init):

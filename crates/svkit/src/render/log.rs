@@ -10,7 +10,7 @@ use crate::slot::end::LOG_ERROR_NAME;
 
 /// The longest line a slot's logger passes whole (s6-log's `-l`); a
 /// longer one is cut into pieces of this size, each its own line, so that
-/// neither s6-log nor the JSON filter (`crate::logs::json`) ever holds more.
+/// neither s6-log nor the stdout copy (`crate::logs::stdout`) ever holds more.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Why s6-log cannot run as configured: one line in `.svkit-log-error`
@@ -126,9 +126,7 @@ done
 /// holder may be this slot's previous logger, going away (an unregister
 /// then a register of the same instance, a restart). Past the wait, record
 /// it and keep the lines flowing to docker logs instead of looping.
-fn lock_probe(o: &mut String, s6_log: &[String], stdout: &[String], env: &RenderEnv) {
-    let mut stdout_only = s6_log.to_vec();
-    stdout_only.extend(stdout.iter().cloned());
+fn lock_probe(o: &mut String, stdout_only: &[String], env: &RenderEnv) {
     o.push_str("# Another s6-log holding the dir: this slot's previous logger on its way\n");
     o.push_str(
         "# out (waited for), or a second container on the same volume (then stdout only).\n",
@@ -141,7 +139,7 @@ fn lock_probe(o: &mut String, s6_log: &[String], stdout: &[String], env: &Render
     o.push_str(
         "  record \"unable to lock $dir: another s6-log holds it; logging to stdout only\"\n",
     );
-    let _ = writeln!(o, "  exec {}", sh_words(&stdout_only));
+    let _ = writeln!(o, "  exec {}", sh_words(stdout_only));
     o.push_str("fi\n");
 }
 
@@ -199,33 +197,45 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     } else {
         MKDIR_PLAIN
     });
-    // s6-log script: `1` copies the line to stdout (docker logs); `n`
-    // and `s` set archive count and size for the dir after them; `T`
-    // prefixes an ISO 8601 timestamp to the next action only: the dir.
-    let mut words = super::run::drop_words(slot, env);
-    if log.stdout && log.format == LogFormat::Json {
-        // The filter runs as the user too: it only reads a pipe.
-        words.extend(["svkit", "log-json", "--slot", &slot.name, "--"].map(String::from));
+    // s6-log script: `1` copies the line to stdout (docker logs), through
+    // svkit log-stdout, which writes it whole; `n` and `s` set archive
+    // count and size for the dir after them; `T` prefixes an ISO 8601
+    // timestamp to the next action only: the dir.
+    let drop = super::run::drop_words(slot, env);
+    // The filter runs as the user too: it only reads a pipe.
+    let mut copy = ["svkit", "log-stdout", "--slot", &slot.name]
+        .map(String::from)
+        .to_vec();
+    if log.format == LogFormat::Json {
+        copy.push("--json".into());
     }
-    words.push(env.tool("s6-log"));
-    words.push("-b".into());
+    copy.push("--".into());
     // Lines are cut only beyond this (s6-log's default is 8 KiB).
-    words.push("-l".into());
-    words.push(MAX_LINE_BYTES.to_string());
-    words.push("--".into());
+    let s6_log = [
+        env.tool("s6-log"),
+        "-b".into(),
+        "-l".into(),
+        MAX_LINE_BYTES.to_string(),
+        "--".into(),
+    ];
     let stdout = stdout_action(log);
-    lock_probe(&mut o, &words, &stdout, env);
+    let stdout_only = [&drop[..], &copy, &s6_log, &stdout].concat();
+    lock_probe(&mut o, &stdout_only, env);
     o.push_str("# Running as configured: nothing to record any more.\n");
     o.push_str("if [ -e \"$errfile\" ]; then rm -f -- \"$errfile\"; fi\n");
+    let mut words = drop;
     if log.stdout {
         o.push_str(match (&log.prefix, log.format) {
-            (_, LogFormat::Json) => "# 1: lines to stdout (docker logs), as JSON by svkit log-json; T: ISO 8601\n# timestamps in the files.\n",
-            (Some(_), _) => "# p 1 p: prefixed lines to stdout (docker logs); T: ISO 8601 timestamps in\n# the files, raw lines.\n",
-            (None, _) => "# 1: raw lines to stdout (docker logs); T: ISO 8601 timestamps in the files.\n",
+            (_, LogFormat::Json) => "# 1: lines to stdout (docker logs), as JSON by svkit log-stdout; T: ISO 8601\n# timestamps in the files.\n",
+            (Some(_), _) => "# p 1 p: prefixed lines to stdout (docker logs), whole by svkit log-stdout;\n# T: ISO 8601 timestamps in the files, raw lines.\n",
+            (None, _) => "# 1: raw lines to stdout (docker logs), whole by svkit log-stdout; T: ISO\n# 8601 timestamps in the files.\n",
         });
+        words.extend(copy);
+        words.extend(s6_log);
         words.extend(stdout);
     } else {
         o.push_str("# T: ISO 8601 timestamps in the files.\n");
+        words.extend(s6_log);
     }
     words.push(format!("n{}", log.keep));
     words.push(format!("s{}", log.max_bytes));

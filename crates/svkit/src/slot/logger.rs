@@ -7,10 +7,11 @@
 //! s6 sees none of this. s6-log keeps running on a full disk (it retries
 //! every 2 s and reads nothing meanwhile) and on a deleted dir (it writes
 //! into the unlinked `current`); a logger that cannot start is only a
-//! respawn every second. So the rule looks past s6: the record the
+//! respawn every second; s6-log whose stdout copy died writes to the
+//! files only, for good. So the rule looks past s6: the record the
 //! logger's run script leaves when it could not start s6-log as
-//! configured, the logger's own status, the log dir, its file system, and
-//! how full the pipe is.
+//! configured, the logger's own status and its copy, the log dir, its file
+//! system, and how full the pipe is.
 
 use std::fs::File;
 use std::io;
@@ -31,6 +32,10 @@ pub enum Fault {
     /// The logger is not running: it exits as soon as it starts.
     #[error("logger not running: it exits as soon as it starts")]
     Down,
+    /// The stdout copy's process (`svkit log-stdout`) is gone: s6-log
+    /// writes to the files only, nothing reaches the container's output.
+    #[error("the stdout copy (svkit log-stdout) is gone: the slot's lines reach its log files only, not docker logs")]
+    CopyLost,
     /// The log dir was removed: s6-log writes into a deleted file.
     #[error("log dir {} is gone: s6-log writes into a deleted file", .0.display())]
     DirGone(PathBuf),
@@ -48,6 +53,7 @@ impl Fault {
         match self {
             Fault::Setup(_) => "setup",
             Fault::Down => "down",
+            Fault::CopyLost => "copy_lost",
             Fault::DirGone(_) => "dir_gone",
             Fault::DiskFull(_) => "disk_full",
             Fault::Stalled => "stalled",
@@ -78,6 +84,9 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
             if !raw.is_up() && raw.want_up && !restart_planned(&logger) {
                 return Some(Fault::Down);
             }
+            if raw.is_up() && copy_lost(raw.pid) {
+                return Some(Fault::CopyLost);
+            }
         }
     }
     let dir = log_dir?;
@@ -93,6 +102,28 @@ pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
         return Some(Fault::DiskFull(dir.to_path_buf()));
     }
     None
+}
+
+/// Whether the logger `pid` is an s6-log with a stdout copy (`1` among its
+/// directives, after `--`) and no child: `log/run` starts the copy, `svkit
+/// log-stdout`, as the one child of s6-log (a dead one is a zombie only
+/// until s6-log reaps it, at once). Without it s6-log closes its stdout at
+/// its next line and never opens it again. What cannot be read (a kernel
+/// without `/proc/PID/task/TID/children`) is no fault. One read of `/proc`
+/// while the copy runs, two without it; both open to every user.
+fn copy_lost(pid: u32) -> bool {
+    let Ok(children) = std::fs::read(format!("/proc/{pid}/task/{pid}/children")) else {
+        return false;
+    };
+    if !children.trim_ascii().is_empty() {
+        return false;
+    }
+    let Ok(argv) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mut args = argv.split(|&b| b == 0);
+    let is_s6_log = args.next().is_some_and(|a| a.ends_with(b"s6-log"));
+    is_s6_log && args.skip_while(|a| *a != b"--").any(|a| a == b"1")
 }
 
 /// How long after a restart asked for ([`restart`]) a logger that is down

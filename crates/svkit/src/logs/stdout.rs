@@ -1,16 +1,25 @@
-//! `svkit log-json`: the stdout copy of a slot's log as one JSON object a
-//! line (`log.format: "json"`), for log shippers.
+//! `svkit log-stdout`: the stdout copy of a slot's log (`docker logs`),
+//! each line whole in the container's output.
 //!
-//! s6-log cannot reshape a line, so its `1` action writes into a pipe
-//! read by this filter: `svkit log-json --slot NAME -- s6-log ...` starts
-//! itself as the filter (reading the pipe, writing to the logger's stdout),
-//! then execs s6-log with its stdout on the pipe. s6-log stays the
-//! supervised process (signals, locking and rotation as without a filter)
-//! and reaps the filter; the filter blocks TERM, HUP and INT so that
-//! whatever s6-log writes on its way out still gets through, and ends when
-//! s6-log closes the pipe.
+//! The container's output is one pipe that PID 1, the CMD, every slot
+//! without a logger and every logger's copy write into. A pipe takes a
+//! write of up to `PIPE_BUF` (4096) bytes whole; s6-log writes its copy in
+//! buffers of many lines, on a non-blocking fd, so a buffer the pipe takes
+//! in part ends inside a line, and another writer's bytes land there. So
+//! s6-log's `1` action writes into a pipe read by this filter, which writes
+//! whole lines only, gathered while they fit in `PIPE_BUF` ([`Lines`]).
+//! `svkit log-stdout --slot NAME [--json] -- s6-log ...` starts itself as
+//! the filter (reading the pipe, writing to the logger's stdout), then
+//! execs s6-log with its stdout on the pipe. s6-log stays the supervised
+//! process (signals, locking and rotation as without a filter) and reaps
+//! the filter; the filter blocks TERM, HUP and INT so that whatever s6-log
+//! writes on its way out still gets through, and ends when s6-log closes
+//! the pipe. Its output waits while full, whatever its flags: the copy
+//! never ends on a full pipe.
 //!
-//! Each input line gives exactly one output line:
+//! Without `--json` each line goes out as s6-log made it (its prefix, `p`,
+//! included). With `--json` (`log.format: "json"`) each input line gives
+//! exactly one output line:
 //! `{"time":"2026-12-01T10:00:00.123456Z","slot":"web","line":"..."}`;
 //! `time` is when the filter read the line (UTC, microseconds), `line` the
 //! line without its newline. Bytes that are not UTF-8 become U+FFFD (one
@@ -19,13 +28,13 @@
 //! as s6-log itself cuts it.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead as _, BufWriter, Read as _, Write};
+use std::io::{self, BufRead as _, Read as _, Write};
 use std::os::fd::AsRawFd as _;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::SystemTime;
 
-use crate::msg::{self, exit, strerror};
+use crate::msg::{self, exit, strerror, Lines};
 pub use crate::render::MAX_LINE_BYTES;
 
 #[derive(serde::Serialize)]
@@ -49,48 +58,64 @@ pub fn record(slot: &str, line: &[u8], time: SystemTime) -> Vec<u8> {
     out
 }
 
-/// Copies `input` to `output` as JSON lines until EOF. Output is flushed
-/// whenever no more input is waiting, so a line never sits in a buffer
-/// while the filter blocks.
+/// Copies `input` to `output` until EOF, as JSON lines of the slot `json`
+/// names, else as they are. What is gathered is written whenever no more
+/// input is waiting, so a line never sits in a buffer while the filter
+/// blocks.
 pub fn filter<R: io::Read>(
-    slot: &str,
+    json: Option<&str>,
     input: &mut io::BufReader<R>,
-    output: &mut impl Write,
+    output: impl Write,
 ) -> io::Result<()> {
+    let mut out = Lines::new(output);
     let mut line = Vec::new();
     loop {
         line.clear();
         let limit = MAX_LINE_BYTES as u64;
         if (&mut *input).take(limit).read_until(b'\n', &mut line)? == 0 {
-            return output.flush();
+            return out.flush();
         }
-        if line.last() == Some(&b'\n') {
-            line.pop();
+        match json {
+            Some(slot) => {
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                out.push(&record(slot, &line, SystemTime::now()))?;
+            }
+            None => out.push(&line)?,
         }
-        output.write_all(&record(slot, &line, SystemTime::now()))?;
         if input.buffer().is_empty() {
-            output.flush()?;
+            out.flush()?;
+            // A long line's room goes back to the system once idle: the
+            // filter lives as long as its logger.
+            if line.capacity() > msg::PIPE_BUF {
+                line = Vec::new();
+                crate::sys::release_free_heap();
+            }
         }
     }
 }
 
 fn usage(why: &str) -> ExitCode {
     msg::fatal(format_args!(
-        "usage: log-json --slot NAME [-- ARGV...]: {why}"
+        "usage: log-stdout --slot NAME [--json] [-- ARGV...]: {why}"
     ));
     ExitCode::from(exit::USAGE)
 }
 
-/// `svkit log-json --slot NAME [-- ARGV...]`: without ARGV, the filter
-/// (stdin to stdout); with it, the filter started on a pipe and ARGV
-/// exec'd writing into it.
+/// `svkit log-stdout --slot NAME [--json] [-- ARGV...]`: without ARGV,
+/// the filter (stdin to stdout); with it, the filter started on a pipe and
+/// ARGV exec'd writing into it.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let mut it = args.into_iter();
     let mut slot = None;
+    let mut json = false;
     let mut argv = Vec::new();
     while let Some(a) = it.next() {
         if a == "--slot" {
             slot = it.next().map(|s| s.to_string_lossy().into_owned());
+        } else if a == "--json" {
+            json = true;
         } else if a == "--" {
             argv = it.collect();
             break;
@@ -102,16 +127,17 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         return usage("--slot NAME is required");
     };
     if argv.is_empty() {
-        return run_filter(&slot);
+        return run_filter(&slot, json);
     }
-    match spawn_and_exec(&slot, &argv) {
+    match spawn_and_exec(&slot, json, &argv) {
         Ok(never) => match never {},
         Err(f) => f.report(),
     }
 }
 
-fn run_filter(slot: &str) -> ExitCode {
+fn run_filter(slot: &str, json: bool) -> ExitCode {
     use nix::sys::signal::{SigSet, Signal};
+    use std::os::fd::AsFd as _;
     // Blocked, they stay pending for good (this process never unblocks
     // them): the filter outlives a TERM sent to s6-log's process group.
     let held: SigSet = [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT]
@@ -119,8 +145,10 @@ fn run_filter(slot: &str) -> ExitCode {
         .collect();
     let _ = held.thread_block();
     let mut input = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
-    let mut output = BufWriter::with_capacity(64 * 1024, Waiting(io::stdout().lock()));
-    match filter(slot, &mut input, &mut output) {
+    // Straight to the fd: std's stdout would cut writes at its own lines.
+    let stdout = io::stdout();
+    let output = Waiting(stdout.as_fd());
+    match filter(json.then_some(slot), &mut input, output) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of the container's stdout went away: nothing to say.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -133,37 +161,43 @@ fn run_filter(slot: &str) -> ExitCode {
 
 /// A writer that waits while its file is full, whatever its flags: the
 /// container's output may have been made non-blocking by another process
-/// sharing it (an s6-log that could not open its own), and a full pipe
-/// must make the copy wait, never end it.
-struct Waiting<W>(W);
+/// sharing it, and a full pipe must make the copy wait, never end it. A
+/// write of at most `PIPE_BUF` bytes to a pipe is whole or `EAGAIN`: it
+/// stays one write.
+struct Waiting<'a>(std::os::fd::BorrowedFd<'a>);
 
-impl<W: Write + std::os::fd::AsFd> Write for Waiting<W> {
+impl Write for Waiting<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         loop {
-            match self.0.write(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    let mut fds = [PollFd::new(self.0.as_fd(), PollFlags::POLLOUT)];
+            match rustix::io::write(self.0, buf) {
+                Err(rustix::io::Errno::AGAIN) => {
+                    let mut fds = [PollFd::new(self.0, PollFlags::POLLOUT)];
                     match poll(&mut fds, PollTimeout::NONE) {
                         Ok(_) | Err(nix::errno::Errno::EINTR) => {}
                         Err(e) => return Err(e.into()),
                     }
                 }
-                other => return other,
+                other => return other.map_err(io::Error::from),
             }
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        Ok(())
     }
 }
 
-fn spawn_and_exec(slot: &str, argv: &[OsString]) -> Result<std::convert::Infallible, msg::Fatal> {
+fn spawn_and_exec(
+    slot: &str,
+    json: bool,
+    argv: &[OsString],
+) -> Result<std::convert::Infallible, msg::Fatal> {
     let (reader, writer) = io::pipe().map_err(|e| msg::Fatal::io("unable to make a pipe", &e))?;
     Command::new("/proc/self/exe")
         .arg0("svkit")
-        .args(["log-json", "--slot", slot])
+        .args(["log-stdout", "--slot", slot])
+        .args(json.then_some("--json"))
         .stdin(Stdio::from(reader))
         .spawn()
         .map_err(|e| msg::Fatal::io("unable to start the log filter", &e))?;
@@ -172,7 +206,7 @@ fn spawn_and_exec(slot: &str, argv: &[OsString]) -> Result<std::convert::Infalli
     drop(writer);
     let (prog, rest) = argv
         .split_first()
-        .ok_or_else(|| msg::Fatal::usage("log-json", "no command after --"))?;
+        .ok_or_else(|| msg::Fatal::usage("log-stdout", "no command after --"))?;
     let err = Command::new(prog).args(rest).exec();
     Err(msg::Fatal::io(
         format!("unable to run {}", prog.to_string_lossy()),
@@ -198,17 +232,17 @@ mod tests {
             r.read_to_end(&mut got).expect("read");
             got.len()
         });
-        let mut out = Waiting(w);
-        out.write_all(&vec![b'x'; want])
+        Waiting(std::os::fd::AsFd::as_fd(&w))
+            .write_all(&vec![b'x'; want])
             .expect("waits, never EAGAIN");
-        drop(out);
+        drop(w);
         assert_eq!(reader.join().expect("reader"), want);
     }
 
     fn run(input: &[u8]) -> Vec<serde_json::Value> {
         let mut out = Vec::new();
         let mut r = io::BufReader::with_capacity(7, input);
-        filter("web", &mut r, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        filter(Some("web"), &mut r, &mut out).unwrap_or_else(|e| panic!("{e}"));
         out.split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
             .map(|l| serde_json::from_slice(l).unwrap_or_else(|e| panic!("{e}")))
@@ -240,6 +274,52 @@ mod tests {
         assert!(v
             .iter()
             .all(|o| o["slot"] == "web" && o["time"].as_str().is_some_and(|t| t.ends_with('Z'))));
+    }
+
+    /// Every `write` call it gets.
+    struct Writes(Vec<Vec<u8>>);
+
+    impl Write for &mut Writes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn each_write_is_whole_lines_that_a_pipe_takes_whole() {
+        let short = format!("[p] {}\n", "s".repeat(296));
+        let long = format!("{}\n", "l".repeat(5000));
+        let input = [
+            short.repeat(40),
+            long.clone(),
+            short.repeat(3),
+            "tail".into(),
+        ]
+        .concat();
+        for json in [None, Some("web")] {
+            let mut writes = Writes(Vec::new());
+            let mut r = io::BufReader::with_capacity(64 * 1024, input.as_bytes());
+            filter(json, &mut r, &mut writes).unwrap_or_else(|e| panic!("{e}"));
+            let all: Vec<u8> = writes.0.concat();
+            if json.is_none() {
+                assert_eq!(all, input.as_bytes());
+            }
+            for w in &writes.0 {
+                let alone = w.len() > msg::PIPE_BUF;
+                assert!(
+                    w.ends_with(b"\n") || w.ends_with(b"tail"),
+                    "a write ends inside a line"
+                );
+                // Only a line longer than PIPE_BUF is written alone, in one piece.
+                assert!(!alone || w.iter().filter(|&&b| b == b'\n').count() == 1);
+            }
+            // Gathered: 40 short lines take a few writes, not 40.
+            assert!(writes.0.len() < 12, "{} writes", writes.0.len());
+        }
     }
 
     #[test]

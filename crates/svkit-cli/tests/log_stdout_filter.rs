@@ -1,6 +1,7 @@
-//! The `log.format: "json"` filter outlives the signals that end its
-//! s6-log (TERM, HUP, INT to the process group): what s6-log writes on its
-//! way out still gets through, and the filter ends when its input closes.
+//! The stdout copy's filter (`svkit log-stdout`, here with `--json`)
+//! outlives the signals that end its s6-log (TERM, HUP, INT to the process
+//! group): what s6-log writes on its way out still gets through, and the
+//! filter ends when its input closes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -26,7 +27,7 @@ fn pending(pid: u32) -> u64 {
 fn the_filter_outlives_term_hup_and_int() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_svkit"))
         .arg0("svkit")
-        .args(["log-json", "--slot", "js"])
+        .args(["log-stdout", "--slot", "js", "--json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
