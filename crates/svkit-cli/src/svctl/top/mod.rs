@@ -194,14 +194,16 @@ impl Pane {
                     self.follower = Some(Follower::new(&dir, pos));
                 }
                 Err(e) => {
-                    self.push(format!("(unable to read {}: {e})\n", dir.display()).as_bytes())
+                    let why = svkit::msg::strerror(&e);
+                    self.push(format!("(unable to read {}: {why})\n", dir.display()).as_bytes())
                 }
             }
         }
         let mut new = Vec::new();
         if let Some(f) = self.follower.as_mut() {
             if let Err(e) = f.step(&mut new) {
-                new.extend_from_slice(format!("(unable to follow the log: {e})\n").as_bytes());
+                let why = svkit::msg::strerror(&e);
+                new.extend_from_slice(format!("(unable to follow the log: {why})\n").as_bytes());
             }
         }
         self.push(&new);
