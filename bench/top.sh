@@ -51,14 +51,15 @@ JSON
   printf '#!/bin/sh\nexec svkit-reconcile >/dev/null\n' > "$conf/etc/cont-init.d/50-svkit"
   chmod +x "$conf/etc/cont-init.d/50-svkit"
   id=$($sbx run -d --rootfs "$conf" -- sleep 100000)
+  # shellcheck disable=SC2016 # expanded inside the sandbox
   $sbx exec "$id" -- sh -c 'i=0; until svctl status >/dev/null 2>&1; do i=$((i + 1)); [ "$i" -lt 300 ] || exit 1; sleep 0.1; done'
   tmux -L "$sock" new-session -d -s top -x 160 -y 50 "$sbx exec --env TERM=xterm $id -- svctl top"
   i=0; until tmux -L "$sock" capture-pane -p -t =top: | grep -q "s-i001"; do i=$((i + 1)); [ "$i" -lt 100 ] || { echo "top never drew:" >&2; tmux -L "$sock" capture-pane -p -t =top: >&2; exit 1; }; sleep 0.1; done
-  top=$(cpu_of_session =top:)
+  top=$(cpu_of_session "=top:")
   tmux -L "$sock" kill-server
   sock=$sock-watch
   tmux -L "$sock" new-session -d -s watch -x 160 -y 50 "$sbx exec --env TERM=xterm $id -- sh -c 'while :; do clear; svctl status; sleep 1; done'"
-  watch=$(cpu_of_session =watch:)
+  watch=$(cpu_of_session "=watch:")
   verdict=$(awk -v t="$top" 'BEGIN { print (t < 2 ? "< 2%: met" : "< 2%: **missed**") }')
   echo "| $n | $top | $watch | $verdict |"
   tmux -L "$sock" kill-server 2>/dev/null || true

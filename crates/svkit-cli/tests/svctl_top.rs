@@ -310,6 +310,16 @@ fn top_shows_every_state_acts_follows_logs_and_restores_the_terminal() {
         assert!(o.status.success());
         assert_restored(&t, name, 0);
     }
+
+    // A terminal that cannot draw it: one line, exit 100, nothing changed.
+    let dumb = sbx.exec_line(&["TERM=dumb"], &["svctl", "top"]);
+    t.open("dumb", 120, 30, &dumb);
+    let s = t.wait_for("dumb", "stty: ");
+    assert!(
+        s.contains("svctl: fatal: unable to show top: TERM=dumb cannot draw it"),
+        "{s}"
+    );
+    assert_restored(&t, "dumb", 100);
     sbx.stop();
 }
 

@@ -11,14 +11,15 @@ use svctl_common::*;
 
 const MB: f64 = 1024.0 * 1024.0;
 
-/// `hog` holds 50 MB more than `lean`, the same program holding none;
+/// `hog` holds 50 MB more than `lean`, the same program holding none (and
+/// a logger);
 /// `busy` spins; `tree` is a shell with three sleeping children.
 const CONFIG: &str = r#"{
   "user": "nobody",
   "slots": [
     { "name": "hog", "autostart": "always",
       "command": ["python3", "-c", "import time; b = b'x' * (50 << 20); time.sleep(1e6)"] },
-    { "name": "lean", "autostart": "always",
+    { "name": "lean", "autostart": "always", "log": { "dir": "/data/logs/lean" },
       "command": ["python3", "-c", "import time; b = b'x'; time.sleep(1e6)"] },
     { "name": "busy", "autostart": "always", "command": ["sh", "-c", "while :; do :; done"] },
     { "name": "tree", "autostart": "always",
@@ -63,6 +64,13 @@ fn usage_of_memory_cpu_and_a_tree_agrees_with_the_kernel() {
         (45.0..=55.0).contains(&extra),
         "hog holds {extra} MB more than lean"
     );
+
+    // A logger's own: s6-log and the copy to stdout it runs.
+    let (_, doc) = status_json(&sbx, &["lean", "hog"]);
+    let log = &slot_json(&doc, "lean")["log_usage"];
+    assert!(log["processes"].as_u64().is_some_and(|n| n >= 1), "{doc}");
+    assert!(log["rss_bytes"].as_u64().is_some_and(|n| n > 0), "{doc}");
+    assert_eq!(slot_json(&doc, "hog")["log_usage"], serde_json::Value::Null);
 
     // A tree: the shell and its three children, one thread each.
     let tree = poll("tree's children started", Duration::from_secs(10), || {

@@ -252,11 +252,16 @@ impl Slots<'_> {
 
     /// [`logger::check_now`] of the slot `name`; None without a logger.
     pub fn log_fault(&self, name: &str) -> Option<logger::Fault> {
+        self.log_look(name).0
+    }
+
+    /// [`logger::look`] of the slot `name`: its fault and its logger's pid.
+    fn log_look(&self, name: &str) -> (Option<logger::Fault>, Option<u32>) {
         let dir = self.scandir.join(name);
         if !logger::has_logger(&dir) {
-            return None;
+            return (None, None);
         }
-        logger::check_now(&dir, self.log_dir(name).map(Path::new))
+        logger::look(&dir, self.log_dir(name).map(Path::new))
     }
 
     /// Sets [`logger::Fault::Stalled`] for the slots whose logger is
@@ -306,6 +311,7 @@ impl Slots<'_> {
         let end = end::read(&dir);
         let notifies = notifies(&dir);
         let timeout = slot.and_then(ready_timeout);
+        let (log, logger_pid) = self.log_look(name);
         let waiting = end::waiting_for(&dir, st.up);
         let started = self.program_started(name, st, waiting.is_some());
         let done = done(st, end.as_ref());
@@ -340,7 +346,8 @@ impl Slots<'_> {
             deaths: self.deaths(name, st, done),
             unhealthy,
             live,
-            log: self.log_fault(name),
+            log,
+            logger_pid,
             stray,
             unrecorded,
             foreground: in_foreground(name),
@@ -408,6 +415,8 @@ pub struct Verdict {
     pub live: Option<super::liveness::LiveState>,
     /// Its output is not getting through ([`logger`]).
     pub log: Option<logger::Fault>,
+    /// Its logger's process, when it runs (read with `log`).
+    pub logger_pid: Option<u32>,
     /// The pid of a copy of its program that no supervisor knows
     /// ([`stray`]).
     pub stray: Option<i32>,

@@ -71,24 +71,37 @@ pub fn has_logger(slot_dir: &Path) -> bool {
 /// configured dir, when the config is known. A pipe that stays full is
 /// [`PipeLevel`]'s to tell, over time.
 pub fn check_now(slot_dir: &Path, log_dir: Option<&Path>) -> Option<Fault> {
+    look(slot_dir, log_dir).0
+}
+
+/// [`check_now`], and the pid of the logger when it runs (read from the
+/// same status file, which a view then need not read again).
+pub fn look(slot_dir: &Path, log_dir: Option<&Path>) -> (Option<Fault>, Option<u32>) {
     let logger = slot_dir.join("log");
     if let Some(why) = setup_error(&logger) {
-        return Some(Fault::Setup(why));
+        return (Some(Fault::Setup(why)), None);
     }
     // A logger with no supervisor (a slot being made or removed) is no
     // fault of the logger's; one that is supervised and down is.
+    let mut pid = None;
     if supervisor_of(&logger).is_some() {
         // The raw status is all this needs (no death tally, no down file).
         let raw = std::fs::read(logger.join("supervise/status")).ok();
         if let Some(raw) = raw.and_then(|b| decode(&b).ok()) {
             if !raw.is_up() && raw.want_up && !restart_planned(&logger) {
-                return Some(Fault::Down);
+                return (Some(Fault::Down), None);
             }
             if raw.is_up() && copy_lost(raw.pid) {
-                return Some(Fault::CopyLost);
+                return (Some(Fault::CopyLost), Some(raw.pid));
             }
+            pid = raw.is_up().then_some(raw.pid);
         }
     }
+    (dir_fault(log_dir), pid)
+}
+
+/// What is wrong with the log dir itself: gone, or its disk full.
+fn dir_fault(log_dir: Option<&Path>) -> Option<Fault> {
     let dir = log_dir?;
     match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

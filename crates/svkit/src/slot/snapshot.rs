@@ -218,22 +218,18 @@ impl Snapshot {
     /// Fills in what each running program and logger costs, from one
     /// reading of `/proc` (none when nothing runs).
     pub fn measure(&mut self) {
-        let dir = |r: &Row| self.scandir.join(&r.name);
-        let logger = |r: &Row| {
-            let raw = std::fs::read(dir(r).join("log/supervise/status")).ok()?;
-            let raw = crate::s6::status::decode(&raw).ok()?;
-            raw.is_up().then_some(raw.pid)
-        };
-        let pids: Vec<(Option<u32>, Option<u32>)> = (self.rows.iter())
-            .map(|r| (r.st.as_ref().and_then(|s| s.pid), logger(r)))
-            .collect();
-        if pids.iter().all(|p| *p == (None, None)) {
+        let running =
+            |r: &Row| r.st.as_ref().and_then(|s| s.pid).is_some() || r.v.logger_pid.is_some();
+        if !self.rows.iter().any(running) {
             return;
         }
         let table = Table::now();
-        for (r, (program, logger)) in self.rows.iter_mut().zip(pids) {
-            r.usage = program.and_then(|p| table.tree(p));
-            r.log_usage = logger.and_then(|p| table.tree(p));
+        for r in &mut self.rows {
+            r.usage =
+                r.st.as_ref()
+                    .and_then(|s| s.pid)
+                    .and_then(|p| table.tree(p));
+            r.log_usage = r.v.logger_pid.and_then(|p| table.tree(p));
         }
     }
 
