@@ -14,14 +14,14 @@ trap '[ -z "$sock" ] || tmux -L "$sock" kill-server 2>/dev/null || true; [ -z "$
 
 # CPU ticks (user + system) of a process and every process below it.
 tree_ticks() {
-  awk -v root="$1" '
-    FNR == 1 { line = $0; sub(/.*\) /, "", line); split(line, f, " ")
-               pid = FILENAME; sub("/proc/", "", pid); sub("/stat", "", pid)
-               ppid[pid] = f[2]; t[pid] = f[12] + f[13] + f[14] + f[15] }
+  # cat goes on past a process that ends while it reads; awk would stop.
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+    { pid = $1; line = $0; sub(/.*\) /, "", line); split(line, f, " ")
+      ppid[pid] = f[2]; t[pid] = f[12] + f[13] + f[14] + f[15] }
     END { keep[root] = 1; changed = 1
           while (changed) { changed = 0
             for (p in ppid) if (!(p in keep) && (ppid[p] in keep)) { keep[p] = 1; changed = 1 } }
-          for (p in keep) sum += t[p]; print sum + 0 }' /proc/[0-9]*/stat 2>/dev/null
+          for (p in keep) sum += t[p]; print sum + 0 }'
 }
 
 # Percent of one CPU used by what runs in tmux session $1 over $secs s.
