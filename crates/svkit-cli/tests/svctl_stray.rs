@@ -67,10 +67,14 @@ fn a_copy_left_by_a_killed_supervisor_never_runs_beside_the_new_one() {
     // s6 shows the new pid from the spawn of `run`, whose first step ends
     // the copy; once that pid runs the program itself (`s6-setuidgid`
     // has exec'd into `sleep`), the copy must be gone.
-    poll("the new copy runs its program", Duration::from_secs(15), || {
-        let comm = sbx.sh(&format!("cat /proc/{second}/comm"));
-        (stdout(&comm).trim() == "sleep").then_some(())
-    });
+    poll(
+        "the new copy runs its program",
+        Duration::from_secs(15),
+        || {
+            let comm = sbx.sh(&format!("cat /proc/{second}/comm"));
+            (stdout(&comm).trim() == "sleep").then_some(())
+        },
+    );
     assert!(
         !runs(&sbx, &first),
         "the first copy ({first}) still runs beside {second}"

@@ -264,6 +264,19 @@ fn top_shows_every_state_acts_follows_logs_and_restores_the_terminal() {
         killed.elapsed()
     );
 
+    // Asked first, naming what depends on the slot; Escape cancels.
+    t.keys("v", &["/", "g", "a", "t", "e", "Enter"]);
+    t.wait_for("v", "filter \"gate\"");
+    t.keys("v", &["s"]);
+    t.wait_for("v", "start gate (waiter depends on it)? y: yes");
+    t.keys("v", &["Escape"]);
+    t.wait_for("v", "start gate: cancelled");
+    assert_eq!(
+        svstat(&sbx, "gate", "up"),
+        "false",
+        "Escape must not start it"
+    );
+
     // `x` then `y` stops the selected slot, as svctl stop does.
     t.keys("v", &["/", "v", "i", "c", "Enter"]);
     t.wait_for("v", "filter \"vic\"");

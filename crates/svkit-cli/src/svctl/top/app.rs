@@ -249,7 +249,7 @@ impl App {
                 None
             }
             KeyCode::Char('/') => {
-                self.mode = Mode::Filter(self.filter.clone());
+                self.mode = Mode::Filter(String::new());
                 None
             }
             KeyCode::Esc => {
@@ -282,11 +282,144 @@ impl App {
             let also = if deps.is_empty() {
                 String::new()
             } else {
-                format!(" ({} depend on it)", deps.join(", "))
+                let verb = if deps.len() == 1 { "depends" } else { "depend" };
+                format!(" ({} {verb} on it)", deps.join(", "))
             };
             self.said = format!("{} {slot}{also}? y: yes, any other key: no", op.verb());
             self.mode = Mode::Confirm { op, slot };
         }
         Effect::None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::KeyEvent;
+    use svkit::slot::health::Verdict;
+
+    fn app(names: &[&str]) -> App {
+        let mut a = App::new();
+        a.lines = (names.iter())
+            .map(|n| Line {
+                row: Row {
+                    name: n.to_string(),
+                    ours: true,
+                    st: None,
+                    v: Verdict::default(),
+                    log_dir: None,
+                    unreadable: None,
+                    missing: false,
+                    usage: None,
+                    log_usage: None,
+                },
+                cpu: None,
+            })
+            .collect();
+        a.selected = Some(names[0].to_string());
+        a
+    }
+
+    fn press(a: &mut App, code: KeyCode) -> Effect {
+        a.key(KeyEvent::from(code), &|n| {
+            if n == "db" {
+                vec!["api".into()]
+            } else {
+                vec![]
+            }
+        })
+    }
+
+    fn chars(a: &mut App, s: &str) {
+        for c in s.chars() {
+            press(a, KeyCode::Char(c));
+        }
+    }
+
+    #[test]
+    fn moving_stops_at_both_ends() {
+        let mut a = app(&["api", "db", "web"]);
+        press(&mut a, KeyCode::Up);
+        assert_eq!(a.selected.as_deref(), Some("api"));
+        for _ in 0..5 {
+            press(&mut a, KeyCode::Char('j'));
+        }
+        assert_eq!(a.selected.as_deref(), Some("web"));
+        press(&mut a, KeyCode::Home);
+        assert_eq!(a.selected.as_deref(), Some("api"));
+    }
+
+    #[test]
+    fn a_filter_applies_on_enter_and_escape_clears_it() {
+        let mut a = app(&["api", "db", "web"]);
+        chars(&mut a, "/WE");
+        assert_eq!(a.mode, Mode::Filter("WE".into()));
+        assert_eq!(a.visible().len(), 3, "not applied while typed");
+        press(&mut a, KeyCode::Enter);
+        assert_eq!(a.filter, "WE");
+        let shown: Vec<&str> = a.visible().iter().map(|l| l.row.name.as_str()).collect();
+        assert_eq!(shown, ["web"], "any case");
+        assert_eq!(
+            a.selected.as_deref(),
+            Some("web"),
+            "moved to the first match"
+        );
+        // A new filter starts empty; a control character is not typed.
+        chars(&mut a, "/d");
+        press(&mut a, KeyCode::Char('\u{1b}'));
+        press(&mut a, KeyCode::Enter);
+        assert_eq!(a.filter, "d");
+        press(&mut a, KeyCode::Esc);
+        assert_eq!((a.filter.as_str(), a.visible().len()), ("", 3));
+    }
+
+    #[test]
+    fn an_action_is_asked_first_and_only_y_does_it() {
+        let mut a = app(&["api", "db"]);
+        press(&mut a, KeyCode::Down);
+        assert_eq!(press(&mut a, KeyCode::Char('x')), Effect::None);
+        assert_eq!(
+            a.said,
+            "stop db (api depends on it)? y: yes, any other key: no"
+        );
+        assert_eq!(press(&mut a, KeyCode::Char('Y')), Effect::None);
+        assert_eq!(a.said, "stop db: cancelled");
+        press(&mut a, KeyCode::Char('r'));
+        assert_eq!(
+            press(&mut a, KeyCode::Char('y')),
+            Effect::Control(Op::Restart, "db".into())
+        );
+        assert_eq!(a.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn q_and_ctrl_c_quit_but_not_while_typing_a_filter() {
+        let mut a = app(&["api"]);
+        assert_eq!(press(&mut a, KeyCode::Char('q')), Effect::Quit);
+        chars(&mut a, "/");
+        assert_eq!(press(&mut a, KeyCode::Char('q')), Effect::None);
+        assert_eq!(a.mode, Mode::Filter("q".into()));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(a.key(ctrl_c, &|_| vec![]), Effect::Quit);
+    }
+
+    #[test]
+    fn o_cycles_every_order_and_help_closes_on_any_key() {
+        let mut a = app(&["api"]);
+        let mut seen = vec![a.sort];
+        for _ in 0..5 {
+            press(&mut a, KeyCode::Char('o'));
+            seen.push(a.sort);
+        }
+        assert_eq!(seen.first(), seen.last());
+        assert_eq!(seen.len(), 6);
+        press(&mut a, KeyCode::Char('?'));
+        assert_eq!(a.mode, Mode::Help);
+        assert_eq!(
+            press(&mut a, KeyCode::Char('q')),
+            Effect::None,
+            "closes help only"
+        );
+        assert_eq!(a.mode, Mode::Normal);
     }
 }
