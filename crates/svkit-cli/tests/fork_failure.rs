@@ -73,7 +73,9 @@ fn ns_procs(init: &str) -> Vec<(String, String, String)> {
             let stat = fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
             let ppid = stat.rsplit_once(") ")?.1.split(' ').nth(1)?.to_string();
             let cmd = fs::read(format!("/proc/{p}/cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&cmd).trim_end_matches('\0').replace('\0', " ");
+            let cmd = String::from_utf8_lossy(&cmd)
+                .trim_end_matches('\0')
+                .replace('\0', " ");
             Some((p, ppid, cmd))
         })
         .collect()
@@ -98,7 +100,13 @@ impl PidsLimit {
                 let mut f = l.splitn(3, ':').skip(1);
                 f.next().zip(f.next())
             })
-            .find(|(ctl, _)| if v1 { ctl.split(',').any(|c| c == "pids") } else { ctl.is_empty() })
+            .find(|(ctl, _)| {
+                if v1 {
+                    ctl.split(',').any(|c| c == "pids")
+                } else {
+                    ctl.is_empty()
+                }
+            })
             .map(|(_, p)| p.trim_start_matches('/').to_string())
             .ok_or("the sandbox's cgroup is not listed")?;
         let group = mount.join(format!("svkit-test-{}", std::process::id()));
@@ -142,15 +150,19 @@ impl Drop for PidsLimit {
             let _ = fs::write(dir.join("pids.max"), "max");
         }
         let _ = std::panic::catch_unwind(|| {
-            poll("the test's cgroups removed", Duration::from_secs(10), || {
-                for dir in &self.slots {
-                    for p in procs(dir) {
-                        let _ = fs::write(&home, p);
+            poll(
+                "the test's cgroups removed",
+                Duration::from_secs(10),
+                || {
+                    for dir in &self.slots {
+                        for p in procs(dir) {
+                            let _ = fs::write(&home, p);
+                        }
+                        let _ = fs::remove_dir(dir);
                     }
-                    let _ = fs::remove_dir(dir);
-                }
-                fs::remove_dir(&self.group).ok()
-            })
+                    fs::remove_dir(&self.group).ok()
+                },
+            )
         });
     }
 }
@@ -188,7 +200,12 @@ fn a_crash_loop_that_cannot_fork_backs_off_and_fails() {
         Err(why) => return skip(test, format!("cannot limit the sandbox's pids: {why}")),
     };
     // From outside the group: s6-svc needs no fork.
-    let o = sbx.exec(&["s6-svc", "-k", "/run/service/forkless", "/run/service/trapped"]);
+    let o = sbx.exec(&[
+        "s6-svc",
+        "-k",
+        "/run/service/forkless",
+        "/run/service/trapped",
+    ]);
     assert!(o.status.success(), "s6-svc -k: {o:?}");
     let failed = "failed: died 4 times within 60 s";
     for slot in SLOTS {

@@ -376,37 +376,61 @@ fn the_crash_loop_rule_counts_the_deaths_status_counts() {
         code: 137,
         signal: 9,
     };
-    let max = Some(MaxDeaths {
+    let m = MaxDeaths {
         deaths: 5,
         within_s: 60,
-    });
+    };
+    let max = Some(m);
     let b = Backoff {
         max_s: 30,
         reset_after_s: 60,
     };
     let rule = |tally: &[(Tai64N, Death)], completes| after_death(max, b, completes, tally, now);
     assert_eq!(rule(&[(at(0), crash)], false), AfterDeath::Restart(0));
-    assert_eq!(rule(&[(at(5), killed), (at(0), crash)], false), AfterDeath::Restart(1));
+    assert_eq!(
+        rule(&[(at(5), killed), (at(0), crash)], false),
+        AfterDeath::Restart(1)
+    );
     let three = [(at(9), crash), (at(5), crash), (at(0), crash)];
     assert_eq!(rule(&three, false), AfterDeath::Restart(2));
     let five: Vec<_> = (0..5).map(|i| (at(i * 10), crash)).collect();
-    assert_eq!(rule(&five, false), AfterDeath::Fail(max.unwrap()));
+    assert_eq!(rule(&five, false), AfterDeath::Fail(m));
     // 60 s ago is within the window; a moment before it is not.
-    let edge = [(at(60), crash), (at(3), crash), (at(2), crash), (at(1), crash), (at(0), crash)];
-    assert_eq!(rule(&edge, false), AfterDeath::Fail(max.unwrap()));
+    let edge = [
+        (at(60), crash),
+        (at(3), crash),
+        (at(2), crash),
+        (at(1), crash),
+        (at(0), crash),
+    ];
+    assert_eq!(rule(&edge, false), AfterDeath::Fail(m));
     let mut before = edge;
     before[0].0 = Tai64N::new(now.label() - 60, now.nanos() - 1).unwrap();
     assert!(matches!(rule(&before, false), AfterDeath::Restart(_)));
     // Completions: not deaths when the slot completes, deaths otherwise.
     let jobs: Vec<_> = (0..5).map(|i| (at(i), done)).collect();
-    assert_eq!(rule(&jobs, false), AfterDeath::Fail(max.unwrap()));
+    assert_eq!(rule(&jobs, false), AfterDeath::Fail(m));
     assert_eq!(rule(&jobs, true), AfterDeath::Restart(0));
     // No max_deaths: the backoff only, capped; max_s 0: none.
     let many: Vec<_> = (0..20).map(|i| (at(i), crash)).collect();
-    assert_eq!(after_death(None, b, false, &many, now), AfterDeath::Restart(30));
+    assert_eq!(
+        after_death(None, b, false, &many, now),
+        AfterDeath::Restart(30)
+    );
     let none = Backoff { max_s: 0, ..b };
-    assert_eq!(after_death(None, none, false, &many, now), AfterDeath::Restart(0));
+    assert_eq!(
+        after_death(None, none, false, &many, now),
+        AfterDeath::Restart(0)
+    );
     // A run that outlived reset_after_s: the steps start over.
-    let reset = [(at(200), crash), (at(199), crash), (at(1), crash), (at(0), crash)];
-    assert_eq!(after_death(None, b, false, &reset, now), AfterDeath::Restart(1));
+    let reset = [
+        (at(200), crash),
+        (at(199), crash),
+        (at(1), crash),
+        (at(0), crash),
+    ];
+    assert_eq!(
+        after_death(None, b, false, &reset, now),
+        AfterDeath::Restart(1)
+    );
 }

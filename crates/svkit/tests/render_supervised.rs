@@ -68,7 +68,11 @@ fn nasty_values_under_s6_supervise() {
     // `finish` ends in `svkit slot-end`: the workspace's `svkit` (built by
     // `cargo build`) first on PATH.
     let svkit = svkit_testkit::bin("svkit");
-    assert!(svkit.exists(), "{} missing: cargo build first", svkit.display());
+    assert!(
+        svkit.exists(),
+        "{} missing: cargo build first",
+        svkit.display()
+    );
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs = std::iter::once(svkit_testkit::bin_dir()).chain(std::env::split_paths(&path));
     let sup = Command::new("s6-supervise")

@@ -196,9 +196,14 @@ mod tests {
                  "restart": { "permanent_exit_codes": [], "within_s": 30 } }"#,
         );
         let died = |f: &str| {
-            let at = f.rfind("\nexec svkit slot-end died ").expect("ends in died");
+            let at = f
+                .rfind("\nexec svkit slot-end died ")
+                .expect("ends in died");
             // The same count and backoff after a fork that failed.
-            assert!(f.contains(&format!("|| exec {}' EXIT", &f[at + 6..].trim_end())), "{f}");
+            assert!(
+                f.contains(&format!("|| exec {}' EXIT", &f[at + 6..].trim_end())),
+                "{f}"
+            );
             f[at + 1..].to_string()
         };
         let (a, _) = scripts(&m, "a");

@@ -355,7 +355,10 @@ pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
 /// Every record of the slot's `supervise/death_tally`, oldest first
 /// (none when there is no tally, as s6 reads it).
 pub fn death_tally(dir: &Path) -> Result<Vec<Death>, StatusError> {
-    Ok(death_tally_stamped(dir)?.into_iter().map(|(_, d)| d).collect())
+    Ok(death_tally_stamped(dir)?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
 }
 
 /// [`death_tally`], each record with its stamp: when s6-supervise saw the
@@ -373,9 +376,10 @@ pub fn death_tally_stamped(dir: &Path) -> Result<Vec<(Tai64N, Death)>, StatusErr
     }
     (bytes.chunks_exact(DEATH_RECORD_LEN as usize))
         .map(|r| {
-            let stamp = Tai64N::from_bytes(&r[..TAI64N_LEN]).map_err(|_| StatusError::BadStamp {
-                path: Some(path.clone()),
-            })?;
+            let stamp =
+                Tai64N::from_bytes(&r[..TAI64N_LEN]).map_err(|_| StatusError::BadStamp {
+                    path: Some(path.clone()),
+                })?;
             let death = Death {
                 code: r[TAI64N_LEN],
                 signal: r[TAI64N_LEN + 1],

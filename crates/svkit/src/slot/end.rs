@@ -247,7 +247,10 @@ pub fn keep_down(dir: &Path, record: &str, said: &str, essential: Option<Exit>) 
     }
     let name = crate::s6::slot_name(dir);
     if let Err(e) = fs::write(dir.join(END_FILE), format!("{record}\n")) {
-        msg::warn(format_args!("slot {name}: unable to write {END_FILE}: {}", strerror(&e)));
+        msg::warn(format_args!(
+            "slot {name}: unable to write {END_FILE}: {}",
+            strerror(&e)
+        ));
     }
     msg::finish_line(&format!("svkit: slot {name} {said}"));
     if let Some(exit) = essential {
@@ -283,7 +286,12 @@ pub fn after_death(
         AfterDeath::Fail(m) => {
             let why = format!("died {} times within {} s", m.deaths, m.within_s);
             let record = line(&End::Failed(why.clone()));
-            keep_down(dir, record.trim_end(), &format!("{why}: not restarting"), essential)
+            keep_down(
+                dir,
+                record.trim_end(),
+                &format!("{why}: not restarting"),
+                essential,
+            )
         }
         AfterDeath::Restart(0) => crate::msg::exit::OK,
         AfterDeath::Restart(delay) => {
@@ -321,7 +329,11 @@ fn end_container(name: &str, exit: Exit) {
     ));
     for f in [&file, &decided] {
         if let Err(e) = fs::write(f, format!("{code}\n")) {
-            msg::warn(format_args!("unable to write {}: {}", msg::path(f), strerror(&e)));
+            msg::warn(format_args!(
+                "unable to write {}: {}",
+                msg::path(f),
+                strerror(&e)
+            ));
         }
     }
     let halted = match std::env::var(INIT_PID_ENV) {
