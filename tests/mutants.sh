@@ -24,9 +24,9 @@ cd "$(dirname "$0")/.."
 
 # group | files (space-separated) | unit test filter | library tests | tool tests
 GROUPS_TABLE='
-finish|crates/svkit/src/render/finish.rs|render::|render_golden render_supervised render_s6log|restart_policy render_behaviour svctl_defaults
+finish|crates/svkit/src/render/finish.rs crates/svkit/src/slot/end.rs|render::|render_golden render_supervised render_s6log|restart_policy render_behaviour svctl_defaults essential fork_failure
 run|crates/svkit/src/render/run.rs|render::|render_golden render_supervised|render_behaviour slot_env svctl_features
-health|crates/svkit/src/slot/health.rs crates/svkit/src/slot/snapshot.rs|slot::|health|svctl_status failing_slots svctl_wait_boot svctl_defaults svctl_loghealth svctl_stray svctl_remember_plan svctl_lifecycle svctl_liveness
+health|crates/svkit/src/slot/health.rs crates/svkit/src/slot/snapshot.rs|slot::|health|svctl_status failing_slots restart_policy svctl_wait_boot svctl_defaults svctl_loghealth svctl_stray svctl_remember_plan svctl_lifecycle svctl_liveness
 redirect|crates/svkit/src/redirect/mod.rs|redirect::||wrap opt_out wrap_messages
 validate|crates/svkit/src/config/validate.rs|config::|config_load config_one_cause|check_corpus
 desired|crates/svkit/src/state/mod.rs|state::|registered|svctl_remember_plan svctl_control

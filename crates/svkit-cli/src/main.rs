@@ -28,7 +28,7 @@ const PROGRAMS: [(&str, Program); 5] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 11] = [
+const INTERNAL: [(&str, Internal); 12] = [
     ("foreground-stop", svkit::foreground::main),
     ("liveness", svkit_cli::internal::liveness::main),
     ("log-claim", svkit::claim::log_main),
@@ -36,6 +36,7 @@ const INTERNAL: [(&str, Internal); 11] = [
     ("log-watch", svkit::logs::watch::main),
     ("say", svkit_cli::internal::say::main),
     ("slot-claim", svkit::claim::main),
+    ("slot-end", svkit_cli::internal::slot_end::main),
     ("slot-env", svkit::slotenv::main),
     ("stop-budget", svkit::stopbudget::main),
     ("stop-leftovers", svkit::leftovers::main),

@@ -347,3 +347,90 @@ fn a_stale_status_file_gives_way_to_what_the_supervisor_runs() {
     assert_eq!(unrecorded(t.path(), &mut none, program, at).file_pid, None);
     assert_eq!(none.pid, Some(96));
 }
+
+#[test]
+fn backoff_steps_grow_to_max() {
+    use svkit::config::Backoff;
+    let s = backoff_steps(Backoff {
+        max_s: 30,
+        reset_after_s: 60,
+    });
+    let delays: Vec<u32> = s.iter().map(|x| x.2).collect();
+    assert_eq!(delays, vec![1, 2, 4, 8, 16, 30]);
+    assert_eq!(s[0], (2, 62, 1));
+    assert_eq!(s[1], (3, 62 + 1 + 62, 2));
+}
+
+/// The crash-loop rule on hand-made tallies: deaths within the window
+/// against max_deaths, else the delay of each step that held; a
+/// completion counts for nothing, a record older than the window neither.
+#[test]
+fn the_crash_loop_rule_counts_the_deaths_status_counts() {
+    use svkit::config::{Backoff, MaxDeaths};
+    use svkit::s6::status::Death;
+    let now = Tai64N::new(TAI64_BASE + 1_000_000, 500).unwrap();
+    let at = |ago: u64| Tai64N::new(now.label() - ago, now.nanos()).unwrap();
+    let crash = Death { code: 1, signal: 0 };
+    let done = Death { code: 0, signal: 0 };
+    let killed = Death {
+        code: 137,
+        signal: 9,
+    };
+    let m = MaxDeaths {
+        deaths: 5,
+        within_s: 60,
+    };
+    let max = Some(m);
+    let b = Backoff {
+        max_s: 30,
+        reset_after_s: 60,
+    };
+    let rule = |tally: &[(Tai64N, Death)], completes| after_death(max, b, completes, tally, now);
+    assert_eq!(rule(&[(at(0), crash)], false), AfterDeath::Restart(0));
+    assert_eq!(
+        rule(&[(at(5), killed), (at(0), crash)], false),
+        AfterDeath::Restart(1)
+    );
+    let three = [(at(9), crash), (at(5), crash), (at(0), crash)];
+    assert_eq!(rule(&three, false), AfterDeath::Restart(2));
+    let five: Vec<_> = (0..5).map(|i| (at(i * 10), crash)).collect();
+    assert_eq!(rule(&five, false), AfterDeath::Fail(m));
+    // 60 s ago is within the window; a moment before it is not.
+    let edge = [
+        (at(60), crash),
+        (at(3), crash),
+        (at(2), crash),
+        (at(1), crash),
+        (at(0), crash),
+    ];
+    assert_eq!(rule(&edge, false), AfterDeath::Fail(m));
+    let mut before = edge;
+    before[0].0 = Tai64N::new(now.label() - 60, now.nanos() - 1).unwrap();
+    assert!(matches!(rule(&before, false), AfterDeath::Restart(_)));
+    // Completions: not deaths when the slot completes, deaths otherwise.
+    let jobs: Vec<_> = (0..5).map(|i| (at(i), done)).collect();
+    assert_eq!(rule(&jobs, false), AfterDeath::Fail(m));
+    assert_eq!(rule(&jobs, true), AfterDeath::Restart(0));
+    // No max_deaths: the backoff only, capped; max_s 0: none.
+    let many: Vec<_> = (0..20).map(|i| (at(i), crash)).collect();
+    assert_eq!(
+        after_death(None, b, false, &many, now),
+        AfterDeath::Restart(30)
+    );
+    let none = Backoff { max_s: 0, ..b };
+    assert_eq!(
+        after_death(None, none, false, &many, now),
+        AfterDeath::Restart(0)
+    );
+    // A run that outlived reset_after_s: the steps start over.
+    let reset = [
+        (at(200), crash),
+        (at(199), crash),
+        (at(1), crash),
+        (at(0), crash),
+    ];
+    assert_eq!(
+        after_death(None, b, false, &reset, now),
+        AfterDeath::Restart(1)
+    );
+}

@@ -65,11 +65,31 @@ fn nasty_values_under_s6_supervise() {
         std::fs::write(&p, &f.contents).expect("write");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(f.mode)).expect("chmod");
     }
-    let mut sup = Command::new("s6-supervise")
+    // `finish` ends in `svkit slot-end`: the workspace's `svkit` (built by
+    // `cargo build`) first on PATH.
+    let svkit = svkit_testkit::bin("svkit");
+    assert!(
+        svkit.exists(),
+        "{} missing: cargo build first",
+        svkit.display()
+    );
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::iter::once(svkit_testkit::bin_dir()).chain(std::env::split_paths(&path));
+    let sup = Command::new("s6-supervise")
         .arg(&dir)
+        .env("PATH", std::env::join_paths(dirs).expect("PATH"))
         .stdin(Stdio::null())
         .spawn()
         .expect("spawn s6-supervise");
+    // Ended however the test ends.
+    struct Supervisor(std::process::Child);
+    impl Drop for Supervisor {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _sup = Supervisor(sup);
 
     let bytes = poll("the dump", || std::fs::read(&out).ok());
     let mut fields = bytes.split(|&b| b == 0);
@@ -101,6 +121,4 @@ fn nasty_values_under_s6_supervise() {
         (st.len() >= 35 && st[34] & 4 == 0 && st[34] & 2 == 0).then_some(())
     });
     let _ = Command::new("s6-svc").arg("-x").arg(&dir).status();
-    let _ = sup.kill();
-    let _ = sup.wait();
 }

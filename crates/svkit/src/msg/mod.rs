@@ -143,6 +143,12 @@ pub fn info(msg: impl fmt::Display) {
     line("info", &msg);
 }
 
+/// A line of a slot's `finish` on stderr, the container's own output, as
+/// it is (`svkit: slot web is crash-looping: …`, no level).
+pub fn finish_line(text: &str) {
+    let _ = write_lines(&mut io::stderr().lock(), [format!("{}\n", escape(text))]);
+}
+
 /// `PROG: fatal: invalid config in DIR[: tail]`, then each diagnostic on
 /// its own line (`FILE:LINE:COL: FIELD: message`, as config's diagnostics
 /// display: generic, so messages stay below config).

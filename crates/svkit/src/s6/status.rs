@@ -355,6 +355,15 @@ pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
 /// Every record of the slot's `supervise/death_tally`, oldest first
 /// (none when there is no tally, as s6 reads it).
 pub fn death_tally(dir: &Path) -> Result<Vec<Death>, StatusError> {
+    Ok(death_tally_stamped(dir)?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// [`death_tally`], each record with its stamp: when s6-supervise saw the
+/// death.
+pub fn death_tally_stamped(dir: &Path) -> Result<Vec<(Tai64N, Death)>, StatusError> {
     let path = dir.join("supervise/death_tally");
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -365,13 +374,19 @@ pub fn death_tally(dir: &Path) -> Result<Vec<Death>, StatusError> {
     if !len.is_multiple_of(DEATH_RECORD_LEN) {
         return Err(StatusError::BadDeathTally { path, len });
     }
-    Ok(bytes
-        .chunks_exact(DEATH_RECORD_LEN as usize)
-        .map(|r| Death {
-            code: r[TAI64N_LEN],
-            signal: r[TAI64N_LEN + 1],
+    (bytes.chunks_exact(DEATH_RECORD_LEN as usize))
+        .map(|r| {
+            let stamp =
+                Tai64N::from_bytes(&r[..TAI64N_LEN]).map_err(|_| StatusError::BadStamp {
+                    path: Some(path.clone()),
+                })?;
+            let death = Death {
+                code: r[TAI64N_LEN],
+                signal: r[TAI64N_LEN + 1],
+            };
+            Ok((stamp, death))
         })
-        .collect())
+        .collect()
 }
 
 /// Whether an s6-supervise holds `supervise/lock`, as s6's `s6_svc_ok`

@@ -25,7 +25,14 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use std::time::{Duration, SystemTime};
+
+use super::health::{self, AfterDeath};
+use crate::config::{Backoff, MaxDeaths};
+use crate::msg::{self, strerror};
 use crate::s6::control::{self, ControlError, SvcCommand};
+use crate::s6::status::death_tally_stamped;
+use crate::s6::tai64::Tai64N;
 
 /// Written by `finish` in the slot dir when it keeps the slot down.
 pub const END_FILE: &str = ".svkit-end";
@@ -214,6 +221,137 @@ pub fn send(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
 /// doc). An existing record is fine.
 pub fn record_request(slot: &Path, pid: u32) -> io::Result<()> {
     create_mark(&slot.join(format!("supervise/{REQUEST_PREFIX}{pid}")))
+}
+
+/// `finish`'s exit code that makes s6-supervise keep the slot down.
+pub const KEEP_DOWN: u8 = 125;
+
+/// The death a slot's `finish` runs after: its `$1`, the exit code (256
+/// when killed by a signal), and `$2`, the signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    pub code: u32,
+    pub signal: u32,
+}
+
+/// The end of every path of a slot's `finish` that does not simply
+/// restart the slot (`svkit slot-end keep`, run in the slot dir `dir`),
+/// without a fork: unless s6 no longer wants the slot up (a stop: nothing
+/// to decide, exit 0), records why ([`END_FILE`]: `record`), says `svkit:
+/// slot NAME said` on the container's output, ends the container when the
+/// slot is essential (`essential`: the death that ends it) and returns
+/// [`KEEP_DOWN`].
+pub fn keep_down(dir: &Path, record: &str, said: &str, essential: Option<Exit>) -> u8 {
+    if !wanted_up(dir) {
+        return crate::msg::exit::OK;
+    }
+    let name = crate::s6::slot_name(dir);
+    if let Err(e) = fs::write(dir.join(END_FILE), format!("{record}\n")) {
+        msg::warn(format_args!(
+            "slot {name}: unable to write {END_FILE}: {}",
+            strerror(&e)
+        ));
+    }
+    msg::finish_line(&format!("svkit: slot {name} {said}"));
+    if let Some(exit) = essential {
+        end_container(&name, exit);
+    }
+    KEEP_DOWN
+}
+
+/// After a death that no other rule of `finish` decided (`svkit slot-end
+/// died`, in the slot dir `dir`): the crash-loop rule
+/// ([`health::after_death`]) over s6's death tally. `max_deaths` reached:
+/// [`keep_down`]; else the backoff is waited out here, said first, and
+/// the slot restarts (0). A stop decides nothing, as in [`keep_down`].
+pub fn after_death(
+    dir: &Path,
+    max_deaths: Option<MaxDeaths>,
+    backoff: Backoff,
+    completes: bool,
+    essential: Option<Exit>,
+) -> u8 {
+    if !wanted_up(dir) {
+        return crate::msg::exit::OK;
+    }
+    let name = crate::s6::slot_name(dir);
+    // Unreadable, s6-permafailon's way: said, and nothing counted.
+    let tally = death_tally_stamped(dir).unwrap_or_else(|e| {
+        msg::warn(format_args!("slot {name}: {e}: no death counted"));
+        Vec::new()
+    });
+    let now = Tai64N::from_wallclock(SystemTime::now());
+    let decided = now.map(|now| health::after_death(max_deaths, backoff, completes, &tally, now));
+    match decided.unwrap_or(AfterDeath::Restart(0)) {
+        AfterDeath::Fail(m) => {
+            let why = format!("died {} times within {} s", m.deaths, m.within_s);
+            let record = line(&End::Failed(why.clone()));
+            keep_down(
+                dir,
+                record.trim_end(),
+                &format!("{why}: not restarting"),
+                essential,
+            )
+        }
+        AfterDeath::Restart(0) => crate::msg::exit::OK,
+        AfterDeath::Restart(delay) => {
+            msg::finish_line(&format!(
+                "svkit: slot {name} is crash-looping: restarting in {delay} s"
+            ));
+            std::thread::sleep(Duration::from_secs(delay.into()));
+            crate::msg::exit::OK
+        }
+    }
+}
+
+/// Whether s6 still wants the slot up: `s6-svstat -o wantedup`, read
+/// natively. A status that cannot be read says nothing: yes.
+fn wanted_up(dir: &Path) -> bool {
+    crate::s6::status::read_slot(dir).map_or(true, |st| st.want_up)
+}
+
+/// An essential slot kept down ends the container with its exit code
+/// (128+N for signal N): through the init's exit code file (and its copy
+/// that says a slot decided it) and halt, s6-overlay's, or svkit-init's
+/// USR1 when it runs the tree. Nothing without the init's results dir.
+fn end_container(name: &str, exit: Exit) {
+    let (file, decided) = (container_exitcode(), decided_exitcode());
+    if !file.parent().is_some_and(Path::is_dir) {
+        return;
+    }
+    let code = if exit.code == 256 {
+        128 + exit.signal
+    } else {
+        exit.code
+    };
+    msg::finish_line(&format!(
+        "svkit: slot {name} is essential: stopping the container with exit code {code}"
+    ));
+    for f in [&file, &decided] {
+        if let Err(e) = fs::write(f, format!("{code}\n")) {
+            msg::warn(format_args!(
+                "unable to write {}: {}",
+                msg::path(f),
+                strerror(&e)
+            ));
+        }
+    }
+    let halted = match std::env::var(INIT_PID_ENV) {
+        Ok(pid) if !pid.is_empty() => (pid.parse().ok())
+            .map(nix::unistd::Pid::from_raw)
+            .ok_or_else(|| format!("{INIT_PID_ENV}={pid}: not a pid"))
+            .and_then(|pid| {
+                nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1)
+                    .map_err(|e| format!("unable to signal the init (pid {pid}): {}", e.desc()))
+            }),
+        _ => std::process::Command::new(HALT)
+            .status()
+            .map(drop)
+            .map_err(|e| format!("unable to run {HALT}: {}", strerror(&e))),
+    };
+    if let Err(why) = halted {
+        msg::warn(why);
+    }
 }
 
 #[cfg(test)]

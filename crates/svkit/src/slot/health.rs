@@ -17,7 +17,7 @@ use super::end::{self, End};
 use super::logger;
 use super::snapshot::Slots;
 use crate::config::names::is_truthy;
-use crate::config::{Autostart, Model, OnCleanExit, Slot};
+use crate::config::{Autostart, Backoff, MaxDeaths, Model, OnCleanExit, Slot};
 use crate::s6::status::{death_tally, read_slot, Death, RawStatus, Status};
 use crate::s6::tai64::Tai64N;
 use crate::state::{self, Desired, StateError};
@@ -156,7 +156,7 @@ pub fn completes(slot: &Slot) -> bool {
 /// Whether a record of s6's death tally is a death: every record but a
 /// completion (an exit 0 of a slot that [`completes`], asked for or not).
 /// The one rule of every count of deaths: status, `--json`, events,
-/// metrics, and, in `finish`, the crash-loop rule and the backoff.
+/// metrics, and the crash-loop rule and the backoff ([`after_death`]).
 pub fn is_death(d: Death, completes: bool) -> bool {
     !(completes && d.exited_zero())
 }
@@ -164,6 +164,73 @@ pub fn is_death(d: Death, completes: bool) -> bool {
 /// The deaths among the records of a death tally ([`is_death`]).
 pub fn deaths(tally: &[Death], completes: bool) -> u64 {
     tally.iter().filter(|d| is_death(**d, completes)).count() as u64
+}
+
+/// (k, window_s, delay_s): after the k-th death in a row, wait delay_s.
+/// Deaths count as "in a row" while k of them fit in the time k-1 runs
+/// shorter than `reset_after_s` plus their delays would take, so a run
+/// that outlives `reset_after_s` resets the delay: min(max_s, 2^(k-2)) s.
+pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
+    let mut steps = Vec::new();
+    let mut window: u64 = 0;
+    let mut prev_delay: u32 = 0;
+    let mut k: u32 = 2;
+    loop {
+        // One more quick run: the previous delay, s6's 1 s respawn spacing,
+        // 1 s of slack for the scripts, and a run shorter than reset_after_s.
+        window += u64::from(prev_delay) + 2 + u64::from(b.reset_after_s);
+        let delay = 1u32.checked_shl(k - 2).unwrap_or(u32::MAX).min(b.max_s);
+        steps.push((k, window, delay));
+        if delay >= b.max_s || k >= 100 {
+            break;
+        }
+        prev_delay = delay;
+        k += 1;
+    }
+    steps
+}
+
+/// What the crash-loop rule decides after a death that no other rule of
+/// `finish` decided (`svkit slot-end`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterDeath {
+    /// `max_deaths` deaths within its window: down for good.
+    Fail(MaxDeaths),
+    /// Start again after this backoff, in seconds (0: at once; s6 still
+    /// waits 1 s between starts).
+    Restart(u32),
+}
+
+/// The crash-loop rule, over s6's death tally (this death its last record)
+/// at `now`: the deaths ([`is_death`]) within `within_s` against
+/// `max_deaths`, else the backoff of [`backoff_steps`], each step only when
+/// the one before it held. As `s6-permafailon` counts: a record is within
+/// S seconds when its stamp is no earlier than `now` - S.
+pub fn after_death(
+    max_deaths: Option<MaxDeaths>,
+    backoff: Backoff,
+    completes: bool,
+    tally: &[(Tai64N, Death)],
+    now: Tai64N,
+) -> AfterDeath {
+    let within = |s: u64| {
+        let since = Tai64N::new(now.label().saturating_sub(s), now.nanos()).unwrap_or(now);
+        let recent = tally.iter().filter(|(t, _)| *t >= since);
+        recent.filter(|(_, d)| is_death(*d, completes)).count() as u64
+    };
+    if let Some(m) = max_deaths.filter(|m| within(m.within_s.into()) >= m.deaths.into()) {
+        return AfterDeath::Fail(m);
+    }
+    let mut delay = 0;
+    if backoff.max_s > 0 {
+        for (k, window, d) in backoff_steps(backoff) {
+            if within(window) < k.into() {
+                break;
+            }
+            delay = d;
+        }
+    }
+    AfterDeath::Restart(delay)
 }
 
 /// The readiness check's timeout of `slot`, when it has one.

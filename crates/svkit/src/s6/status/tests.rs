@@ -227,6 +227,18 @@ fn the_death_tally_reads_record_by_record() {
         ]
     );
     assert!(d[0].exited_zero() && !d[1].exited_zero());
+    // With their stamps; nanoseconds past 10^9 are no stamp.
+    tally[12 + 14 - 1] = 7;
+    std::fs::write(t.path().join("supervise/death_tally"), &tally).expect("write");
+    let stamped = death_tally_stamped(t.path()).expect("read");
+    assert_eq!(stamped[1].0, Tai64N::new(0, 7).expect("stamp"));
+    assert_eq!(stamped[1].1, d[1]);
+    tally[14 + 8..14 + 12].copy_from_slice(&1_000_000_000u32.to_be_bytes());
+    std::fs::write(t.path().join("supervise/death_tally"), &tally).expect("write");
+    assert!(matches!(
+        death_tally_stamped(t.path()),
+        Err(StatusError::BadStamp { .. })
+    ));
     std::fs::write(t.path().join("supervise/death_tally"), &tally[..15]).expect("write");
     assert!(matches!(
         death_tally(t.path()),
