@@ -14,6 +14,8 @@
 //!   `backoff.reset_after_s` (1 s) and the window its 3 deaths before it
 //!   span: the delays start over after it (1, 2, then none, then 1 s;
 //!   without the reset the 4th would be 4 s).
+//! - `stopper` exits 1 at once: `svctl stop` during its 16 s backoff ends
+//!   its `finish` at once, not when the delay ends.
 //!
 //! Every wait is a deadline poll. "Stays down" is checked by an observation
 //! window: a deadline poll (at least [`WINDOW`], and for as long as the
@@ -43,7 +45,9 @@ const CONFIG: &str = r#"{
       "restart": { "max_deaths": 3, "within_s": 60 } },
     { "name": "reset", "autostart": "always",
       "command": ["sh", "-c", "n=$(cat /tmp/reset.n 2>/dev/null || echo 0); n=$((n + 1)); echo $n > /tmp/reset.n; [ $n -eq 4 ] && sleep 8; exit 1"],
-      "restart": { "backoff": { "max_s": 4, "reset_after_s": 1 }, "max_deaths": 0 } }
+      "restart": { "backoff": { "max_s": 4, "reset_after_s": 1 }, "max_deaths": 0 } },
+    { "name": "stopper", "command": ["sh", "-c", "exit 1"], "autostart": "always",
+      "restart": { "backoff": { "max_s": 30 }, "max_deaths": 0 } }
   ]
 }"#;
 
@@ -226,6 +230,26 @@ fn restart_policy_under_real_s6() {
         (said.len() >= 3).then_some(said)
     });
     assert_eq!(reset[..3], [1, 2, 1], "delays of `reset`: {reset:?}");
+
+    // A stop during a backoff ends it: `svctl stop --wait` waits for the
+    // slot's `finish` to end, which used to sit out the whole delay.
+    sbx.wait_for_log(
+        "slot stopper is crash-looping: restarting in 16 s",
+        Duration::from_secs(40),
+    );
+    let asked = Instant::now();
+    let o = sbx.exec(&["svctl", "stop", "--wait", "--timeout", "5s", "stopper"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        asked.elapsed()
+    );
+    let o = sbx.exec(&["svctl", "status", "--json", "stopper"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(doc["slots"][0]["finishing"], false, "{doc}");
+    assert_eq!(svstat(&sbx, "stopper", "up,wantedup"), "false false");
 
     for needle in [
         "slot perm exited 78, a permanent failure",

@@ -25,7 +25,7 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::health::{self, AfterDeath};
 use crate::config::{Backoff, MaxDeaths};
@@ -263,7 +263,8 @@ pub fn keep_down(dir: &Path, record: &str, said: &str, essential: Option<Exit>) 
 /// died`, in the slot dir `dir`): the crash-loop rule
 /// ([`health::after_death`]) over s6's death tally. `max_deaths` reached:
 /// [`keep_down`]; else the backoff is waited out here, said first, and
-/// the slot restarts (0). A stop decides nothing, as in [`keep_down`].
+/// the slot restarts (0). A stop decides nothing, as in [`keep_down`], and
+/// one that comes during the backoff ends it.
 pub fn after_death(
     dir: &Path,
     max_deaths: Option<MaxDeaths>,
@@ -298,7 +299,11 @@ pub fn after_death(
             msg::finish_line(&format!(
                 "svkit: slot {name} is crash-looping: restarting in {delay} s"
             ));
-            std::thread::sleep(Duration::from_secs(delay.into()));
+            // A stop while it waits ends the wait: s6 then keeps the
+            // slot down, and `svctl stop --wait` need not sit out the
+            // delay. A look every 100 ms costs nothing beside it.
+            let until = Instant::now() + Duration::from_secs(delay.into());
+            crate::clock::poll_by(until, Duration::from_millis(100), || !wanted_up(dir));
             crate::msg::exit::OK
         }
     }

@@ -63,8 +63,11 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     // Sets raw mode and the alternate screen, and a panic hook that
     // restores them before the panic is reported.
-    let mut term =
-        ratatui::try_init().map_err(|e| Fatal::io("unable to set up the terminal", &e))?;
+    let mut term = ratatui::try_init().map_err(|e| {
+        // Raw mode may be on already when the alternate screen fails.
+        ratatui::restore();
+        Fatal::io("unable to set up the terminal", &e)
+    })?;
     let result = std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<String>();
         let mut app = App::new();
