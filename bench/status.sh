@@ -53,6 +53,9 @@ $sbx exec "$id" -- sh -c '
     printf \"| cat */supervise/status (floor) | %.2f | native = %.2fx the floor (target <= 3x) |\n\", c/1000, a/c
     printf \"\nThe floor itself is %.0fx faster than the s6-svstat loop here: a 50x target\", b/c
     printf \" is reachable only where %s.\n\", (b/c < 50 ? \"process spawns cost more relative to file reads than on this machine (it is not, here)\" : \"it is\")
-    printf \"svctl also pays its own start-up and the config load once per call (health-check shaped).\n\"
+    printf \"svctl also pays its own start-up and the config load once per call (health-check shaped),\n\"
+    printf \"and reads /proc once for the CPU and MEM columns: every process'\''s stat, about 400 here\n\"
+    printf \"(the 200 programs and their supervisors). Measured 2026-12-03 by building without that\n\"
+    printf \"reading: 17.2 and 19.3 ms against 24 to 29 ms with it, about 8 ms, 20 us a process.\n\"
   }"
 '
