@@ -59,6 +59,11 @@ impl Fault {
             Fault::Stalled => "stalled",
         }
     }
+
+    /// [`Fault::kind`] as a person reads it in a table (`disk full`).
+    pub fn words(&self) -> String {
+        self.kind().replace('_', " ")
+    }
 }
 
 /// Whether the slot in `slot_dir` has a logger of its own.

@@ -57,7 +57,7 @@ pub fn last_exit(e: LastExit, long: bool) -> Option<String> {
 }
 
 /// `up` or `down`, as status and events spell a wanted state.
-pub(super) fn updown(b: bool) -> &'static str {
+pub fn updown(b: bool) -> &'static str {
     if b {
         "up"
     } else {
@@ -204,7 +204,7 @@ fn log_cell(r: &Row) -> String {
     let dir = r.log_dir.as_deref().unwrap_or("-");
     match &r.v.log {
         None => dir.to_string(),
-        Some(f) => format!("{}! {dir}", f.kind().replace('_', " ")),
+        Some(f) => format!("{}! {dir}", f.words()),
     }
 }
 

@@ -113,12 +113,9 @@ impl App {
                 let cpu = row.usage.and_then(|u| {
                     seen.insert(row.name.clone(), (pid, u.cpu_seconds, at));
                     let (p0, c0, t0) = self.seen.get(&row.name)?;
-                    let before = svkit::slot::usage::Usage {
-                        cpu_seconds: *c0,
-                        ..u
-                    };
+                    let secs = at.duration_since(*t0).as_secs_f64();
                     (*p0 == pid)
-                        .then(|| cpu_percent(&before, &u, at.duration_since(*t0).as_secs_f64()))
+                        .then(|| cpu_percent(*c0, u.cpu_seconds, secs))
                         .flatten()
                 });
                 Line { row, cpu }

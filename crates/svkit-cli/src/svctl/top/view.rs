@@ -10,7 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line as Text, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Row as TRow, Table, TableState, Wrap};
 use ratatui::Frame;
-use svkit::slot::status_fmt::{human_bytes, info, ready_cell, row_json, tone, Tone};
+use svkit::slot::status_fmt::{human_bytes, info, ready_cell, row_json, tone, updown, Tone};
 
 use super::app::{App, Line, Mode};
 
@@ -208,10 +208,7 @@ fn cells(l: &Line, wide: bool, now: SystemTime) -> Vec<String> {
         ready_cell(r, none).to_string(),
     ];
     if wide {
-        c.push(
-            st.map_or(none, |s| if s.want_up { "up" } else { "down" })
-                .to_string(),
-        );
+        c.push(st.map_or(none, |s| updown(s.want_up)).to_string());
         c.push(
             st.and_then(|s| s.pid)
                 .map_or_else(|| none.to_string(), |p| p.to_string()),
@@ -229,12 +226,12 @@ fn cells(l: &Line, wide: bool, now: SystemTime) -> Vec<String> {
     let mut why = info(r, now);
     if wide {
         c.push(match &r.v.log {
-            Some(f) => format!("! {}", f.kind().replace('_', " ")),
+            Some(f) => format!("! {}", f.words()),
             None if r.log_dir.is_some() => "ok".into(),
             None => "-".into(),
         });
     } else if let Some(f) = &r.v.log {
-        why = format!("log {}: {why}", f.kind().replace('_', " "));
+        why = format!("log {}: {why}", f.words());
     }
     c.push(why);
     c
