@@ -31,7 +31,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{archive_names, current_ino, open_file, read_final, read_rest, Current, Ino};
+use super::{archive_names, ino_at, open_file, read_final, read_rest, Current, Ino};
 use crate::s6::wait::{nap, Watch};
 
 /// Looks taken again when `current` rotates during one; past this the last
@@ -58,23 +58,32 @@ impl Look {
     }
 }
 
-/// One consistent look: `current` is opened first and checked again after
-/// the listing, so every file listed is older than it.
+/// One consistent look: `current`, `previous` and `processed` are opened
+/// first and checked again after the listing, so every file listed is
+/// older than `current` and none of the three names changed meanwhile.
+/// (s6-log links `previous` as an archive and unlinks it right after it
+/// creates the new `current`: opened after the listing, `previous` could
+/// be gone while its archive was not listed yet, and its lines would come
+/// after newer ones.)
 pub(super) fn look(dir: &Path, floor: Option<&str>) -> io::Result<Look> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let current = open_file(dir, "current")?;
-        let archives = archive_names(dir, floor)?;
         let previous = open_file(dir, "previous")?;
         let processed = open_file(dir, "processed")?;
+        let archives = archive_names(dir, floor)?;
         let l = Look {
             archives,
             previous,
             processed,
             current,
         };
-        if current_ino(dir)? == l.current.as_ref().map(|c| c.ino) || attempt >= LOOK_ATTEMPTS {
+        let ino = |f: &Option<Current>| f.as_ref().map(|c| c.ino);
+        let same = ino_at(dir, "current")? == ino(&l.current)
+            && ino_at(dir, "previous")? == ino(&l.previous)
+            && ino_at(dir, "processed")? == ino(&l.processed);
+        if same || attempt >= LOOK_ATTEMPTS {
             return Ok(l);
         }
     }
@@ -162,7 +171,7 @@ impl Follower {
             if let Some(h) = self.pos.held.as_mut() {
                 copy(read_rest(h)?, out, &mut step)?;
                 let held = h.ino;
-                if current_ino(&self.dir)? == Some(held) {
+                if ino_at(&self.dir, "current")? == Some(held) {
                     // A rotation still under way: see what became of the
                     // files read before (a processor's copy has an inode
                     // of its own, which must be known before its archive

@@ -205,3 +205,42 @@ fn archives_deleted_unread_are_a_gap_and_the_rest_follows_in_order() {
     sim.write(1);
     assert!(!f.step(&mut out).expect("step").gap);
 }
+
+#[test]
+fn every_line_once_in_order_while_rotations_race_the_looks() {
+    // s6-log links and unlinks `previous` right after it creates the new
+    // `current`, when a follower woken by that creation is looking: the
+    // look must not miss the file in between. (Without a processor: a
+    // follower must see `processed` once to know archives are copies,
+    // which racing looks may never do; svkit never sets one.)
+    let sim = Sim::new(100_000, false);
+    let dir = sim.dir.path().to_path_buf();
+    let (_, pos) = crate::logs::tail(&dir, 0).expect("tail");
+    let mut f = Follower::new(&dir, pos);
+    let mut out = Vec::new();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let sim = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut sim = sim;
+            for _ in 0..1000 {
+                sim.write(2);
+                for stage in sim.rotation() {
+                    stage(&sim);
+                }
+            }
+            sim.write(1);
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            sim
+        });
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            f.step(&mut out).expect("step");
+        }
+        writer.join().expect("writer")
+    });
+    f.step(&mut out).expect("step");
+    let got = numbers(&out);
+    let at = got.iter().enumerate().position(|(i, &n)| n != i);
+    let around = at.map(|i| &got[i.saturating_sub(2)..(i + 3).min(got.len())]);
+    assert_eq!(at, None, "out of order or repeated: {around:?}");
+    assert_eq!(got.len(), sim.line);
+}

@@ -68,9 +68,9 @@ fn open_file(dir: &Path, name: &str) -> io::Result<Option<Current>> {
     }
 }
 
-/// The identity of what `dir/current` names now.
-fn current_ino(dir: &Path) -> io::Result<Option<Ino>> {
-    match fs::metadata(dir.join("current")) {
+/// The identity of what `dir/name` names now.
+fn ino_at(dir: &Path, name: &str) -> io::Result<Option<Ino>> {
+    match fs::metadata(dir.join(name)) {
         Ok(m) => Ok(Some((m.dev(), m.ino()))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
