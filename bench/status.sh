@@ -9,14 +9,9 @@ n=200
 
 conf=$(mktemp -d)
 trap 'rm -rf "$conf"' EXIT
-mkdir -p "$conf/etc/svkit" "$conf/etc/cont-init.d"
-names=$(i=1; while [ "$i" -le "$n" ]; do printf '"i%03d"' "$i"; [ "$i" -lt "$n" ] && printf ','; i=$((i + 1)); done)
-cat > "$conf/etc/svkit/10-bench.json" <<JSON
-{ "slots": [ { "name": "s-{instance}", "instances": { "names": [$names] },
-               "command": ["sleep", "100000"] } ] }
-JSON
-printf '#!/bin/sh\nexec svkit-reconcile >/dev/null\n' > "$conf/etc/cont-init.d/50-svkit"
-chmod +x "$conf/etc/cont-init.d/50-svkit"
+# shellcheck source=bench/sleepers.sh
+. bench/sleepers.sh
+sleepers_rootfs "$conf" "$n"
 
 id=$($sbx run -d --rootfs "$conf" -- sleep 100000)
 trap '$sbx stop "$id" >/dev/null 2>&1 || true; rm -rf "$conf"' EXIT

@@ -10,6 +10,8 @@ secs=${TOP_BENCH_SECS:-20}
 sock=
 conf=$(mktemp -d)
 id=
+# shellcheck source=bench/sleepers.sh
+. bench/sleepers.sh
 trap '[ -z "$sock" ] || tmux -L "$sock" kill-server 2>/dev/null || true; [ -z "$id" ] || $sbx stop "$id" >/dev/null 2>&1 || true; rm -rf "$conf"' EXIT
 
 # CPU ticks (user + system) of a process and every process below it.
@@ -42,14 +44,7 @@ for n in ${TOP_BENCH_SLOTS:-10 100}; do
   # A server of its own each time: a new one under a name just killed
   # can be refused.
   sock=svkit-bench-top-$$-$n
-  rm -rf "${conf:?}"/*; mkdir -p "$conf/etc/svkit" "$conf/etc/cont-init.d"
-  names=$(i=1; while [ "$i" -le "$n" ]; do printf '"i%03d"' "$i"; [ "$i" -lt "$n" ] && printf ','; i=$((i + 1)); done)
-  cat > "$conf/etc/svkit/10-bench.json" <<JSON
-{ "slots": [ { "name": "s-{instance}", "instances": { "names": [$names] },
-               "command": ["sleep", "100000"] } ] }
-JSON
-  printf '#!/bin/sh\nexec svkit-reconcile >/dev/null\n' > "$conf/etc/cont-init.d/50-svkit"
-  chmod +x "$conf/etc/cont-init.d/50-svkit"
+  sleepers_rootfs "$conf" "$n"
   id=$($sbx run -d --rootfs "$conf" -- sleep 100000)
   # shellcheck disable=SC2016 # expanded inside the sandbox
   $sbx exec "$id" -- sh -c 'i=0; until svctl status >/dev/null 2>&1; do i=$((i + 1)); [ "$i" -lt 300 ] || exit 1; sleep 0.1; done'
