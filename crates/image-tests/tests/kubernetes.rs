@@ -21,7 +21,11 @@ fn only_yaml(path: &str) -> String {
 /// probes (`svkit serve`), the Prometheus scrape config.
 fn k8s_yaml() -> Vec<String> {
     let blocks = fenced_blocks(&read_repo_file("docs/kubernetes.md"), "yaml");
-    assert_eq!(blocks.len(), 3, "docs/kubernetes.md has three ```yaml blocks");
+    assert_eq!(
+        blocks.len(),
+        3,
+        "docs/kubernetes.md has three ```yaml blocks"
+    );
     blocks.into_iter().map(|(_, b)| b).collect()
 }
 
@@ -57,7 +61,11 @@ fn pod_spec_validates_against_the_kubernetes_schema() {
     // The HTTP probes of `svkit serve`: a pod of their own, as valid.
     let http = &yaml[1];
     validate_pod(&validate, http);
-    for key in ["httpGet: { path: \"/readyz?slot=", "httpGet: { path: /livez", "prometheus.io/port"] {
+    for key in [
+        "httpGet: { path: \"/readyz?slot=",
+        "httpGet: { path: /livez",
+        "prometheus.io/port",
+    ] {
         assert!(http.contains(key), "the HTTP pod spec lacks {key}");
     }
     assert!(yaml[2].contains("metrics_path: /metrics"), "{}", yaml[2]);

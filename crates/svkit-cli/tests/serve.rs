@@ -1,6 +1,6 @@
 //! `svkit serve` in the sandbox under real s6: booted as the slot the
 //! config's `http` renders, each endpoint and status code against slots
-//! that are up, waiting, failed and stopped; `/readyz` following a crash
+//! that are up, waiting, failed, done and stopped; `/readyz` following a crash
 //! and the readiness after it; the token (none, wrong, right, a file every
 //! user may read); control through POST; and hostile clients (oversized
 //! heads, 200 idle connections, a slow head, `../` and control characters
@@ -23,6 +23,7 @@ const CONFIG: &str = r#"{
     { "name": "off", "autostart": "never", "command": ["sleep", "100000"] },
     { "name": "waits", "command": ["sleep", "100000"], "depends_on": { "off": "up" } },
     { "name": "bad", "command": ["sh", "-c", "exit 78"] },
+    { "name": "job", "type": "oneshot", "command": ["true"] },
     { "name": "talk", "log": { "dir": "/data/logs/talk" },
       "command": ["sh", "-c", "echo hello from talk; exec sleep 100000"] }
   ]
@@ -87,14 +88,19 @@ fn boot() -> (Fixture, Sandbox) {
 }
 
 #[test]
-fn endpoints_and_codes_against_up_waiting_failed_and_stopped_slots() {
-    if !sandbox_or_skip("endpoints_and_codes_against_up_waiting_failed_and_stopped_slots") {
+fn endpoints_and_codes_against_up_waiting_failed_done_and_stopped_slots() {
+    if !sandbox_or_skip("endpoints_and_codes_against_up_waiting_failed_done_and_stopped_slots") {
         return;
     }
     let (_fx, sbx) = boot();
-    poll("bad failed, waits waiting", Duration::from_secs(10), || {
-        (state(&sbx, "bad") == "failed" && state(&sbx, "waits") == "waiting").then_some(())
-    });
+    poll(
+        "bad failed, waits waiting, job done",
+        Duration::from_secs(10),
+        || {
+            let s = (state(&sbx, "bad"), state(&sbx, "waits"), state(&sbx, "job"));
+            (s == ("failed".into(), "waiting".into(), "done".into())).then_some(())
+        },
+    );
     assert_eq!(state(&sbx, "web"), "up");
     assert_eq!(state(&sbx, "off"), "down");
 
@@ -121,6 +127,7 @@ fn endpoints_and_codes_against_up_waiting_failed_and_stopped_slots() {
     );
     assert_eq!(get(&sbx, "/readyz?slot=web").0, 200);
     assert_eq!(get(&sbx, "/readyz?slot=off").0, 200, "not wanted up");
+    assert_eq!(get(&sbx, "/readyz?slot=job").0, 200, "a job done");
     let (code, body) = get(&sbx, "/readyz");
     assert_eq!(code, 503);
     assert!(body.contains("bad: failed"), "{body}");
@@ -217,6 +224,32 @@ fn endpoints_and_codes_against_up_waiting_failed_and_stopped_slots() {
     assert_eq!(state(&sbx, "web"), "up");
     sbx.sh("chmod 600 /run/token");
 
+    // The streams: events as `svctl events --json` has them, a log
+    // followed, and streams whose clients left do not hold their place.
+    let out = py(&sbx, STREAMS);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let ev = &v["event"];
+    assert_eq!(ev["slot"], "web", "{v}");
+    for key in [
+        "time",
+        "event",
+        "s6",
+        "up",
+        "want",
+        "pid",
+        "last_exit",
+        "deaths",
+        "why",
+    ] {
+        assert!(ev.get(key).is_some(), "{key} missing: {v}");
+    }
+    assert!(
+        v["followed"].as_str().unwrap().contains("hello from talk"),
+        "{v}"
+    );
+    assert_eq!(v["over_cap"], 503, "{v}");
+    assert_eq!(v["after_close"], 200, "{v}");
+
     // Control goes through svctl's rules: stop, and it is down.
     assert_eq!(
         http(&sbx, "POST", "/v1/slots/web/stop", Some("wrong")).0,
@@ -236,6 +269,76 @@ fn endpoints_and_codes_against_up_waiting_failed_and_stopped_slots() {
     assert_eq!(code, 200);
     assert_eq!(state(&sbx, "web"), "up");
 }
+
+/// `python3 -c SCRIPT` in the sandbox's /tmp, beside the client.
+fn py(sbx: &Sandbox, script: &str) -> String {
+    sbx.sh(&format!("cat > /tmp/client.py <<'EOF'\n{CLIENT}\nEOF"));
+    let o = sbx.exec(&["sh", "-c", "cd /tmp && exec python3 -c \"$0\"", script]);
+    assert!(o.status.success(), "{}{}", stdout(&o), err(&o));
+    stdout(&o)
+}
+
+/// Runs in the sandbox, the token set: reads `/v1/events` while web
+/// restarts, follows talk's log while it restarts, then opens 2 event
+/// streams and 18 log follows (over the cap of 16), closes them and
+/// signals web; prints JSON.
+const STREAMS: &str = r#"
+import json, socket, subprocess, time
+from client import req
+def stream(path, token=None):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect("/run/svkit-http.sock")
+    auth = "Authorization: Bearer %s\r\n" % token if token else ""
+    s.sendall(("GET %s HTTP/1.1\r\n%s\r\n" % (path, auth)).encode())
+    return s
+def until(s, want):
+    data = b""
+    while want not in data:
+        b = s.recv(65536)
+        if not b:
+            raise SystemExit("stream ended: %r" % data)
+        data += b
+    return data.decode()
+out = {}
+ev = stream("/v1/events")
+until(ev, b": svkit events\n\n")
+subprocess.check_call(["svctl", "restart", "web"])
+buf = ""
+while "data: " not in buf or "\n\n" not in buf.split("data: ", 1)[1]:
+    b = ev.recv(65536)
+    if not b:
+        raise SystemExit("event stream ended: %r" % buf)
+    buf += b.decode()
+line = buf.split("data: ", 1)[1].split("\n", 1)[0]
+out["event"] = json.loads(line)
+ev.close()
+log = stream("/v1/slots/talk/logs?lines=0&follow=1", "s3cret")
+until(log, b"\r\n\r\n")
+subprocess.check_call(["svctl", "restart", "talk"])
+out["followed"] = until(log, b"hello from talk")
+log.close()
+many = [stream("/v1/events") for _ in range(2)]
+many += [stream("/v1/slots/talk/logs?lines=0&follow=1", "s3cret") for _ in range(18)]
+time.sleep(0.5)
+codes = []
+for s in many:
+    s.settimeout(0.5)
+    try:
+        codes.append(int(s.recv(100).split()[1]))
+    except (socket.timeout, IndexError, ValueError):
+        codes.append(0)
+out["over_cap"] = 503 if 503 in codes else codes
+for s in many:
+    s.close()
+t0 = time.monotonic()
+code = 0
+while time.monotonic() - t0 < 3:
+    code = req("POST", "/v1/slots/web/signal?sig=CONT", "s3cret")[0]
+    if code == 200:
+        break
+    time.sleep(0.05)
+out["after_close"] = code
+print(json.dumps(out))
+"#;
 
 /// Runs in the sandbox: kills web's program, then polls `/readyz?slot=web`
 /// and s6's readiness; prints the seconds to the 503 after the kill and
@@ -308,19 +411,13 @@ fn readyz_follows_a_crash_and_hostile_clients_never_delay_livez() {
         return;
     }
     let (_fx, sbx) = boot();
-    sbx.sh(&format!("cat > /tmp/client.py <<'EOF'\n{CLIENT}\nEOF"));
-    let py = |script: &str| {
-        let o = sbx.exec(&["sh", "-c", "cd /tmp && exec python3 -c \"$0\"", script]);
-        assert!(o.status.success(), "{}{}", stdout(&o), err(&o));
-        stdout(&o)
-    };
     assert_eq!(get(&sbx, "/readyz?slot=web").0, 200);
-    let out = py(CRASH);
+    let out = py(&sbx, CRASH);
     let t: Vec<f64> = out.split_whitespace().map(|x| x.parse().unwrap()).collect();
     assert!(t[0] < 1.0, "503 {} s after the crash", t[0]);
     assert!(t[1] < 1.0, "200 {} s after readiness", t[1]);
 
-    let out = py(HOSTILE);
+    let out = py(&sbx, HOSTILE);
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     let worst = v["worst"].as_f64().unwrap();
     assert!(worst < 0.1, "/livez took {worst} s: {v}");

@@ -95,6 +95,21 @@ impl Conn {
         }
     }
 
+    pub fn try_clone(&self) -> io::Result<Conn> {
+        match self {
+            Conn::Tcp(t) => t.try_clone().map(Conn::Tcp),
+            Conn::Unix(u) => u.try_clone().map(Conn::Unix),
+        }
+    }
+
+    /// Both ways: a poll on it sees a hangup, a read returns 0.
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Conn::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
+            Conn::Unix(u) => u.shutdown(std::net::Shutdown::Both),
+        };
+    }
+
     fn set_nonblocking(&self) -> io::Result<()> {
         match self {
             Conn::Tcp(t) => t.set_nonblocking(true),

@@ -3,8 +3,9 @@
 //! name rules before any file is touched; logs and control need the
 //! token; every refusal is one log line.
 
-use std::io::Write;
-use std::sync::atomic::Ordering;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use svkit::config::names::check_slot_name;
@@ -477,6 +478,25 @@ impl Sink for Sse<'_> {
     }
 }
 
+/// Ends a stream when its client goes away. A client sends nothing after
+/// its request, so a read that returns at all is its end (EOF, a reset);
+/// the socket is then shut down both ways, which the stream sees at once
+/// (a hangup in its poll, a failed write). Quiet streams would otherwise
+/// hold their thread until their next line. Returns whether it ended.
+fn watch_hangup(conn: &Conn) -> Arc<AtomicBool> {
+    let gone = Arc::new(AtomicBool::new(false));
+    if let Ok(mut peer) = conn.try_clone() {
+        let g = Arc::clone(&gone);
+        std::thread::spawn(move || {
+            let mut b = [0u8; 512];
+            while matches!(peer.read(&mut b), Ok(n) if n > 0) {}
+            g.store(true, Ordering::SeqCst);
+            peer.shutdown();
+        });
+    }
+    gone
+}
+
 /// Server-sent events, one per `svctl events --json` record, until the
 /// client goes away.
 fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
@@ -489,6 +509,7 @@ fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
     {
         return None;
     }
+    watch_hangup(&req.conn);
     let fd = req.conn.fd().try_clone_to_owned().ok();
     let r = follow(
         slots,
@@ -496,6 +517,7 @@ fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
         fd.as_ref().map(|f| std::os::fd::AsFd::as_fd(f)),
         &mut Sse(&mut req.conn),
     );
+    req.conn.shutdown();
     if let Err(e) = r {
         msg::warn(format_args!(
             "{}: event stream ended: {e}",
@@ -558,7 +580,14 @@ fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Res
     {
         return None;
     }
+    let gone = watch_hangup(&req.conn);
     let mut f = svkit::logs::Follower::new(&dir, pos);
-    let _ = f.run(&mut req.conn, None, &mut || {});
+    while !gone.load(Ordering::SeqCst) {
+        let until = std::time::Instant::now() + Duration::from_secs(1);
+        if f.run(&mut req.conn, Some(until), &mut || {}).is_err() {
+            break;
+        }
+    }
+    req.conn.shutdown();
     None
 }
