@@ -2,7 +2,8 @@
 //! `chromium` and `chromium-driver`, driven by `selenium` from PyPI, both
 //! installed by `make deps`), against the real server in the sandbox: the
 //! table lists every slot, a crash shows within 2 s without a reload,
-//! with the token Stop stops the slot, and the console has no error. The
+//! with the token Stop stops the slot, the console has no error, and on
+//! a phone in dark mode it is dark and no wider than the screen. The
 //! server listens on a unix socket in the data volume; the browser reaches
 //! it through a forwarder in the driving script.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
@@ -112,6 +113,18 @@ try:
     out["token_stored"] = d.execute_script("return sessionStorage.getItem('svkit-token') !== null")
     out["cookies"] = d.get_cookies()
     d.save_screenshot(shot)
+
+    # A phone in dark mode: nothing wider than the screen, dark colours.
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                      {"width": 390, "height": 700, "deviceScaleFactor": 2, "mobile": True})
+    d.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                      {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    bg = lambda: d.execute_script("return getComputedStyle(document.body).backgroundColor")
+    wait.until(lambda _: bg() != "rgb(251, 251, 250)")
+    out["dark_bg"] = bg()
+    out["phone_overflow"] = d.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    d.save_screenshot(shot.replace(".png", "-phone.png"))
     out["console"] = [e for e in d.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
 finally:
     d.quit()

@@ -84,7 +84,7 @@ function spark(name) {
   const max = Math.max(...h.map((s) => s.rss)), min = Math.min(...h.map((s) => s.rss));
   const span = max - min || 1;
   const pts = h.map((s, i) =>
-    ((i * w) / (KEEP - 1)).toFixed(1) + "," + (hh - 1 - ((s.rss - min) / span) * (hh - 2)).toFixed(1));
+    ((i * w) / (h.length - 1)).toFixed(1) + "," + (hh - 1 - ((s.rss - min) / span) * (hh - 2)).toFixed(1));
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("class", "spark");
   svg.setAttribute("width", w);
