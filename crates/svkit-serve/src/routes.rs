@@ -591,3 +591,36 @@ fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Res
     req.conn.shutdown();
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_compare_needs_every_byte_and_the_length() {
+        assert!(same(b"s3cret", b"s3cret"));
+        assert!(!same(b"s3cre", b"s3cret"));
+        assert!(!same(b"s3cretX", b"s3cret"));
+        assert!(!same(b"s3creT", b"s3cret"));
+        assert!(!same(b"", b"s3cret"));
+        assert!(same(b"", b""));
+    }
+
+    #[test]
+    fn query_pairs_are_split_not_decoded() {
+        let q: Vec<_> = pairs("slot=a&&slot=b%2f&follow").collect();
+        assert_eq!(q, [("slot", "a"), ("slot", "b%2f"), ("follow", "")]);
+    }
+
+    #[test]
+    fn heads_close_and_only_the_page_has_its_policy() {
+        let page = head(200, "text/html; charset=utf-8", Some(3));
+        assert!(page.contains("Content-Security-Policy: default-src 'none'; script-src 'self';"));
+        assert!(page.contains("Connection: close\r\n") && page.ends_with("\r\n\r\n"));
+        let denied = head(401, TEXT, Some(0));
+        assert!(denied.starts_with("HTTP/1.1 401 Unauthorized\r\n"));
+        assert!(denied.contains("WWW-Authenticate: Bearer\r\n"));
+        assert!(!denied.contains("Content-Security-Policy"));
+        assert!(!head(200, "text/event-stream", None).contains("Content-Length"));
+    }
+}
