@@ -62,7 +62,6 @@ impl Shared {
 }
 
 pub fn main(mut args: std::env::ArgsOs, hooks: Hooks) -> ExitCode {
-    msg::init("svkit serve");
     if args.next().is_some() {
         msg::fatal("usage: svkit serve (takes no arguments; the config's `http` says where)");
         return ExitCode::from(exit::USAGE);

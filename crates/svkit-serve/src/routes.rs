@@ -320,7 +320,11 @@ fn authorize(model: Option<&Model>, req: &Req) -> Result<(), Resp> {
     if token.is_empty() {
         return Err(text(403, format!("forbidden: token file {file} is empty")));
     }
-    let given = req.auth.as_deref().and_then(|a| a.strip_prefix(b"Bearer "));
+    // The scheme's name is case-insensitive (RFC 9110).
+    let given = (req.auth.as_deref())
+        .and_then(|a| a.split_at_checked(7))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case(b"bearer "))
+        .map(|(_, t)| t);
     match given {
         Some(g) if same(g, &token) => Ok(()),
         _ => Err(text(
