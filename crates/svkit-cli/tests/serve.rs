@@ -1,6 +1,6 @@
 //! `svkit serve` in the sandbox under real s6: booted as the slot the
 //! config's `http` renders, each endpoint and status code against slots
-//! that are up, waiting, failed, done and stopped; `/readyz` following a crash
+//! that are up, waiting, failed, done, unhealthy and stopped; `/readyz` following a crash
 //! and the readiness after it; the token (none, wrong, right, a file every
 //! user may read); control through POST; and hostile clients (oversized
 //! heads, 200 idle connections, a slow head, `../` and control characters
@@ -24,6 +24,8 @@ const CONFIG: &str = r#"{
     { "name": "waits", "command": ["sleep", "100000"], "depends_on": { "off": "up" } },
     { "name": "bad", "command": ["sh", "-c", "exit 78"] },
     { "name": "job", "type": "oneshot", "command": ["true"] },
+    { "name": "sick", "command": ["sleep", "100000"],
+      "liveness": { "exec": ["test", "!", "-e", "/tmp/sick"], "interval_ms": 100, "failures": 100 } },
     { "name": "talk", "log": { "dir": "/data/logs/talk" },
       "command": ["sh", "-c", "echo hello from talk; exec sleep 100000"] }
   ]
@@ -79,7 +81,19 @@ fn state(sbx: &Sandbox, slot: &str) -> String {
 fn boot() -> (Fixture, Sandbox) {
     let fx = Fixture::new(CONFIG);
     let sbx = fx.boot();
-    wait_supervised(&sbx, &["svkit-serve", "web", "off", "waits", "bad", "talk"]);
+    wait_supervised(
+        &sbx,
+        &[
+            "svkit-serve",
+            "web",
+            "off",
+            "waits",
+            "bad",
+            "job",
+            "sick",
+            "talk",
+        ],
+    );
     poll("the server answers", Duration::from_secs(10), || {
         let o = sbx.exec(&["python3", "-c", CLIENT, "GET", "/livez"]);
         stdout(&o).starts_with("200").then_some(())
@@ -88,8 +102,8 @@ fn boot() -> (Fixture, Sandbox) {
 }
 
 #[test]
-fn endpoints_and_codes_against_up_waiting_failed_done_and_stopped_slots() {
-    if !sandbox_or_skip("endpoints_and_codes_against_up_waiting_failed_done_and_stopped_slots") {
+fn endpoints_and_codes_against_slots_in_every_state() {
+    if !sandbox_or_skip("endpoints_and_codes_against_slots_in_every_state") {
         return;
     }
     let (_fx, sbx) = boot();
@@ -128,6 +142,20 @@ fn endpoints_and_codes_against_up_waiting_failed_done_and_stopped_slots() {
     assert_eq!(get(&sbx, "/readyz?slot=web").0, 200);
     assert_eq!(get(&sbx, "/readyz?slot=off").0, 200, "not wanted up");
     assert_eq!(get(&sbx, "/readyz?slot=job").0, 200, "a job done");
+    // Unhealthy: its liveness check fails (not yet often enough to restart it).
+    assert_eq!(get(&sbx, "/readyz?slot=sick").0, 200);
+    sbx.sh("touch /tmp/sick");
+    let (code, body) = poll("sick unhealthy", Duration::from_secs(5), || {
+        let r = get(&sbx, "/readyz?slot=sick");
+        (r.0 == 503).then_some(r)
+    });
+    assert_eq!((code, body.as_str()), (503, "sick: unhealthy\n"));
+    assert_eq!(
+        get(&sbx, "/livez").0,
+        200,
+        "unhealthy is no reason to restart the container"
+    );
+    sbx.sh("rm /tmp/sick");
     let (code, body) = get(&sbx, "/readyz");
     assert_eq!(code, 503);
     assert!(body.contains("bad: failed"), "{body}");
