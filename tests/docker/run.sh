@@ -864,7 +864,8 @@ s_arbitrary_uid() {
 # docs/kubernetes.md's pod spec, read from the doc: VALUE KEY prints the
 # first `KEY: VALUE` of its YAML.
 K8S_DOC=$ROOT/docs/kubernetes.md
-k8s_yaml() { awk '/^```yaml$/ { y = 1; next } /^```$/ { y = 0 } y' "$K8S_DOC"; }
+# (the first ```yaml block; the later ones show the HTTP probes and a scrape).
+k8s_yaml() { awk '/^```yaml$/ { n++; y = (n == 1); next } /^```$/ { y = 0 } y' "$K8S_DOC"; }
 k8s_value() { k8s_yaml | sed -n "s/^ *$1: *\([^ ]*\) *\$/\1/p" | head -n 1; }
 # k8s_probe NAME: the probe's command, one word a line.
 k8s_probe() {

@@ -17,6 +17,35 @@ fn only_yaml(path: &str) -> String {
     blocks.into_iter().next().expect("one block").1
 }
 
+/// docs/kubernetes.md's ```yaml blocks: the pod spec, the pod with HTTP
+/// probes (`svkit serve`), the Prometheus scrape config.
+fn k8s_yaml() -> Vec<String> {
+    let blocks = fenced_blocks(&read_repo_file("docs/kubernetes.md"), "yaml");
+    assert_eq!(
+        blocks.len(),
+        3,
+        "docs/kubernetes.md has three ```yaml blocks"
+    );
+    blocks.into_iter().map(|(_, b)| b).collect()
+}
+
+fn validate_pod(validate: &std::path::Path, spec: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("pod.yaml");
+    std::fs::write(&file, spec).expect("write pod.yaml");
+    let out = Command::new(validate)
+        .arg("--strict")
+        .arg(&file)
+        .output()
+        .expect("run kubernetes-validate");
+    assert!(
+        out.status.success(),
+        "kubernetes-validate --strict on docs/kubernetes.md's pod spec:\n{}{}\n{spec}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn pod_spec_validates_against_the_kubernetes_schema() {
     let Some(validate) = checker(
@@ -26,21 +55,20 @@ fn pod_spec_validates_against_the_kubernetes_schema() {
     ) else {
         return;
     };
-    let spec = only_yaml("docs/kubernetes.md");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("pod.yaml");
-    std::fs::write(&file, &spec).expect("write pod.yaml");
-    let out = Command::new(&validate)
-        .arg("--strict")
-        .arg(&file)
-        .output()
-        .expect("run kubernetes-validate");
-    assert!(
-        out.status.success(),
-        "kubernetes-validate --strict on docs/kubernetes.md's pod spec:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let yaml = k8s_yaml();
+    let spec = &yaml[0];
+    validate_pod(&validate, spec);
+    // The HTTP probes of `svkit serve`: a pod of their own, as valid.
+    let http = &yaml[1];
+    validate_pod(&validate, http);
+    for key in [
+        "httpGet: { path: \"/readyz?slot=",
+        "httpGet: { path: /livez",
+        "prometheus.io/port",
+    ] {
+        assert!(http.contains(key), "the HTTP pod spec lacks {key}");
+    }
+    assert!(yaml[2].contains("metrics_path: /metrics"), "{}", yaml[2]);
     // What the docker scenario translates must be there to translate.
     for key in [
         "kind: Pod",
@@ -59,7 +87,7 @@ fn pod_spec_validates_against_the_kubernetes_schema() {
 
 #[test]
 fn image_md_shows_the_pod_specs_probes() {
-    let spec = only_yaml("docs/kubernetes.md");
+    let spec = k8s_yaml().swap_remove(0);
     let probes = only_yaml("docs/image.md");
     assert!(
         probes.contains("svctl wait") || probes.contains("\"svctl\""),

@@ -28,13 +28,14 @@ const PROGRAMS: [(&str, Program); 5] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 12] = [
+const INTERNAL: [(&str, Internal); 13] = [
     ("foreground-stop", svkit::foreground::main),
     ("liveness", svkit_cli::internal::liveness::main),
     ("log-claim", svkit::claim::log_main),
     ("log-stdout", svkit::logs::stdout::main),
     ("log-watch", svkit::logs::watch::main),
     ("say", svkit_cli::internal::say::main),
+    ("serve", svkit_cli::internal::serve::main),
     ("slot-claim", svkit::claim::main),
     ("slot-end", svkit_cli::internal::slot_end::main),
     ("slot-env", svkit::slotenv::main),

@@ -306,3 +306,83 @@ fn config_dir_oddities_are_named() {
         "{t:#?}"
     );
 }
+
+#[test]
+fn http_renders_the_serve_slot_and_bad_values_are_located() {
+    let none = load(
+        &[("10.json", r#"{"slots": [{"name": "a", "command": ["a"]}]}"#)],
+        &FixedInstances::default(),
+    )
+    .expect("valid");
+    assert_eq!(none.model.http, None);
+    assert!(
+        none.model.slot(SERVE_SLOT).is_none(),
+        "no key: nothing runs"
+    );
+
+    let v = load(
+        &[
+            ("10.json", r#"{"http": {"listen": "unix:/run/x.sock"}, "slots": [{"name": "a", "command": ["a"]}]}"#),
+            ("20.json", r#"{"user": "app", "http": {"listen": "127.0.0.1:9090", "token_file": "/run/secrets//t"}}"#),
+        ],
+        &FixedInstances::default(),
+    )
+    .expect("valid");
+    let h = v.model.http.as_ref().expect("http");
+    assert_eq!(h.listen, Listen::Tcp("127.0.0.1:9090".parse().unwrap()));
+    assert_eq!(h.token_file.as_deref(), Some("/run/secrets/t"));
+    let s = v.model.slot(SERVE_SLOT).expect("the serve slot");
+    assert_eq!(s.command, ["svkit", "serve"]);
+    assert_eq!(s.run_as(), None, "root, for the control FIFOs");
+    assert_eq!(s.autostart, Autostart::Always);
+
+    let d = load(
+        &[
+            (
+                "10.json",
+                r#"{"http": {"listen": "0.0.0.0", "token_file": "rel", "x": 1}}"#,
+            ),
+            ("20.json", r#"{"http": {"listen": "unix:rel"}}"#),
+            (
+                "30.json",
+                r#"{"http": {"listen": "[::]:0", "token_file": "/a/../b"}}"#,
+            ),
+            ("50.json", r#"{"http": {"listen": ":9090"}}"#),
+        ],
+        &FixedInstances::default(),
+    )
+    .expect_err("invalid");
+    let text: Vec<String> = d.iter().map(ToString::to_string).collect();
+    let has = |s: &str| text.iter().any(|t| t.contains(s));
+    assert!(has("10.json:1:53: http: unknown field `x`"), "{text:#?}");
+    assert!(
+        has("20.json:1:11: http.listen: `unix:rel`: must be an absolute path"),
+        "{text:#?}"
+    );
+    assert!(
+        has("30.json:1:11: http.listen: `[::]:0`: must be IP:PORT"),
+        "{text:#?}"
+    );
+    assert!(
+        has("30.json:1:31: http.token_file: `/a/../b` must not contain"),
+        "{text:#?}"
+    );
+    assert!(
+        has("50.json:1:11: http.listen: `:9090`: must be IP:PORT"),
+        "{text:#?}"
+    );
+    assert_eq!(d.len(), 5, "{text:#?}");
+
+    let d = load(
+        &[(
+            "40.json",
+            r#"{"http": {"listen": "[::1]:9090"}, "slots": [{"name": "svkit-serve", "command": ["x"]}]}"#,
+        )],
+        &FixedInstances::default(),
+    )
+    .expect_err("the slot's name is taken");
+    assert_eq!(
+        d[0].to_string(),
+        "/etc/svkit/40.json:1:47: slots[0].name: slot `svkit-serve` is already defined at /etc/svkit/40.json:1:2 (http)"
+    );
+}

@@ -5,6 +5,7 @@
 
 pub mod liveness;
 pub mod say;
+pub mod serve;
 pub mod slot_end;
 
 use std::ffi::OsString;

@@ -10,7 +10,7 @@
 pub mod args;
 pub mod cli;
 mod top;
-mod verbs;
+pub(crate) mod verbs;
 
 use std::process::ExitCode;
 

@@ -52,6 +52,26 @@ pub struct Model {
     /// Templated slots as declared, instances or not: where `svctl
     /// register` adds one.
     pub templates: Vec<Template>,
+    /// `http`: `svkit serve` runs (in the slot [`SERVE_SLOT`]) only with it.
+    pub http: Option<Http>,
+}
+
+/// The slot boot renders for `svkit serve` when the config has `http`.
+pub const SERVE_SLOT: &str = "svkit-serve";
+
+/// `http`, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Http {
+    pub listen: Listen,
+    /// Absolute; without it logs and control answer 403.
+    pub token_file: Option<String>,
+}
+
+/// `http.listen`: `IP:PORT`, or `unix:/ABS/PATH`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    Tcp(std::net::SocketAddr),
+    Unix(String),
 }
 
 impl Model {

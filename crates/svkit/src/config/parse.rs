@@ -121,6 +121,7 @@ pub fn parse_layer(file: &Path, bytes: &[u8]) -> (Option<Layer>, Vec<Diagnostic>
             "state_dir" => layer.top.state_dir = sub(&layer, text, &path, &mut diags),
             "sentinel_env" => layer.top.sentinel_env = sub(&layer, text, &path, &mut diags),
             "default_program" => layer.top.default_program = sub(&layer, text, &path, &mut diags),
+            "http" => layer.top.http = sub(&layer, text, &path, &mut diags),
             "slots" | "redirects" => {
                 if text.as_bytes().get(span.start) != Some(&b'[') {
                     diags.push(layer.diag(&path, "expected an array"));

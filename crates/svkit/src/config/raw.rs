@@ -19,6 +19,15 @@ pub struct RawTop {
     pub state_dir: Option<String>,
     pub sentinel_env: Option<String>,
     pub default_program: Option<String>,
+    pub http: Option<RawHttp>,
+}
+
+/// `http`: where `svkit serve` listens, and the token its control needs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    pub listen: String,
+    pub token_file: Option<String>,
 }
 
 /// Names of every top-level key, for unknown-key detection.
@@ -27,6 +36,7 @@ pub const TOP_KEYS: &[&str] = &[
     "state_dir",
     "sentinel_env",
     "default_program",
+    "http",
     "slots",
     "redirects",
 ];

@@ -101,7 +101,30 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         }
     }
 
+    // `http`: a later layer's replaces an earlier one's, whole.
+    let mut http = None;
+    for l in layers {
+        if let Some(h) = &l.top.http {
+            let p = root.key("http");
+            http = check_http(l, &p, h, &mut diags).map(|h| (l, h));
+        }
+    }
+    // It runs as a slot like any other, so s6 supervises it and every
+    // view shows it; as root, as the control FIFOs need.
+    let serve = RawSlot {
+        name: SERVE_SLOT.into(),
+        command: vec!["svkit".into(), "serve".into()],
+        user: Some("root".into()),
+        autostart: Some("always".into()),
+        ..RawSlot::default()
+    };
+
     let mut todo = Vec::new();
+    if let Some((l, _)) = &http {
+        let at = root.key("http");
+        let f = Found::declared(SERVE_SLOT.into(), None, at.clone(), true);
+        todo.push((*l, 0, &serve, at, f));
+    }
     for l in layers {
         for (idx, raw) in &l.slots {
             let base = root.key("slots").index(*idx);
@@ -213,6 +236,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
                 slots,
                 redirects,
                 templates,
+                http: http.map(|(_, h)| h),
             },
             warnings,
         })
@@ -221,6 +245,36 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         let mut seen = BTreeSet::new();
         diags.retain(|x| seen.insert(x.to_string()));
         Err(diags)
+    }
+}
+
+/// `http`, checked: `listen` is `IP:PORT` (a port, not 0) or
+/// `unix:/ABS/PATH`; `token_file` an absolute path.
+fn check_http(
+    l: &Layer,
+    p: &FieldPath,
+    h: &super::raw::RawHttp,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Http> {
+    let before = diags.len();
+    let listen = match h.listen.strip_prefix("unix:") {
+        Some(path) => check_abs_path(path).map(Listen::Unix),
+        None => match h.listen.parse::<std::net::SocketAddr>() {
+            Ok(a) if a.port() != 0 => Ok(Listen::Tcp(a)),
+            _ => Err("must be IP:PORT (e.g. 0.0.0.0:9090, [::]:9090) or unix:/ABS/PATH".into()),
+        },
+    };
+    let listen = listen
+        .map_err(|e| diags.push(l.diag(&p.key("listen"), format!("`{}`: {e}", h.listen))))
+        .ok();
+    let token_file = h.token_file.as_ref().and_then(|t| {
+        check_abs_path(t)
+            .map_err(|e| diags.push(l.diag(&p.key("token_file"), format!("`{t}` {e}"))))
+            .ok()
+    });
+    match listen {
+        Some(listen) if diags.len() == before => Some(Http { listen, token_file }),
+        _ => None,
     }
 }
 

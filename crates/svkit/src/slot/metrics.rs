@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::health::{in_wanted_state, Verdict};
-use super::snapshot::{Row, Slots};
+use super::snapshot::{Row, Slots, Snapshot};
 use super::usage::Usage;
 use crate::s6::status::{death_tally, Death, Status, StatusError};
 
@@ -25,6 +25,18 @@ pub struct SlotMetrics {
     pub logger: bool,
     /// Its program's tree, when the snapshot was measured and it runs.
     pub usage: Option<Usage>,
+}
+
+/// The exposition of a snapshot's slots (those this user may read and
+/// that exist), as `svctl metrics` prints it and `svkit serve` answers;
+/// `Err`: the slot whose death tally could not be read.
+pub fn of_snapshot(slots: &Slots<'_>, snap: Snapshot) -> Result<String, (String, StatusError)> {
+    let mut readings = Vec::new();
+    for r in (snap.rows.into_iter()).filter(|r| !r.missing && r.unreadable.is_none()) {
+        let name = r.name.clone();
+        readings.push(SlotMetrics::of(slots, r).map_err(|e| (name, e))?);
+    }
+    Ok(exposition(&readings, snap.now))
 }
 
 impl SlotMetrics {

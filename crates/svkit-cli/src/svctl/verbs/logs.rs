@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use svkit::logs::{tail, Follower, Position};
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
+use svkit::slot::snapshot::Slots;
 
 use super::ctx::{unknown, Ctx};
 use crate::svctl::args::LogsArgs;
@@ -15,11 +16,11 @@ use crate::svctl::args::LogsArgs;
 /// Where the slot's logger writes: the dir its live `log/run` was rendered
 /// with (the config may have changed since, or not load at all: exactly
 /// when one reads logs to debug), else the config's `log.dir`.
-pub(crate) fn log_dir(ctx: &Ctx, name: &str) -> Option<PathBuf> {
-    std::fs::read_to_string(ctx.slots().dir(name).join("log/run"))
+pub(crate) fn log_dir(slots: &Slots<'_>, name: &str) -> Option<PathBuf> {
+    std::fs::read_to_string(slots.dir(name).join("log/run"))
         .ok()
         .and_then(|run| svkit::render::rendered_log_dir(&run))
-        .or_else(|| ctx.slots().log_dir(name).map(str::to_string))
+        .or_else(|| slots.log_dir(name).map(str::to_string))
         .map(PathBuf::from)
 }
 
@@ -31,7 +32,7 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     if !ctx.slots().known(name) && ctx.slots().slot(name).is_none() {
         return Err(unknown(name));
     }
-    let Some(dir) = log_dir(&ctx, name) else {
+    let Some(dir) = log_dir(&ctx.slots(), name) else {
         msg::fatal(format_args!(
             "unable to show the log of {name}: the slot has no log dir (its output goes to docker logs)"
         ));

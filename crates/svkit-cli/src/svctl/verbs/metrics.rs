@@ -2,7 +2,7 @@
 //! slots (`svkit::slot::metrics`).
 
 use svkit::msg::{self, exit, Fatal};
-use svkit::slot::metrics::{exposition, SlotMetrics};
+use svkit::slot::metrics::of_snapshot;
 
 use super::ctx::Ctx;
 use crate::svctl::args::MetricsArgs;
@@ -16,18 +16,9 @@ pub fn run(args: &MetricsArgs) -> Result<u8, Fatal> {
     let mut snap = slots.snapshot(&args.slots, args.all)?;
     snap.measure();
     let hidden = snap.hidden().join(", ");
-    let mut readings = Vec::new();
-    for r in snap
-        .rows
-        .into_iter()
-        .filter(|r| !r.missing && r.unreadable.is_none())
-    {
-        let name = r.name.clone();
-        let m = SlotMetrics::of(&slots, r)
-            .map_err(|e| Fatal::system(format!("unable to read status of {name}"), e))?;
-        readings.push(m);
-    }
-    msg::out(exposition(&readings, snap.now))?;
+    let text = of_snapshot(&slots, snap)
+        .map_err(|(name, e)| Fatal::system(format!("unable to read status of {name}"), e))?;
+    msg::out(text)?;
     if !hidden.is_empty() {
         msg::warn(format_args!(
             "left out {hidden}: status unreadable as uid {} (its supervise/ belongs to another user; root sees every slot)",

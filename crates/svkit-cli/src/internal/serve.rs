@@ -1,0 +1,20 @@
+//! `svkit serve`: the HTTP endpoint (`svkit-serve`), lent the CLI's one
+//! config loader and `svctl logs`' rule for where a slot's log is.
+
+use std::process::ExitCode;
+
+use crate::config::Policy;
+
+pub fn main(args: std::env::ArgsOs) -> ExitCode {
+    svkit_serve::main(
+        args,
+        svkit_serve::Hooks {
+            load: |dir| {
+                (crate::config::load(dir, Policy::Lenient).ok())
+                    .flatten()
+                    .map(|v| v.model)
+            },
+            log_dir: crate::svctl::verbs::logs::log_dir,
+        },
+    )
+}

@@ -1,0 +1,303 @@
+//! The listener, and the one thread that reads every request head with
+//! poll(2): an idle or slow client costs an fd and a buffer, never a
+//! thread, so it cannot delay another's probe. Bounds: [`MAX_CONNS`]
+//! heads being read (a new connection beyond it drops the oldest, so a
+//! flood of idle connections cannot lock a probe out), [`MAX_HEAD`] bytes
+//! of head (431) and [`HEAD_TIME`] to send it (408). Parsing is
+//! `httparse`'s; a complete head goes to the workers, and every response
+//! closes its connection.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use svkit::config::Listen;
+
+/// Request heads being read at once.
+pub const MAX_CONNS: usize = 256;
+/// A request line and headers: far more than a browser, a probe or a
+/// scraper sends.
+pub const MAX_HEAD: usize = 8 << 10;
+/// Time to send a whole request head.
+pub const HEAD_TIME: Duration = Duration::from_secs(5);
+/// Time a response write may block (a client that stops reading).
+pub const WRITE_TIME: Duration = Duration::from_secs(10);
+
+pub enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl Listener {
+    pub fn bind(at: &Listen) -> io::Result<Listener> {
+        let l = match at {
+            Listen::Tcp(a) => Listener::Tcp(TcpListener::bind(a)?),
+            Listen::Unix(p) => {
+                // A socket left by an earlier run is replaced; anything
+                // else at that path is not touched.
+                if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket()) {
+                    std::fs::remove_file(p)?;
+                }
+                Listener::Unix(UnixListener::bind(p)?)
+            }
+        };
+        match &l {
+            Listener::Tcp(t) => t.set_nonblocking(true)?,
+            Listener::Unix(u) => u.set_nonblocking(true)?,
+        }
+        Ok(l)
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Listener::Tcp(t) => t.as_fd(),
+            Listener::Unix(u) => u.as_fd(),
+        }
+    }
+
+    fn accept(&self) -> io::Result<(Conn, String)> {
+        match self {
+            Listener::Tcp(t) => t.accept().map(|(s, a)| (Conn::Tcp(s), a.to_string())),
+            Listener::Unix(u) => u.accept().map(|(s, _)| (Conn::Unix(s), "unix".into())),
+        }
+    }
+}
+
+pub enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Conn::Tcp(t) => t.as_fd(),
+            Conn::Unix(u) => u.as_fd(),
+        }
+    }
+
+    /// Blocking again, each write bounded by [`WRITE_TIME`].
+    fn blocking(&self) -> io::Result<()> {
+        match self {
+            Conn::Tcp(t) => {
+                t.set_nonblocking(false)?;
+                t.set_write_timeout(Some(WRITE_TIME))
+            }
+            Conn::Unix(u) => {
+                u.set_nonblocking(false)?;
+                u.set_write_timeout(Some(WRITE_TIME))
+            }
+        }
+    }
+
+    pub fn try_clone(&self) -> io::Result<Conn> {
+        match self {
+            Conn::Tcp(t) => t.try_clone().map(Conn::Tcp),
+            Conn::Unix(u) => u.try_clone().map(Conn::Unix),
+        }
+    }
+
+    /// Both ways: a poll on it sees a hangup, a read returns 0.
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Conn::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
+            Conn::Unix(u) => u.shutdown(std::net::Shutdown::Both),
+        };
+    }
+
+    fn set_nonblocking(&self) -> io::Result<()> {
+        match self {
+            Conn::Tcp(t) => t.set_nonblocking(true),
+            Conn::Unix(u) => u.set_nonblocking(true),
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(t) => t.read(b),
+            Conn::Unix(u) => u.read(b),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(t) => t.write(b),
+            Conn::Unix(u) => u.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A complete request head, and its connection.
+pub struct Req {
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    pub query: String,
+    /// The `Authorization` header's bytes.
+    pub auth: Option<Vec<u8>>,
+    pub peer: String,
+    pub conn: Conn,
+}
+
+struct Pending {
+    conn: Conn,
+    peer: String,
+    buf: Vec<u8>,
+    since: Instant,
+}
+
+/// Accepts and reads request heads until accepting fails (its error).
+pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
+    let mut pending: Vec<Pending> = Vec::new();
+    loop {
+        let now = Instant::now();
+        pending.retain_mut(|p| {
+            let late = now.duration_since(p.since) >= HEAD_TIME;
+            if late {
+                crate::routes::refuse(&mut p.conn, &p.peer, 408, "request head not sent in 5 s");
+            }
+            !late
+        });
+        let wait = (pending.iter())
+            .map(|p| HEAD_TIME.saturating_sub(now.duration_since(p.since)))
+            .min()
+            .map_or(PollTimeout::NONE, |d| {
+                PollTimeout::try_from(d.as_millis() + 1).unwrap_or(PollTimeout::MAX)
+            });
+        let revents: Vec<PollFlags> = {
+            let mut fds = vec![PollFd::new(l.fd(), PollFlags::POLLIN)];
+            fds.extend(
+                pending
+                    .iter()
+                    .map(|p| PollFd::new(p.conn.fd(), PollFlags::POLLIN)),
+            );
+            match poll(&mut fds, wait) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return io::Error::from(e),
+            }
+            (fds.iter())
+                .map(|f| f.revents().unwrap_or(PollFlags::empty()))
+                .collect()
+        };
+        // Heads first (indices of this poll), new connections after.
+        for i in (0..pending.len()).rev() {
+            if revents.get(i + 1).is_some_and(|r| !r.is_empty()) {
+                if let Some(req) = read_head(&mut pending, i) {
+                    match tx.try_send(req) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full(mut r) | TrySendError::Disconnected(mut r)) => {
+                            crate::routes::refuse(&mut r.conn, &r.peer, 503, "too busy");
+                        }
+                    }
+                }
+            }
+        }
+        if revents.first().is_some_and(|r| !r.is_empty()) {
+            loop {
+                match l.accept() {
+                    Ok((conn, peer)) => {
+                        if conn.set_nonblocking().is_err() {
+                            continue;
+                        }
+                        if pending.len() >= MAX_CONNS {
+                            pending.remove(0);
+                        }
+                        pending.push(Pending {
+                            conn,
+                            peer,
+                            buf: Vec::new(),
+                            since: Instant::now(),
+                        });
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // Out of fds, a connection reset before accept: the
+                    // next one may do.
+                    Err(e) if is_transient(&e) => break,
+                    Err(e) => return e,
+                }
+            }
+        }
+    }
+}
+
+fn is_transient(e: &io::Error) -> bool {
+    use nix::libc;
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ECONNABORTED | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Reads what `pending[i]` sent; a complete head is taken out as a
+/// request, a bad or closed one dropped (answered when bad).
+fn read_head(pending: &mut Vec<Pending>, i: usize) -> Option<Req> {
+    let p = pending.get_mut(i)?;
+    let mut chunk = [0u8; 2048];
+    let room = (MAX_HEAD + 1).saturating_sub(p.buf.len()).min(chunk.len());
+    match p.conn.read(&mut chunk[..room]) {
+        Ok(0) => {
+            pending.remove(i);
+            return None;
+        }
+        Ok(n) => p.buf.extend_from_slice(&chunk[..n]),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            return None
+        }
+        Err(_) => {
+            pending.remove(i);
+            return None;
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut r = httparse::Request::new(&mut headers);
+    let bad = match r.parse(&p.buf) {
+        Ok(httparse::Status::Complete(_)) => {
+            let target = r.path.unwrap_or("/");
+            let (path, query) = target.split_once('?').unwrap_or((target, ""));
+            let (method, path, query) = (r.method.unwrap_or(""), path.to_string(), query.into());
+            let auth = (r.headers.iter())
+                .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+                .map(|h| h.value.to_vec());
+            let method = method.to_string();
+            let p = pending.remove(i);
+            if p.conn.blocking().is_err() {
+                return None;
+            }
+            return Some(Req {
+                method,
+                path,
+                query,
+                auth,
+                peer: p.peer,
+                conn: p.conn,
+            });
+        }
+        Ok(httparse::Status::Partial) if p.buf.len() > MAX_HEAD => {
+            (431, format!("request head over {MAX_HEAD} bytes"))
+        }
+        Ok(httparse::Status::Partial) => return None,
+        Err(httparse::Error::TooManyHeaders) => (431, "more than 32 headers".into()),
+        Err(e) => (400, format!("malformed request: {e}")),
+    };
+    let mut p = pending.remove(i);
+    crate::routes::refuse(&mut p.conn, &p.peer, bad.0, &bad.1);
+    None
+}
