@@ -292,6 +292,7 @@ fn top_shows_every_state_acts_follows_logs_and_restores_the_terminal() {
     let (_, doc) = status_json(&sbx, &["victim"]);
     assert_eq!(slot_json(&doc, "victim")["state"], "down", "{doc}");
     t.keys("v", &["Escape"]);
+    t.wait("v", "the filter cleared", |s| row(s, "bad").map(|_| ()));
 
     // Help, then a terminal of 80x24: still every slot, and its state.
     t.keys("v", &["?"]);

@@ -180,6 +180,14 @@ impl App {
         if ctrl_c {
             return Effect::Quit;
         }
+        // A terminal sends Escape as one byte: followed at once by another
+        // key (a quick hand, a slow link), both arrive as Alt+key. No key
+        // here is bound with Alt: it is Escape, then the key.
+        if key.modifiers.contains(KeyModifiers::ALT) {
+            self.key(KeyEvent::from(KeyCode::Esc), depends);
+            let plain = KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT);
+            return self.key(plain, depends);
+        }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Filter(mut typed) => {
                 match key.code {
@@ -368,6 +376,12 @@ mod tests {
         assert_eq!(a.filter, "d");
         press(&mut a, KeyCode::Esc);
         assert_eq!((a.filter.as_str(), a.visible().len()), ("", 3));
+        // Escape and `?` read as one Alt+? clear the filter, then help.
+        chars(&mut a, "/d");
+        press(&mut a, KeyCode::Enter);
+        let alt = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::ALT);
+        assert_eq!(a.key(alt, &|_| Vec::new()), Effect::None);
+        assert_eq!((a.filter.as_str(), &a.mode), ("", &Mode::Help));
     }
 
     #[test]
