@@ -86,6 +86,7 @@ fn shellcheck_passes_on_rootfs_scripts_and_the_test_scripts() {
         "tests/docker/engine.sh",
         "tests/s6-overlay/build.sh",
         "tests/all.sh",
+        "tests/test-binary.sh",
         "demo/run",
     ] {
         files.push(root.join(script));
@@ -127,6 +128,7 @@ fn shellcheck_passes_on_rootfs_scripts_and_the_test_scripts() {
         "tests/docker/engine.sh",
         "tests/s6-overlay/build.sh",
         "tests/all.sh",
+        "tests/test-binary.sh",
         "demo/run",
         "bench/run",
         "bench/boot.sh",
