@@ -238,6 +238,14 @@ impl When {
     }
 }
 
+/// Spelled as a zone name: a relative path of plain components, no
+/// spaces or controls (`Europe/Berlin`, `UTC`).
+pub fn is_zone_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|c| c.is_ascii_graphic())
+        && (name.split('/')).all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
 /// The zone named `name` in the image whose root is `root` (its
 /// `usr/share/zoneinfo`), or with no name the container's local time as
 /// cron has it: `TZ`, else `/etc/localtime`, else UTC.
