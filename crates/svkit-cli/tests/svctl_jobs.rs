@@ -89,3 +89,143 @@ fn every_s_runs_each_tick_as_the_slot_and_never_overlaps() {
     );
     sbx.stop();
 }
+
+/// `svctl status --json JOB`'s object, and its exit code.
+fn job_json(sbx: &Sandbox, job: &str) -> (Option<i32>, serde_json::Value) {
+    let (rc, doc) = status_json(sbx, &[job]);
+    (rc, doc["slots"][0].clone())
+}
+
+#[test]
+fn run_now_status_pause_timeout_and_catch_up() {
+    if !sandbox_or_skip("run_now_status_pause_timeout_and_catch_up") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "state_dir": "/data/.svkit", "slots": [
+  { "name": "pulse", "type": "oneshot",
+    "command": ["sh", "-c", "echo ran; if [ -e /tmp/fail ]; then exit 2; fi"],
+    "schedule": { "every_s": 3600 }, "log": { "dir": "/data/logs/pulse" } },
+  { "name": "hung", "type": "oneshot", "command": ["sleep", "100"],
+    "schedule": { "every_s": 2, "timeout_s": 1 } },
+  { "name": "ticker", "type": "oneshot", "command": ["echo", "tick"],
+    "schedule": { "every_s": 1 }, "log": { "dir": "/data/logs/ticker" } },
+  { "name": "cu", "type": "oneshot", "command": ["echo", "caught up"],
+    "schedule": { "every_s": 60, "catch_up": true }, "log": { "dir": "/data/logs/cu" } },
+  { "name": "nocu", "type": "oneshot", "command": ["echo", "ran"],
+    "schedule": { "every_s": 60 }, "log": { "dir": "/data/logs/nocu" } }
+] }"#,
+    );
+    // Their last runs, from an earlier boot: a tick (100 s ago + 60 s)
+    // passed while the container was down.
+    let jobs = fx.data.path().join(".svkit/jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    for j in ["cu", "nocu"] {
+        let t = now - 100;
+        std::fs::write(jobs.join(j), format!("{t} {t} 10 0 0 0\n")).unwrap();
+    }
+    let sbx = fx.boot();
+
+    // catch_up: the missed tick runs once at boot; without it, the next.
+    lines(&fx, "cu", 1, Duration::from_secs(15));
+    let (_, cu) = job_json(&sbx, "cu");
+    assert_eq!(cu["last_run"]["exit"], 0, "{cu}");
+    assert!(
+        !fx.data.path().join("logs/nocu/current").exists()
+            || lines(&fx, "nocu", 0, Duration::ZERO).is_empty(),
+        "nocu ran"
+    );
+    let (_, nocu) = job_json(&sbx, "nocu");
+    assert_eq!(nocu["state"], "scheduled", "{nocu}");
+
+    // Waiting: scheduled, its next run in the JSON and the table.
+    let (rc, p) = poll("pulse scheduled", Duration::from_secs(10), || {
+        let (rc, p) = job_json(&sbx, "pulse");
+        (p["state"] == "scheduled").then_some((rc, p))
+    });
+    assert_eq!(rc, Some(0), "{p}");
+    assert_eq!(p["schedule"], "every 3600s", "{p}");
+    assert!(p["next_run"].is_string() && p["last_run"].is_null(), "{p}");
+    assert_eq!(p["skipped"], 0, "{p}");
+    let table = stdout(&sbx.exec(&["svctl", "status", "pulse"]));
+    assert!(
+        table.contains("scheduled") && table.contains("next ") && table.contains("(in 59m"),
+        "{table}"
+    );
+
+    // svctl run: at once, its exit code with --wait.
+    let o = sbx.exec(&["svctl", "run", "--wait", "pulse"]);
+    expect_code(&o, 0);
+    assert_eq!(lines(&fx, "pulse", 1, Duration::from_secs(5)), ["ran"]);
+    let (rc, p) = job_json(&sbx, "pulse");
+    assert_eq!(
+        (rc, &p["last_run"]["exit"]),
+        (Some(0), &serde_json::json!(0)),
+        "{p}"
+    );
+
+    // A failed run: failed (status exits 3) until a run succeeds; one line.
+    expect_code(&sbx.sh("touch /tmp/fail"), 0);
+    expect_code(&sbx.exec(&["svctl", "run", "--wait", "pulse"]), 2);
+    let (rc, p) = job_json(&sbx, "pulse");
+    assert_eq!(
+        (rc, &p["state"]),
+        (Some(3), &serde_json::json!("failed")),
+        "{p}"
+    );
+    let table = stdout(&sbx.exec(&["svctl", "status", "pulse"]));
+    assert!(table.contains("last failed: exit 2 after "), "{table}");
+    sbx.wait_for_log(
+        "job pulse: run failed: exit 2 after ",
+        Duration::from_secs(5),
+    );
+    expect_code(&sbx.sh("rm /tmp/fail"), 0);
+    expect_code(&sbx.exec(&["svctl", "run", "--wait", "pulse"]), 0);
+    let (rc, _) = poll("pulse healthy", Duration::from_secs(10), || {
+        let (rc, p) = job_json(&sbx, "pulse");
+        (rc == Some(0)).then_some((rc, p))
+    });
+    assert_eq!(rc, Some(0));
+
+    // Paused: svctl stop; a run asked for runs once and it stays paused.
+    expect_code(&sbx.exec(&["svctl", "stop", "--wait", "pulse"]), 0);
+    expect_code(&sbx.exec(&["svctl", "run", "--wait", "pulse"]), 0);
+    assert_eq!(lines(&fx, "pulse", 4, Duration::from_secs(5)).len(), 4);
+    wait_field(&sbx, "pulse", "up", "false");
+    let (_, p) = job_json(&sbx, "pulse");
+    assert_eq!(p["state"], "down", "{p}");
+
+    // stop pauses a job ticking every second; start resumes it.
+    wait_field(&sbx, "ticker", "up", "true");
+    expect_code(&sbx.exec(&["svctl", "stop", "--wait", "ticker"]), 0);
+    let n = lines(&fx, "ticker", 0, Duration::ZERO).len();
+    // An observation window of three ticks, not a synchronisation.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        lines(&fx, "ticker", 0, Duration::ZERO).len(),
+        n,
+        "ran while stopped"
+    );
+    expect_code(&sbx.exec(&["svctl", "start", "--wait", "ticker"]), 0);
+    lines(&fx, "ticker", n + 2, Duration::from_secs(10));
+
+    // timeout_s: the hung run gets SIGTERM after 1 s; failed.
+    let h = poll("hung timed out", Duration::from_secs(15), || {
+        let (_, h) = job_json(&sbx, "hung");
+        (h["last_run"]["exit"] == "SIGTERM").then_some(h)
+    });
+    assert_eq!(h["failed"], true, "{h}");
+    let d = h["last_run"]["duration_s"].as_f64().unwrap();
+    assert!((1.0..3.0).contains(&d), "{h}");
+    assert!(
+        sbx.logs()
+            .contains("job hung: its run is still going after 1.0s (timeout_s): sending SIGTERM"),
+        "{}",
+        sbx.logs()
+    );
+    sbx.stop();
+}

@@ -168,6 +168,21 @@ pub struct WaitArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The job (a slot with a schedule)
+    #[arg(value_name = "SLOT")]
+    pub slot: String,
+    /// Wait for the run to end; exit with its exit code
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after DURATION (exit 1)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis, requires = "wait", default_value = "3600s")]
+    pub timeout: Duration,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct LogsArgs {
     /// The slot
     #[arg(value_name = "SLOT")]

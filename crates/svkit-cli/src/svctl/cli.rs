@@ -83,6 +83,18 @@ Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished
 4 unknown slot; 5 a slot's program runs in the foreground; 100 bad usage; 111
 system error.")]
     Restart(CtlArgs),
+    /// Run a job once now, outside its schedule
+    #[command(after_help = "Examples:
+  svctl run backup
+  svctl run --wait backup                  returns the run's exit code
+
+A job waiting for its tick runs at once; a paused (stopped) job runs once and
+stays paused; a job whose run goes on is refused: one run at a time. Its
+schedule goes on as before.
+Exit codes: 0 started (with --wait: the run's exit code, 128+N when killed by
+signal N); 1 not a job, a run goes on, or --timeout ran out; 4 unknown slot;
+100 bad usage; 111 system error.")]
+    Run(RunArgs),
     /// Wait until slots are up, ready, down or done
     #[command(after_help = "Examples:
   svctl wait up gateway-default

@@ -309,6 +309,11 @@ fn begin(
         .map_err(|e| io_err("unable to unblock SIGUSR1")(e.into()))
 }
 
+/// Unix seconds as a time.
+pub fn at(s: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(u64::try_from(s).unwrap_or(0))
+}
+
 fn unix_s(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
@@ -387,22 +392,24 @@ pub fn run_now(slot_dir: &Path, st: &Status) -> Result<(), JobError> {
     let dir = std::fs::File::open(slot_dir).map_err(io_err("unable to open the slot dir"))?;
     let lock = fsutil::flock_within(dir, Duration::from_secs(10))
         .map_err(io_err("unable to lock the slot dir"))?;
-    let up = st.up;
     let phase = phase(slot_dir);
-    if up && matches!(phase, Some(Phase::Run { .. })) {
+    if st.up && matches!(phase, Some(Phase::Run { .. })) {
         return Err(JobError::Running);
     }
     fsutil::write_atomic(&slot_dir.join(RUN_NOW_FILE), b"", 0o644, None)
         .map_err(io_err(format!("unable to write {RUN_NOW_FILE}")))?;
-    let sent = match (up, phase, st.pid) {
-        (true, Some(Phase::Next { .. }), Some(pid)) => {
+    let sent = match (st.want_up, st.up, phase, st.pid) {
+        (true, true, Some(Phase::Next { .. }), Some(pid)) => {
             let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(0));
-            nix::sys::signal::kill(pid, Signal::SIGUSR1).map_err(|e| io::Error::from(e))
+            nix::sys::signal::kill(pid, Signal::SIGUSR1).map_err(io::Error::from)
         }
-        // Up, its wait not begun: it reads the file first.
-        (true, _, _) => Ok(()),
-        (false, _, _) => {
-            crate::s6::control::write(slot_dir, &[crate::s6::control::SvcCommand::Once])
+        // Wanted up, its wait not begun (s6 starts it again after a run):
+        // the wait reads the file first.
+        (true, _, _, _) => Ok(()),
+        // Paused: up once (`s6-svc -o`), not again after this run.
+        (false, _, _, _) => {
+            use crate::s6::control::SvcCommand::{Once, Up};
+            crate::s6::control::write(slot_dir, &[Up, Once])
                 .map_err(|_| io::Error::from(io::ErrorKind::NotConnected))
         }
     };
@@ -417,6 +424,10 @@ pub fn run_now(slot_dir: &Path, st: &Status) -> Result<(), JobError> {
     })
 }
 
+/// How long after a run a job down and wanted up is between runs: s6
+/// starts a service at most once a second, and its `finish` is quick.
+const RESPAWN_S: u64 = 3;
+
 /// One job judged for status: what it waits for, its last run, its
 /// skipped ticks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -428,6 +439,9 @@ pub struct JobState {
     /// A run goes on since then.
     pub running_since: Option<SystemTime>,
     pub last_run: Option<LastRun>,
+    /// Down, wanted up, a moment after a run: s6 starts its wait again
+    /// (at least a second after the last start), as wanted.
+    pub between_runs: bool,
 }
 
 impl JobState {
@@ -438,8 +452,8 @@ impl JobState {
 
     /// Of the slot in `dir` (s6 says `up`), a job of `schedule` whose
     /// records are under `state_dir`.
-    pub fn read(dir: &Path, up: bool, schedule: &str, state_dir: &Path, slot: &str) -> JobState {
-        let at = |s: i64| UNIX_EPOCH + Duration::from_secs(u64::try_from(s).unwrap_or(0));
+    pub fn read(dir: &Path, st: &Status, schedule: &str, state_dir: &Path, slot: &str) -> JobState {
+        let up = st.up;
         let (next_run, running_since) = match phase(dir).filter(|_| up) {
             Some(Phase::Next { at: t, .. }) => (Some(at(t)), None),
             Some(Phase::Run { start, .. }) => (None, Some(at(start))),
@@ -450,6 +464,7 @@ impl JobState {
             next_run,
             running_since,
             last_run: last_run(state_dir, slot),
+            between_runs: !up && st.want_up && st.secs_since(SystemTime::now()) < RESPAWN_S,
         }
     }
 }

@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Restart(a) => control::run(&a, Op::Restart),
         Verb::Signal(a) => control::signal(&a),
         Verb::Wait(a) => wait::run(&a),
+        Verb::Run(a) => control::run_job(&a),
         Verb::Logs(a) => logs::run(&a),
         Verb::Events(a) => events::run(&a),
         Verb::Metrics(a) => metrics::run(&a),
