@@ -683,7 +683,7 @@ orphan           unsupervised  -     -     -       -    supervisor not running  
             k
         };
         assert_eq!(keys(gw), keys(orphan));
-        assert_eq!(keys(gw).len(), 35);
+        assert_eq!(keys(gw).len(), 39);
         assert_eq!(
             gw["usage"],
             json!({"cpu_seconds": 754.5, "rss_bytes": 52_428_800, "processes": 3, "threads": 9})
