@@ -246,12 +246,34 @@ pub fn is_zone_name(name: &str) -> bool {
         && (name.split('/')).all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
+/// The container's local time, as cron and libc have it: `TZ` (a zone
+/// name, `:NAME`, a zone file's path or a POSIX rule such as
+/// `CET-1CEST,M3.5.0,M10.5.0/3`), else `/etc/localtime`, else UTC.
+fn local(root: &Path) -> TimeZone {
+    let file = |p: &Path| {
+        std::fs::read(root.join(p))
+            .ok()
+            .and_then(|d| TimeZone::tzif("local", &d).ok())
+    };
+    if let Some(tz) = std::env::var("TZ").ok().filter(|t| !t.is_empty()) {
+        let name = tz.trim_start_matches(':');
+        let found = match name.strip_prefix('/') {
+            Some(path) => file(Path::new(path)),
+            None => zone(root, Some(name)).ok(),
+        };
+        if let Some(z) = found.or_else(|| TimeZone::posix(&tz).ok()) {
+            return z;
+        }
+    }
+    file(Path::new("etc/localtime")).unwrap_or(TimeZone::UTC)
+}
+
 /// The zone named `name` in the image whose root is `root` (its
 /// `usr/share/zoneinfo`), or with no name the container's local time as
-/// cron has it: `TZ`, else `/etc/localtime`, else UTC.
+/// cron has it ([`local`]).
 pub fn zone(root: &Path, name: Option<&str>) -> Result<TimeZone, String> {
     let Some(name) = name else {
-        return Ok(TimeZone::try_system().unwrap_or(TimeZone::UTC));
+        return Ok(local(root));
     };
     let bad = name.is_empty()
         || name.starts_with('/')

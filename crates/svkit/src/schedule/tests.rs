@@ -285,3 +285,28 @@ fn zones_come_from_the_image() {
     }
     assert!(zone(Path::new("/"), Some("Europe/Berlin")).is_ok());
 }
+
+#[test]
+fn local_time_is_the_images_localtime_without_tz() {
+    if std::env::var_os("TZ").is_some() {
+        return; // TZ wins, as in cron: this host's, not under test here
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(t.path().join("etc")).expect("mkdir");
+    std::fs::copy(
+        "/usr/share/zoneinfo/Europe/Berlin",
+        t.path().join("etc/localtime"),
+    )
+    .expect("copy");
+    let tz = zone(t.path(), None).expect("local");
+    assert_eq!(
+        ticks("0 12 * * *", &tz, "2026-07-01T00:00:00Z", 1),
+        ["2026-07-01T10:00:00Z"]
+    );
+    // No localtime at all: UTC.
+    let utc = zone(Path::new("/nonexistent"), None).expect("utc");
+    assert_eq!(
+        ticks("0 12 * * *", &utc, "2026-07-01T00:00:00Z", 1),
+        ["2026-07-01T12:00:00Z"]
+    );
+}

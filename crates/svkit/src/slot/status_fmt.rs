@@ -217,15 +217,22 @@ fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
     let ago = |t: SystemTime| human_secs(now.duration_since(t).map_or(0, |d| d.as_secs()));
     let mut out = match (j.next_run, j.running_since) {
         (Some(next), _) => {
-            let zone = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
+            let zone = crate::schedule::zone(std::path::Path::new("/"), None)
+                .unwrap_or(jiff::tz::TimeZone::UTC);
             let secs = next
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
             let dt = (jiff::Timestamp::from_second(i64::try_from(secs).unwrap_or(0))).map_or_else(
                 |_| "?".into(),
-                |t| zone.to_datetime(t).time().strftime("%H:%M:%S").to_string(),
+                |t| {
+                    let t = zone.to_datetime(t);
+                    let hm = format!("{:02}:{:02}", t.hour(), t.minute());
+                    match t.second() {
+                        0 => hm,
+                        s => format!("{hm}:{s:02}"),
+                    }
+                },
             );
-            let dt = dt.strip_suffix(":00").unwrap_or(&dt).to_string();
             let left = human_secs(next.duration_since(now).map_or(0, |d| d.as_secs()));
             format!("next {dt} (in {left})")
         }
