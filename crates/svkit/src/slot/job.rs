@@ -502,3 +502,45 @@ pub fn watch_timeout(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::tz::TimeZone;
+
+    #[test]
+    fn ticks_a_run_outlasted() {
+        let utc = TimeZone::UTC;
+        // every 1 s from 100: a run from 100 to 103.4 saw 101, 102, 103.
+        assert_eq!(ticks_between(&When::Every(1), &utc, 100, 100, 103), 3);
+        assert_eq!(ticks_between(&When::Every(60), &utc, 100, 100, 159), 0);
+        assert_eq!(ticks_between(&When::Every(60), &utc, 100, 130, 160), 1);
+        let hourly = When::Cron(schedule::Cron::parse("@hourly").expect("cron"));
+        // 00:30 to 03:10 UTC: 01:00, 02:00, 03:00.
+        assert_eq!(ticks_between(&hourly, &utc, 0, 1800, 3 * 3600 + 600), 3);
+    }
+
+    #[test]
+    fn records_round_trip_and_damage_is_none() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let r = LastRun {
+            tick: 1_800_000_000,
+            start: 1_800_000_001,
+            duration_ms: 4200,
+            code: 256,
+            signal: 15,
+            skipped: 7,
+        };
+        write_last_run(t.path(), "backup", &r).expect("write");
+        assert_eq!(last_run(t.path(), "backup"), Some(r));
+        assert_eq!(result(&r), "SIGTERM");
+        assert!(!r.ok());
+        std::fs::write(record_path(t.path(), "backup"), "1 2 3\n").expect("write");
+        assert_eq!(last_run(t.path(), "backup"), None);
+        write_phase(t.path(), Phase::Next { tick: 5, at: 7 }).expect("write");
+        assert_eq!(phase(t.path()), Some(Phase::Next { tick: 5, at: 7 }));
+        write_phase(t.path(), Phase::Run { tick: 5, start: 6 }).expect("write");
+        assert_eq!(phase(t.path()), Some(Phase::Run { tick: 5, start: 6 }));
+        assert_eq!((secs(4200), secs(125_000)), ("4.2s".into(), "2m05s".into()));
+    }
+}
