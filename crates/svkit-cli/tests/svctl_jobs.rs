@@ -157,9 +157,25 @@ fn run_now_status_pause_timeout_and_catch_up() {
         "{table}"
     );
 
-    // svctl run: at once, its exit code with --wait.
+    // svctl run: at once, its exit code with --wait; an event at its
+    // start and its end.
+    expect_code(
+        &sbx.sh("(timeout 30 svctl events pulse > /tmp/ev 2>&1 &)"),
+        0,
+    );
+    poll("svctl events subscribed", Duration::from_secs(5), || {
+        let o = sbx.sh("ls /run/service/pulse/event | grep -q ftrig1");
+        o.status.success().then_some(())
+    });
     let o = sbx.exec(&["svctl", "run", "--wait", "pulse"]);
     expect_code(&o, 0);
+    let seen =
+        |ev: &str| ev.contains(" pulse run-start\n") && ev.contains(" pulse run-end (exit 0)\n");
+    let ev = poll("run events", Duration::from_secs(5), || {
+        let ev = stdout(&sbx.sh("cat /tmp/ev"));
+        (seen(&ev) || ev.contains("run-end")).then_some(ev)
+    });
+    assert!(seen(&ev), "{ev}");
     assert_eq!(lines(&fx, "pulse", 1, Duration::from_secs(5)), ["ran"]);
     let (rc, p) = job_json(&sbx, "pulse");
     assert_eq!(

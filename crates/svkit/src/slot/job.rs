@@ -34,6 +34,10 @@ pub const RUN_NOW_FILE: &str = ".svkit-run-now";
 /// Made by the first wait of this slot dir (this boot): whether to catch
 /// up, and, its mtime, when the schedule started.
 pub const SINCE_FILE: &str = ".svkit-job-since";
+/// svkit's own bytes in the slot's `event/` fifodir, beside s6's: a run
+/// began, a run ended (its record written).
+pub const RUN_START: u8 = b'r';
+pub const RUN_END: u8 = b'R';
 /// Under `state_dir`: one file per job, its last run.
 pub const RECORDS_DIR: &str = "jobs";
 
@@ -304,6 +308,7 @@ fn begin(
     )
     .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
     drop(lock);
+    crate::s6::fifo::notify(Path::new("event"), RUN_START);
     while let Ok(Some(_)) = wake.read_signal() {}
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(usr1), None)
         .map_err(|e| io_err("unable to unblock SIGUSR1")(e.into()))
@@ -352,6 +357,7 @@ pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<Option<
         "unable to record its run in {}",
         crate::msg::path(&record_path(&job.state_dir, &job.slot))
     )))?;
+    crate::s6::fifo::notify(Path::new("event"), RUN_END);
     let took = secs(duration_ms);
     let mut said = Vec::new();
     if !r.ok() {
