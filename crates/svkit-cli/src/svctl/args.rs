@@ -310,6 +310,7 @@ pub enum FromFormat {
     Supervisord,
     Procfile,
     S6,
+    Crontab,
 }
 
 #[derive(Debug, Args)]
@@ -317,7 +318,7 @@ pub struct ImportArgs {
     /// The format of every PATH (default: detected from each one's name and content)
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub from: Option<FromFormat>,
-    /// A supervisord config, a Procfile, or an s6-overlay services.d or s6-rc.d dir
+    /// A supervisord config, a Procfile, an s6-overlay services.d or s6-rc.d dir, or a crontab
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Write the config to FILE, all or nothing (default: stdout, also `-`)

@@ -271,11 +271,12 @@ Exit codes: the command's own; 4 the slot is not declared in the config; 1
 invalid config; 78 an env file or secret refused; 100 bad usage; 111
 system error (e.g. unknown user); 126 not executable; 127 not found.")]
     Exec(ExecArgs),
-    /// Turn a supervisord config, a Procfile or an s6-overlay tree into an svkit config
+    /// Turn a supervisord config, a Procfile, an s6-overlay tree or a crontab into an svkit config
     #[command(after_help = "Examples:
   svctl import /etc/supervisor/supervisord.conf > /etc/svkit/10-app.json
   svctl import --check --root / -o /etc/svkit/10-app.json supervisord.conf
   svctl import --from procfile Procfile
+  crontab -l > crontab.txt && svctl import crontab.txt
 
 Prints the config (or writes --output FILE: a temp file renamed into place;
 an existing FILE only with --force). On stderr, one line per key or section
