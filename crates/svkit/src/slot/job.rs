@@ -285,7 +285,8 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
                 let _ = std::fs::remove_file(RUN_NOW_FILE);
                 return begin(tick, lock, &mut wake, &usr1);
             }
-            // ECANCELED: the clock was set: compute the tick again.
+            // EAGAIN (woken, not the tick: a run-now file?) or ECANCELED
+            // (the clock was set): look again, the tick computed anew.
             Err(_) => continue,
         }
     }
