@@ -89,8 +89,8 @@ pub enum JobError {
     Io { what: String, source: io::Error },
     #[error("a run is going on")]
     Running,
-    #[error("its supervisor is not running")]
-    NotSupervised,
+    #[error(transparent)]
+    Control(#[from] crate::s6::control::ControlError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> JobError {
@@ -397,8 +397,12 @@ pub fn result(r: &LastRun) -> String {
 /// again after this run); one whose run goes on is left alone.
 pub fn run_now(slot_dir: &Path, st: &Status) -> Result<(), JobError> {
     let dir = std::fs::File::open(slot_dir).map_err(io_err("unable to open the slot dir"))?;
-    let lock = fsutil::flock_within(dir, Duration::from_secs(10))
-        .map_err(io_err("unable to lock the slot dir"))?;
+    let Some(lock) = fsutil::flock_within(dir, Duration::from_secs(10))
+        .map_err(io_err("unable to lock the slot dir"))?
+    else {
+        let busy = io::Error::from(io::ErrorKind::TimedOut);
+        return Err(io_err("unable to lock the slot dir within 10 s")(busy));
+    };
     let phase = phase(slot_dir);
     if st.up && matches!(phase, Some(Phase::Run { .. })) {
         return Err(JobError::Running);
@@ -408,7 +412,8 @@ pub fn run_now(slot_dir: &Path, st: &Status) -> Result<(), JobError> {
     let sent = match (st.want_up, st.up, phase, st.pid) {
         (true, true, Some(Phase::Next { .. }), Some(pid)) => {
             let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(0));
-            nix::sys::signal::kill(pid, Signal::SIGUSR1).map_err(io::Error::from)
+            (nix::sys::signal::kill(pid, Signal::SIGUSR1))
+                .map_err(|e| io_err("unable to wake it")(e.into()))
         }
         // Wanted up, its wait not begun (s6 starts it again after a run):
         // the wait reads the file first.
@@ -416,19 +421,14 @@ pub fn run_now(slot_dir: &Path, st: &Status) -> Result<(), JobError> {
         // Paused: up once (`s6-svc -o`), not again after this run.
         (false, _, _, _) => {
             use crate::s6::control::SvcCommand::{Once, Up};
-            crate::s6::control::write(slot_dir, &[Up, Once])
-                .map_err(|_| io::Error::from(io::ErrorKind::NotConnected))
+            crate::s6::control::write(slot_dir, &[Up, Once]).map_err(JobError::from)
         }
     };
     drop(lock);
-    sent.map_err(|e| {
+    if sent.is_err() {
         let _ = std::fs::remove_file(slot_dir.join(RUN_NOW_FILE));
-        if e.kind() == io::ErrorKind::NotConnected {
-            JobError::NotSupervised
-        } else {
-            io_err("unable to wake it")(e)
-        }
-    })
+    }
+    sent
 }
 
 /// How long after a run a job down and wanted up is between runs: s6
