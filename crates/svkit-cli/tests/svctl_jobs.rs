@@ -268,3 +268,44 @@ fn cron_runs_within_a_second_of_its_minute() {
     assert!(secs < 1.0, "ran {secs} s past its minute: {text}");
     sbx.stop();
 }
+
+/// A timezone the image lacks: at boot a located warning and the job left
+/// out (the others run); `svctl apply` refuses the config.
+#[test]
+fn a_timezone_the_image_lacks_leaves_the_job_out_at_boot() {
+    if !sandbox_or_skip("a_timezone_the_image_lacks_leaves_the_job_out_at_boot") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "state_dir": "/data/.svkit", "slots": [
+  { "name": "ok", "type": "oneshot", "command": ["true"], "schedule": { "cron": "@daily" } },
+  { "name": "mars", "type": "oneshot", "command": ["true"],
+    "schedule": { "cron": "@daily", "timezone": "Mars/Olympus" } }
+] }"#,
+    );
+    let sbx = fx.boot();
+    let logs = sbx.wait_for_log("the job is left out", Duration::from_secs(10));
+    assert!(
+        logs.contains("10-test.json:4:37: slots[1].schedule.timezone: `Mars/Olympus`: no such timezone in /usr/share/zoneinfo"),
+        "{logs}"
+    );
+    let (_, ok) = poll("ok scheduled", Duration::from_secs(10), || {
+        let (rc, j) = job_json(&sbx, "ok");
+        (j["state"] == "scheduled").then_some((rc, j))
+    });
+    assert_eq!(ok["schedule"], "cron @daily", "{ok}");
+    let (rc, mars) = job_json(&sbx, "mars");
+    assert_eq!(
+        (rc, &mars["state"]),
+        (Some(3), &serde_json::json!("missing")),
+        "{mars}"
+    );
+    let o = sbx.exec(&["svctl", "apply"]);
+    expect_code(&o, 1);
+    assert!(
+        err(&o).contains("`Mars/Olympus`: no such timezone"),
+        "{}",
+        err(&o)
+    );
+    sbx.stop();
+}
