@@ -26,14 +26,9 @@ enum Verb {
     Wait {
         #[command(flatten)]
         job: Schedule,
-        /// A run still going after S seconds gets the down signal.
+        /// A run still going after S seconds is ended as a stop would end it.
         #[arg(long, value_name = "S")]
         timeout: Option<u64>,
-        #[arg(long, value_name = "SIGNAL", default_value = "SIGTERM")]
-        down_signal: String,
-        /// Then KILL after MS ms.
-        #[arg(long, value_name = "MS", default_value_t = 10_000)]
-        kill_after: u64,
         #[arg(last = true, required = true, value_name = "ARGV")]
         argv: Vec<std::ffi::OsString>,
     },
@@ -59,10 +54,6 @@ enum Verb {
         start: u64,
         #[arg(long, value_name = "S")]
         after: u64,
-        #[arg(long, value_name = "SIGNAL")]
-        down_signal: String,
-        #[arg(long, value_name = "MS")]
-        kill_after: u64,
         /// Start the watcher in the background and return at once.
         #[arg(long)]
         detach: bool,
@@ -123,13 +114,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         ExitCode::from(111)
     };
     match args.verb {
-        Verb::Wait {
-            job,
-            timeout,
-            down_signal,
-            kill_after,
-            argv,
-        } => {
+        Verb::Wait { job, timeout, argv } => {
             let job = match job.job() {
                 Ok(j) => j,
                 Err(e) => return fail("bad schedule", &e),
@@ -148,8 +133,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
                             "--start",
                             &run.start_time.to_string(),
                         ])
-                        .args(["--after", &after.to_string(), "--down-signal", &down_signal])
-                        .args(["--kill-after", &kill_after.to_string()])
+                        .args(["--after", &after.to_string()])
                         .stdin(Stdio::null())
                         .status();
                     if !watcher.is_ok_and(|s| s.success()) {
@@ -190,8 +174,6 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
             pid,
             start,
             after,
-            down_signal,
-            kill_after,
             detach,
         } => {
             if detach {
@@ -209,15 +191,12 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
                     Err(e) => fail("unable to start the timeout watcher", &e),
                 };
             }
-            let Some(sig) = svkit::s6::signal::parse(&down_signal) else {
-                return fail("bad --down-signal", &down_signal);
-            };
             let run = svkit::stray::Copy {
                 pid,
                 start_time: start,
             };
             let after = Duration::from_secs(after);
-            match job::watch_timeout(&slot, run, after, sig, Duration::from_millis(kill_after)) {
+            match job::watch_timeout(std::path::Path::new("."), &slot, run, after) {
                 Ok(()) => ExitCode::from(OK),
                 Err(e) => fail(&format!("job {slot}"), &e),
             }

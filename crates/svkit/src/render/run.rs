@@ -72,10 +72,6 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         let s = slot.schedule.as_ref().map(|s| s.timeout_s);
         if let Some(Some(t)) = s {
             words.extend(["--timeout".into(), t.to_string()]);
-            let sig = slot.down_signal.as_deref().unwrap_or("SIGTERM");
-            words.extend(["--down-signal".into(), sig.to_string()]);
-            let ms = slot.stop_timeout_ms.unwrap_or(DEFAULT_JOB_KILL_AFTER_MS);
-            words.extend(["--kill-after".into(), ms.to_string()]);
         }
         words.extend(["--", "./run", "run"].map(String::from));
         let _ = writeln!(
@@ -141,10 +137,6 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     let _ = writeln!(o, "exec {}", sh_words(&words));
     header(env.with_contenv.as_deref(), &o)
 }
-
-/// A run of a job still going `timeout_s` after it began gets the down
-/// signal, then KILL this much later unless `stop_timeout_ms` says.
-pub const DEFAULT_JOB_KILL_AFTER_MS: u32 = 10_000;
 
 /// `svkit job VERB` and the job's schedule, as `run` (`wait`) and `finish`
 /// (`end`) pass it; None for a slot that is no job.

@@ -478,23 +478,24 @@ impl JobState {
 
 /// `timeout_s`: the watcher of the run `run` (its pid and start time:
 /// never another process), started just before the run begins (`svkit
-/// job timeout`, detached: no child of the job's program). It sends `sig`
-/// after `after`, then KILL after `kill_after`, and ends with the run.
+/// job timeout`, detached: no child of the job's program) in the slot dir
+/// `slot_dir`. Asleep on the run's pidfd; after `after`, the run is ended
+/// as its supervisor would stop it ([`stray::stop_plan`]: the slot's down
+/// signal, then KILL to its process group after its `timeout-kill`).
 pub fn watch_timeout(
+    slot_dir: &Path,
     slot: &str,
     run: crate::stray::Copy,
     after: Duration,
-    sig: Signal,
-    kill_after: Duration,
 ) -> Result<(), JobError> {
     let fd = crate::sys::pidfd_open(run.pid).map_err(io_err("unable to watch its run"))?;
     if crate::stray::Copy::of(run.pid) != Some(run) {
         return Ok(());
     }
-    let wait = |d| crate::sys::pidfd_wait(&fd, d).map_err(io_err("unable to watch its run"));
-    if wait(after)? {
+    if crate::sys::pidfd_wait(&fd, after).map_err(io_err("unable to watch its run"))? {
         return Ok(());
     }
+    let (sig, grace) = crate::stray::stop_plan(slot_dir);
     crate::msg::say_beside(
         "warning",
         format_args!(
@@ -503,10 +504,7 @@ pub fn watch_timeout(
             sig.as_str()
         ),
     );
-    let _ = crate::sys::pidfd_send_signal(&fd, sig);
-    if !wait(kill_after)? {
-        let _ = crate::sys::pidfd_send_signal(&fd, Signal::SIGKILL);
-    }
+    crate::stray::end(run, sig, grace).map_err(io_err("unable to end its run"))?;
     Ok(())
 }
 
