@@ -199,11 +199,18 @@ fn jitter(max: u32) -> i64 {
     i64::try_from(r % (u64::from(max) + 1)).unwrap_or(0)
 }
 
-/// The slot dir's flock (`.`), as `svctl run` takes it.
-fn lock_here() -> Result<nix::fcntl::Flock<std::fs::File>, JobError> {
-    let dir = std::fs::File::open(".").map_err(io_err("unable to open the slot dir"))?;
-    nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| io_err("unable to lock the slot dir")(e.into()))
+/// How long the wait and `svctl run` wait for each other's hold of the
+/// slot dir's flock (each holds it for a few file operations).
+const LOCK_WITHIN: Duration = Duration::from_secs(10);
+
+/// The slot dir's flock, as `svctl run` takes it ([`fsutil::flock_within`]).
+fn lock_dir(slot_dir: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, JobError> {
+    let dir = std::fs::File::open(slot_dir).map_err(io_err("unable to open the slot dir"))?;
+    let locked =
+        fsutil::flock_within(dir, LOCK_WITHIN).map_err(io_err("unable to lock the slot dir"))?;
+    locked.ok_or_else(|| {
+        io_err("unable to lock the slot dir within 10 s")(io::ErrorKind::TimedOut.into())
+    })
 }
 
 /// Waits (in the slot dir, the cwd) until the job should run: a tick, a
@@ -237,7 +244,7 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
         .map_or(now_s(), unix_s);
     let mut catch_up = job.catch_up && first;
     loop {
-        let lock = lock_here()?;
+        let lock = lock_dir(Path::new("."))?;
         let last = last_run(&job.state_dir, &job.slot).unwrap_or_default();
         let now = now_s();
         let ts = |s: i64| Timestamp::from_second(s).unwrap_or(Timestamp::UNIX_EPOCH);
@@ -281,7 +288,7 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
         match timer.wait() {
             // The tick came (on time, or the clock jumped past it).
             Ok(()) => {
-                let lock = lock_here()?;
+                let lock = lock_dir(Path::new("."))?;
                 let _ = std::fs::remove_file(RUN_NOW_FILE);
                 return begin(tick, lock, &mut wake, &usr1);
             }
@@ -396,13 +403,7 @@ pub fn result(r: &LastRun) -> String {
 /// its tick is woken; one that is down is started once (s6's `O`: not
 /// again after this run); one whose run goes on is left alone.
 pub fn run_now(slot_dir: &Path, st: &Status) -> Result<(), JobError> {
-    let dir = std::fs::File::open(slot_dir).map_err(io_err("unable to open the slot dir"))?;
-    let Some(lock) = fsutil::flock_within(dir, Duration::from_secs(10))
-        .map_err(io_err("unable to lock the slot dir"))?
-    else {
-        let busy = io::Error::from(io::ErrorKind::TimedOut);
-        return Err(io_err("unable to lock the slot dir within 10 s")(busy));
-    };
+    let lock = lock_dir(slot_dir)?;
     let phase = phase(slot_dir);
     if st.up && matches!(phase, Some(Phase::Run { .. })) {
         return Err(JobError::Running);
