@@ -12,8 +12,8 @@
 //!
 //! | file | when | content |
 //! |---|---|---|
-//! | `run` | always | sh: env, cwd, privilege drop, `exec` of the argv |
-//! | `finish` | always | sh: the restart policy |
+//! | `run` | always | sh: env, cwd, privilege drop, `exec` of the argv (a job's first execs `svkit job wait`) |
+//! | `finish` | always | sh: the restart policy (a job's: `svkit job end`) |
 //! | `down` | not wanted up | empty |
 //! | `notification-fd` | readiness | fd number |
 //! | `data/check` | readiness check | sh: the check command, its output to `.svkit-check-output` |
