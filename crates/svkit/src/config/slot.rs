@@ -87,6 +87,9 @@ pub(crate) fn build_slot(
         .schedule
         .as_ref()
         .and_then(|r| schedule(ctx, &b, r, kind));
+    if schedule.is_some() {
+        not_for_jobs(ctx, &b, raw);
+    }
     let readiness = raw
         .readiness
         .as_ref()
@@ -637,6 +640,34 @@ fn kind(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot, restart: &mut Resta
         restart.on_clean_exit = OnCleanExit::Stop;
     }
     kind
+}
+
+/// Keys that make no sense on a job, each an error at the key: its run is
+/// no service others wait on or a watcher checks, and never the end of
+/// the container (a failed run waits for the next tick).
+fn not_for_jobs(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot) {
+    let set = [
+        (
+            "readiness",
+            raw.readiness.is_some(),
+            "a job's run is no service to wait for",
+        ),
+        (
+            "liveness",
+            raw.liveness.is_some(),
+            "a job's run is no service to watch: `timeout_s` ends a hung one",
+        ),
+        (
+            "essential",
+            raw.essential == Some(true),
+            "a job never ends for good: a failed run waits for its next tick",
+        ),
+    ];
+    for (key, present, why) in set {
+        if present {
+            ctx.err(&b.key(key), format!("`{key}` with `schedule`: {why}"));
+        }
+    }
 }
 
 /// Longest `every_s`: a year.
