@@ -30,6 +30,7 @@ const PROGRAMS: [(&str, Program); 5] = [
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
 const INTERNAL: [(&str, Internal); 13] = [
     ("foreground-stop", svkit::foreground::main),
+    ("job", svkit_cli::internal::job::main),
     ("liveness", svkit_cli::internal::liveness::main),
     ("log-claim", svkit::claim::log_main),
     ("log-stdout", svkit::logs::stdout::main),

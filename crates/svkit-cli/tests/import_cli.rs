@@ -261,21 +261,22 @@ fn usage_and_system_errors() {
     let o = run(&[fixture("include-dir/main.conf").as_os_str()]);
     code(&o, 1);
     assert!(
-        err(&o).contains("--from supervisord|procfile|s6"),
+        err(&o).contains("--from supervisord|procfile|s6|crontab"),
         "{}",
         err(&o)
     );
 }
 
-/// Procfiles and s6-overlay trees through the verb, detected from their
-/// names and shapes: a config `svctl check` accepts, and a summary.
+/// Procfiles, s6-overlay trees and a crontab through the verb, detected
+/// from their names, shapes and content: a config `svctl check` accepts, and a summary.
 #[test]
-fn procfiles_and_s6_trees_import_by_detection() {
+fn procfiles_s6_trees_and_crontabs_import_by_detection() {
     for rel in [
         "procfile/rails/Procfile",
         "procfile/crlf/Procfile",
         "s6/services.d",
         "s6/s6-rc.d",
+        "crontab/app",
     ] {
         let p = repo("tests/fixtures/import").join(rel);
         let o = run(&[p.as_os_str()]);

@@ -10,14 +10,15 @@ use crate::{Format, ImportError};
 fn unknown(path: &Path, what: &str) -> ImportError {
     error(
         path,
-        format!("{what}: say which with --from supervisord|procfile|s6"),
+        format!("{what}: say which with --from supervisord|procfile|s6|crontab"),
     )
 }
 
 /// A dir is an s6-overlay tree when it is or holds `services.d` or
 /// `s6-rc.d`, or a subdir holds `run` or `type`; a file named `Procfile*`
 /// is a Procfile; an INI file with `[program:…]` or `[supervisord]` is
-/// supervisord's.
+/// supervisord's; a file whose first line that is not a comment or a
+/// `NAME=value` is a cron entry is a crontab.
 pub fn detect(path: &Path) -> Result<Format, ImportError> {
     let io = |e: std::io::Error| {
         error(
@@ -71,8 +72,11 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
     if ini {
         return Ok(Format::Supervisord);
     }
+    if crate::crontab::looks_like(&String::from_utf8_lossy(&head)) {
+        return Ok(Format::Crontab);
+    }
     Err(unknown(
         path,
-        "cannot tell the format (no [program:…] or [supervisord] section, not named Procfile)",
+        "cannot tell the format (no [program:…] or [supervisord] section, not named Procfile, no crontab entry)",
     ))
 }

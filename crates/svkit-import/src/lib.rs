@@ -12,6 +12,7 @@
 
 mod check;
 mod common;
+pub mod crontab;
 mod detect;
 pub mod procfile;
 pub mod report;
@@ -34,6 +35,7 @@ pub enum Format {
     Supervisord,
     Procfile,
     S6,
+    Crontab,
 }
 
 /// One thing the import did not carry over (or carried over changed):
@@ -154,6 +156,7 @@ pub fn import(paths: &[PathBuf], from: Option<Format>, opts: &Options) -> Result
             }
             Format::Procfile => procfile::import(path)?,
             Format::S6 => s6tree::import(path)?,
+            Format::Crontab => crontab::import(path)?,
         };
         at.resize(all.slots.len() + one.slots.len(), At::file(path));
         all.slots.extend(one.slots);

@@ -23,11 +23,12 @@ pub fn bin_dir() -> PathBuf {
 /// svctl's verbs, spelled out once for every test that checks them
 /// against the CLI, its help, the completions and the docs: a verb
 /// dropped from any of them fails there.
-pub const SVCTL_VERBS: [&str; 19] = [
+pub const SVCTL_VERBS: [&str; 20] = [
     "status",
     "start",
     "stop",
     "restart",
+    "run",
     "wait",
     "logs",
     "events",

@@ -29,6 +29,7 @@ pub mod reconcile;
 pub mod redirect;
 pub mod render;
 pub mod s6;
+pub mod schedule;
 pub mod slot;
 pub mod slotenv;
 pub mod state;

@@ -3,6 +3,7 @@
 //! library's own internal modes, such as `slot-env`, are reached the same
 //! way; `main.rs` holds the one table).
 
+pub mod job;
 pub mod liveness;
 pub mod say;
 pub mod serve;

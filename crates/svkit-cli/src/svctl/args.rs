@@ -168,6 +168,21 @@ pub struct WaitArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The job (a slot with a schedule)
+    #[arg(value_name = "SLOT")]
+    pub slot: String,
+    /// Wait for the run to end; exit with its exit code
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after DURATION (exit 1)
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::millis, requires = "wait", default_value = "3600s")]
+    pub timeout: Duration,
+    #[command(flatten)]
+    pub at: WhereArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct LogsArgs {
     /// The slot
     #[arg(value_name = "SLOT")]
@@ -295,6 +310,7 @@ pub enum FromFormat {
     Supervisord,
     Procfile,
     S6,
+    Crontab,
 }
 
 #[derive(Debug, Args)]
@@ -302,7 +318,7 @@ pub struct ImportArgs {
     /// The format of every PATH (default: detected from each one's name and content)
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub from: Option<FromFormat>,
-    /// A supervisord config, a Procfile, or an s6-overlay services.d or s6-rc.d dir
+    /// A supervisord config, a Procfile, an s6-overlay services.d or s6-rc.d dir, or a crontab
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Write the config to FILE, all or nothing (default: stdout, also `-`)

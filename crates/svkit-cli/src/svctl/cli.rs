@@ -83,6 +83,18 @@ Exit codes: 0 done; 1 --timeout ran out; 2 a slot failed permanently or vanished
 4 unknown slot; 5 a slot's program runs in the foreground; 100 bad usage; 111
 system error.")]
     Restart(CtlArgs),
+    /// Run a job once now, outside its schedule
+    #[command(after_help = "Examples:
+  svctl run backup
+  svctl run --wait backup                  returns the run's exit code
+
+A job waiting for its tick runs at once; a paused (stopped) job runs once and
+stays paused; a job whose run goes on is refused: one run at a time. Its
+schedule goes on as before.
+Exit codes: 0 started (with --wait: the run's exit code, 128+N when killed by
+signal N); 1 not a job, a run goes on, or --timeout ran out; 4 unknown slot;
+100 bad usage; 111 system error.")]
+    Run(RunArgs),
     /// Wait until slots are up, ready, down or done
     #[command(after_help = "Examples:
   svctl wait up gateway-default
@@ -259,11 +271,12 @@ Exit codes: the command's own; 4 the slot is not declared in the config; 1
 invalid config; 78 an env file or secret refused; 100 bad usage; 111
 system error (e.g. unknown user); 126 not executable; 127 not found.")]
     Exec(ExecArgs),
-    /// Turn a supervisord config, a Procfile or an s6-overlay tree into an svkit config
+    /// Turn a supervisord config, a Procfile, an s6-overlay tree or a crontab into an svkit config
     #[command(after_help = "Examples:
   svctl import /etc/supervisor/supervisord.conf > /etc/svkit/10-app.json
   svctl import --check --root / -o /etc/svkit/10-app.json supervisord.conf
   svctl import --from procfile Procfile
+  crontab -l > crontab.txt && svctl import crontab.txt
 
 Prints the config (or writes --output FILE: a temp file renamed into place;
 an existing FILE only with --force). On stderr, one line per key or section

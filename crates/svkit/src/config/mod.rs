@@ -122,6 +122,30 @@ pub fn load(dir: &Path, src: &dyn InstanceSource) -> Result<Validated, LoadError
     load_layers(&read_layers(dir)?, src)
 }
 
+/// One diagnostic per job whose `timezone` the image whose root is `root`
+/// lacks (a fact of where it runs, as a `user` is): its zone file is read
+/// at each wait for a tick.
+pub fn unknown_timezones(model: &Model, root: &Path) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for s in &model.slots {
+        let Some(sc) = &s.schedule else { continue };
+        let (Some(site), Some(name)) = (&sc.timezone_site, sc.timezone.as_deref()) else {
+            continue;
+        };
+        if let Err(e) = crate::schedule::zone(root, Some(name)) {
+            let d = site.diag(format!("{e} (job {})", s.name));
+            // Instances of one template share the place.
+            if !out
+                .iter()
+                .any(|o| o.pos == d.pos && o.path == d.path && o.file == d.file)
+            {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
 /// The model of one valid layer `/etc/svkit/10.json` holding `json`, for
 /// unit tests of the rules that read a model.
 #[cfg(test)]

@@ -133,6 +133,27 @@ pub struct Slot {
     /// `secrets`: VAR → file read at every start; only paths live here.
     pub secrets: BTreeMap<String, String>,
     pub liveness: Option<Liveness>,
+    /// `schedule`: a oneshot run at each tick (a job), not once per boot.
+    pub schedule: Option<Schedule>,
+}
+
+/// `schedule`: when a job runs, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedule {
+    pub when: crate::schedule::When,
+    /// As written: `cron 0 3 * * *`, `every 300s`.
+    pub text: String,
+    /// An IANA name; None: the container's local time.
+    pub timezone: Option<String>,
+    /// Where `timezone` was written: whether the image has it is checked
+    /// where the job runs (`unknown_timezones`).
+    pub timezone_site: Option<Site>,
+    /// A random delay of 0..jitter_s s added to each tick.
+    pub jitter_s: u32,
+    /// A run still going after this long gets the down signal.
+    pub timeout_s: Option<u32>,
+    /// At boot, run once if a tick passed while the container was down.
+    pub catch_up: bool,
 }
 
 /// `liveness`: a check run every `interval_ms` while the slot runs (and is

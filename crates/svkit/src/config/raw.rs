@@ -79,6 +79,25 @@ pub struct RawSlot {
     pub secrets: Option<BTreeMap<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness: Option<RawLiveness>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<RawSchedule>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSchedule {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cron: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_s: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter_s: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catch_up: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -18,9 +18,10 @@ use super::json_pos::FieldPath;
 use super::model::*;
 use super::names::*;
 use super::parse::Layer;
-use super::raw::{RawCheck, RawLiveness, RawLog, RawReadiness, RawRestart, RawSlot};
+use super::raw::{RawCheck, RawLiveness, RawLog, RawReadiness, RawRestart, RawSchedule, RawSlot};
 use super::vars::{shown, Vars};
 use crate::probe::Probe;
+use crate::schedule::When;
 
 /// Build the slot; the caller checks `ctx.diags` to know whether it is
 /// usable. `name` is the already expanded and checked slot name.
@@ -82,6 +83,13 @@ pub(crate) fn build_slot(
         .map(|r| restart(ctx, &b.key("restart"), r))
         .unwrap_or_default();
     let kind = kind(ctx, &b, raw, &mut restart);
+    let schedule = raw
+        .schedule
+        .as_ref()
+        .and_then(|r| schedule(ctx, &b, r, kind));
+    if schedule.is_some() {
+        not_for_jobs(ctx, &b, raw);
+    }
     let readiness = raw
         .readiness
         .as_ref()
@@ -125,6 +133,7 @@ pub(crate) fn build_slot(
             .liveness
             .as_ref()
             .and_then(|l| liveness(ctx, &b.key("liveness"), l)),
+        schedule,
     }
 }
 
@@ -617,7 +626,12 @@ fn kind(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot, restart: &mut Resta
             .restart
             .as_ref()
             .and_then(|r| r.on_clean_exit.as_deref());
-        if asked == Some("restart") {
+        if asked.is_some() && raw.schedule.is_some() {
+            ctx.err(
+                &b.key("restart").key("on_clean_exit"),
+                "`on_clean_exit` with `schedule`: a job's run ends, whatever its exit, and the job waits for its next tick",
+            );
+        } else if asked == Some("restart") {
             ctx.err(
                 &b.key("restart").key("on_clean_exit"),
                 "`restart` with \"type\": \"oneshot\": a oneshot's clean exit ends it (done)",
@@ -626,4 +640,109 @@ fn kind(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot, restart: &mut Resta
         restart.on_clean_exit = OnCleanExit::Stop;
     }
     kind
+}
+
+/// Keys that make no sense on a job, each an error at the key: its run is
+/// no service others wait on or a watcher checks, and never the end of
+/// the container (a failed run waits for the next tick).
+fn not_for_jobs(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot) {
+    let set = [
+        (
+            "readiness",
+            raw.readiness.is_some(),
+            "a job's run is no service to wait for",
+        ),
+        (
+            "liveness",
+            raw.liveness.is_some(),
+            "a job's run is no service to watch: `timeout_s` ends a hung one",
+        ),
+        (
+            "essential",
+            raw.essential == Some(true),
+            "a job never ends for good: a failed run waits for its next tick",
+        ),
+    ];
+    for (key, present, why) in set {
+        if present {
+            ctx.err(&b.key(key), format!("`{key}` with `schedule`: {why}"));
+        }
+    }
+}
+
+/// Longest `every_s`: a year.
+pub const MAX_EVERY_S: i64 = 31_536_000;
+
+/// `schedule`, on a oneshot: exactly one of `cron` and `every_s`; a
+/// `timezone` spelled as a zone name (whether the image has it is a fact
+/// of where the job runs: `unknown_timezones`).
+fn schedule(ctx: &mut SlotCtx<'_>, b: &FieldPath, r: &RawSchedule, kind: Kind) -> Option<Schedule> {
+    let p = b.key("schedule");
+    if kind != Kind::Oneshot {
+        ctx.err(
+            &p,
+            "`schedule` makes a job, a run at each tick: it needs \"type\": \"oneshot\"",
+        );
+    }
+    let (when, text) = match (&r.cron, r.every_s) {
+        (Some(c), None) => {
+            let pc = p.key("cron");
+            let c = ctx.expand(&pc, c);
+            match crate::schedule::Cron::parse(&c) {
+                Ok(cron) => (When::Cron(cron), format!("cron {}", c.trim())),
+                Err(e) => {
+                    ctx.err(&pc, e);
+                    return None;
+                }
+            }
+        }
+        (None, Some(n)) => {
+            let n = ctx.int(&p.key("every_s"), n, 1, MAX_EVERY_S, " s")?;
+            (When::Every(n), format!("every {n}s"))
+        }
+        _ => {
+            ctx.err(
+                &p,
+                "exactly one of `cron` (\"m h dom mon dow\", or @daily, ...) and `every_s`",
+            );
+            return None;
+        }
+    };
+    let timezone = r.timezone.as_ref().map(|t| {
+        let pt = p.key("timezone");
+        let t = ctx.expand(&pt, t);
+        if !crate::schedule::is_zone_name(&t) {
+            ctx.err(
+                &pt,
+                format!(
+                    "`{}`: expected an IANA zone name such as Europe/Berlin",
+                    crate::msg::escape(&t)
+                ),
+            );
+        }
+        (t, ctx.layer.site(pt))
+    });
+    if timezone.is_some() && matches!(when, When::Every(_)) {
+        ctx.err(
+            &p.key("timezone"),
+            "`timezone` is for `cron`: `every_s` counts seconds, in no zone",
+        );
+    }
+    let jitter_s = r
+        .jitter_s
+        .and_then(|v| ctx.int(&p.key("jitter_s"), v, 0, 86_400, " s"))
+        .unwrap_or(0);
+    let timeout_s = r
+        .timeout_s
+        .and_then(|v| ctx.int(&p.key("timeout_s"), v, 1, 604_800, " s"));
+    let (timezone, timezone_site) = timezone.unzip();
+    Some(Schedule {
+        when,
+        text,
+        timezone,
+        timezone_site,
+        jitter_s,
+        timeout_s,
+        catch_up: r.catch_up.unwrap_or(false),
+    })
 }

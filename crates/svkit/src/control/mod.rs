@@ -167,7 +167,10 @@ fn wait_started(
     watched: Vec<Watched>,
     timeout: Duration,
 ) -> Result<Waited, Error> {
-    let oneshot = |n: &String| slots.slot(n).is_some_and(|s| s.kind == Kind::Oneshot);
+    // A job (a oneshot with a schedule) never completes: up is started.
+    let oneshot = |n: &String| {
+        (slots.slot(n)).is_some_and(|s| s.kind == Kind::Oneshot && s.schedule.is_none())
+    };
     let (jobs, services): (Vec<_>, Vec<_>) =
         names.iter().zip(watched).partition(|(n, _)| oneshot(n));
     let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();

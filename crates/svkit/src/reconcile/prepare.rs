@@ -36,6 +36,21 @@ pub fn prepare(
         }
         warnings.extend(unknown.iter().map(ToString::to_string));
     }
+    // A job whose timezone the image lacks: left out at boot, named.
+    let zones = config::unknown_timezones(&validated.model, Path::new("/"));
+    if scope == Scope::All && !zones.is_empty() {
+        return Err(LoadError::Invalid(zones));
+    }
+    let mut validated = validated;
+    for d in zones {
+        validated.model.slots.retain(|s| {
+            s.schedule
+                .as_ref()
+                .and_then(|sc| sc.timezone_site.as_ref())
+                .is_none_or(|site| site.pos != d.pos || site.file != d.file)
+        });
+        warnings.push(format!("{d}: the job is left out"));
+    }
     if let Some((uid, _)) = crate::slot::owner::tree_owner(scandir) {
         warnings.extend(users_not_applied(&validated.model, uid));
     }

@@ -57,6 +57,41 @@ fn died(slot: &Slot) -> String {
     )
 }
 
+/// A job's `finish`: every end of a run is recorded (`svkit job end`), and
+/// s6 starts `run` again, which waits for the next tick; no crash loop, no
+/// backoff: a failed run is a result, the next tick its retry.
+pub(super) fn job(slot: &Slot, mut end: Vec<String>) -> String {
+    let mut o = script();
+    let _ = writeln!(
+        o,
+        "# svkit job {}: each end of a run is recorded, then run waits for the next tick.\n# Generated: edit the config, not this file.\n# $1 = exit code (256 if killed by a signal), $2 = signal number, $4 = pid.\n# A stop or restart svctl asked for is no result of the run.\nrequested=\n[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1\nfor f in supervise/{REQUEST_PREFIX}*; do\n  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f supervise/{REQUEST_PREFIX}*; fi\n  break\ndone",
+        slot.name
+    );
+    end.extend(
+        [
+            "--code",
+            "${1:-0}",
+            "--signal",
+            "${2:-0}",
+            "--requested",
+            "$requested",
+        ]
+        .map(String::from),
+    );
+    let words: Vec<String> = end
+        .iter()
+        .map(|w| {
+            if w.starts_with('$') {
+                format!("\"{w}\"")
+            } else {
+                super::quote::sh_quote(w).into_owned()
+            }
+        })
+        .collect();
+    let _ = writeln!(o, "exec {}", words.join(" "));
+    o
+}
+
 pub(super) fn finish(slot: &Slot) -> String {
     let r = &slot.restart;
     let mut o = script();

@@ -12,8 +12,8 @@
 //!
 //! | file | when | content |
 //! |---|---|---|
-//! | `run` | always | sh: env, cwd, privilege drop, `exec` of the argv |
-//! | `finish` | always | sh: the restart policy |
+//! | `run` | always | sh: env, cwd, privilege drop, `exec` of the argv (a job's first execs `svkit job wait`) |
+//! | `finish` | always | sh: the restart policy (a job's: `svkit job end`) |
 //! | `down` | not wanted up | empty |
 //! | `notification-fd` | readiness | fd number |
 //! | `data/check` | readiness check | sh: the check command, its output to `.svkit-check-output` |
@@ -105,7 +105,14 @@ fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
 pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> RenderedSlot {
     let mut files = vec![
         file("run", run::run(model, slot, env), 0o755),
-        file("finish", finish::finish(slot), 0o755),
+        file(
+            "finish",
+            match run::job_words(model, slot, "end") {
+                Some(end) => finish::job(slot, end),
+                None => finish::finish(slot),
+            },
+            0o755,
+        ),
         file(MARKER, marker(slot), 0o644),
     ];
     if !up {

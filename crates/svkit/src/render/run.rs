@@ -7,6 +7,7 @@ use super::quote::{sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, Model, Slot, CHECK_NOTIFICATION_FD};
 use crate::probe::Probe;
+use crate::schedule::When;
 use crate::slot::end::{
     CHECK_OUTPUT_FILE, DEPENDENCY_FAILED_EXIT, ESSENTIAL_FILE, STARTED_FILE, START_ERROR_FILE,
     WAITING_FILE,
@@ -66,6 +67,19 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         // Escaped: a newline would end the comment.
         crate::msg::escape(&slot.origin.file.display().to_string()),
     );
+    if let Some(words) = job_words(model, slot, "wait") {
+        let mut words = words;
+        let s = slot.schedule.as_ref().map(|s| s.timeout_s);
+        if let Some(Some(t)) = s {
+            words.extend(["--timeout".into(), t.to_string()]);
+        }
+        words.extend(["--", "./run", "run"].map(String::from));
+        let _ = writeln!(
+            o,
+            "# A job: svkit job wait sleeps until the next tick of its schedule, then runs\n# this script again, for one run.\n[ \"$1\" = run ] || exec {}",
+            sh_words(&words)
+        );
+    }
     // First, before anything that takes time: s6 already says this slot is
     // up, so status and `svctl wait` must see at once that it is waiting.
     o.push_str(&mark_waiting(slot));
@@ -122,6 +136,30 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     }
     let _ = writeln!(o, "exec {}", sh_words(&words));
     header(env.with_contenv.as_deref(), &o)
+}
+
+/// `svkit job VERB` and the job's schedule, as `run` (`wait`) and `finish`
+/// (`end`) pass it; None for a slot that is no job.
+pub(super) fn job_words(model: &Model, slot: &Slot, verb: &str) -> Option<Vec<String>> {
+    let s = slot.schedule.as_ref()?;
+    let mut w: Vec<String> = ["svkit", "job", verb, "--slot", &slot.name, "--state-dir"]
+        .map(String::from)
+        .to_vec();
+    w.push(model.state_dir.clone());
+    match &s.when {
+        When::Cron(_) => w.extend(["--cron".into(), s.text.trim_start_matches("cron ").into()]),
+        When::Every(n) => w.extend(["--every".into(), n.to_string()]),
+    }
+    if let Some(tz) = &s.timezone {
+        w.extend(["--timezone".into(), tz.clone()]);
+    }
+    if s.jitter_s > 0 {
+        w.extend(["--jitter".into(), s.jitter_s.to_string()]);
+    }
+    if s.catch_up {
+        w.push("--catch-up".into());
+    }
+    Some(w)
 }
 
 /// The claim refuses the start while the slot's program runs in the

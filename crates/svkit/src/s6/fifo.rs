@@ -132,34 +132,40 @@ impl Drop for Subscription {
     }
 }
 
+/// What s6's `ftrigw_notifyb_nosig` does: `byte` to every FIFO of
+/// `fifodir` whose name starts `ftrig1:@` and is 39 bytes long, never
+/// waiting (a FIFO whose reader is gone is skipped). How svkit announces
+/// its own changes of a slot beside s6's (a job's runs). The FIFOs told.
+pub fn notify(fifodir: &Path, byte: u8) -> usize {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let Ok(entries) = std::fs::read_dir(fifodir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.as_encoded_bytes();
+        if !name.starts_with(FIFO_PREFIX.as_bytes()) || name.len() != 39 {
+            continue;
+        }
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW)
+            .open(e.path());
+        if f.and_then(|mut f| f.write_all(&[byte])).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs;
-    use std::io::Write as _;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::FileTypeExt;
 
     use super::*;
-
-    /// What s6's `ftrigw_notifyb_nosig` does: `byte` to every FIFO whose name
-    /// starts `ftrig1:@` and is 39 bytes long.
-    fn notify(fifodir: &std::path::Path, byte: u8) -> usize {
-        let mut n = 0;
-        for e in fs::read_dir(fifodir).expect("readdir") {
-            let e = e.expect("entry");
-            let name = e.file_name().into_string().expect("utf-8");
-            if !name.starts_with(FIFO_PREFIX) || name.len() != 39 {
-                continue;
-            }
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(nix::libc::O_NONBLOCK)
-                .open(e.path())
-                .expect("open_write");
-            f.write_all(&[byte]).expect("write");
-            n += 1;
-        }
-        n
-    }
 
     #[test]
     fn a_subscription_is_a_fifo_s6_writes_to_and_is_removed_on_drop() {

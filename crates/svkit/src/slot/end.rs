@@ -88,6 +88,9 @@ pub const RUNTIME_FILES: &[&str] = &[
     LOG_RESTART_FILE,
     crate::stray::PROGRAM_FILE,
     crate::stray::LOG_PROGRAM_FILE,
+    super::job::JOB_FILE,
+    super::job::RUN_NOW_FILE,
+    super::job::SINCE_FILE,
 ];
 
 /// What the slot's `run` waits for, while it does (`st_up`: the slot is up;

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::end::{self, End};
+use super::job::JobState;
 use super::logger;
 use super::snapshot::Slots;
 use crate::config::names::is_truthy;
@@ -246,7 +247,8 @@ pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
 /// output getting through ([`logger`]), no copy of its program left
 /// unsupervised ([`stray`]) nor up beside its foreground copy, and up
 /// exactly when s6 wants it up (a slot an operator stopped, a finished
-/// job, or one whose program runs in the foreground, is down as wanted).
+/// oneshot, or one whose program runs in the foreground, is down as
+/// wanted; a job between two runs is as wanted too).
 pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
     st.is_some_and(|s| {
         !v.failed
@@ -256,7 +258,7 @@ pub fn in_wanted_state(st: Option<&Status>, v: &Verdict) -> bool {
             && v.log.is_none()
             && v.stray.is_none()
             && !(s.up && v.foreground.is_some())
-            && s.up == s.want_up
+            && (s.up == s.want_up || v.job.as_ref().is_some_and(|j| j.between_runs))
     })
 }
 
@@ -389,14 +391,20 @@ impl Slots<'_> {
         let unhealthy = live.as_ref().is_some_and(|l| l.failing > 0);
         let sd = self.model.map_or("", |m| m.state_dir.as_str());
         let remembered = || state::read_desired(Path::new(sd), name);
+        // A job: what it waits for, and its last run (failed until a
+        // later run succeeds).
+        let job = (slot.and_then(|s| s.schedule.as_ref()))
+            .map(|sc| JobState::read(&dir, st, &sc.text, Path::new(sd), name));
+        let job_failed = job.as_ref().and_then(|j| j.last_run).filter(|r| !r.ok());
         Verdict {
             desired_up: desired_up(slot.map(|s| &s.autostart), remembered, st.normally_up),
-            failed: failed(st, end.as_ref()),
+            failed: failed(st, end.as_ref()) || job_failed.is_some(),
             done,
             why: match end {
                 Some(End::Failed(why)) if kept_down(&st.raw) => Some(why),
-                _ => None,
+                _ => job_failed.map(|r| format!("its last run failed: {}", super::job::result(&r))),
             },
+            job,
             ready: ready(st, notifies) && waiting.is_none() && !unhealthy,
             ready_overdue: ready_overdue(st, notifies, timeout, started, now),
             // What keeps a waiting slot waiting: its dependencies that
@@ -494,4 +502,6 @@ pub struct Verdict {
     /// command (a redirect's opt-out), while it lives: the slot itself
     /// never starts then.
     pub foreground: Option<i32>,
+    /// A job's schedule, next and last run ([`super::job`]).
+    pub job: Option<JobState>,
 }

@@ -95,6 +95,10 @@ const FAMILIES: &[Family] = &[
     ("svkit_slot_last_exit_signal", "Signal that killed the slot's process the last time it died, 0 if it exited; absent before the first death.", |m, _| m.last_death.map(|d| f64::from(d.signal))),
     ("svkit_slot_cpu_seconds_total", "CPU seconds (user and system) of the slot's program and every descendant, reaped children included; starts again with each run; absent when not running.", |m, _| m.usage.map(|u| u.cpu_seconds)),
     ("svkit_slot_memory_rss_bytes", "Resident memory of the slot's program and every descendant; absent when not running.", |m, _| m.usage.map(|u| u.rss_bytes as f64)),
+    ("svkit_slot_next_run_timestamp_seconds", "Unix time a job runs next, while it waits for that tick; absent otherwise.", |m, _| m.v.job.as_ref().and_then(|j| j.next_run).map(secs)),
+    ("svkit_slot_last_run_duration_seconds", "Seconds a job's last run took; absent before its first.", |m, _| m.v.job.as_ref().and_then(|j| j.last_run).map(|l| l.duration_ms as f64 / 1000.0)),
+    ("svkit_slot_last_run_exit_code", "Exit code of a job's last run (128 + N when killed by signal N); absent before its first.", |m, _| m.v.job.as_ref().and_then(|j| j.last_run).map(|l| f64::from(if l.code == 256 { 128 + l.signal } else { l.code }))),
+    ("svkit_slot_runs_skipped", "Ticks of a job skipped because a run still went on (one run at a time), since its first run recorded.", |m, _| m.v.job.as_ref().map(|j| j.last_run.map_or(0.0, |l| l.skipped as f64))),
     ("svkit_slot_processes", "Processes of the slot's program's tree; absent when not running.", |m, _| m.usage.map(|u| u.processes as f64)),
 ];
 

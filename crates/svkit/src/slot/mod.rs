@@ -13,6 +13,7 @@
 pub mod end;
 pub mod events;
 pub mod health;
+pub mod job;
 pub mod liveness;
 pub mod logger;
 pub mod metrics;

@@ -344,6 +344,8 @@ pub enum State {
     Foreground,
     /// Up, but its run script still waits for its dependencies.
     Waiting,
+    /// A job waiting for its next tick.
+    Scheduled,
     Up,
     Down,
 }
@@ -358,6 +360,7 @@ impl State {
             State::Done => "done",
             State::Foreground => "foreground",
             State::Waiting => "waiting",
+            State::Scheduled => "scheduled",
             State::Up => "up",
             State::Down => "down",
         }
@@ -374,6 +377,15 @@ impl Row {
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
             Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
+            Some(s)
+                if self
+                    .v
+                    .job
+                    .as_ref()
+                    .is_some_and(|j| (s.up && j.next_run.is_some()) || j.between_runs) =>
+            {
+                State::Scheduled
+            }
             Some(s) if s.up => State::Up,
             Some(_) => State::Down,
         }

@@ -112,6 +112,14 @@ pub fn row_json(r: &Row, now: SystemTime) -> Value {
         "ready_since_tai64n": st.map(|s| s.raw.ready_stamp.to_string()),
         "last_exit": st.map(|s| s.last_exit.json()),
         "deaths": st.map(|_| r.v.deaths),
+        "schedule": r.v.job.as_ref().map(|j| j.schedule.as_str()),
+        "next_run": r.v.job.as_ref().and_then(|j| j.next_run).map(crate::clock::rfc3339_utc),
+        "last_run": r.v.job.as_ref().and_then(|j| j.last_run).map(|l| json!({
+            "start": crate::clock::rfc3339_utc(super::job::at(l.start)),
+            "duration_s": l.duration_ms as f64 / 1000.0,
+            "exit": if l.code == 256 { json!(super::job::result(&l)) } else { json!(l.code) },
+        })),
+        "skipped": r.v.job.as_ref().map(|j| j.last_run.map_or(0, |l| l.skipped)),
         "usage": r.usage,
         "log_usage": r.log_usage,
     })
@@ -169,6 +177,9 @@ pub fn info(r: &Row, now: SystemTime) -> String {
         return "supervisor not running".into();
     };
     let t = human_secs(r.secs_since(s, now));
+    if let Some(j) = &r.v.job {
+        return job_info(j, s, now);
+    }
     if let (true, Some(w)) = (s.up, &r.v.waiting) {
         if !r.v.blocked_by.is_empty() {
             return format!(
@@ -197,6 +208,53 @@ pub fn info(r: &Row, now: SystemTime) -> String {
         Some(why) if r.v.failed => format!("{exit}: {why}"),
         _ => exit,
     }
+}
+
+/// A job's UPTIME/EXIT: `next 03:00 (in 5h12m)` while it waits,
+/// `running 12s` during a run, `paused` when stopped; then its last run,
+/// `last ok 4.2s, 21h ago` or `last failed: exit 2, 21h ago`.
+fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
+    let ago = |t: SystemTime| human_secs(now.duration_since(t).map_or(0, |d| d.as_secs()));
+    let mut out = match (j.next_run, j.running_since) {
+        (Some(next), _) => {
+            let zone = crate::schedule::zone(std::path::Path::new("/"), None)
+                .unwrap_or(jiff::tz::TimeZone::UTC);
+            let secs = next
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let dt = (jiff::Timestamp::from_second(i64::try_from(secs).unwrap_or(0))).map_or_else(
+                |_| "?".into(),
+                |t| {
+                    let t = zone.to_datetime(t);
+                    let hm = format!("{:02}:{:02}", t.hour(), t.minute());
+                    match t.second() {
+                        0 => hm,
+                        s => format!("{hm}:{s:02}"),
+                    }
+                },
+            );
+            let left = human_secs(next.duration_since(now).map_or(0, |d| d.as_secs()));
+            format!("next {dt} (in {left})")
+        }
+        (None, Some(t)) if s.up => format!("running {}", ago(t)),
+        _ if s.up || j.between_runs => "starting".into(),
+        _ => "paused".into(),
+    };
+    if let Some(l) = j.last_run {
+        let ended = super::job::at(l.start) + std::time::Duration::from_millis(l.duration_ms);
+        let took = super::job::secs(l.duration_ms);
+        if l.ok() {
+            let _ = write!(out, ", last ok {took}, {} ago", ago(ended));
+        } else {
+            let _ = write!(
+                out,
+                ", last failed: {} after {took}, {} ago",
+                super::job::result(&l),
+                ago(ended)
+            );
+        }
+    }
+    out
 }
 
 /// The LOG column: the dir, after what is wrong with its logger.
@@ -239,7 +297,7 @@ pub fn tone(r: &Row) -> Tone {
         return Tone::Bad;
     }
     match r.state() {
-        State::Up if r.in_wanted_state() => Tone::Good,
+        State::Up | State::Scheduled if r.in_wanted_state() => Tone::Good,
         State::Down | State::Done | State::Foreground if r.in_wanted_state() => Tone::Quiet,
         State::Failed | State::Unsupervised | State::Missing => Tone::Bad,
         State::Up
@@ -247,6 +305,7 @@ pub fn tone(r: &Row) -> Tone {
         | State::Done
         | State::Foreground
         | State::Waiting
+        | State::Scheduled
         | State::Unreadable => Tone::Warn,
     }
 }
@@ -631,7 +690,7 @@ orphan           unsupervised  -     -     -       -    supervisor not running  
             k
         };
         assert_eq!(keys(gw), keys(orphan));
-        assert_eq!(keys(gw).len(), 35);
+        assert_eq!(keys(gw).len(), 39);
         assert_eq!(
             gw["usage"],
             json!({"cpu_seconds": 754.5, "rss_bytes": 52_428_800, "processes": 3, "threads": 9})

@@ -1,4 +1,4 @@
-//! `svctl start|stop|restart` and `svctl signal`: the slots named, handed
+//! `svctl start|stop|restart`, `svctl signal` and `svctl run`: the slots named, handed
 //! to `svkit::control`, which sends the commands, persists what
 //! `remember` slots want and waits; here what a wait came to is said.
 
@@ -9,7 +9,7 @@ use svkit::msg::{self, Fatal};
 use svkit::slot::wait::Target;
 
 use super::ctx::Ctx;
-use crate::svctl::args::{CtlArgs, SignalArgs};
+use crate::svctl::args::{CtlArgs, RunArgs, SignalArgs};
 
 pub fn run(args: &CtlArgs, op: Op) -> Result<u8, Fatal> {
     let ctx = Ctx::load(&args.at)?;
@@ -88,6 +88,69 @@ pub(super) fn said(waited: Waited) -> u8 {
                 "{slot} failed permanently{why}: see svctl status and svctl logs"
             ));
             GONE_OR_FAILED
+        }
+    }
+}
+
+/// `svctl run JOB [--wait]`: one run now ([`svkit::slot::job::run_now`]);
+/// with `--wait`, its exit code once the record of a new run is there.
+pub fn run_job(args: &RunArgs) -> Result<u8, Fatal> {
+    use svkit::slot::job::{self, JobError, Phase};
+    let ctx = Ctx::load(&args.at)?;
+    let name = ctx
+        .resolve(std::slice::from_ref(&args.slot), false)?
+        .remove(0);
+    let state_dir = match ctx.slots().slot(&name) {
+        Some(s) if s.schedule.is_some() => {
+            std::path::PathBuf::from(&ctx.model.as_ref().map_or("", |m| m.state_dir.as_str()))
+        }
+        _ => {
+            return Err(Fatal::new(
+                NOT_OK,
+                format!("slot {name} is no job"),
+                "it has no schedule",
+            ))
+        }
+    };
+    let dir = ctx.scandir.join(&name);
+    let st = svkit::s6::status::read_slot(&dir)
+        .map_err(|e| Fatal::system(format!("unable to read the status of {name}"), e))?;
+    let before = job::last_run(&state_dir, &name);
+    match job::run_now(&dir, &st) {
+        Ok(()) => {}
+        Err(JobError::Running) => {
+            return Err(Fatal::new(
+                NOT_OK,
+                format!("job {name}: a run is going on"),
+                "one run at a time",
+            ))
+        }
+        Err(e) => return Err(Fatal::system(format!("unable to run job {name}"), e)),
+    }
+    if !args.wait {
+        return Ok(OK);
+    }
+    let mut ended = None;
+    let done = svkit::clock::poll_until(args.timeout, || {
+        let now = job::last_run(&state_dir, &name);
+        let running = matches!(job::phase(&dir), Some(Phase::Run { .. }));
+        if now != before && !running {
+            ended = now;
+        }
+        ended.is_some()
+    });
+    match ended {
+        Some(r) if done => Ok(if r.code == 256 {
+            u8::try_from(128 + r.signal).unwrap_or(u8::MAX)
+        } else {
+            u8::try_from(r.code).unwrap_or(u8::MAX)
+        }),
+        _ => {
+            msg::fatal(format_args!(
+                "timed out after {} ms waiting for the run of {name} to end",
+                args.timeout.as_millis()
+            ));
+            Ok(NOT_OK)
         }
     }
 }

@@ -15,6 +15,7 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
     let from = a.from.map(|f| match f {
         FromFormat::Supervisord => Format::Supervisord,
         FromFormat::Procfile => Format::Procfile,
+        FromFormat::Crontab => Format::Crontab,
         FromFormat::S6 => Format::S6,
     });
     let target = a.output.as_deref().filter(|o| *o != Path::new("-"));

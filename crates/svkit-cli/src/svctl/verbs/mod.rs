@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
         Verb::Restart(a) => control::run(&a, Op::Restart),
         Verb::Signal(a) => control::signal(&a),
         Verb::Wait(a) => wait::run(&a),
+        Verb::Run(a) => control::run_job(&a),
         Verb::Logs(a) => logs::run(&a),
         Verb::Events(a) => events::run(&a),
         Verb::Metrics(a) => metrics::run(&a),
@@ -44,7 +45,7 @@ pub fn run(cli: Cli) -> Result<u8, Fatal> {
     }
 }
 
-/// The users check of the verbs that need no live tree (`check`,
+/// The users (and jobs' timezones) check of the verbs that need no live tree (`check`,
 /// `render`): with `--root DIR`, against DIR/etc/passwd; else against this
 /// system's database, where an unknown user is an error only inside the
 /// running container (this system is then the image) and a warning
@@ -55,7 +56,7 @@ pub(crate) fn check_users(
     root: Option<&std::path::Path>,
 ) -> Result<(), Fatal> {
     use svkit::config::users::{unknown_users, PasswdFile, SystemUsers};
-    let (diags, strict) = match root {
+    let (mut diags, strict) = match root {
         Some(r) => {
             let db = PasswdFile::under_root(r).map_err(|e| {
                 Fatal::io(
@@ -70,6 +71,9 @@ pub(crate) fn check_users(
             svkit::container::supervision_missing().is_none(),
         ),
     };
+    // Jobs' timezones: the image's zoneinfo, as its users.
+    let root_dir = root.unwrap_or(std::path::Path::new("/"));
+    diags.extend(svkit::config::unknown_timezones(model, root_dir));
     if diags.is_empty() {
         return Ok(());
     }

@@ -41,6 +41,8 @@ pub(super) fn resolve(
     }
     let completes: BTreeSet<&str> = slots
         .iter()
+        // A job runs again at its next tick: it never completes.
+        .filter(|s| s.schedule.is_none())
         .filter(|s| s.kind == Kind::Oneshot || s.restart.on_clean_exit == OnCleanExit::Stop)
         .map(|s| s.name.as_str())
         .collect();

@@ -64,6 +64,10 @@ pub enum What {
     LogFailing,
     /// Its output gets through its logger again.
     LogOk,
+    /// svkit's `r`: a job's run began.
+    RunStart,
+    /// svkit's `R`: a job's run ended (its result recorded).
+    RunEnd,
 }
 
 impl What {
@@ -83,6 +87,8 @@ impl What {
             What::Removed => "removed",
             What::LogFailing => "log-failing",
             What::LogOk => "log-ok",
+            What::RunStart => "run-start",
+            What::RunEnd => "run-end",
         }
     }
 }
@@ -130,6 +136,8 @@ pub fn judge(byte: u8, st: Option<&Status>, v: &Verdict) -> Option<What> {
         b'U' => What::Ready,
         b'd' => What::Down,
         b'x' => What::Unsupervised,
+        super::job::RUN_START => What::RunStart,
+        super::job::RUN_END => What::RunEnd,
         b'D' => match st {
             None => What::Finished,
             Some(_) if v.failed => What::Failed,
@@ -165,7 +173,7 @@ pub fn text_line(e: &Event) -> String {
     let st = e.status.as_ref();
     let detail = match e.what {
         What::Up | What::Added => st.and_then(|s| s.pid).map(|p| format!(" (pid {p})")),
-        What::Down | What::Done | What::Restarting | What::Stopped => st
+        What::Down | What::Done | What::Restarting | What::Stopped | What::RunEnd => st
             .and_then(|s| last_exit(s.last_exit, true))
             .map(|e| format!(" ({e})")),
         What::Failed | What::LogFailing => e.why.as_ref().map(|w| format!(": {w}")),

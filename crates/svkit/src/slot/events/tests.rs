@@ -33,6 +33,9 @@ fn bytes_mean_what_the_status_and_the_verdict_say() {
     // `O` is always followed by its `D`, which says it all.
     assert_eq!(judge(b'O', Some(&up), &v), None);
     assert_eq!(judge(b'?', Some(&up), &v), None);
+    // svkit's own bytes: a job's run began, ended.
+    assert_eq!(judge(b'r', Some(&up), &v), Some(What::RunStart));
+    assert_eq!(judge(b'R', None, &v), Some(What::RunEnd));
     let finishing = status(9, 9, true, true);
     assert_eq!(judge(b'd', Some(&finishing), &v), Some(What::Down));
     let crashed = status(0, 9, true, false);
