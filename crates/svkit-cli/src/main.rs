@@ -28,7 +28,7 @@ const PROGRAMS: [(&str, Program); 5] = [
 
 /// What rendered scripts run, not people: never linked, not in `--list`
 /// (docs/config.md, `env_file`, `secrets` and `log.format`).
-const INTERNAL: [(&str, Internal); 13] = [
+const INTERNAL: [(&str, Internal); 14] = [
     ("foreground-stop", svkit::foreground::main),
     ("job", svkit_cli::internal::job::main),
     ("liveness", svkit_cli::internal::liveness::main),

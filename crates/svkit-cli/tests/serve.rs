@@ -24,6 +24,9 @@ const CONFIG: &str = r#"{
     { "name": "waits", "command": ["sleep", "100000"], "depends_on": { "off": "up" } },
     { "name": "bad", "command": ["sh", "-c", "exit 78"] },
     { "name": "job", "type": "oneshot", "command": ["true"] },
+    { "name": "hourly", "type": "oneshot", "command": ["true"], "schedule": { "every_s": 3600 } },
+    { "name": "nightly", "type": "oneshot", "command": ["sh", "-c", "exit 2"],
+      "schedule": { "cron": "0 3 * * *" } },
     { "name": "sick", "command": ["sleep", "100000"],
       "liveness": { "exec": ["test", "!", "-e", "/tmp/sick"], "interval_ms": 100, "failures": 100 } },
     { "name": "talk", "log": { "dir": "/data/logs/talk" },
@@ -141,7 +144,18 @@ fn endpoints_and_codes_against_slots_in_every_state() {
     );
     assert_eq!(get(&sbx, "/readyz?slot=web").0, 200);
     assert_eq!(get(&sbx, "/readyz?slot=off").0, 200, "not wanted up");
-    assert_eq!(get(&sbx, "/readyz?slot=job").0, 200, "a job done");
+    assert_eq!(get(&sbx, "/readyz?slot=job").0, 200, "a oneshot done");
+    // A scheduled job serves nothing: ready between runs; its failed last
+    // run counts (as for the health check).
+    assert_eq!(get(&sbx, "/readyz?slot=hourly").0, 200, "scheduled");
+    assert_eq!(get(&sbx, "/readyz?slot=nightly").0, 200, "scheduled");
+    sbx.run(&["svctl", "run", "--wait", "nightly"], 2);
+    let (code, body) = get(&sbx, "/readyz?slot=nightly");
+    assert_eq!(code, 503, "{body}");
+    assert!(
+        body.starts_with("nightly: failed (its last run failed"),
+        "{body}"
+    );
     // Unhealthy: its liveness check fails (not yet often enough to restart it).
     assert_eq!(get(&sbx, "/readyz?slot=sick").0, 200);
     sbx.sh("touch /tmp/sick");

@@ -14,7 +14,7 @@ use svkit::control::{self, Op, Request, Waited};
 use svkit::msg::{self, escape};
 use svkit::s6::control::SvcCommand;
 use svkit::slot::events::{follow, json_line, Event, Followed, Sink};
-use svkit::slot::snapshot::{Slots, Snapshot, State};
+use svkit::slot::snapshot::{Slots, Snapshot};
 
 use crate::gate::{Conn, Req};
 use crate::{Shared, MAX_LONG};
@@ -392,8 +392,7 @@ fn livez(slots: &Slots<'_>) -> Resp {
     }
 }
 
-/// 200 when every slot wanted up is up and ready (a job: done); 503
-/// with one line per slot that is not.
+/// 200 when no slot is [`svkit::slot::snapshot::Row::unready`]; 503 with one line per slot that is.
 fn readyz(slots: &Slots<'_>, query: &str) -> Resp {
     let mut names = Vec::new();
     for (k, v) in pairs(query) {
@@ -418,24 +417,7 @@ fn readyz(slots: &Slots<'_>, query: &str) -> Resp {
         Ok(s) => s,
         Err(e) => return text(503, e),
     };
-    let why: Vec<String> = (snap.rows.iter())
-        // Wanted up as s6 is told (an operator's stop is down as wanted,
-        // as `svctl status` judges it); a failed slot always counts.
-        .filter(|r| r.v.failed || r.st.as_ref().map_or(r.v.desired_up, |s| s.want_up))
-        .filter(|r| !r.v.done)
-        .filter(|r| r.state() != State::Up || !r.v.ready || r.v.ready_overdue || r.v.unhealthy)
-        .map(|r| {
-            let more = (r.v.why.as_deref().or(r.v.waiting.as_deref()))
-                .map(|w| format!(" ({w})"))
-                .unwrap_or_default();
-            let state = match r.state() {
-                State::Up if r.v.unhealthy => "unhealthy",
-                State::Up => "not ready",
-                s => s.as_str(),
-            };
-            format!("{}: {state}{more}", r.name)
-        })
-        .collect();
+    let why: Vec<String> = snap.rows.iter().filter_map(|r| r.unready()).collect();
     if why.is_empty() {
         text(200, "ready")
     } else {

@@ -404,4 +404,33 @@ impl Row {
     pub fn in_wanted_state(&self) -> bool {
         health::in_wanted_state(self.st.as_ref(), &self.v)
     }
+
+    /// Why this slot keeps the container from being ready to serve (`GET
+    /// /readyz`), or None. Counted: a slot s6 is told to keep up (an
+    /// operator's stop is down as wanted), and every failed one; not done
+    /// and not a job between runs. Such a slot is ready when up, ready
+    /// (not waiting, overdue or unhealthy). A job serves nothing: only its
+    /// failed last run counts (as it does for the health check).
+    pub fn unready(&self) -> Option<String> {
+        let wanted = self.v.failed || self.st.as_ref().map_or(self.v.desired_up, |s| s.want_up);
+        let state = self.state();
+        let ready = match state {
+            _ if self.v.job.is_some() => !self.v.failed,
+            State::Done => true,
+            State::Up => self.v.ready && !self.v.ready_overdue && !self.v.unhealthy,
+            _ => false,
+        };
+        if !wanted || ready {
+            return None;
+        }
+        let more = (self.v.why.as_deref().or(self.v.waiting.as_deref()))
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        let state = match state {
+            State::Up if self.v.unhealthy => "unhealthy",
+            State::Up => "not ready",
+            s => s.as_str(),
+        };
+        Some(format!("{}: {state}{more}", self.name))
+    }
 }
