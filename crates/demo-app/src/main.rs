@@ -4,6 +4,7 @@
 //!   app gateway run [-p PROFILE] [--replace] [--port P]
 //!   app dashboard [--host H] [--port P] [--name NAME]   (NAME in its lines)
 //!   app sidecar --port P
+//!   app report                                           (one line, exit 0)
 //!
 //! Each server prints a banner (with ⚕), a heartbeat every APP_HEARTBEAT_MS
 //! (default 3000), takes APP_STOP_MS (default 0) to stop on TERM (a slow
@@ -18,7 +19,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 fn usage() -> ! {
-    eprintln!("usage: app gateway run [-p PROFILE] [--replace] [--port P] | app dashboard [--port P] [--name NAME] | app sidecar --port P");
+    eprintln!("usage: app gateway run [-p PROFILE] [--replace] [--port P] | app dashboard [--port P] [--name NAME] | app sidecar --port P | app report");
     std::process::exit(64)
 }
 
@@ -67,9 +68,20 @@ fn main() {
             false,
         ),
         ["sidecar", ..] => serve("sidecar", port(0), false),
+        ["report"] => report(),
         ["--version"] => println!("app 0.1.0 (svkit demo)"),
         _ => usage(),
     }
+}
+
+/// The demo's periodic job: the profiles under `$HOME/profiles`, as a
+/// nightly report of the reference deployment would.
+fn report() {
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/".into());
+    let profiles = std::fs::read_dir(std::path::Path::new(&home).join("profiles"))
+        .map(|d| d.flatten().filter(|e| e.path().is_dir()).count())
+        .unwrap_or(0);
+    println!("app: report: profiles: {profiles}");
 }
 
 fn config_bad() -> bool {

@@ -26,7 +26,9 @@ const CONFIG: &str = r#"{
     { "name": "talk", "log": { "dir": "/data/logs/talk" },
       "command": ["sh", "-c", "echo hello from talk; exec sleep 100000"] },
     { "name": "off", "autostart": "never", "command": ["sleep", "100000"] },
-    { "name": "bad", "command": ["sh", "-c", "exit 78"] }
+    { "name": "bad", "command": ["sh", "-c", "exit 78"] },
+    { "name": "nightly", "type": "oneshot", "command": ["true"],
+      "schedule": { "cron": "0 3 * * *" } }
   ]
 }"#;
 
@@ -86,11 +88,13 @@ try:
         "const r = document.querySelector('tr[data-slot=\"' + arguments[0] + '\"]');"
         "return r ? [...r.cells].map((c) => c.textContent) : [];", n) or [""] * 9
     wait.until(lambda _: d.find_element(By.ID, "live").text == "live")
-    wait.until(lambda _: len(d.find_elements(By.CSS_SELECTOR, "#slots tbody tr")) >= 6)
+    wait.until(lambda _: len(d.find_elements(By.CSS_SELECTOR, "#slots tbody tr")) >= 7)
     out["slots"] = d.execute_script(
         "return [...document.querySelectorAll('#slots tbody tr')].map((r) => r.dataset.slot)")
     wait.until(lambda _: cells("bad")[1] == "failed")
     out["bad_why"] = cells("bad")[8]
+    wait.until(lambda _: cells("nightly")[1] == "scheduled")
+    out["nightly_why"] = cells("nightly")[8]
 
     # A crash: shown without a reload, within 2 s.
     before = cells("worker")[4]
@@ -161,7 +165,15 @@ fn dashboard_lists_slots_shows_a_crash_live_and_stops_with_the_token() {
     sbx.sh("umask 077; echo s3cret > /run/token");
     wait_supervised(
         &sbx,
-        &["svkit-serve", "web", "worker", "talk", "off", "bad"],
+        &[
+            "svkit-serve",
+            "web",
+            "worker",
+            "talk",
+            "off",
+            "bad",
+            "nightly",
+        ],
     );
     let sock = fx.data.path().join("http.sock");
     poll("the server listens", Duration::from_secs(10), || {
@@ -188,7 +200,20 @@ fn dashboard_lists_slots_shows_a_crash_live_and_stops_with_the_token() {
         .collect();
     assert_eq!(
         slots,
-        ["bad", "off", "svkit-serve", "talk", "web", "worker"],
+        [
+            "bad",
+            "nightly",
+            "off",
+            "svkit-serve",
+            "talk",
+            "web",
+            "worker"
+        ],
+        "{v}"
+    );
+    let why = v["nightly_why"].as_str().unwrap();
+    assert!(
+        why.starts_with("next run ") && why.contains(":00:00"),
         "{v}"
     );
     assert!(v["crash_shown_s"].as_f64().unwrap() < 2.0, "{v}");

@@ -49,6 +49,7 @@ function why(r) {
   if (r.ready_overdue) return "readiness overdue";
   if (r.log_fault) return "log: " + r.log_fault.why;
   if (r.stray_pid) return "unsupervised copy, pid " + r.stray_pid;
+  if (r.next_run) return "next run " + new Date(r.next_run).toLocaleString();
   return "";
 }
 
