@@ -74,7 +74,7 @@ fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
     let logs = sbx.wait_for_log("line 00600 ", Duration::from_secs(10));
     assert!(
         logs.lines().any(|l| l.starts_with("line 00001 ")),
-        "raw lines in docker logs"
+        "raw lines in docker logs:\n{logs}"
     );
     sbx.stop();
 }

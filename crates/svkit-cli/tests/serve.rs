@@ -143,6 +143,17 @@ fn endpoints_and_codes_against_slots_in_every_state() {
         "a failed slot that is not essential"
     );
     assert_eq!(get(&sbx, "/readyz?slot=web").0, 200);
+    // The socket is anyone's, as a TCP port is: a user's probe gets in.
+    let o = sbx.exec(&[
+        "s6-setuidgid",
+        "nobody",
+        "python3",
+        "-c",
+        CLIENT,
+        "GET",
+        "/livez",
+    ]);
+    assert_eq!(stdout(&o), "200\nok\n", "{}", err(&o));
     assert_eq!(get(&sbx, "/readyz?slot=off").0, 200, "not wanted up");
     assert_eq!(get(&sbx, "/readyz?slot=job").0, 200, "a oneshot done");
     // A scheduled job serves nothing: ready between runs; its failed last
