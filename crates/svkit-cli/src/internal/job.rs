@@ -177,16 +177,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
             detach,
         } => {
             if detach {
-                let again = std::env::args_os().skip(1).filter(|a| a != "--detach");
-                let spawned = std::env::current_exe().and_then(|exe| {
-                    Command::new(exe)
-                        .arg0("svkit")
-                        .args(again)
-                        .stdin(Stdio::null())
-                        .process_group(0)
-                        .spawn()
-                });
-                return match spawned {
+                return match super::detach_again() {
                     Ok(_) => ExitCode::from(OK),
                     Err(e) => fail("unable to start the timeout watcher", &e),
                 };

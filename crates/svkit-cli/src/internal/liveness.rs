@@ -4,8 +4,7 @@
 //! no child of the program (no zombie for it to reap) and outlives this
 //! process only as long as the program runs.
 
-use std::os::unix::process::CommandExt as _;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
@@ -48,17 +47,7 @@ fn watch(args: &LivenessArgs) -> Result<u8, Fatal> {
     let pid = svkit::sys::pidfd_open(args.pid)
         .map_err(|e| Fatal::system(format!("unable to watch pid {}", args.pid), e))?;
     if args.detach {
-        // Again as `svkit liveness ...`, without --detach; from its own
-        // path, so `ps` names it `svkit`.
-        let exe =
-            std::env::current_exe().map_err(|e| Fatal::system("unable to find svkit itself", e))?;
-        let again = std::env::args_os().skip(1).filter(|a| a != "--detach");
-        Command::new(exe)
-            .arg0("svkit")
-            .args(again)
-            .stdin(Stdio::null())
-            .process_group(0)
-            .spawn()
+        super::detach_again()
             .map_err(|e| Fatal::system("unable to start the liveness watcher", e))?;
         return Ok(OK);
     }

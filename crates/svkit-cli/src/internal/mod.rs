@@ -10,11 +10,26 @@ pub mod serve;
 pub mod slot_end;
 
 use std::ffi::OsString;
-use std::process::ExitCode;
+use std::os::unix::process::CommandExt as _;
+use std::process::{Command, ExitCode, Stdio};
 
 /// Parses an internal mode's argv (after its name) with clap, the way the
 /// tools do: bad usage is one line and exit 100.
 fn parse<P: clap::Parser>(name: &str, args: std::env::ArgsOs) -> Result<P, ExitCode> {
     let argv = std::iter::once(OsString::from(format!("svkit {name}"))).chain(args);
     P::try_parse_from(argv).map_err(|e| ExitCode::from(crate::clapmsg::clap_error(&e)))
+}
+
+/// Starts this `svkit` again with the same arguments less `--detach`: a
+/// watcher that outlives its caller, in a process group of its own and
+/// without stdin; from its own path, named `svkit` for `ps`.
+fn detach_again() -> std::io::Result<()> {
+    let again = std::env::args_os().skip(1).filter(|a| a != "--detach");
+    Command::new(std::env::current_exe()?)
+        .arg0("svkit")
+        .args(again)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map(drop)
 }
