@@ -7,32 +7,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// `2026-12-01T09:30:05.123456Z`: RFC 3339, UTC, microseconds. Times
 /// before 1970 (a clock set to nonsense) print as the epoch.
 pub fn rfc3339_utc(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, dd) = civil(days);
-    format!(
-        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_micros()
-    )
-}
-
-/// Year, month, day of `days` since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, for days >= 0).
-fn civil(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    let t = jiff::Timestamp::try_from(t.max(UNIX_EPOCH)).unwrap_or_default();
+    format!("{t:.6}")
 }
 
 /// Polls `done` with a doubling pause (1 ms up to 50 ms) until it holds

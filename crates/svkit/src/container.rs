@@ -221,10 +221,8 @@ pub const S6_DEFAULT_KILL_GRACE_MS: u64 = 3000;
 /// every `docker stop` then sleeps that long after the stop hook, for
 /// nothing once the hook has stopped what svkit runs.
 pub fn kill_grace_note(value: Option<&str>) -> Option<String> {
-    let ms = value
-        .filter(|v| all_digits(v))
-        .map_or(Some(S6_DEFAULT_KILL_GRACE_MS), |v| v.parse::<u64>().ok());
-    (ms == Some(S6_DEFAULT_KILL_GRACE_MS)).then(|| {
+    let ms = value.filter(|v| all_digits(v)).map(str::parse::<u64>);
+    ms.is_none_or(|ms| ms == Ok(S6_DEFAULT_KILL_GRACE_MS)).then(|| {
         format!(
             "S6_KILL_GRACETIME is s6-overlay's default {S6_DEFAULT_KILL_GRACE_MS} ms: every docker stop sleeps that long after the stop hook, in full. svkit's stop hook already stops the foreground command and every slot with its own signal and timeout, their loggers once written out, and sends strays (a slot's double-forked child) TERM and waits for them, so none is needed: set S6_KILL_GRACETIME=0 in the image's ENV (or docker run -e)"
         )

@@ -144,14 +144,11 @@ pub fn flock_within(
             return true;
         };
         match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
-            Err((f, nix::errno::Errno::EWOULDBLOCK)) => {
-                file = Some(f);
-                return false;
-            }
+            Err((f, nix::errno::Errno::EWOULDBLOCK)) => file = Some(f),
             Ok(lock) => got = Ok(Some(lock)),
             Err((_, e)) => got = Err(e.into()),
         }
-        true
+        file.is_none()
     });
     got
 }

@@ -156,8 +156,11 @@ fn container_init() -> Option<i32> {
 }
 
 fn pids(copies: &[Copy]) -> String {
-    let v: Vec<String> = copies.iter().map(|c| c.pid.to_string()).collect();
-    v.join(" ")
+    copies
+        .iter()
+        .map(|c| c.pid.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `svkit stop-leftovers`, run by the stop hook after `svctl stop --all`.

@@ -100,13 +100,6 @@ pub fn parse(text: &str) -> Option<Copy> {
     words.next().is_none().then_some(Copy { pid, start_time })
 }
 
-/// The record in `slot`, if there is a well-formed one (never through a
-/// symlink, never more than a line's worth).
-pub fn read(slot: &Path) -> Option<Copy> {
-    let (text, _) = crate::fsutil::read_record(&slot.join(PROGRAM_FILE), 64).ok()?;
-    parse(&text)
-}
-
 /// The recorded program, alive, when s6's status names another pid (or
 /// none): [`unseen`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +231,12 @@ pub fn end_stray(slot: &Path, supervised: u32) -> io::Result<Option<(Copy, Ended
 mod tests {
     use super::*;
     use std::process::Command;
+
+    /// The record in `slot`, as [`unseen`] reads it.
+    fn read(slot: &Path) -> Option<Copy> {
+        let (text, _) = crate::fsutil::read_record(&slot.join(PROGRAM_FILE), 64).ok()?;
+        parse(&text)
+    }
 
     #[test]
     fn the_loggers_record_is_the_same_file_in_log() {

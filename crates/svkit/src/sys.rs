@@ -1,6 +1,5 @@
-//! Linux calls nix 0.29 does not offer (pidfds) or offers only with an
-//! allocation per call (readlink, which the /proc walk makes thousands
-//! of), through rustix. Infrastructure: imports nothing of svkit.
+//! Linux calls nix 0.29 does not offer (pidfds), through rustix.
+//! Infrastructure: imports nothing of svkit.
 //!
 //! A pidfd names one process for good, so "check its start time, then
 //! signal it" cannot hit a recycled pid, and polling it tells when a child
@@ -22,11 +21,6 @@ pub fn pidfd_send_signal(fd: &OwnedFd, sig: nix::sys::signal::Signal) -> io::Res
     let sig = rustix::process::Signal::from_named_raw(sig as i32)
         .ok_or_else(|| io::Error::from_raw_os_error(nix::libc::EINVAL))?;
     rustix::process::pidfd_send_signal(fd, sig).map_err(io::Error::from)
-}
-
-/// `readlinkat(2)` into `out`; the length written (cut at `out.len()`).
-pub fn readlink_at(dir: &OwnedFd, name: &std::ffi::CStr, out: &mut [u8]) -> io::Result<usize> {
-    rustix::fs::readlinkat_raw(dir, name, &mut *out).map_err(io::Error::from)
 }
 
 /// Waits up to `d` (whole ms, at most a minute) for `fd` to be readable:

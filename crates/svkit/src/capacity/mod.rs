@@ -91,7 +91,7 @@ impl fmt::Display for Limit {
 }
 
 /// The services a config needs in one supervision tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Need {
     pub slots: u32,
     pub loggers: u32,
@@ -118,11 +118,7 @@ pub enum Place {
 impl Need {
     /// The slots and loggers of `(name, has a logger)` pairs, nothing else.
     pub fn of_slots<'a>(slots: impl IntoIterator<Item = (&'a str, bool)>) -> Need {
-        let mut need = Need {
-            slots: 0,
-            loggers: 0,
-            others: Vec::new(),
-        };
+        let mut need = Need::default();
         for (_, logged) in slots {
             need.slots = need.slots.saturating_add(1);
             need.loggers = need.loggers.saturating_add(u32::from(logged));
@@ -235,10 +231,10 @@ pub enum CapacityError {
 
 /// `/run/service/a (No such file or directory), ...`.
 fn blocked(scandir: &Path, blockers: &[Blocker]) -> String {
-    let each: Vec<String> = (blockers.iter())
-        .map(|b| format!("{} ({})", scandir.join(&b.name).display(), strerror(&b.why)))
-        .collect();
-    each.join(", ")
+    let each = blockers
+        .iter()
+        .map(|b| format!("{} ({})", scandir.join(&b.name).display(), strerror(&b.why)));
+    each.collect::<Vec<_>>().join(", ")
 }
 
 fn unreadable(scandir: &Path) -> impl FnOnce(io::Error) -> CapacityError + '_ {

@@ -103,9 +103,8 @@ pub fn parse(text: &str) -> Option<Record> {
 pub fn write(path: &Path, rec: &Record) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         match fs::DirBuilder::new().mode(0o755).create(dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
         }
         if !fs::symlink_metadata(dir)?.is_dir() {
             return Err(io::Error::new(

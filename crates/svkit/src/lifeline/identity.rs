@@ -74,10 +74,7 @@ pub fn parse_stat(text: &str) -> Result<Stat, String> {
 /// Every process `/proc` shows now (those that vanish while it is read
 /// are left out).
 pub fn processes() -> Vec<Stat> {
-    let Ok(rd) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    (rd.flatten())
+    (fs::read_dir("/proc").into_iter().flatten().flatten())
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| read_stat(pid).ok().flatten())
         .collect()
@@ -174,9 +171,8 @@ pub fn read_identity(pid: i32) -> io::Result<Option<Identity>> {
         return Ok(None);
     };
     let status = match fs::read_to_string(format!("/proc/{pid}/status")) {
-        Ok(s) => s,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+        status => status?,
     };
     let (ruid, euid) = parse_status_uids(&status).ok_or_else(|| {
         let why = format!("/proc/{pid}/status: no Uid line");
@@ -226,9 +222,8 @@ pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal) -> io::Result<bool
         }
     };
     match sent {
-        Ok(()) => Ok(true),
         Err(e) if e.raw_os_error() == Some(ESRCH) => Ok(false),
-        Err(e) => Err(e),
+        sent => sent.map(|()| true),
     }
 }
 

@@ -7,8 +7,8 @@
 //! - [`identity`]: pid → start time, uids, executable, argv;
 //! - [`reap`]: stale-or-stranger verdicts, TERM/grace/KILL;
 //! - [`spawn`]: the child in its own session, pdeathsig, stdin pipe, stop;
+//!   and what asks a running lifeline to stop (signals, stdin EOF);
 //! - [`statefile`]: the 0600, atomic, symlink-refusing record of the child;
-//! - [`stop`]: what asks a running lifeline to stop (signals, stdin EOF);
 //! - [`run`]: the sequence, which `svkit-lifeline` runs on its main thread,
 //!   and its `--ready`, a [`crate::probe::Probe`] tried until it passes.
 //!
@@ -20,13 +20,11 @@ pub mod reap;
 pub mod run;
 pub mod spawn;
 pub mod statefile;
-pub mod stop;
 
 pub use port::{inspect_port, PortReport};
 pub use reap::MatchArgs;
 pub use run::{parse_ready, Launched, Spec};
-pub use spawn::{exit_code, WATCH_STDIN_ENV};
-pub use stop::StopSources;
+pub use spawn::{exit_code, StopSources, WATCH_STDIN_ENV};
 
 use std::io;
 use std::path::PathBuf;
@@ -76,11 +74,10 @@ pub enum Error {
 
 /// `pid 12 (cmd), pid 13 (cmd)`.
 fn holders(owners: &[Identity]) -> String {
-    let each: Vec<String> = owners
+    let each = owners
         .iter()
-        .map(|id| format!("pid {} ({})", id.pid, id.command_line()))
-        .collect();
-    each.join(", ")
+        .map(|id| format!("pid {} ({})", id.pid, id.command_line()));
+    each.collect::<Vec<_>>().join(", ")
 }
 
 impl Error {

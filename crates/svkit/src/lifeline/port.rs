@@ -113,9 +113,8 @@ pub fn read_tables() -> io::Result<Vec<TcpEntry>> {
     let mut all = Vec::new();
     for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let text = match fs::read_to_string(path) {
-            Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound && path.ends_with('6') => continue,
-            Err(e) => return Err(e),
+            text => text?,
         };
         all.extend(
             parse_table(path, &text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
@@ -220,11 +219,10 @@ impl PortReport {
 /// `None`) and the processes holding them.
 pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> super::Result<PortReport> {
     let tables = read_tables().map_err(|e| Error::io("unable to read /proc/net/tcp", e))?;
-    let listeners = listeners_blocking(&tables, bind, port);
     let mut report = PortReport {
         port,
         bind,
-        listeners,
+        listeners: listeners_blocking(&tables, bind, port),
         ..Default::default()
     };
     if report.listeners.is_empty() {
@@ -234,10 +232,10 @@ pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> super::Result<PortReport
     let held = holders(&wanted, &mut report.unreadable)
         .map_err(|e| Error::io("unable to scan /proc", e))?;
     for pid in held.values().flatten().collect::<BTreeSet<_>>() {
-        match identity::read_identity(*pid) {
-            Ok(id) => report.owners.extend(id),
-            Err(e) => return Err(Error::io(format!("unable to read /proc/{pid}"), e)),
-        }
+        let id = identity::read_identity(*pid);
+        report
+            .owners
+            .extend(id.map_err(|e| Error::io(format!("unable to read /proc/{pid}"), e))?);
     }
     report.unowned = (report.listeners.iter())
         .filter(|l| !held.contains_key(&l.inode))

@@ -79,10 +79,7 @@ impl Matcher {
                 .get(..n)
                 .is_some_and(|t| self.args.get(..n) == Some(t)),
         };
-        if !same {
-            return Some("arguments differ".into());
-        }
-        None
+        (!same).then(|| "arguments differ".into())
     }
 }
 
@@ -104,13 +101,11 @@ pub struct StrangerReport {
 impl fmt::Display for StrangerReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = &self.report;
-        match r.bind {
-            Some(ip) => write!(f, "port {} ({ip})", r.port)?,
-            None => write!(f, "port {}", r.port)?,
-        }
+        let at = r.bind.map_or(String::new(), |ip| format!(" ({ip})"));
         write!(
             f,
-            " is in use and not provably by a stale instance; nothing was killed"
+            "port {}{at} is in use and not provably by a stale instance; nothing was killed",
+            r.port
         )?;
         for o in &self.owners {
             if let Err(why) = &o.verdict {
@@ -201,9 +196,8 @@ pub fn reap(
     let signal = |sig: Signal, verb: &str| -> Result<Vec<i32>> {
         let mut hit = Vec::new();
         for &(pid, st) in &targets {
-            if identity::signal_if_same(pid, st, sig)
-                .map_err(|e| Error::io(format!("unable to {verb} pid {pid}"), e))?
-            {
+            let sent = identity::signal_if_same(pid, st, sig);
+            if sent.map_err(|e| Error::io(format!("unable to {verb} pid {pid}"), e))? {
                 hit.push(pid);
             }
         }
@@ -212,20 +206,18 @@ pub fn reap(
     let all_gone = || (targets.iter()).all(|&(pid, st)| !identity::is_alive(pid, st));
     let mut outcome = ReapOutcome {
         terminated: signal(Signal::SIGTERM, "signal")?,
-        killed: Vec::new(),
+        ..Default::default()
     };
     if !poll_until(grace, all_gone) {
         outcome.killed = signal(Signal::SIGKILL, "kill")?;
         poll_until(AFTER_KILL, all_gone);
     }
     let mut owners = Vec::new();
-    let free = poll_until(AFTER_KILL, || match inspect_port(port, bind) {
-        Ok(r) => {
-            let free = r.is_free();
+    let free = poll_until(AFTER_KILL, || {
+        inspect_port(port, bind).is_ok_and(|r| {
             owners = r.owners;
-            free
-        }
-        Err(_) => false,
+            r.listeners.is_empty()
+        })
     });
     if !free {
         return Err(Error::PortStillBusy { port, owners });

@@ -76,10 +76,7 @@ impl Spec {
 /// `Ok(None)`: nothing to reap.
 pub fn clear_port(spec: &Spec) -> Result<Option<ReapOutcome>> {
     spec.validate()?;
-    let state = match &spec.state {
-        Some(p) => statefile::read(p)?,
-        None => None,
-    };
+    let state = spec.state.as_deref().map(statefile::read).transpose()?;
     let Some(port) = spec.port else {
         return Ok(None);
     };
@@ -91,7 +88,7 @@ pub fn clear_port(spec: &Spec) -> Result<Option<ReapOutcome>> {
         .match_args
         .map(|m| Matcher::new(&spec.argv, m))
         .transpose()?;
-    let owners = reap::classify(&report, state.as_ref(), matcher.as_ref())?;
+    let owners = reap::classify(&report, state.flatten().as_ref(), matcher.as_ref())?;
     reap::reap(&owners, port, Some(spec.bind), spec.grace).map(Some)
 }
 

@@ -124,13 +124,9 @@ pub fn displace(model: &Model, name: &str, scandir: &Path) -> Result<bool, Redir
 /// The line on stderr (an info message) that tells a user where their
 /// process went and how to get the old behaviour back.
 pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[String]) -> String {
-    let mut opt_outs = Vec::new();
-    if let Some(flag) = &rule.opt_out_flag {
-        opt_outs.push(format!("add {flag}"));
-    }
-    if let Some(var) = &rule.opt_out_env {
-        opt_outs.push(format!("set {var}=1"));
-    }
+    let flag = rule.opt_out_flag.as_ref().map(|f| format!("add {f}"));
+    let env = rule.opt_out_env.as_ref().map(|v| format!("set {v}=1"));
+    let opt_outs: Vec<String> = flag.into_iter().chain(env).collect();
     let also = if started.len() > 1 {
         format!(" (with {})", started[1..].join(", "))
     } else {

@@ -44,12 +44,8 @@ pub fn route(
     if first.as_bytes().contains(&b'/') || on_path(first) {
         return Ok(argv.to_vec());
     }
-    match default_program {
-        Some(p) => Ok(std::iter::once(OsString::from(p))
-            .chain(argv.iter().cloned())
-            .collect()),
-        None => Ok(argv.to_vec()),
-    }
+    let head = default_program.map(OsString::from);
+    Ok(head.into_iter().chain(argv.iter().cloned()).collect())
 }
 
 /// argv as one line for messages (control characters and bytes that are
