@@ -156,11 +156,8 @@ fn container_init() -> Option<i32> {
 }
 
 fn pids(copies: &[Copy]) -> String {
-    copies
-        .iter()
-        .map(|c| c.pid.to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let v: Vec<String> = copies.iter().map(|c| c.pid.to_string()).collect();
+    v.join(" ")
 }
 
 /// `svkit stop-leftovers`, run by the stop hook after `svctl stop --all`.

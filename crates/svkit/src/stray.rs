@@ -27,8 +27,7 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
 use crate::lifeline::identity;
 
@@ -67,20 +66,10 @@ impl Copy {
     }
 
     /// Sends `sig` to it (to its process group with `group`), its identity
-    /// re-read right before: never to a reused pid. `Ok(false)`: it was
-    /// gone already.
+    /// re-read right before: never to a reused pid
+    /// ([`identity::signal_if_same`]). `Ok(false)`: it was gone already.
     pub fn signal(self, sig: Signal, group: bool) -> io::Result<bool> {
-        if !self.alive() {
-            return Ok(false);
-        }
-        let to = Pid::from_raw(if group { -self.pid } else { self.pid });
-        match kill(to, sig) {
-            Ok(()) => Ok(true),
-            // It ended (and was reaped) between the look and the signal:
-            // right after its down signal, that is the usual way.
-            Err(nix::errno::Errno::ESRCH) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
+        identity::signal_if_same(self.pid, self.start_time, sig, group)
     }
 
     /// Waits until it is gone, polling, at most `limit`: whether it went.

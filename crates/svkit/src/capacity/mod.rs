@@ -31,6 +31,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::container::Supervision;
 use crate::msg::strerror;
 use crate::slot::owner::is_ours;
 
@@ -68,13 +69,9 @@ impl Limit {
     /// saying why, when s6-overlay does not run it.
     pub fn running() -> Limit {
         match crate::container::supervision() {
-            crate::container::Supervision::Overlay => Limit { assumed: None },
-            crate::container::Supervision::Init(_) => {
-                Limit::assumed("svkit-init runs s6-svscan with its default")
-            }
-            crate::container::Supervision::Missing(why) => {
-                Limit::assumed(format!("no s6-overlay here: {why}"))
-            }
+            Supervision::Overlay => Limit { assumed: None },
+            Supervision::Init(_) => Limit::assumed("svkit-init runs s6-svscan with its default"),
+            Supervision::Missing(why) => Limit::assumed(format!("no s6-overlay here: {why}")),
         }
     }
 }
@@ -345,8 +342,10 @@ fn need_of<'a>(
         let dir = services_d(root, profile.as_deref());
         let count = legacy(&dir, present, &names(slots));
         if count > 0 {
-            let place = Place::ServicesD(dir);
-            need.others.push(Others { count, place });
+            need.others.push(Others {
+                count,
+                place: Place::ServicesD(dir),
+            });
         }
     }
     need

@@ -199,13 +199,14 @@ pub fn read_identity(pid: i32) -> io::Result<Option<Identity>> {
     Ok(is_alive(pid, stat.start_time).then_some(identity))
 }
 
-/// Sends `sig` to `pid` only if it is still the process that started at
-/// `start_time`. Returns whether a signal was delivered.
+/// Sends `sig` to `pid` (to its process group with `group`) only if it is
+/// still the process that started at `start_time`. Returns whether a
+/// signal was delivered: `Ok(false)` when it was gone already.
 ///
 /// Through a pidfd, opened before the check, the signal cannot reach
-/// another process that took the pid since; without pidfds (kernel < 5.3)
-/// the check-then-kill window remains, but is tiny.
-pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal) -> io::Result<bool> {
+/// another process that took the pid since; to a group, or without pidfds
+/// (kernel < 5.3), the check-then-kill window remains, but is tiny.
+pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal, group: bool) -> io::Result<bool> {
     let pidfd = match sys::pidfd_open(pid) {
         Ok(fd) => Some(fd),
         Err(e) if e.raw_os_error() == Some(ENOSYS) => None,
@@ -216,12 +217,15 @@ pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal) -> io::Result<bool
         return Ok(false);
     }
     let sent = match &pidfd {
-        Some(fd) => sys::pidfd_send_signal(fd, sig),
-        None => {
-            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).map_err(io::Error::from)
+        Some(fd) if !group => sys::pidfd_send_signal(fd, sig),
+        _ => {
+            let to = nix::unistd::Pid::from_raw(if group { -pid } else { pid });
+            nix::sys::signal::kill(to, sig).map_err(io::Error::from)
         }
     };
     match sent {
+        // It ended (and was reaped) between the look and the signal:
+        // right after a down signal, that is the usual way.
         Err(e) if e.raw_os_error() == Some(ESRCH) => Ok(false),
         sent => sent.map(|()| true),
     }

@@ -196,7 +196,7 @@ pub fn reap(
     let signal = |sig: Signal, verb: &str| -> Result<Vec<i32>> {
         let mut hit = Vec::new();
         for &(pid, st) in &targets {
-            let sent = identity::signal_if_same(pid, st, sig);
+            let sent = identity::signal_if_same(pid, st, sig, false);
             if sent.map_err(|e| Error::io(format!("unable to {verb} pid {pid}"), e))? {
                 hit.push(pid);
             }

@@ -191,3 +191,36 @@ fn extra_words_are_refused_not_dropped() {
         d => panic!("{d:?}"),
     }
 }
+
+#[test]
+fn each_error_names_the_dependency_and_its_condition() {
+    let on = || "db".to_string();
+    let cases = [
+        (
+            DepsError::NotStarted {
+                on: on(),
+                condition: Condition::Ready,
+            },
+            "it depends on db (ready), which is down and whose autostart does not hold (`svctl start db` starts it)",
+        ),
+        (
+            DepsError::Failed {
+                on: on(),
+                condition: Condition::Completed,
+            },
+            "it depends on db (completed), which failed for good (see `svctl status db`)",
+        ),
+        (
+            DepsError::Timeout {
+                on: on(),
+                condition: Condition::Up,
+                after: DEPENDS_TIMEOUT,
+            },
+            "it depends on db (up), which was not up within 120 s",
+        ),
+    ];
+    for (e, want) in cases {
+        assert_eq!(e.to_string(), want);
+        assert_eq!(e.exit_code(), exit::NOT_OK);
+    }
+}
