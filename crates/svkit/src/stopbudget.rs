@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use crate::claim::foreground::DEFAULT_TIMEOUT;
 use crate::config::{self, depends, LoadError, Model};
 use crate::container::{self, S6_DEFAULT_KILL_GRACE_MS};
-use crate::msg::{self, exit};
+use crate::msg::{self, Fatal};
 
 /// The image's override of the budget.
 pub const ENV: &str = "SVKIT_STOP_TIMEOUT_MS";
@@ -168,8 +168,7 @@ pub fn note(model: &Model, s: &Settings) -> Option<String> {
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     msg::init("svkit stop-budget");
     if args.len() > 0 {
-        msg::fatal("usage: svkit stop-budget (run by the stop hook)");
-        return ExitCode::from(exit::USAGE);
+        return Fatal::usage("usage: svkit stop-budget (run by the stop hook)", "").report();
     }
     let dir = config::config_dir_from_env();
     let ms = match config::load(&dir, &crate::state::LiveInstances) {

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use crate::claim::foreground::{read, record_path};
-use crate::msg::{self, exit};
+use crate::msg::{self, exit, Fatal};
 use crate::slot::end::decided_exitcode;
 
 /// Is this process the container's CMD, the child of s6-overlay's stage 2
@@ -84,8 +84,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         _ => None,
     };
     let Some(cap) = cap.map(Duration::from_millis) else {
-        msg::fatal("usage: svkit foreground-stop MS (run by the stop hook)");
-        return ExitCode::from(exit::USAGE);
+        return Fatal::usage("usage: svkit foreground-stop MS (run by the stop hook)", "").report();
     };
     let t0 = Instant::now();
     // An essential slot ended the container and wrote its code: when the
