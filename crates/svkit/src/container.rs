@@ -202,7 +202,7 @@ pub fn s6_overlay_missing() -> Option<String> {
 /// s6-overlay reads its number settings (`S6_KILL_GRACETIME`,
 /// `S6_CMD_RECEIVE_SIGNALS`, ...) only when they are digits and nothing
 /// else; anything else counts as unset.
-fn all_digits(v: &str) -> bool {
+pub(crate) fn all_digits(v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
 }
 

@@ -118,8 +118,7 @@ impl Settings {
 /// Milliseconds as the hook takes them: digits only, at most 8 (the
 /// hook's shell arithmetic never overflows).
 pub fn hook_ms(v: &str) -> Option<u64> {
-    let digits = !v.is_empty() && v.len() <= 8 && v.bytes().all(|b| b.is_ascii_digit());
-    digits.then(|| v.parse().ok()).flatten()
+    (v.len() <= 8 && container::all_digits(v)).then(|| v.parse().ok())?
 }
 
 /// One line when a slot's declared `stop_timeout_ms` cannot be honoured
