@@ -34,11 +34,8 @@ fn via_temp(
     owner: Option<(u32, u32)>,
     replace: bool,
 ) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
-        .to_string_lossy()
-        .into_owned();
+    let name = path.file_name().map(|n| n.to_string_lossy());
+    let name = name.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     let _ = fs::remove_file(&tmp);
     let result = (|| {
@@ -67,10 +64,9 @@ fn via_temp(
         return result;
     }
     // Make the rename durable too; losing that loses only durability.
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(Ok(d)) = dir.map(File::open) {
+        let _ = d.sync_all();
     }
     Ok(())
 }

@@ -136,8 +136,7 @@ pub fn end_strays(reaper: i32, cmd: Option<i32>, grace: Duration) -> Strays {
             termed.push(copy);
         }
     }
-    let deadline = t0 + grace;
-    poll_by(deadline, LOOK_EVERY, || termed.iter().all(|c| !c.alive()));
+    poll_by(t0 + grace, LOOK_EVERY, || termed.iter().all(|c| !c.alive()));
     let left = termed.iter().copied().filter(|c| c.alive()).collect();
     Strays {
         termed,

@@ -31,7 +31,7 @@ pub const ENV: &str = "SVKIT_STOP_TIMEOUT_MS";
 
 /// The budget when no slot declares a `stop_timeout_ms` (or the config
 /// cannot be read): what the foreground command may take by default.
-pub const DEFAULT_MS: u64 = 5000;
+pub const DEFAULT_MS: u64 = DEFAULT_TIMEOUT.as_secs() * 1000;
 
 /// What the hook may take beyond its budget: the slots get at least
 /// 500 ms even after the foreground command used it all, svctl is cut
@@ -67,11 +67,10 @@ pub struct Need {
 /// without one is never KILLed by its supervisor: what it takes is not
 /// the config's to say, and it shares what is left.
 pub fn need(model: &Model) -> Need {
-    let default_fg = u64::try_from(DEFAULT_TIMEOUT.as_millis()).unwrap_or(DEFAULT_MS);
     let foreground = (model.redirects.iter())
         .filter_map(|r| model.slot(&r.slot)?.stop_timeout_ms)
         .map(u64::from)
-        .fold(default_fg, u64::max);
+        .fold(DEFAULT_MS, u64::max);
     let names: Vec<String> = model.slots.iter().map(|s| s.name.clone()).collect();
     let slots: u64 = depends::stop_layers(&model.slots, &names)
         .iter()

@@ -144,14 +144,13 @@ impl Need {
 impl fmt::Display for Need {
     /// `602 slots, 600 loggers, 2 others in /run/service`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plural = |n: u32, one: &str, many: &str| {
-            format!("{} {}", thousands(n), if n == 1 { one } else { many })
-        };
+        let plural =
+            |n: u32, one: &str| format!("{} {one}{}", thousands(n), if n == 1 { "" } else { "s" });
         write!(
             f,
             "{}, {}",
-            plural(self.slots, "slot", "slots"),
-            plural(self.loggers, "logger", "loggers")
+            plural(self.slots, "slot"),
+            plural(self.loggers, "logger")
         )?;
         for o in &self.others {
             let n = thousands(o.count);

@@ -121,15 +121,12 @@ fn take_over(dir: &Path, me: i32, name: &str, what: &str) {
             msg::strerror(&e)
         )),
     }
-    match Copy::of(me) {
-        Some(c) => {
-            if let Err(e) = record(dir, c) {
-                msg::warn(format_args!(
-                    "slot {name}: unable to record {what}'s pid in {PROGRAM_FILE}: {}",
-                    msg::strerror(&e)
-                ));
-            }
-        }
+    match Copy::of(me).map(|c| record(dir, c)) {
+        Some(Ok(())) => {}
+        Some(Err(e)) => msg::warn(format_args!(
+            "slot {name}: unable to record {what}'s pid in {PROGRAM_FILE}: {}",
+            msg::strerror(&e)
+        )),
         None => msg::warn(format_args!("slot {name}: pid {me} is not running")),
     }
 }

@@ -118,11 +118,8 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
     };
     // A supervised child never redirects: that is the recursion guard. It
     // is the slot's own program, so it displaces nothing.
-    if facts
-        .process_env
-        .get(&model.sentinel_env)
-        .is_some_and(|v| !v.is_empty())
-    {
+    let supervised = facts.process_env.get(&model.sentinel_env);
+    if supervised.is_some_and(|v| !v.is_empty()) {
         return plain(&stripped);
     }
     let foreground = |warning: Option<String>, displaces: Option<String>| Decision::Foreground {
@@ -131,12 +128,8 @@ pub fn decide(model: &Model, routed: &[OsString], facts: &Facts) -> Decision {
         as_slot: Some(rule.slot.clone()),
         displaces,
     };
-    let opted_out = flagged
-        || rule
-            .opt_out_env
-            .as_deref()
-            .and_then(|v| facts.var(v))
-            .is_some_and(is_truthy);
+    let env_opt_out = rule.opt_out_env.as_deref().and_then(|v| facts.var(v));
+    let opted_out = flagged || env_opt_out.is_some_and(is_truthy);
     match &facts.s6_missing {
         None if opted_out => foreground(None, Some(rule.slot.clone())),
         Some(_) if opted_out => foreground(None, None),
@@ -245,10 +238,10 @@ pub fn execute(
     };
     want_up(&rule.slot)?;
     for name in &rule.also_start {
-        let Some(slot) = model.slot(name) else {
-            continue;
-        };
-        if health::autostarts(slot, &facts) {
+        if model
+            .slot(name)
+            .is_some_and(|s| health::autostarts(s, &facts))
+        {
             want_up(name)?;
             started.push(name.clone());
         }
