@@ -341,10 +341,8 @@ fn need_of<'a>(
         let dir = services_d(root, profile.as_deref());
         let count = legacy(&dir, present, &names(slots));
         if count > 0 {
-            need.others.push(Others {
-                count,
-                place: Place::ServicesD(dir),
-            });
+            let place = Place::ServicesD(dir);
+            need.others.push(Others { count, place });
         }
     }
     need

@@ -86,9 +86,8 @@ pub fn parse(text: &str) -> Option<Record> {
     let signal = crate::s6::signal::parse(words.next()?)?;
     let ms = words.next()?.parse::<u64>().ok()?;
     let slot = match words.next() {
-        Some(s) if !s.is_empty() => Some(s.to_string()),
-        Some(_) => return None,
-        None => None,
+        Some("") => return None,
+        slot => slot.map(str::to_string),
     };
     words.next().is_none().then_some(Record {
         copy: Copy { pid, start_time },

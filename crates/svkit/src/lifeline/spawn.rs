@@ -129,25 +129,14 @@ impl Running {
             if let Some(s) = self.try_exit()? {
                 return Ok(Wake::Exited(s));
             }
-            let mut pfds: Vec<PollFd> = fds
-                .iter()
-                .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
-                .collect();
-            let timeout = match &self.pidfd {
-                Some(p) => {
-                    pfds.push(PollFd::new(p.as_fd(), PollFlags::POLLIN));
-                    PollTimeout::NONE
-                }
+            let mut all = fds.to_vec();
+            all.extend(self.pidfd.as_ref().map(|p| p.as_fd()));
+            let timeout = match self.pidfd {
+                Some(_) => PollTimeout::NONE,
                 None => PollTimeout::from(100u16),
             };
-            match nix::poll::poll(&mut pfds, timeout) {
-                Ok(_) | Err(Errno::EINTR) => {}
-                Err(e) => return Err(Error::nix("unable to poll", e)),
-            }
-            // Any event we asked POLLIN for: readable, hung up, or in error.
-            if let Some(i) = (pfds.iter().take(fds.len()))
-                .position(|p| p.revents().is_some_and(|r| !r.is_empty()))
-            {
+            let ready = poll_ready(&all, timeout).map_err(|e| Error::nix("unable to poll", e))?;
+            if let Some(&i) = ready.iter().find(|&&i| i < fds.len()) {
                 return Ok(Wake::Fd(i));
             }
         }
@@ -178,6 +167,21 @@ impl Running {
         let _ = killpg(pgid, Signal::SIGKILL);
         (self.child.wait()).map_err(|e| Error::io("unable to wait for the child", e))
     }
+}
+
+/// Polls `fds` for input up to `timeout`: the indices of those with any
+/// event we asked POLLIN for (readable, hung up, or in error); none when a
+/// signal came first.
+fn poll_ready(fds: &[BorrowedFd<'_>], timeout: PollTimeout) -> nix::Result<Vec<usize>> {
+    let mut pfds: Vec<PollFd> = (fds.iter())
+        .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
+        .collect();
+    match nix::poll::poll(&mut pfds, timeout) {
+        Ok(_) | Err(Errno::EINTR) => {}
+        Err(e) => return Err(e),
+    }
+    let ready = |p: &PollFd| p.revents().is_some_and(|r| !r.is_empty());
+    Ok((0..pfds.len()).filter(|&i| ready(&pfds[i])).collect())
 }
 
 /// Blocks `sigs` in the calling thread (the binary reads them through a
@@ -234,15 +238,7 @@ impl StopSources {
 
     /// Non-blocking check of every source.
     pub fn requested(&mut self) -> bool {
-        let mut pfds: Vec<PollFd> = (self.fds().into_iter())
-            .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
-            .collect();
-        if nix::poll::poll(&mut pfds, PollTimeout::ZERO).unwrap_or(0) <= 0 {
-            return false;
-        }
-        let ready: Vec<usize> = (0..pfds.len())
-            .filter(|&i| pfds[i].revents().is_some_and(|r| !r.is_empty()))
-            .collect();
+        let ready = poll_ready(&self.fds(), PollTimeout::ZERO).unwrap_or_default();
         // Every ready source is drained, whatever the first one says.
         ready
             .into_iter()
