@@ -79,23 +79,18 @@ pub fn strays(procs: &[Stat], reaper: i32, cmd: Option<i32>, me: i32) -> Vec<Cop
 /// saves.
 const LOOK_EVERY: Duration = Duration::from_millis(1);
 
-/// The loggers of the svkit slots in `scandir` that are down, while their
-/// logger is up.
-fn stopped_slots_loggers(scandir: &Path) -> Vec<PathBuf> {
-    let names = crate::s6::services(scandir).unwrap_or_default();
-    (names.iter())
-        .map(|n| scandir.join(n))
-        .filter(|d| crate::slot::owner::is_ours(d) && logger::has_logger(d))
-        .filter(|d| read_slot(d).is_ok_and(|s| !s.up))
-        .filter(|d| read_slot(&d.join("log")).is_ok_and(|s| s.up))
-        .collect()
-}
-
 /// Stops each logger of a stopped slot once its pipe is empty, and waits
 /// for them, at most `limit` in all: the loggers still up after it.
 pub fn stop_loggers(scandir: &Path, limit: Duration) -> Vec<PathBuf> {
     let deadline = Instant::now() + limit;
-    let slots = stopped_slots_loggers(scandir);
+    let up = |d: &PathBuf| read_slot(&d.join("log")).is_ok_and(|s| s.up);
+    // The svkit slots in `scandir` that are down, while their logger is up.
+    let names = crate::s6::services(scandir).unwrap_or_default();
+    let slots: Vec<PathBuf> = (names.iter())
+        .map(|n| scandir.join(n))
+        .filter(|d| crate::slot::owner::is_ours(d) && logger::has_logger(d))
+        .filter(|d| read_slot(d).is_ok_and(|s| !s.up) && up(d))
+        .collect();
     for slot in &slots {
         // An unreadable level (no supervisor to read it through) is no
         // reason to wait.
@@ -109,7 +104,6 @@ pub fn stop_loggers(scandir: &Path, limit: Duration) -> Vec<PathBuf> {
             ));
         }
     }
-    let up = |d: &PathBuf| read_slot(&d.join("log")).is_ok_and(|s| s.up);
     poll_by(deadline, LOOK_EVERY, || !slots.iter().any(up));
     slots.into_iter().filter(up).collect()
 }

@@ -391,11 +391,8 @@ pub fn check_assumed<'a>(
     slots: impl IntoIterator<Item = (&'a str, bool)> + Clone,
     why: &str,
 ) -> Result<Fit, TooManyServices> {
-    let others = Others {
-        count: OVERLAY_OWN,
-        place: Place::OverlayAssumed,
-    };
-    need_of(slots, others, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
+    let (count, place) = (OVERLAY_OWN, Place::OverlayAssumed);
+    need_of(slots, Others { count, place }, Some(root), &BTreeSet::new()).check(Limit::assumed(why))
 }
 
 /// `1204` as `1,204`.

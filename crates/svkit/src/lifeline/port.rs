@@ -107,22 +107,6 @@ pub fn parse_table(path: &str, text: &str) -> Result<Vec<TcpEntry>, ParseError> 
         .collect()
 }
 
-/// Reads both tables of the current network namespace. A missing `tcp6`
-/// (IPv6 disabled) is an empty table, not an error.
-pub fn read_tables() -> io::Result<Vec<TcpEntry>> {
-    let mut all = Vec::new();
-    for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let text = match fs::read_to_string(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound && path.ends_with('6') => continue,
-            text => text?,
-        };
-        all.extend(
-            parse_table(path, &text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
-        );
-    }
-    Ok(all)
-}
-
 /// Would a listener on `held` make `bind(want)` fail with EADDRINUSE?
 ///
 /// Follows Linux semantics without `SO_REUSEPORT`, erring towards "conflict"
@@ -218,7 +202,19 @@ impl PortReport {
 /// Finds the listeners blocking `bind:port` (any address when `bind` is
 /// `None`) and the processes holding them.
 pub fn inspect_port(port: u16, bind: Option<IpAddr>) -> super::Result<PortReport> {
-    let tables = read_tables().map_err(|e| Error::io("unable to read /proc/net/tcp", e))?;
+    // Both tables of the current network namespace. A missing `tcp6`
+    // (IPv6 disabled) is an empty table, not an error.
+    let unreadable = |e| Error::io("unable to read /proc/net/tcp", e);
+    let mut tables = Vec::new();
+    for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = match fs::read_to_string(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && path.ends_with('6') => continue,
+            text => text.map_err(unreadable)?,
+        };
+        let rows =
+            parse_table(path, &text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e));
+        tables.extend(rows.map_err(unreadable)?);
+    }
     let mut report = PortReport {
         port,
         bind,

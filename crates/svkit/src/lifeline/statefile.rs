@@ -85,19 +85,15 @@ pub fn read(path: &Path) -> Result<Option<StateRecord>> {
     Ok(Some(rec))
 }
 
-/// Refuses to replace anything at `path` we would refuse to read.
-fn check_target(path: &Path) -> Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(refuse(path, "it is a symlink")),
-        Ok(meta) => check_metadata(path, &meta),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(format!("unable to stat {}", path.display()), e)),
-    }
-}
-
-/// Writes the record atomically with mode 0600.
+/// Writes the record atomically with mode 0600; refuses to replace
+/// anything at `path` we would refuse to read.
 pub fn write(path: &Path, rec: &StateRecord) -> Result<()> {
-    check_target(path)?;
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => return Err(refuse(path, "it is a symlink")),
+        Ok(meta) => check_metadata(path, &meta)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(format!("unable to stat {}", path.display()), e)),
+    }
     let mut body = serde_json::to_vec(rec)
         .map_err(|e| Error::io("unable to encode state", io::Error::other(e)))?;
     body.push(b'\n');

@@ -419,14 +419,6 @@ impl DepsError {
     }
 }
 
-fn target(c: Condition) -> wait::Target {
-    match c {
-        Condition::Up => wait::Target::Up,
-        Condition::Ready => wait::Target::Ready,
-        Condition::Completed => wait::Target::Done,
-    }
-}
-
 /// Waits until every `depends_on` of `slot` holds, `timeout` for them
 /// all; `note` hears what is waited for (once per dependency not met yet).
 pub fn await_deps(
@@ -461,11 +453,15 @@ pub fn await_deps(
                 _ => return Err(DepsError::NotStarted { on, condition }),
             }
         }
+        let target = match condition {
+            Condition::Up => wait::Target::Up,
+            Condition::Ready => wait::Target::Ready,
+            Condition::Completed => wait::Target::Done,
+        };
         let watched = [wait::Watched::new(dir)];
         let left = deadline.saturating_duration_since(Instant::now());
         let wait = |limit| {
-            wait::wait(&watched, target(condition), false, Some(limit), &failed)
-                .map_err(DepsError::Status)
+            wait::wait(&watched, target, false, Some(limit), &failed).map_err(DepsError::Status)
         };
         let outcome = match wait(Duration::ZERO)? {
             wait::WaitEnd::Timeout { .. } => {
