@@ -63,12 +63,10 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         return ExitCode::from(exit::svctl::IN_FOREGROUND);
     }
     take_over(slot, me, &name, "its program");
-    if let Some(user) = owner {
-        if let Err(why) = own_stdout(user) {
-            msg::warn(format_args!(
-                "slot {name}: unable to hand its log pipe to {user}: {why}"
-            ));
-        }
+    if let Some((user, Err(why))) = owner.map(|u| (u, own_stdout(u))) {
+        msg::warn(format_args!(
+            "slot {name}: unable to hand its log pipe to {user}: {why}"
+        ));
     }
     ExitCode::SUCCESS
 }
