@@ -272,15 +272,8 @@ pub fn is_env_name(name: &str) -> bool {
 /// followed by one), NUL bytes read as newlines, and an empty file meaning
 /// unset (None). A file holding only a newline is an empty value.
 pub fn env_value(raw: &[u8]) -> Option<String> {
-    if raw.is_empty() {
-        return None;
-    }
     let body = raw.strip_suffix(b"\n").unwrap_or(raw);
-    let body: Vec<u8> = body
-        .iter()
-        .map(|&b| if b == 0 { b'\n' } else { b })
-        .collect();
-    Some(String::from_utf8_lossy(&body).into_owned())
+    (!raw.is_empty()).then(|| String::from_utf8_lossy(body).replace('\0', "\n"))
 }
 
 #[cfg(test)]

@@ -148,19 +148,16 @@ pub fn record(slot: &Path, me: Copy) -> io::Result<()> {
 /// The signal and grace the slot's supervisor would use to stop it: its
 /// `down-signal` and `timeout-kill` files, else TERM and [`DEFAULT_STOP`].
 pub fn stop_plan(slot: &Path) -> (Signal, Duration) {
-    let first_line = |name: &str| {
-        fs::read_to_string(slot.join(name))
-            .ok()
-            .and_then(|t| t.lines().next().map(str::to_string))
+    let first_line = |name: &str| -> Option<String> {
+        let text = fs::read_to_string(slot.join(name)).ok()?;
+        Some(text.lines().next()?.trim().into())
     };
-    let sig = first_line("down-signal")
-        .and_then(|s| crate::s6::signal::parse(s.trim()))
-        .unwrap_or(Signal::SIGTERM);
+    let sig = first_line("down-signal").and_then(|s| crate::s6::signal::parse(&s));
     let grace = first_line("timeout-kill")
-        .and_then(|s| s.trim().parse::<u64>().ok())
+        .and_then(|s| s.parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map_or(DEFAULT_STOP, Duration::from_millis);
-    (sig, grace)
+    (sig.unwrap_or(Signal::SIGTERM), grace)
 }
 
 /// How ending a copy went.
