@@ -100,30 +100,23 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         let _ = msg::out("0\n");
         return ExitCode::SUCCESS;
     }
-    let code = match stop(&record_path(), cap) {
-        Ok(Stopped::NoRecord | Stopped::NotRunning) => exit::OK,
-        Ok(Stopped::Exited(took)) => {
-            msg::info(format_args!(
-                "the foreground command exited {} ms after its stop signal",
-                took.as_millis()
-            ));
-            exit::OK
-        }
-        Ok(Stopped::StillRuns(took)) => {
-            msg::warn(format_args!(
-                "the foreground command still runs {} ms after its stop signal; it gets s6-overlay's final TERM/KILL",
-                took.as_millis()
-            ));
-            exit::OK
-        }
+    let mut code = exit::OK;
+    match stop(&record_path(), cap) {
+        Ok(Stopped::NoRecord | Stopped::NotRunning) => {}
+        Ok(Stopped::Exited(took)) => msg::info(format_args!(
+            "the foreground command exited {} ms after its stop signal",
+            took.as_millis()
+        )),
+        Ok(Stopped::StillRuns(took)) => msg::warn(format_args!(
+            "the foreground command still runs {} ms after its stop signal; it gets s6-overlay's final TERM/KILL",
+            took.as_millis()
+        )),
         Err(e) => {
-            msg::fatal(format_args!(
-                "unable to signal the foreground command: {}",
-                msg::strerror(&e)
-            ));
-            exit::SYSTEM
+            let why = msg::strerror(&e);
+            msg::fatal(format_args!("unable to signal the foreground command: {why}"));
+            code = exit::SYSTEM;
         }
-    };
+    }
     let _ = msg::out(format!("{}\n", t0.elapsed().as_millis()));
     ExitCode::from(code)
 }
