@@ -65,15 +65,9 @@ impl Record {
     /// `PID START_TIME SIGNAL TIMEOUT_MS[ SLOT]` (a slot name holds no
     /// space).
     pub fn line(&self) -> String {
-        let slot = self.slot.as_ref().map(|s| format!(" {s}"));
-        format!(
-            "{} {} {} {}{}\n",
-            self.copy.pid,
-            self.copy.start_time,
-            self.signal.as_str(),
-            self.timeout.as_millis(),
-            slot.unwrap_or_default()
-        )
+        let (c, sig, ms) = (self.copy, self.signal.as_str(), self.timeout.as_millis());
+        let slot = (self.slot.as_ref()).map_or(String::new(), |s| format!(" {s}"));
+        format!("{} {} {sig} {ms}{slot}\n", c.pid, c.start_time)
     }
 }
 
