@@ -285,14 +285,13 @@ pub fn displace(model: &Model, name: &str, scandir: &Path) -> Result<bool, Redir
 
 /// The line on stderr (an info message) that tells a user where their
 /// process went and how to get the old behaviour back.
-pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[String]) -> String {
+pub fn breadcrumb(routed: &[OsString], rule: &Redirect, started: &[String]) -> String {
     let flag = rule.opt_out_flag.as_ref().map(|f| format!("add {f}"));
     let env = rule.opt_out_env.as_ref().map(|v| format!("set {v}=1"));
     let opt_outs: Vec<String> = flag.into_iter().chain(env).collect();
-    let also = if started.len() > 1 {
-        format!(" (with {})", started[1..].join(", "))
-    } else {
-        String::new()
+    let also = match started {
+        [_, rest @ ..] if !rest.is_empty() => format!(" (with {})", rest.join(", ")),
+        _ => String::new(),
     };
     let mut line = format!(
         "`{}` now runs under s6 supervision in slot {}{also}: restarted on crash, logs in docker logs; see `svctl status`.",
@@ -300,10 +299,8 @@ pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[Str
         rule.slot
     );
     if !opt_outs.is_empty() {
-        line.push_str(&format!(
-            " To run it in the foreground instead, {}.",
-            opt_outs.join(" or ")
-        ));
+        let or = opt_outs.join(" or ");
+        line.push_str(&format!(" To run it in the foreground instead, {or}."));
     }
     line
 }
@@ -311,9 +308,9 @@ pub fn breadcrumb(routed: &[std::ffi::OsString], rule: &Redirect, started: &[Str
 /// Why a redirect with words after its `match` is refused (see
 /// [`Decision::Refused`]), and the two ways on.
 pub fn refusal(
-    routed: &[std::ffi::OsString],
+    routed: &[OsString],
     rule: &Redirect,
-    extra: &[std::ffi::OsString],
+    extra: &[OsString],
     command: Option<&[String]>,
 ) -> String {
     let runs = command.map_or_else(String::new, |c| format!(" (`{}`)", c.join(" ")));
