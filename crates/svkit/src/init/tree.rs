@@ -337,14 +337,14 @@ fn set_env(run_dir: &Path, me: u32) {
     std::env::set_var(RUN_DIR_ENV, run_dir);
     std::env::set_var(INIT_PID_ENV, me.to_string());
     std::env::set_var("S6_KEEP_ENV", "1");
-    if let Some(bin) = container::s6_bin_dir() {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        if !std::env::split_paths(&path).any(|p| p == Path::new(&bin)) {
-            let mut dirs = vec![PathBuf::from(&bin)];
-            dirs.extend(std::env::split_paths(&path));
-            if let Ok(joined) = std::env::join_paths(dirs) {
-                std::env::set_var("PATH", joined);
-            }
+    let Some(bin) = container::s6_bin_dir().map(PathBuf::from) else {
+        return;
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    if !dirs.contains(&bin) {
+        if let Ok(joined) = std::env::join_paths([bin].into_iter().chain(dirs)) {
+            std::env::set_var("PATH", joined);
         }
     }
 }

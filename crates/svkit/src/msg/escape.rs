@@ -67,13 +67,6 @@ pub fn os(s: &OsStr) -> String {
     bytes(s.as_bytes())
 }
 
-/// A command line as message text: each argument as [`os`] shows it,
-/// joined by spaces (lifeline names a process this way).
-pub fn argv(args: &[impl AsRef<OsStr>]) -> String {
-    let shown: Vec<String> = args.iter().map(|a| os(a.as_ref())).collect();
-    shown.join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,7 +90,5 @@ mod tests {
             path(Path::new(OsStr::from_bytes(b"/etc/svkit/\x1b.json"))),
             "/etc/svkit/\\e.json"
         );
-        let args = [OsStr::from_bytes(b"sh"), OsStr::from_bytes(b"-c\x1b\xff")];
-        assert_eq!(argv(&args), "sh -c\\e\\xff");
     }
 }

@@ -26,7 +26,7 @@ mod escape;
 pub mod exit;
 mod say;
 
-pub use escape::{argv, bytes, escape, os, path};
+pub use escape::{bytes, escape, os, path};
 pub use say::{say, say_beside, say_fatal, Said, CONTAINER_STDERR};
 
 use std::fmt;

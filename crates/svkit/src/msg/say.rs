@@ -128,12 +128,10 @@ fn reopen(path: &Path) -> io::Result<File> {
 /// One `write(2)`: a full pipe is `EAGAIN`, never a wait. A short write
 /// (not a pipe's: it takes `PIPE_BUF` whole) still delivered a part, so it
 /// counts as said rather than being said twice.
-fn write_once(f: &File, line: &[u8]) -> io::Result<()> {
-    let mut w = f;
-    match w.write(line) {
-        Ok(0) => Err(io::Error::from(io::ErrorKind::WriteZero)),
-        Ok(_) => Ok(()),
-        Err(e) => Err(e),
+fn write_once(mut f: &File, line: &[u8]) -> io::Result<()> {
+    match f.write(line)? {
+        0 => Err(io::ErrorKind::WriteZero.into()),
+        _ => Ok(()),
     }
 }
 

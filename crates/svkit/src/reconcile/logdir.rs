@@ -14,22 +14,17 @@ use std::path::{Component, Path, PathBuf};
 /// `/a`, `/a/b`, `/a/b/c` for `/a/b/c`; `..` and relative parts are refused.
 fn prefixes(dir: &Path) -> Result<Vec<PathBuf>, ReconcileError> {
     let mut cur = PathBuf::from("/");
-    let mut out = Vec::new();
-    for c in dir.components() {
-        match c {
-            Component::RootDir => {}
+    (dir.components().filter(|c| *c != Component::RootDir))
+        .map(|c| match c {
             Component::Normal(n) => {
                 cur.push(n);
-                out.push(cur.clone());
+                Ok(cur.clone())
             }
-            _ => {
-                return Err(ReconcileError::Symlink {
-                    path: dir.to_path_buf(),
-                })
-            }
-        }
-    }
-    Ok(out)
+            _ => Err(ReconcileError::Symlink {
+                path: dir.to_path_buf(),
+            }),
+        })
+        .collect()
 }
 
 /// Longest name of one path component (Linux's NAME_MAX).

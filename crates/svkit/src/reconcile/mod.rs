@@ -42,6 +42,8 @@ use std::time::{Duration, Instant};
 pub const TEMP_PREFIX: &str = ".svkit-tmp-";
 /// Slots being deleted are first renamed out of s6-svscan's sight.
 pub const DELETE_PREFIX: &str = ".svkit-del-";
+/// The logger's script, in a slot dir: its `log/` is a service of its own.
+const LOG_RUN: &str = "log/run";
 
 /// One reconcile at a time: an flock on `<scandir>/.svkit/lock`. A second
 /// one waits, bounded, then fails with a message naming the lock.
@@ -70,16 +72,15 @@ impl ScandirLock {
             .custom_flags(nix::libc::O_NOFOLLOW)
             .open(&path)
             .map_err(io(&path))?;
-        match crate::fsutil::flock_within(file, timeout).map_err(io(&path))? {
-            Some(lock) => Ok(ScandirLock {
-                _lock: lock,
-                scandir: scandir.to_path_buf(),
-            }),
-            None => {
-                let waited_ms = start.elapsed().as_millis() as u64;
-                Err(ReconcileError::Locked { path, waited_ms })
-            }
-        }
+        let Some(lock) = crate::fsutil::flock_within(file, timeout).map_err(io(&path))? else {
+            let waited_ms = start.elapsed().as_millis() as u64;
+            return Err(ReconcileError::Locked { path, waited_ms });
+        };
+        let scandir = scandir.to_path_buf();
+        Ok(ScandirLock {
+            _lock: lock,
+            scandir,
+        })
     }
 
     /// The scandir this lock holds.

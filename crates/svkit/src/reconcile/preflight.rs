@@ -7,6 +7,7 @@ use super::error::{io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
 use super::logdir;
 use super::plan::{Action, SlotPlan};
+use super::LOG_RUN;
 use crate::capacity::{self, Fit};
 use crate::render::RenderedSlot;
 use nix::errno::Errno;
@@ -105,6 +106,3 @@ pub fn fits(scandir: &Path, desired: &[RenderedSlot]) -> Result<Fit, ReconcileEr
         .map(|d| (d.name.as_str(), d.file(LOG_RUN).is_some()));
     Ok(capacity::check_in(scandir, slots)?)
 }
-
-/// The file of a slot's logger: its `log/` is a service of its own.
-const LOG_RUN: &str = "log/run";

@@ -132,7 +132,7 @@ pub(super) fn finish(slot: &Slot) -> String {
         "# keep_down RECORD MESSAGE, unless s6 no longer wants the slot up (a stop:\n# nothing to decide then; slot-end died looks too). MESSAGE goes to the\n# container's own output (s6-supervise's stderr), never the slot's log pipe.\n",
     );
     o.push_str("keep_down() {\n  exec svkit slot-end keep \"$code\" \"$sig\" \"$essential\" \"$1\" \"$2\"\n}\n");
-    if super::inputs::may_not_start(slot) {
+    if super::run::may_not_start(slot) {
         let _ = writeln!(
             o,
             "# A refused env file or secret, or a dependency failed for good: a fix is\n# needed, not a retry.\nif [ -e {START_ERROR_FILE} ]; then\n  why=\n  IFS= read -r why < {START_ERROR_FILE}\n  rm -f {START_ERROR_FILE}\n  keep_down \"failed: $why\" \"could not start: $why\"\nfi"

@@ -308,34 +308,25 @@ fn io_err(path: &Path, source: io::Error) -> StatusError {
 pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
     let mut path = dir.join("supervise/status");
     let mut buf = [0u8; 64];
-    let mut len = 0;
-    {
-        let mut f = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StatusError::NotSupervised {
-                    dir: dir.to_path_buf(),
-                })
-            }
-            Err(e) => return Err(io_err(&path, e)),
-        };
-        // Reads up to the buffer so that a longer (unknown) layout is
-        // reported, not cut. A short read of a regular file is its end: no
-        // second read for the EOF (this is on the health-check path).
-        while len < buf.len() {
-            match f.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    len += n;
-                    if len < buf.len() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err(&path, e)),
-            }
+    let mut f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(StatusError::NotSupervised {
+                dir: dir.to_path_buf(),
+            })
         }
-    }
+        Err(e) => return Err(io_err(&path, e)),
+    };
+    // One read of up to the buffer, so that a longer (unknown) layout is
+    // reported, not cut. A short read of a regular file is its end: no
+    // second read for the EOF (this is on the health-check path).
+    let len = loop {
+        match f.read(&mut buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err(&path, e)),
+        }
+    };
     let raw = decode(&buf[..len]).map_err(|e| e.at(&path))?;
 
     path.set_file_name("death_tally");

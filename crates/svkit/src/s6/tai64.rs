@@ -80,6 +80,7 @@ impl Tai64N {
         Tai64N::new(label, nanos).ok_or(Tai64Error::BadNanos(nanos))
     }
 
+    #[cfg(test)]
     pub fn to_bytes(&self) -> [u8; TAI64N_LEN] {
         let mut out = [0u8; TAI64N_LEN];
         out[..8].copy_from_slice(&self.label.to_be_bytes());
@@ -136,16 +137,11 @@ impl Tai64N {
             }
         }
         u -= passed;
-        let nanos = Duration::from_nanos(u64::from(self.nanos));
-        if u >= TAI64_BASE {
-            UNIX_EPOCH
-                .checked_add(Duration::from_secs(u - TAI64_BASE))?
-                .checked_add(nanos)
-        } else {
-            UNIX_EPOCH
-                .checked_sub(Duration::from_secs(TAI64_BASE - u))?
-                .checked_add(nanos)
-        }
+        let at = match u.checked_sub(TAI64_BASE) {
+            Some(s) => UNIX_EPOCH.checked_add(Duration::from_secs(s)),
+            None => UNIX_EPOCH.checked_sub(Duration::from_secs(TAI64_BASE - u)),
+        };
+        at?.checked_add(Duration::from_nanos(u64::from(self.nanos)))
     }
 
     pub fn checked_add_nanos(&self, n: u32) -> Option<Tai64N> {
