@@ -18,7 +18,8 @@ pub const MODE_ENV: &str = "SVKIT_INIT";
 pub struct Facts {
     /// Our pid, in the container's pid namespace.
     pub pid: u32,
-    /// What PID 1 is (its `comm`), when it is not us.
+    /// What PID 1 is (its `comm`, `unknown` when unreadable), when it is
+    /// not us.
     pub pid1: String,
     /// The image has s6-overlay (`/init` and its package dir).
     pub overlay: bool,
@@ -36,10 +37,11 @@ pub struct Facts {
 impl Facts {
     /// This process, this image.
     pub fn gather() -> Facts {
-        let pid1 = fs::read_to_string("/proc/1/comm").unwrap_or_default();
+        let comm = fs::read_to_string("/proc/1/comm").unwrap_or_default();
+        let pid1 = Some(comm.trim_end()).filter(|c| !c.is_empty());
         Facts {
             pid: std::process::id(),
-            pid1: pid1.trim_end().to_string(),
+            pid1: pid1.unwrap_or("unknown").to_string(),
             overlay: Path::new(OVERLAY_INIT).is_file() && Path::new(OVERLAY_PACKAGE).is_dir(),
             uid: nix::unistd::getuid().as_raw(),
             run_writable: nix::unistd::access("/run", nix::unistd::AccessFlags::W_OK).is_ok(),
@@ -77,7 +79,7 @@ pub fn decide(f: &Facts) -> Result<Mode, String> {
         Some("overlay") if f.pid != 1 => {
             return Err(format!(
                 "{MODE_ENV}=overlay, but s6-overlay's {OVERLAY_INIT} can only run as PID 1 (PID 1 is {})",
-                shown(&f.pid1)
+                f.pid1
             ))
         }
         Some("overlay") => return Ok(Mode::Overlay(format!("{MODE_ENV}=overlay"))),
@@ -94,10 +96,7 @@ pub fn decide(f: &Facts) -> Result<Mode, String> {
         )));
     }
     if f.pid != 1 {
-        return Ok(Mode::Portable(format!(
-            "not PID 1 (PID 1 is {})",
-            shown(&f.pid1)
-        )));
+        return Ok(Mode::Portable(format!("not PID 1 (PID 1 is {})", f.pid1)));
     }
     if f.run_noexec {
         return Ok(Mode::Portable(format!(
@@ -111,14 +110,6 @@ pub fn decide(f: &Facts) -> Result<Mode, String> {
         )));
     }
     Ok(Mode::Overlay("PID 1 with s6-overlay".to_string()))
-}
-
-fn shown(comm: &str) -> &str {
-    if comm.is_empty() {
-        "unknown"
-    } else {
-        comm
-    }
 }
 
 #[cfg(test)]

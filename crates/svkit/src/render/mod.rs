@@ -146,48 +146,38 @@ fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
     }
 }
 
+/// A file of one value, as s6 reads them: the value and a newline.
+fn value(path: &str, v: Option<impl std::fmt::Display>) -> Option<RenderedFile> {
+    v.map(|v| file(path, format!("{v}\n"), 0o644))
+}
+
 /// Render one slot; `up` decides the `down` file (see [`health::autostarts`]).
 pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> RenderedSlot {
-    let mut files = vec![
-        file("run", run::run(model, slot, env), 0o755),
-        file(
-            "finish",
-            match run::job_words(model, slot, "end") {
-                Some(end) => finish::job(slot, end),
-                None => finish::finish(slot),
-            },
-            0o755,
-        ),
-        file(MARKER, marker(slot), 0o644),
-    ];
-    if !up {
-        files.push(file("down", "", 0o644));
-    }
-    if let Some(fd) = run::notification_fd(slot) {
-        files.push(file("notification-fd", format!("{fd}\n"), 0o644));
-    }
-    if let Some(check) = run::check_script(slot, env) {
-        files.push(file("data/check", check, 0o755));
-    }
-    if let Some(ms) = slot.stop_timeout_ms {
-        files.push(file("timeout-kill", format!("{ms}\n"), 0o644));
-    }
-    if let Some(sig) = &slot.down_signal {
-        files.push(file("down-signal", format!("{sig}\n"), 0o644));
-    }
-    let ms = finish::timeout_finish_ms(slot);
-    files.push(file("timeout-finish", format!("{ms}\n"), 0o644));
-    if let Some(n) = slot
+    let finish = match run::job_words(model, slot, "end") {
+        Some(end) => finish::job(slot, end),
+        None => finish::finish(slot),
+    };
+    let max_deaths = slot
         .restart
         .max_deaths
         .map(|m| m.deaths)
-        .filter(|&n| n > 100)
-    {
-        files.push(file("max-death-tally", format!("{n}\n"), 0o644));
-    }
-    if let Some(l) = &slot.log {
-        files.push(file("log/run", log::log_run(slot, l, env), 0o755));
-    }
+        .filter(|&n| n > 100);
+    let mut files: Vec<RenderedFile> = [
+        Some(file("run", run::run(model, slot, env), 0o755)),
+        Some(file("finish", finish, 0o755)),
+        Some(file(MARKER, marker(slot), 0o644)),
+        (!up).then(|| file("down", "", 0o644)),
+        value("notification-fd", run::notification_fd(slot)),
+        run::check_script(slot, env).map(|c| file("data/check", c, 0o755)),
+        value("timeout-kill", slot.stop_timeout_ms),
+        value("down-signal", slot.down_signal.as_ref()),
+        value("timeout-finish", Some(finish::timeout_finish_ms(slot))),
+        value("max-death-tally", max_deaths),
+        (slot.log.as_ref()).map(|l| file("log/run", log::log_run(slot, l, env), 0o755)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     RenderedSlot {
         name: slot.name.clone(),

@@ -177,35 +177,20 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
     let Some(l) = &slot.liveness else {
         return String::new();
     };
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "# liveness: a watcher checks every {} ms; {} failures in a row restart the slot.",
-        l.interval_ms, l.failures
-    );
-    let mut tail: Vec<String> = Vec::new();
-    match &l.probe {
-        Probe::Tcp(a) => tail.extend(["--tcp".to_string(), a.to_string()]),
-        Probe::Http(h) => tail.extend(["--http".to_string(), h.url.clone()]),
-        Probe::Exec(argv) => {
-            tail.push("--".into());
-            tail.extend(drop_words(slot, env));
-            tail.extend(argv.iter().cloned());
-        }
+    let tail: Vec<String> = match &l.probe {
+        Probe::Tcp(a) => vec!["--tcp".into(), a.to_string()],
+        Probe::Http(h) => vec!["--http".into(), h.url.clone()],
+        Probe::Exec(argv) => [vec!["--".into()], drop_words(slot, env), argv.clone()].concat(),
         // Not a liveness check: config never makes one.
         Probe::Notification(_) => return String::new(),
-    }
-    let opts = format!(
-        "--interval {} --timeout {} --failures {}",
-        l.interval_ms, l.timeout_ms, l.failures
-    );
-    let _ = writeln!(
-        o,
-        "svkit liveness --detach --slot-dir \"$PWD\" --pid $$ {opts} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2",
+    };
+    let (every, failures) = (l.interval_ms, l.failures);
+    format!(
+        "# liveness: a watcher checks every {every} ms; {failures} failures in a row restart the slot.\nsvkit liveness --detach --slot-dir \"$PWD\" --pid $$ --interval {every} --timeout {} --failures {failures} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2\n",
+        l.timeout_ms,
         sh_words(&tail),
         slot.name
-    );
-    o
+    )
 }
 
 /// What `depends_on` waits for, in `.svkit-waiting` (`svctl status`
