@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{self, Model};
 use crate::msg::{self, exit};
-use crate::s6::status::locked;
+use crate::s6::status::lock_holder;
 use crate::slot::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
 use crate::slot::logger::{self, Fault, PipeLevel};
 
@@ -186,5 +186,5 @@ fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
         return false;
     };
     let up = crate::s6::status::read_slot(&dir.join("log")).is_ok_and(|s| s.up);
-    up && matches!(locked(&log_dir.join("lock")), Ok(false))
+    up && matches!(lock_holder(&log_dir.join("lock")), Ok(None))
 }

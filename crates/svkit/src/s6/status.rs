@@ -87,6 +87,20 @@ impl LastExit {
             sig => LastExit::Signaled(sig as u8),
         }
     }
+
+    /// `{"code": N}`, `{"signal": "SIGTERM", "signum": 15}`, `{"wstat": N}`,
+    /// or null: how every JSON document svctl prints says it.
+    pub fn json(self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            LastExit::None => serde_json::Value::Null,
+            LastExit::Exited(c) => json!({ "code": c }),
+            LastExit::Signaled(s) => {
+                json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s })
+            }
+            LastExit::Other(w) => json!({ "wstat": w }),
+        }
+    }
 }
 
 /// A supervised slot's state, typed.
@@ -225,22 +239,6 @@ impl RawStatus {
     }
 }
 
-impl LastExit {
-    /// `{"code": N}`, `{"signal": "SIGTERM", "signum": 15}`, `{"wstat": N}`,
-    /// or null: how every JSON document svctl prints says it.
-    pub fn json(self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            LastExit::None => serde_json::Value::Null,
-            LastExit::Exited(c) => json!({ "code": c }),
-            LastExit::Signaled(s) => {
-                json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s })
-            }
-            LastExit::Other(w) => json!({ "wstat": w }),
-        }
-    }
-}
-
 impl Status {
     pub fn from_parts(raw: RawStatus, normally_up: bool, deaths: u64) -> Status {
         let up = raw.is_up();
@@ -250,6 +248,8 @@ impl Status {
         } else {
             LastExit::from_wstat(raw.wstat)
         };
+        // decode() only accepts stamps that convert.
+        let at = |t: Tai64N| t.to_system_time().unwrap_or(SystemTime::UNIX_EPOCH);
         Status {
             up,
             want_up: raw.want_up,
@@ -260,12 +260,8 @@ impl Status {
             never_started,
             pid: up.then_some(raw.pid),
             last_exit,
-            // decode() only accepts stamps that convert.
-            since: raw.stamp.to_system_time().unwrap_or(SystemTime::UNIX_EPOCH),
-            ready_since: raw
-                .ready_stamp
-                .to_system_time()
-                .unwrap_or(SystemTime::UNIX_EPOCH),
+            since: at(raw.stamp),
+            ready_since: at(raw.ready_stamp),
             deaths,
             raw,
         }
@@ -385,22 +381,18 @@ pub fn death_tally_stamped(dir: &Path) -> Result<Vec<(Tai64N, Death)>, StatusErr
 /// `read_slot` to keep that one to three syscalls per file.
 pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
     let path = dir.join("supervise/lock");
-    match locked(&path) {
-        Ok(held) => Ok(held),
+    match lock_holder(&path) {
+        Ok(holder) => Ok(holder.is_some()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(io_err(&path, e)),
     }
 }
 
-/// Whether some process holds a lock on `path` the way skalibs takes one
-/// (an fcntl lock over the whole file): s6-supervise's `supervise/lock`,
-/// s6-log's `lock` in its log dir. Takes no lock itself.
-pub fn locked(path: &Path) -> io::Result<bool> {
-    lock_holder(path).map(|p| p.is_some())
-}
-
-/// The pid of the process holding that lock, if one does (as the kernel
-/// reports it: 0 when it holds it from another pid namespace).
+/// The pid of the process holding a lock on `path` the way skalibs takes
+/// one (an fcntl lock over the whole file: s6-supervise's
+/// `supervise/lock`, s6-log's `lock` in its log dir), if one does (as the
+/// kernel reports it: 0 when it holds it from another pid namespace).
+/// Takes no lock itself.
 pub fn lock_holder(path: &Path) -> io::Result<Option<u32>> {
     use std::os::fd::AsRawFd;
     let f = File::open(path)?;
