@@ -31,7 +31,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{archive_names, ino_at, open_file, read_final, read_rest, Current, Ino};
+use super::{archive_names, found, ino_at, open_file, read_final, read_rest, Current, Ino};
 use crate::s6::wait::{nap, Watch};
 
 /// Looks taken again when `current` rotates during one; past this the last
@@ -207,10 +207,7 @@ impl Follower {
 
     /// None when the dir does not exist (yet, or any more).
     fn look(&self) -> io::Result<Option<Look>> {
-        match look(&self.dir, self.pos.floor.as_deref()) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            other => other.map(Some),
-        }
+        found(look(&self.dir, self.pos.floor.as_deref()))
     }
 
     /// Brings the position up to `look`. With `moved` (the held file is no

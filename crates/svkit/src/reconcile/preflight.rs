@@ -31,7 +31,7 @@ pub(super) fn check<'a>(
     by_name: &BTreeMap<&str, &'a RenderedSlot>,
 ) -> (Vec<Work<'a>>, Vec<SlotError>) {
     let root = nix::unistd::geteuid().is_root();
-    let mut users: BTreeMap<&str, Result<UidGid, ()>> = BTreeMap::new();
+    let mut users: BTreeMap<&str, Option<UidGid>> = BTreeMap::new();
     let mut scandir_ok: Option<Result<(), Errno>> = None;
     let mut work = Vec::new();
     let mut refused = Vec::new();
@@ -46,13 +46,11 @@ pub(super) fn check<'a>(
             let owner = match (&slot.user, root) {
                 (Some(user), true) => {
                     // Many slots share a user: one passwd lookup each.
-                    let known = users
+                    let known = *users
                         .entry(user.as_str())
-                        .or_insert_with(|| lookup_user(user).map_err(|_| ()));
-                    match known {
-                        Ok(o) => Some(*o),
-                        Err(()) => return Err(ReconcileError::UnknownUser { user: user.clone() }),
-                    }
+                        .or_insert_with(|| lookup_user(user).ok());
+                    let unknown = || ReconcileError::UnknownUser { user: user.clone() };
+                    Some(known.ok_or_else(unknown)?)
                 }
                 _ => None,
             };

@@ -84,16 +84,13 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     // beside the one this script starts (see `stray`).
     o.push_str(&claim(slot, env));
     o.push_str(&start_liveness(slot, env));
-    let readiness_check = slot
-        .readiness
-        .as_ref()
-        .filter(|r| r.check_command().is_some());
+    let readiness_check = (slot.readiness.as_ref()).filter(|r| r.check_command().is_some());
     let check = readiness_check.is_some();
     let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
     for (k, v) in &slot.env {
         let _ = writeln!(o, "export {k}={}", sh_quote(v));
     }
-    let mut words: Vec<String> = slot_env_words(model, slot);
+    let mut words: Vec<String> = slot_env_words(model, slot, check);
     if let Some(c) = readiness_check {
         o.push_str("# s6-notifyoncheck runs data/check until it passes, then signals readiness.\n");
         words.push(env.tool("s6-notifyoncheck"));
@@ -314,7 +311,7 @@ fn gives_up_on_deps(slot: &Slot) -> bool {
 /// dir, where it leaves a start error for `finish`), except with a
 /// readiness check, whose helper must start in the slot dir and enters
 /// `cwd` itself.
-fn slot_env_words(model: &Model, slot: &Slot) -> Vec<String> {
+fn slot_env_words(model: &Model, slot: &Slot, check: bool) -> Vec<String> {
     if !uses_slot_env(slot) {
         return Vec::new();
     }
@@ -328,7 +325,6 @@ fn slot_env_words(model: &Model, slot: &Slot) -> Vec<String> {
     for (var, path) in &slot.secrets {
         w.extend(["--secret".into(), format!("{var}={path}")]);
     }
-    let check = (slot.readiness.as_ref()).is_some_and(|r| r.check_command().is_some());
     if let (Some(cwd), false) = (&slot.cwd, check) {
         w.extend(["--cwd".into(), cwd.clone()]);
     }

@@ -183,9 +183,7 @@ fn stamp(b: &[u8]) -> Result<Tai64N, StatusError> {
 }
 
 fn pid(b: &[u8]) -> Result<u32, StatusError> {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    let p = u64::from_be_bytes(a);
+    let p = u64::from_be_bytes(b.try_into().unwrap_or_default());
     // s6 packs a positive pid_t; anything past i32::MAX is corruption.
     u32::try_from(p)
         .ok()

@@ -74,13 +74,11 @@ impl Tai64N {
 
     pub fn from_bytes(b: &[u8]) -> Result<Tai64N, Tai64Error> {
         let b: &[u8; TAI64N_LEN] = b.try_into().map_err(|_| Tai64Error::BadLength(b.len()))?;
-        let (label, nanos) = b.split_at(8);
-        let nanos = u32::from_be_bytes(nanos.try_into().unwrap_or_default());
-        let label = u64::from_be_bytes(label.try_into().unwrap_or_default());
+        let label = u64::from_be_bytes(b[..8].try_into().unwrap_or_default());
+        let nanos = u32::from_be_bytes(b[8..].try_into().unwrap_or_default());
         Tai64N::new(label, nanos).ok_or(Tai64Error::BadNanos(nanos))
     }
 
-    #[cfg(test)]
     pub fn to_bytes(&self) -> [u8; TAI64N_LEN] {
         let mut out = [0u8; TAI64N_LEN];
         out[..8].copy_from_slice(&self.label.to_be_bytes());
