@@ -18,7 +18,6 @@
 use super::error::{check_tree_user, io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
-use super::logdir;
 use super::plan::{plan_each, Action, SlotPlan};
 use super::preflight::{self, Work};
 use super::{ScandirLock, DELETE_PREFIX, LOG_RUN, TEMP_PREFIX};
@@ -310,7 +309,7 @@ fn stage(
     journal: &mut Journal,
 ) -> Result<Option<PathBuf>, ReconcileError> {
     if let Some(dir) = &w.slot.log_dir {
-        logdir::ensure(dir, w.owner, journal).map_err(|e| ReconcileError::LogDir {
+        fsops::ensure_log_dir(dir, w.owner, journal).map_err(|e| ReconcileError::LogDir {
             dir: dir.clone(),
             source: Box::new(e),
         })?;

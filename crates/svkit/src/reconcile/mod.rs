@@ -5,12 +5,12 @@
 //! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: a
 //! config the caller loaded, checked and rendered: one `RenderedSlot` per
 //! slot) → [`plan`] (`plan.rs`,
-//! reading the disk through `live.rs`: each managed file's bytes, mode and
-//! owner against the render) → [`apply`] (`apply.rs`, under the
+//! reading the disk: each managed file's bytes, mode and owner against the
+//! render) → [`apply`] (`apply.rs`, under the
 //! [`ScandirLock`] here, by the tree's own user (`error.rs`'s
 //! [`check_tree_user`]): check what would fail (`preflight.rs`, with
 //! s6-svscan's service limit from `crate::capacity`), write what differs
-//! through `fsops.rs` and `logdir.rs`, each write recorded in `journal.rs`
+//! through `fsops.rs`, each write recorded in `journal.rs`
 //! to be undone if a later one fails, then tell s6). Nothing is cached
 //! between runs. Slots svkit did not make (no `.svkit` marker) are never
 //! touched.
@@ -19,8 +19,6 @@ mod apply;
 mod error;
 mod fsops;
 mod journal;
-mod live;
-mod logdir;
 mod plan;
 mod preflight;
 mod prepare;

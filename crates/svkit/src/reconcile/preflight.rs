@@ -5,7 +5,6 @@
 
 use super::error::{io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
-use super::logdir;
 use super::plan::{Action, SlotPlan};
 use super::LOG_RUN;
 use crate::capacity::{self, Fit};
@@ -55,7 +54,7 @@ pub(super) fn check<'a>(
                 _ => None,
             };
             if let Some(dir) = &slot.log_dir {
-                logdir::check(dir, owner).map_err(|e| ReconcileError::LogDir {
+                fsops::check_log_dir(dir, owner).map_err(|e| ReconcileError::LogDir {
                     dir: dir.clone(),
                     source: Box::new(e),
                 })?;
