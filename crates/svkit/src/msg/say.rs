@@ -98,10 +98,7 @@ fn one_line(text: &str) -> Vec<u8> {
     while !flat.is_char_boundary(end) {
         end -= 1;
     }
-    let mut line = Vec::with_capacity(end + 1);
-    line.extend_from_slice(&flat.as_bytes()[..end]);
-    line.push(b'\n');
-    line
+    [&flat.as_bytes()[..end], b"\n"].concat()
 }
 
 fn write_to_fd(fd: BorrowedFd<'_>, line: &[u8]) -> io::Result<()> {
