@@ -44,14 +44,10 @@ pub fn hooks(dir: &Path) -> Vec<PathBuf> {
 /// The services the s6-rc `user` bundles name under `sources`: s6-overlay's
 /// stage 2 compiles and starts them, which svkit-init cannot.
 pub fn rc_user_services(sources: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    for bundle in RC_USER_BUNDLES {
-        for entry in hooks(&sources.join(bundle).join("contents.d")) {
-            if let Some(n) = entry.file_name().and_then(|n| n.to_str()) {
-                found.push(n.to_string());
-            }
-        }
-    }
+    let mut found: Vec<String> = (RC_USER_BUNDLES.iter())
+        .flat_map(|bundle| hooks(&sources.join(bundle).join("contents.d")))
+        .filter_map(|e| Some(e.file_name()?.to_str()?.to_string()))
+        .collect();
     found.sort();
     found.dedup();
     found

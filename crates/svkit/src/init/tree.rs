@@ -247,10 +247,17 @@ pub fn run(argv: Vec<OsString>, why: &str) -> i32 {
         boot(&mut tree, &scandir, &run_dir);
     }
     if !tree.stopping {
-        tree.cmd = spawn_cmd(&argv);
-        if tree.cmd.is_none() {
-            tree.set_code(i32::from(exit::SYSTEM));
-            tree.stopping = true;
+        // The CMD, carried out by svkit-wrap as under s6-overlay (its
+        // child: a foreground command keeps svkit-wrap's pid, a redirect's
+        // keep-alive too).
+        let mut wrap = Command::new("/proc/self/exe");
+        match wrap.arg0("svkit-wrap").arg("--").args(&argv).spawn() {
+            Ok(c) => tree.cmd = Some(Pid::from_raw(c.id() as i32)),
+            Err(e) => {
+                msg::fatal(format_args!("unable to run svkit-wrap: {}", strerror(&e)));
+                tree.set_code(i32::from(exit::SYSTEM));
+                tree.stopping = true;
+            }
         }
     }
     let forward = container::s6_number("S6_CMD_RECEIVE_SIGNALS").is_some_and(|n| n > 0);
@@ -337,14 +344,14 @@ fn set_env(run_dir: &Path, me: u32) {
     std::env::set_var(RUN_DIR_ENV, run_dir);
     std::env::set_var(INIT_PID_ENV, me.to_string());
     std::env::set_var("S6_KEEP_ENV", "1");
-    if let Some(bin) = container::s6_bin_dir() {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        if !std::env::split_paths(&path).any(|p| p == Path::new(&bin)) {
-            let mut dirs = vec![PathBuf::from(&bin)];
-            dirs.extend(std::env::split_paths(&path));
-            if let Ok(joined) = std::env::join_paths(dirs) {
-                std::env::set_var("PATH", joined);
-            }
+    let Some(bin) = container::s6_bin_dir().map(PathBuf::from) else {
+        return;
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    if !dirs.contains(&bin) {
+        if let Ok(joined) = std::env::join_paths([bin].into_iter().chain(dirs)) {
+            std::env::set_var("PATH", joined);
         }
     }
 }
@@ -388,24 +395,6 @@ fn boot(tree: &mut Tree, scandir: &Path, run_dir: &Path) {
             scandir.display(),
             strerror(&e)
         )),
-    }
-}
-
-/// The CMD, carried out by svkit-wrap as under s6-overlay (its child:
-/// a foreground command keeps svkit-wrap's pid, a redirect's keep-alive
-/// too).
-fn spawn_cmd(argv: &[OsString]) -> Option<Pid> {
-    let started = Command::new("/proc/self/exe")
-        .arg0("svkit-wrap")
-        .arg("--")
-        .args(argv)
-        .spawn();
-    match started {
-        Ok(c) => Some(Pid::from_raw(c.id() as i32)),
-        Err(e) => {
-            msg::fatal(format_args!("unable to run svkit-wrap: {}", strerror(&e)));
-            None
-        }
     }
 }
 

@@ -31,7 +31,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{archive_names, ino_at, open_file, read_final, read_rest, Current, Ino};
+use super::{archive_names, found, ino_at, open_file, read_final, read_rest, Current, Ino};
 use crate::s6::wait::{nap, Watch};
 
 /// Looks taken again when `current` rotates during one; past this the last
@@ -179,10 +179,8 @@ impl Follower {
                     if self.pos.pending.iter().all(|p| p.done) {
                         break;
                     }
-                    let look = match self.look() {
-                        Ok(l) => l,
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => break,
-                        Err(e) => return Err(e),
+                    let Some(look) = self.look()? else {
+                        break;
                     };
                     if look.current.as_ref().map(|c| c.ino) == Some(held) {
                         self.advance(look, false, out, &mut step)?;
@@ -196,11 +194,8 @@ impl Follower {
                     copy(read_final(h)?, out, &mut step)?;
                 }
             }
-            let look = match self.look() {
-                Ok(l) => l,
-                // The dir does not exist (yet, or any more).
-                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
-                Err(e) => return Err(e),
+            let Some(look) = self.look()? else {
+                break;
             };
             if !self.advance(look, true, out, &mut step)? {
                 break;
@@ -210,8 +205,9 @@ impl Follower {
         Ok(step)
     }
 
-    fn look(&self) -> io::Result<Look> {
-        look(&self.dir, self.pos.floor.as_deref())
+    /// None when the dir does not exist (yet, or any more).
+    fn look(&self) -> io::Result<Option<Look>> {
+        found(look(&self.dir, self.pos.floor.as_deref()))
     }
 
     /// Brings the position up to `look`. With `moved` (the held file is no

@@ -54,26 +54,25 @@ pub struct Current {
 /// Opens `dir/name`; `None` when it does not exist (s6-log renamed or
 /// deleted it since the listing).
 fn open_file(dir: &Path, name: &str) -> io::Result<Option<Current>> {
-    match File::open(dir.join(name)) {
-        Ok(file) => {
-            let m = file.metadata()?;
-            Ok(Some(Current {
-                file,
-                ino: (m.dev(), m.ino()),
-                pos: 0,
-            }))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+    let Some(file) = found(File::open(dir.join(name)))? else {
+        return Ok(None);
+    };
+    let m = file.metadata()?;
+    let ino = (m.dev(), m.ino());
+    Ok(Some(Current { file, ino, pos: 0 }))
 }
 
 /// The identity of what `dir/name` names now.
 fn ino_at(dir: &Path, name: &str) -> io::Result<Option<Ino>> {
-    match fs::metadata(dir.join(name)) {
-        Ok(m) => Ok(Some((m.dev(), m.ino()))),
+    Ok(found(fs::metadata(dir.join(name)))?.map(|m| (m.dev(), m.ino())))
+}
+
+/// `r`, None when what it looked for does not exist (s6-log renamed or
+/// deleted it, or the dir is not there).
+fn found<T>(r: io::Result<T>) -> io::Result<Option<T>> {
+    match r {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+        r => r.map(Some),
     }
 }
 

@@ -129,10 +129,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     if argv.is_empty() {
         return run_filter(&slot, json);
     }
-    match spawn_and_exec(&slot, json, &argv) {
-        Ok(never) => match never {},
-        Err(f) => f.report(),
-    }
+    let Err(f) = spawn_and_exec(&slot, json, &argv);
+    f.report()
 }
 
 fn run_filter(slot: &str, json: bool) -> ExitCode {

@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::config::{self, Model};
+use crate::config;
 use crate::msg::{self, exit};
-use crate::s6::status::locked;
+use crate::s6::status::lock_holder;
 use crate::slot::end::{LOG_FAULT_FILE, LOG_FAULT_TMP};
 use crate::slot::logger::{self, Fault, PipeLevel};
 
@@ -59,8 +59,12 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         // (apply, register): a large config is not read once a second.
         let now = (config_signature(&config_dir), slots.clone());
         if loaded_for.as_ref() != Some(&now) {
+            // Each slot's log dir, all the watcher keeps of the config (the
+            // rest is dropped here, before the heap is given back).
+            let dir =
+                |s: &config::Slot| Some((s.name.clone(), PathBuf::from(&s.log.as_ref()?.dir)));
             log_dirs = config::load(&config_dir, &crate::state::LiveInstances)
-                .map(|v| log_dirs_of(&v.model))
+                .map(|v| v.model.slots.iter().filter_map(dir).collect())
                 .unwrap_or_default();
             loaded_for = Some(now);
             // This process stays for the container's life: what the load
@@ -75,13 +79,6 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
         }
         std::thread::sleep(PERIOD);
     }
-}
-
-/// Each slot's log dir, all the watcher keeps of the config.
-fn log_dirs_of(model: &Model) -> BTreeMap<String, PathBuf> {
-    (model.slots.iter())
-        .filter_map(|s| Some((s.name.clone(), PathBuf::from(&s.log.as_ref()?.dir))))
-        .collect()
 }
 
 /// Each file of the config dir with its size and modification time.
@@ -186,5 +183,5 @@ fn lock_freed(dir: &Path, log_dir: Option<&Path>) -> bool {
         return false;
     };
     let up = crate::s6::status::read_slot(&dir.join("log")).is_ok_and(|s| s.up);
-    up && matches!(locked(&log_dir.join("lock")), Ok(false))
+    up && matches!(lock_holder(&log_dir.join("lock")), Ok(None))
 }

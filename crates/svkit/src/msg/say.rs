@@ -98,10 +98,7 @@ fn one_line(text: &str) -> Vec<u8> {
     while !flat.is_char_boundary(end) {
         end -= 1;
     }
-    let mut line = Vec::with_capacity(end + 1);
-    line.extend_from_slice(&flat.as_bytes()[..end]);
-    line.push(b'\n');
-    line
+    [&flat.as_bytes()[..end], b"\n"].concat()
 }
 
 fn write_to_fd(fd: BorrowedFd<'_>, line: &[u8]) -> io::Result<()> {
@@ -128,12 +125,10 @@ fn reopen(path: &Path) -> io::Result<File> {
 /// One `write(2)`: a full pipe is `EAGAIN`, never a wait. A short write
 /// (not a pipe's: it takes `PIPE_BUF` whole) still delivered a part, so it
 /// counts as said rather than being said twice.
-fn write_once(f: &File, line: &[u8]) -> io::Result<()> {
-    let mut w = f;
-    match w.write(line) {
-        Ok(0) => Err(io::Error::from(io::ErrorKind::WriteZero)),
-        Ok(_) => Ok(()),
-        Err(e) => Err(e),
+fn write_once(mut f: &File, line: &[u8]) -> io::Result<()> {
+    match f.write(line)? {
+        0 => Err(io::ErrorKind::WriteZero.into()),
+        _ => Ok(()),
     }
 }
 

@@ -18,11 +18,9 @@
 use super::error::{check_tree_user, io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
 use super::journal::{fault, Journal, Undo};
-use super::logdir;
 use super::plan::{plan_each, Action, SlotPlan};
 use super::preflight::{self, Work};
-use super::ScandirLock;
-use super::{DELETE_PREFIX, TEMP_PREFIX};
+use super::{ScandirLock, DELETE_PREFIX, LOG_RUN, TEMP_PREFIX};
 use crate::clock::poll_until;
 use crate::msg::{self, Fatal};
 use crate::render::RenderedSlot;
@@ -260,13 +258,13 @@ pub fn apply(
             }
         }
     }
-    let deletes: Vec<&SlotPlan> = plans
+    let mut deletes = plans
         .iter()
         .filter(|p| p.action == Action::Delete)
-        .collect();
-    if !deletes.is_empty() {
+        .peekable();
+    if deletes.peek().is_some() {
         let mut hidden = Vec::new();
-        for p in &deletes {
+        for p in deletes {
             match delete(scandir, &p.name, opts) {
                 Ok(h) => hidden.push(h),
                 Err(e) => s6_failed.push(SlotError::new(&p.name, e)),
@@ -278,11 +276,7 @@ pub fn apply(
         control::wait_unsupervised(&hidden, SWEEP_WAIT);
         sweep(scandir)?;
     }
-    let plans = plans
-        .iter()
-        .filter(|p| !left.contains(p.name.as_str()))
-        .cloned()
-        .collect();
+    plans.retain(|p| !left.contains(p.name.as_str()));
     Ok(ApplyReport {
         plans,
         swept,
@@ -315,7 +309,7 @@ fn stage(
     journal: &mut Journal,
 ) -> Result<Option<PathBuf>, ReconcileError> {
     if let Some(dir) = &w.slot.log_dir {
-        logdir::ensure(dir, w.owner, journal).map_err(|e| ReconcileError::LogDir {
+        fsops::ensure_log_dir(dir, w.owner, journal).map_err(|e| ReconcileError::LogDir {
             dir: dir.clone(),
             source: Box::new(e),
         })?;
@@ -440,9 +434,6 @@ fn delete(scandir: &Path, name: &str, opts: &ApplyOptions) -> Result<PathBuf, Re
     fs::rename(&dir, &hidden).map_err(io(&dir))?;
     Ok(hidden)
 }
-
-/// The logger's script, in a slot dir.
-const LOG_RUN: &str = "log/run";
 
 /// How long deleted slots' supervisors may take to end after the rescan.
 const SWEEP_WAIT: Duration = Duration::from_secs(2);

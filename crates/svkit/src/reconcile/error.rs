@@ -136,18 +136,14 @@ fn refusal(scandir: &Path, tree_uid: u32, euid: u32) -> String {
         return "permission denied: this needs root (try as root, e.g. docker exec -u 0)".into();
     }
     let how = format!("run this as uid {tree_uid} (docker exec -u {tree_uid}, or without -u)");
-    if euid == 0 {
-        format!(
-            "permission denied: the supervision tree of {} runs as uid {tree_uid}, not root: {how}; \
-             as root this would hand the slots' files to the config's user and the tree could no longer write them",
-            scandir.display()
-        )
-    } else {
-        format!(
-            "permission denied: the supervision tree of {} runs as uid {tree_uid}, not as uid {euid}: {how}",
-            scandir.display()
-        )
-    }
+    let (who, why) = match euid {
+        0 => ("root".to_string(), "; as root this would hand the slots' files to the config's user and the tree could no longer write them"),
+        _ => (format!("as uid {euid}"), ""),
+    };
+    format!(
+        "permission denied: the supervision tree of {} runs as uid {tree_uid}, not {who}: {how}{why}",
+        scandir.display()
+    )
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ impl Prev {
             return Ok(Prev::Absent);
         }
         Ok(Prev::File {
-            bytes: super::live::read(path).map_err(io(path))?,
+            bytes: super::plan::read(path).map_err(io(path))?,
             mode: meta.mode() & 0o7777,
             uid: meta.uid(),
             gid: meta.gid(),

@@ -5,12 +5,12 @@
 //! Data flows one way, one file a step: [`prepare`] (`prepare.rs`: a
 //! config the caller loaded, checked and rendered: one `RenderedSlot` per
 //! slot) → [`plan`] (`plan.rs`,
-//! reading the disk through `live.rs`: each managed file's bytes, mode and
-//! owner against the render) → [`apply`] (`apply.rs`, under the
+//! reading the disk: each managed file's bytes, mode and owner against the
+//! render) → [`apply`] (`apply.rs`, under the
 //! [`ScandirLock`] here, by the tree's own user (`error.rs`'s
 //! [`check_tree_user`]): check what would fail (`preflight.rs`, with
 //! s6-svscan's service limit from `crate::capacity`), write what differs
-//! through `fsops.rs` and `logdir.rs`, each write recorded in `journal.rs`
+//! through `fsops.rs`, each write recorded in `journal.rs`
 //! to be undone if a later one fails, then tell s6). Nothing is cached
 //! between runs. Slots svkit did not make (no `.svkit` marker) are never
 //! touched.
@@ -19,8 +19,6 @@ mod apply;
 mod error;
 mod fsops;
 mod journal;
-mod live;
-mod logdir;
 mod plan;
 mod preflight;
 mod prepare;
@@ -42,6 +40,8 @@ use std::time::{Duration, Instant};
 pub const TEMP_PREFIX: &str = ".svkit-tmp-";
 /// Slots being deleted are first renamed out of s6-svscan's sight.
 pub const DELETE_PREFIX: &str = ".svkit-del-";
+/// The logger's script, in a slot dir: its `log/` is a service of its own.
+const LOG_RUN: &str = "log/run";
 
 /// One reconcile at a time: an flock on `<scandir>/.svkit/lock`. A second
 /// one waits, bounded, then fails with a message naming the lock.
@@ -70,16 +70,15 @@ impl ScandirLock {
             .custom_flags(nix::libc::O_NOFOLLOW)
             .open(&path)
             .map_err(io(&path))?;
-        match crate::fsutil::flock_within(file, timeout).map_err(io(&path))? {
-            Some(lock) => Ok(ScandirLock {
-                _lock: lock,
-                scandir: scandir.to_path_buf(),
-            }),
-            None => {
-                let waited_ms = start.elapsed().as_millis() as u64;
-                Err(ReconcileError::Locked { path, waited_ms })
-            }
-        }
+        let Some(lock) = crate::fsutil::flock_within(file, timeout).map_err(io(&path))? else {
+            let waited_ms = start.elapsed().as_millis() as u64;
+            return Err(ReconcileError::Locked { path, waited_ms });
+        };
+        let scandir = scandir.to_path_buf();
+        Ok(ScandirLock {
+            _lock: lock,
+            scandir,
+        })
     }
 
     /// The scandir this lock holds.

@@ -84,7 +84,7 @@ fn a_down_file_counts_by_its_presence_alone() {
     let gone = live(&[("run", "x", 0o755)]);
     let mut link = live(&[("down", "run", 0o644), ("run", "x", 0o755)]);
     if let Some(f) = link.get_mut(Path::new("down")) {
-        f.mode = live::SYMLINK_MODE;
+        f.mode = SYMLINK_MODE;
     }
     for l in [gone, link] {
         assert_eq!(

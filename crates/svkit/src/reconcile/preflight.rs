@@ -5,8 +5,8 @@
 
 use super::error::{io, ReconcileError, SlotError};
 use super::fsops::{self, UidGid};
-use super::logdir;
 use super::plan::{Action, SlotPlan};
+use super::LOG_RUN;
 use crate::capacity::{self, Fit};
 use crate::render::RenderedSlot;
 use nix::errno::Errno;
@@ -30,7 +30,7 @@ pub(super) fn check<'a>(
     by_name: &BTreeMap<&str, &'a RenderedSlot>,
 ) -> (Vec<Work<'a>>, Vec<SlotError>) {
     let root = nix::unistd::geteuid().is_root();
-    let mut users: BTreeMap<&str, Result<UidGid, ()>> = BTreeMap::new();
+    let mut users: BTreeMap<&str, Option<UidGid>> = BTreeMap::new();
     let mut scandir_ok: Option<Result<(), Errno>> = None;
     let mut work = Vec::new();
     let mut refused = Vec::new();
@@ -45,18 +45,16 @@ pub(super) fn check<'a>(
             let owner = match (&slot.user, root) {
                 (Some(user), true) => {
                     // Many slots share a user: one passwd lookup each.
-                    let known = users
+                    let known = *users
                         .entry(user.as_str())
-                        .or_insert_with(|| lookup_user(user).map_err(|_| ()));
-                    match known {
-                        Ok(o) => Some(*o),
-                        Err(()) => return Err(ReconcileError::UnknownUser { user: user.clone() }),
-                    }
+                        .or_insert_with(|| lookup_user(user).ok());
+                    let unknown = || ReconcileError::UnknownUser { user: user.clone() };
+                    Some(known.ok_or_else(unknown)?)
                 }
                 _ => None,
             };
             if let Some(dir) = &slot.log_dir {
-                logdir::check(dir, owner).map_err(|e| ReconcileError::LogDir {
+                fsops::check_log_dir(dir, owner).map_err(|e| ReconcileError::LogDir {
                     dir: dir.clone(),
                     source: Box::new(e),
                 })?;
@@ -105,6 +103,3 @@ pub fn fits(scandir: &Path, desired: &[RenderedSlot]) -> Result<Fit, ReconcileEr
         .map(|d| (d.name.as_str(), d.file(LOG_RUN).is_some()));
     Ok(capacity::check_in(scandir, slots)?)
 }
-
-/// The file of a slot's logger: its `log/` is a service of its own.
-const LOG_RUN: &str = "log/run";

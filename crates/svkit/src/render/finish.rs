@@ -17,6 +17,7 @@
 
 use std::fmt::Write as _;
 
+use super::quote::sh_words;
 use super::script;
 use crate::config::{Kind, OnCleanExit, Slot, EXEC_FAILURE_EXIT_CODES};
 use crate::slot::end::{self, End, END_FILE, ESSENTIAL_FILE, REQUEST_PREFIX, START_ERROR_FILE};
@@ -57,104 +58,78 @@ fn died(slot: &Slot) -> String {
     )
 }
 
+/// Whether this death was asked for (svctl marks it, see `slot::end`), the
+/// marks then gone: a test is a builtin, `rm` a process, and every death
+/// runs this.
+fn requested() -> String {
+    format!(
+        "[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1\nfor f in supervise/{REQUEST_PREFIX}*; do\n  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f supervise/{REQUEST_PREFIX}*; fi\n  break\ndone\n"
+    )
+}
+
 /// A job's `finish`: every end of a run is recorded (`svkit job end`), and
 /// s6 starts `run` again, which waits for the next tick; no crash loop, no
 /// backoff: a failed run is a result, the next tick its retry.
-pub(super) fn job(slot: &Slot, mut end: Vec<String>) -> String {
+pub(super) fn job(slot: &Slot, end: Vec<String>) -> String {
     let mut o = script();
     let _ = writeln!(
         o,
-        "# svkit job {}: each end of a run is recorded, then run waits for the next tick.\n# Generated: edit the config, not this file.\n# $1 = exit code (256 if killed by a signal), $2 = signal number, $4 = pid.\n# A stop or restart svctl asked for is no result of the run.\nrequested=\n[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1\nfor f in supervise/{REQUEST_PREFIX}*; do\n  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f supervise/{REQUEST_PREFIX}*; fi\n  break\ndone",
-        slot.name
+        "# svkit job {}: each end of a run is recorded, then run waits for the next tick.\n# Generated: edit the config, not this file.\n# $1 = exit code (256 if killed by a signal), $2 = signal number, $4 = pid.\n# A stop or restart svctl asked for is no result of the run.\nrequested=\n{}exec {} --code \"${{1:-0}}\" --signal \"${{2:-0}}\" --requested \"$requested\"",
+        slot.name,
+        requested(),
+        sh_words(&end)
     );
-    end.extend(
-        [
-            "--code",
-            "${1:-0}",
-            "--signal",
-            "${2:-0}",
-            "--requested",
-            "$requested",
-        ]
-        .map(String::from),
-    );
-    let words: Vec<String> = end
-        .iter()
-        .map(|w| {
-            if w.starts_with('$') {
-                format!("\"{w}\"")
-            } else {
-                super::quote::sh_quote(w).into_owned()
-            }
-        })
-        .collect();
-    let _ = writeln!(o, "exec {}", words.join(" "));
     o
 }
 
 pub(super) fn finish(slot: &Slot) -> String {
     let r = &slot.restart;
     let mut o = script();
-    let _ = writeln!(
-        o,
-        "# svkit restart policy of slot {}. Generated: edit the config, not this file.",
-        slot.name
-    );
-    o.push_str("# $1 = exit code (256 if killed by a signal), $2 = signal number, $4 = pid.\n");
-    let _ = writeln!(
-        o,
-        "# Exiting 125 makes s6-supervise stop the slot for good; {END_FILE} says why\n# (svctl status reads it). A death svctl asked for is marked supervise/{REQUEST_PREFIX}PID."
-    );
-    o.push_str("code=${1:-0}\nsig=${2:-0}\n");
-    o.push_str(&essential(slot));
-    o.push_str("requested=\n");
-    let died = died(slot);
-    let _ = writeln!(
-        o,
-        "# Every end is an exec of svkit slot-end, which never forks: keep (the slot\n# down, why in {END_FILE}) or died (the crash-loop count and the backoff).\n# A fork that fails before (a pids limit) ends this script: then too, a death\n# not asked for is counted, with its backoff.\ntrap '[ \"$?\" = 0 ] || [ -n \"$requested\" ] || exec {died}' EXIT"
-    );
-    // Every death runs this: a test is a builtin, `rm` a process.
-    let _ = writeln!(
-        o,
-        "if [ -e {END_FILE} ] || [ -L {END_FILE} ]; then rm -f {END_FILE}; fi"
-    );
+    let (name, essential, died) = (&slot.name, essential(slot), died(slot));
     // Whether this death was asked for matters to the clean-exit rule, the
     // crash-loop count and the backoff; the records go after every death.
-    let _ = writeln!(
+    let _ = write!(
         o,
-        "[ -e \"supervise/{REQUEST_PREFIX}${{4:-none}}\" ] && requested=1"
+        "# svkit restart policy of slot {name}. Generated: edit the config, not this file.
+# $1 = exit code (256 if killed by a signal), $2 = signal number, $4 = pid.
+# Exiting 125 makes s6-supervise stop the slot for good; {END_FILE} says why
+# (svctl status reads it). A death svctl asked for is marked supervise/{REQUEST_PREFIX}PID.
+code=${{1:-0}}
+sig=${{2:-0}}
+{essential}requested=
+# Every end is an exec of svkit slot-end, which never forks: keep (the slot
+# down, why in {END_FILE}) or died (the crash-loop count and the backoff).
+# A fork that fails before (a pids limit) ends this script: then too, a death
+# not asked for is counted, with its backoff.
+trap '[ \"$?\" = 0 ] || [ -n \"$requested\" ] || exec {died}' EXIT
+if [ -e {END_FILE} ] || [ -L {END_FILE} ]; then rm -f {END_FILE}; fi
+{}# keep_down RECORD MESSAGE, unless s6 no longer wants the slot up (a stop:
+# nothing to decide then; slot-end died looks too). MESSAGE goes to the
+# container's own output (s6-supervise's stderr), never the slot's log pipe.
+keep_down() {{
+  exec svkit slot-end keep \"$code\" \"$sig\" \"$essential\" \"$1\" \"$2\"
+}}
+",
+        requested()
     );
-    let _ = writeln!(
-        o,
-        "for f in supervise/{REQUEST_PREFIX}*; do\n  if [ -e \"$f\" ] || [ -L \"$f\" ]; then rm -f supervise/{REQUEST_PREFIX}*; fi\n  break\ndone"
-    );
-    o.push_str(
-        "# keep_down RECORD MESSAGE, unless s6 no longer wants the slot up (a stop:\n# nothing to decide then; slot-end died looks too). MESSAGE goes to the\n# container's own output (s6-supervise's stderr), never the slot's log pipe.\n",
-    );
-    o.push_str("keep_down() {\n  exec svkit slot-end keep \"$code\" \"$sig\" \"$essential\" \"$1\" \"$2\"\n}\n");
-    if super::inputs::may_not_start(slot) {
+    if super::run::may_not_start(slot) {
         let _ = writeln!(
             o,
             "# A refused env file or secret, or a dependency failed for good: a fix is\n# needed, not a retry.\nif [ -e {START_ERROR_FILE} ]; then\n  why=\n  IFS= read -r why < {START_ERROR_FILE}\n  rm -f {START_ERROR_FILE}\n  keep_down \"failed: $why\" \"could not start: $why\"\nfi"
         );
     }
-    o.push_str("# The shell or s6 could not exec the command: no retry can help.\n");
     let _ = writeln!(
         o,
-        "case $code in\n  126) keep_down \"failed: exited 126: command not executable\" \"exited 126, its command is not executable: not restarting\" ;;\n  127) keep_down \"failed: exited 127: command not found\" \"exited 127, its command was not found: not restarting\" ;;\nesac"
+        "# The shell or s6 could not exec the command: no retry can help.\ncase $code in\n  126) keep_down \"failed: exited 126: command not executable\" \"exited 126, its command is not executable: not restarting\" ;;\n  127) keep_down \"failed: exited 127: command not found\" \"exited 127, its command was not found: not restarting\" ;;\nesac"
     );
     let codes: Vec<String> = (r.permanent_exit_codes.iter())
         .filter(|c| !EXEC_FAILURE_EXIT_CODES.contains(c))
         .map(u8::to_string)
         .collect();
     if !codes.is_empty() {
-        let _ = writeln!(o, "case $code in\n  {})", codes.join("|"));
-        o.push_str("    keep_down \"failed: exited $code, a permanent exit code\" \"exited $code, a permanent failure: not restarting\" ;;\nesac\n");
+        let _ = writeln!(o, "case $code in\n  {})\n    keep_down \"failed: exited $code, a permanent exit code\" \"exited $code, a permanent failure: not restarting\" ;;\nesac", codes.join("|"));
     }
     if r.on_clean_exit == OnCleanExit::Stop {
-        o.push_str(
-            "# A clean exit of the program's own accord, not one asked for, ends the slot.\n",
-        );
         let done = end::line(&End::Done);
         // A longrun's clean exit is its work over (a redirect's command
         // ended); a oneshot's is its dependents' start.
@@ -165,7 +140,7 @@ pub(super) fn finish(slot: &Slot) -> String {
         };
         let _ = writeln!(
             o,
-            "if [ \"$code\" = 0 ] && [ -z \"$requested\" ]; then\n{goes_on}  keep_down \"{}\" \"exited cleanly: not restarting (on_clean_exit: stop)\"\nfi",
+            "# A clean exit of the program's own accord, not one asked for, ends the slot.\nif [ \"$code\" = 0 ] && [ -z \"$requested\" ]; then\n{goes_on}  keep_down \"{}\" \"exited cleanly: not restarting (on_clean_exit: stop)\"\nfi",
             done.trim_end()
         );
     }

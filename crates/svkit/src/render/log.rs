@@ -127,20 +127,17 @@ done
 /// then a register of the same instance, a restart). Past the wait, record
 /// it and keep the lines flowing to docker logs instead of looping.
 fn lock_probe(o: &mut String, stdout_only: &[String], env: &RenderEnv) {
-    o.push_str("# Another s6-log holding the dir: this slot's previous logger on its way\n");
-    o.push_str(
-        "# out (waited for), or a second container on the same volume (then stdout only).\n",
-    );
     let _ = writeln!(
         o,
-        "if [ -e \"$dir/lock\" ] && ! {} -t {LOCK_WAIT_MS} \"$dir/lock\" true 2>/dev/null; then",
-        sh_quote(&env.tool("s6-setlock"))
+        "# Another s6-log holding the dir: this slot's previous logger on its way
+# out (waited for), or a second container on the same volume (then stdout only).
+if [ -e \"$dir/lock\" ] && ! {} -t {LOCK_WAIT_MS} \"$dir/lock\" true 2>/dev/null; then
+  record \"unable to lock $dir: another s6-log holds it; logging to stdout only\"
+  exec {}
+fi",
+        sh_quote(&env.tool("s6-setlock")),
+        sh_words(stdout_only)
     );
-    o.push_str(
-        "  record \"unable to lock $dir: another s6-log holds it; logging to stdout only\"\n",
-    );
-    let _ = writeln!(o, "  exec {}", sh_words(stdout_only));
-    o.push_str("fi\n");
 }
 
 /// How long a starting logger waits for its dir's lock. An old logger goes
@@ -172,31 +169,36 @@ pub fn rendered_dir(log_run: &str) -> Option<String> {
 pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     let user = env.drop_to(slot);
     let mut o = script();
-    let _ = writeln!(
+    let _ = write!(
         o,
-        "# svkit logger of slot {}. Generated: edit the config, not this file.",
-        slot.name
+        "# svkit logger of slot {}. Generated: edit the config, not this file.\n{CLAIM}{OWN_STDOUT}slot={}\ndir={}\n",
+        slot.name,
+        sh_quote(&slot.name),
+        sh_quote(&log.dir)
     );
-    o.push_str(CLAIM);
-    o.push_str(OWN_STDOUT);
-    let _ = writeln!(o, "slot={}", sh_quote(&slot.name));
-    let _ = writeln!(o, "dir={}", sh_quote(&log.dir));
     if let Some(u) = user {
-        let _ = writeln!(o, "user={}", sh_quote(u));
-        let _ = writeln!(o, "setuidgid={}", sh_quote(&env.tool("s6-setuidgid")));
+        let setuidgid = env.tool("s6-setuidgid");
+        let _ = writeln!(
+            o,
+            "user={}\nsetuidgid={}",
+            sh_quote(u),
+            sh_quote(&setuidgid)
+        );
     }
-    o.push_str("# Why s6-log cannot run as configured, one line (svctl status reads it);\n");
-    o.push_str("# said on stderr once per episode, not at every respawn.\n");
-    let _ = writeln!(o, "errfile={LOG_ERROR_NAME}");
-    o.push_str(RECORD);
-    o.push_str("# Create the log dir and its missing parents one component at a time\n");
-    o.push_str("# (parents 0755, the dir 0750); a symlink anywhere in the path is refused.\n");
-    o.push_str(WALK);
-    o.push_str(if user.is_some() {
+    let mkdir = if user.is_some() {
         MKDIR_AS_ROOT
     } else {
         MKDIR_PLAIN
-    });
+    };
+    let _ = write!(
+        o,
+        "# Why s6-log cannot run as configured, one line (svctl status reads it);
+# said on stderr once per episode, not at every respawn.
+errfile={LOG_ERROR_NAME}
+{RECORD}# Create the log dir and its missing parents one component at a time
+# (parents 0755, the dir 0750); a symlink anywhere in the path is refused.
+{WALK}{mkdir}"
+    );
     // s6-log script: `1` copies the line to stdout (docker logs), through
     // svkit log-stdout, which writes it whole; `n` and `s` set archive
     // count and size for the dir after them; `T` prefixes an ISO 8601
@@ -221,8 +223,7 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
     let stdout = stdout_action(log);
     let stdout_only = [&drop[..], &copy, &s6_log, &stdout].concat();
     lock_probe(&mut o, &stdout_only, env);
-    o.push_str("# Running as configured: nothing to record any more.\n");
-    o.push_str("if [ -e \"$errfile\" ]; then rm -f -- \"$errfile\"; fi\n");
+    o.push_str("# Running as configured: nothing to record any more.\nif [ -e \"$errfile\" ]; then rm -f -- \"$errfile\"; fi\n");
     let mut words = drop;
     if log.stdout {
         o.push_str(match (&log.prefix, log.format) {
@@ -237,11 +238,8 @@ pub(super) fn log_run(slot: &Slot, log: &Log, env: &RenderEnv) -> String {
         o.push_str("# T: ISO 8601 timestamps in the files.\n");
         words.extend(s6_log);
     }
-    words.push(format!("n{}", log.keep));
-    words.push(format!("s{}", log.max_bytes));
-    words.push("T".into());
-    words.push(log.dir.clone());
-    let _ = writeln!(o, "exec {}", sh_words(&words));
+    let (keep, size, dir) = (log.keep, log.max_bytes, sh_quote(&log.dir));
+    let _ = writeln!(o, "exec {} n{keep} s{size} T {dir}", sh_words(&words));
     o
 }
 

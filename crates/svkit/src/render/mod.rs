@@ -24,21 +24,66 @@
 //! | `log/run` | `log` | sh: log dir creation, s6-log |
 //! | `.svkit` | always | marker: svkit made this slot |
 
-mod env;
 mod finish;
-mod inputs;
 mod log;
 pub mod quote;
 mod run;
 
-pub use env::{RenderEnv, WITH_CONTENV};
 pub use log::{rendered_dir as rendered_log_dir, MAX_LINE_BYTES};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::{Model, Slot};
 use crate::slot::health::{self, StartFacts};
-use crate::slot::owner::MARKER;
+use crate::slot::owner::{tree_is_root, MARKER};
+
+/// s6-overlay's env-restoring wrapper.
+pub const WITH_CONTENV: &str = "/command/with-contenv";
+
+/// How rendered scripts reach s6 and the container env: facts about the
+/// machine the slots will run on. Gathering them ([`RenderEnv::detect`]) is
+/// the one piece of I/O in rendering; the rest takes a value, so tests pin it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderEnv {
+    /// Path of `with-contenv` when the image has it: run scripts use it as
+    /// their interpreter so the slot sees the container environment.
+    pub with_contenv: Option<String>,
+    /// Directory of the s6 binaries; `None` = found on `PATH`.
+    pub s6_bin: Option<String>,
+    /// The supervision tree runs as root: slots drop to their user.
+    pub as_root: bool,
+}
+
+impl RenderEnv {
+    /// Path (or bare name, for `PATH` lookup) of an s6 program.
+    pub fn tool(&self, name: &str) -> String {
+        match &self.s6_bin {
+            Some(d) => format!("{}/{name}", d.trim_end_matches('/')),
+            None => name.to_string(),
+        }
+    }
+
+    /// The user the slot's programs drop to: its own, when the tree runs
+    /// as root (else the tree's user runs everything).
+    pub fn drop_to<'a>(&self, slot: &'a crate::config::Slot) -> Option<&'a str> {
+        slot.run_as().filter(|_| self.as_root)
+    }
+
+    /// Look at this machine: `/command/with-contenv`, where s6's binaries
+    /// are ([`crate::container::s6_bin_dir`]), and who runs the supervision
+    /// tree of `scandir` ([`tree_is_root`]; `None`, no live tree: root, as
+    /// an image's `/init` runs it). Never the caller's uid: what an operator
+    /// plans as the slots' user is what root would apply.
+    pub fn detect(scandir: Option<&Path>) -> RenderEnv {
+        RenderEnv {
+            with_contenv: Path::new(WITH_CONTENV)
+                .is_file()
+                .then(|| WITH_CONTENV.to_string()),
+            s6_bin: crate::container::s6_bin_dir(),
+            as_root: scandir.is_none_or(tree_is_root),
+        }
+    }
+}
 
 /// One file of a slot. Every file svkit renders is root's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,48 +146,38 @@ fn file(path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> RenderedFile {
     }
 }
 
+/// A file of one value, as s6 reads them: the value and a newline.
+fn value(path: &str, v: Option<impl std::fmt::Display>) -> Option<RenderedFile> {
+    v.map(|v| file(path, format!("{v}\n"), 0o644))
+}
+
 /// Render one slot; `up` decides the `down` file (see [`health::autostarts`]).
 pub fn render_slot(model: &Model, slot: &Slot, env: &RenderEnv, up: bool) -> RenderedSlot {
-    let mut files = vec![
-        file("run", run::run(model, slot, env), 0o755),
-        file(
-            "finish",
-            match run::job_words(model, slot, "end") {
-                Some(end) => finish::job(slot, end),
-                None => finish::finish(slot),
-            },
-            0o755,
-        ),
-        file(MARKER, marker(slot), 0o644),
-    ];
-    if !up {
-        files.push(file("down", "", 0o644));
-    }
-    if let Some(fd) = run::notification_fd(slot) {
-        files.push(file("notification-fd", format!("{fd}\n"), 0o644));
-    }
-    if let Some(check) = run::check_script(slot, env) {
-        files.push(file("data/check", check, 0o755));
-    }
-    if let Some(ms) = slot.stop_timeout_ms {
-        files.push(file("timeout-kill", format!("{ms}\n"), 0o644));
-    }
-    if let Some(sig) = &slot.down_signal {
-        files.push(file("down-signal", format!("{sig}\n"), 0o644));
-    }
-    let ms = finish::timeout_finish_ms(slot);
-    files.push(file("timeout-finish", format!("{ms}\n"), 0o644));
-    if let Some(n) = slot
+    let finish = match run::job_words(model, slot, "end") {
+        Some(end) => finish::job(slot, end),
+        None => finish::finish(slot),
+    };
+    let max_deaths = slot
         .restart
         .max_deaths
         .map(|m| m.deaths)
-        .filter(|&n| n > 100)
-    {
-        files.push(file("max-death-tally", format!("{n}\n"), 0o644));
-    }
-    if let Some(l) = &slot.log {
-        files.push(file("log/run", log::log_run(slot, l, env), 0o755));
-    }
+        .filter(|&n| n > 100);
+    let mut files: Vec<RenderedFile> = [
+        Some(file("run", run::run(model, slot, env), 0o755)),
+        Some(file("finish", finish, 0o755)),
+        Some(file(MARKER, marker(slot), 0o644)),
+        (!up).then(|| file("down", "", 0o644)),
+        value("notification-fd", run::notification_fd(slot)),
+        run::check_script(slot, env).map(|c| file("data/check", c, 0o755)),
+        value("timeout-kill", slot.stop_timeout_ms),
+        value("down-signal", slot.down_signal.as_ref()),
+        value("timeout-finish", Some(finish::timeout_finish_ms(slot))),
+        value("max-death-tally", max_deaths),
+        (slot.log.as_ref()).map(|l| file("log/run", log::log_run(slot, l, env), 0o755)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     RenderedSlot {
         name: slot.name.clone(),

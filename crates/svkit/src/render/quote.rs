@@ -21,17 +21,7 @@ pub fn sh_quote(s: &str) -> Cow<'_, str> {
     if !s.is_empty() && s.chars().all(is_safe) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push('\'');
-    Cow::Owned(out)
+    Cow::Owned(format!("'{}'", s.replace('\'', "'\\''")))
 }
 
 /// The value of the word [`sh_quote`] wrote at the start of `s` (what
@@ -62,14 +52,8 @@ pub fn sh_unquote(s: &str) -> Option<String> {
 }
 
 /// Words joined by spaces.
-pub fn sh_words<I, S>(words: I) -> String
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
-    let quoted: Vec<String> = (words.into_iter())
-        .map(|w| sh_quote(w.as_ref()).into_owned())
-        .collect();
+pub fn sh_words(words: &[String]) -> String {
+    let quoted: Vec<Cow<str>> = words.iter().map(|w| sh_quote(w)).collect();
     quoted.join(" ")
 }
 

@@ -1,8 +1,7 @@
-//! `run` and `data/check`.
+//! `run` and `data/check`; what `env_file` and `secrets` add to `run`.
 
 use std::fmt::Write as _;
 
-use super::inputs;
 use super::quote::{sh_quote, sh_words};
 use super::{RenderEnv, SCRIPT_CAPACITY};
 use crate::config::{Condition, Model, Slot, CHECK_NOTIFICATION_FD};
@@ -67,10 +66,8 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
         // Escaped: a newline would end the comment.
         crate::msg::escape(&slot.origin.file.display().to_string()),
     );
-    if let Some(words) = job_words(model, slot, "wait") {
-        let mut words = words;
-        let s = slot.schedule.as_ref().map(|s| s.timeout_s);
-        if let Some(Some(t)) = s {
+    if let Some(mut words) = job_words(model, slot, "wait") {
+        if let Some(t) = slot.schedule.as_ref().and_then(|s| s.timeout_s) {
             words.extend(["--timeout".into(), t.to_string()]);
         }
         words.extend(["--", "./run", "run"].map(String::from));
@@ -87,45 +84,33 @@ pub(super) fn run(model: &Model, slot: &Slot, env: &RenderEnv) -> String {
     // beside the one this script starts (see `stray`).
     o.push_str(&claim(slot, env));
     o.push_str(&start_liveness(slot, env));
-    let readiness_check = slot
-        .readiness
-        .as_ref()
-        .filter(|r| r.check_command().is_some());
+    let readiness_check = (slot.readiness.as_ref()).filter(|r| r.check_command().is_some());
     let check = readiness_check.is_some();
     let _ = writeln!(o, "export {}={}", model.sentinel_env, sh_quote(&slot.name));
     for (k, v) in &slot.env {
         let _ = writeln!(o, "export {k}={}", sh_quote(v));
     }
-    let mut words: Vec<String> = inputs::slot_env_words(model, slot);
+    let mut words: Vec<String> = slot_env_words(model, slot, check);
     if let Some(c) = readiness_check {
         o.push_str("# s6-notifyoncheck runs data/check until it passes, then signals readiness.\n");
         words.push(env.tool("s6-notifyoncheck"));
         words.extend(["-d", "-n", "0", "-w"].map(String::from));
         words.push(c.interval_ms.to_string());
         if c.timeout_ms > 0 {
-            words.push("-T".into());
-            words.push(c.timeout_ms.to_string());
+            words.extend(["-T".into(), c.timeout_ms.to_string()]);
         }
         if let Some(cwd) = &slot.cwd {
             // s6-notifyoncheck must start in the slot dir (it polls
             // ./data/check there), so the cd happens after it, in a tiny sh.
-            words.extend(
-                [
-                    "/bin/sh",
-                    "-c",
-                    "cd \"$1\" || exit 111; shift; exec \"$@\"",
-                    "svkit-cwd",
-                ]
-                .map(String::from),
-            );
-            words.push(cwd.clone());
+            let cd = "cd \"$1\" || exit 111; shift; exec \"$@\"";
+            words.extend(["/bin/sh", "-c", cd, "svkit-cwd", cwd].map(String::from));
         }
     }
     words.extend(drop_words(slot, env));
     words.extend(slot.command.iter().cloned());
     // After the wait, which reads and writes files of the slot dir.
     o.push_str(&wait_for_deps(slot));
-    if let (Some(cwd), false, false) = (&slot.cwd, check, inputs::uses_slot_env(slot)) {
+    if let (Some(cwd), false, false) = (&slot.cwd, check, uses_slot_env(slot)) {
         let _ = writeln!(o, "cd {} || exit 111", sh_quote(cwd));
     }
     if slot.log.is_some() {
@@ -189,35 +174,20 @@ fn start_liveness(slot: &Slot, env: &RenderEnv) -> String {
     let Some(l) = &slot.liveness else {
         return String::new();
     };
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "# liveness: a watcher checks every {} ms; {} failures in a row restart the slot.",
-        l.interval_ms, l.failures
-    );
-    let mut tail: Vec<String> = Vec::new();
-    match &l.probe {
-        Probe::Tcp(a) => tail.extend(["--tcp".to_string(), a.to_string()]),
-        Probe::Http(h) => tail.extend(["--http".to_string(), h.url.clone()]),
-        Probe::Exec(argv) => {
-            tail.push("--".into());
-            tail.extend(drop_words(slot, env));
-            tail.extend(argv.iter().cloned());
-        }
+    let tail: Vec<String> = match &l.probe {
+        Probe::Tcp(a) => vec!["--tcp".into(), a.to_string()],
+        Probe::Http(h) => vec!["--http".into(), h.url.clone()],
+        Probe::Exec(argv) => [vec!["--".into()], drop_words(slot, env), argv.clone()].concat(),
         // Not a liveness check: config never makes one.
         Probe::Notification(_) => return String::new(),
-    }
-    let opts = format!(
-        "--interval {} --timeout {} --failures {}",
-        l.interval_ms, l.timeout_ms, l.failures
-    );
-    let _ = writeln!(
-        o,
-        "svkit liveness --detach --slot-dir \"$PWD\" --pid $$ {opts} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2",
+    };
+    let (every, failures) = (l.interval_ms, l.failures);
+    format!(
+        "# liveness: a watcher checks every {every} ms; {failures} failures in a row restart the slot.\nsvkit liveness --detach --slot-dir \"$PWD\" --pid $$ --interval {every} --timeout {} --failures {failures} {} || echo \"svkit: slot {}: liveness watcher not started\" >&2\n",
+        l.timeout_ms,
         sh_words(&tail),
         slot.name
-    );
-    o
+    )
 }
 
 /// What `depends_on` waits for, in `.svkit-waiting` (`svctl status`
@@ -274,7 +244,7 @@ fn wait_for_deps(slot: &Slot) -> String {
         ));
     }
     let plain = waits.join(" && ");
-    if inputs::gives_up_on_deps(slot) {
+    if gives_up_on_deps(slot) {
         let give_up = waits
             .iter()
             .map(|w| w.replacen(" --forever ", " --forever --give-up ", 1))
@@ -311,4 +281,53 @@ pub(super) fn check_script(slot: &Slot, env: &RenderEnv) -> Option<String> {
     words.extend(command.iter().cloned());
     let _ = writeln!(o, "exec {}", sh_words(&words));
     Some(header(None, &o))
+}
+
+// `env_file` and `secrets` in `run`: the script execs `svkit slot-env`,
+// which reads the files at start and execs the rest of the line. Only
+// their paths are rendered: no value ever lands in a file.
+
+/// Whether `run` goes through `svkit slot-env`.
+fn uses_slot_env(slot: &Slot) -> bool {
+    !slot.env_files.is_empty() || !slot.secrets.is_empty()
+}
+
+/// Whether `run` may leave a start error for `finish`: `slot-env` refusing
+/// an input, or an essential slot's dependency failed for good
+/// ([`gives_up_on_deps`]).
+pub(super) fn may_not_start(slot: &Slot) -> bool {
+    uses_slot_env(slot) || gives_up_on_deps(slot)
+}
+
+/// An essential slot (or one a redirect may make essential) stops waiting
+/// for a dependency that failed for good: it could never start, and the
+/// container must end. Any other slot waits on, visibly.
+fn gives_up_on_deps(slot: &Slot) -> bool {
+    !slot.depends_on.is_empty() && slot.essential != Some(false)
+}
+
+/// The words before the rest of `run`'s exec line; empty without inputs.
+/// `slot-env` also enters `cwd` (after it reads the files, from the slot
+/// dir, where it leaves a start error for `finish`), except with a
+/// readiness check, whose helper must start in the slot dir and enters
+/// `cwd` itself.
+fn slot_env_words(model: &Model, slot: &Slot, check: bool) -> Vec<String> {
+    if !uses_slot_env(slot) {
+        return Vec::new();
+    }
+    let mut w: Vec<String> = ["svkit", "slot-env", "--slot", &slot.name, "--sentinel"]
+        .map(String::from)
+        .to_vec();
+    w.push(model.sentinel_env.clone());
+    for f in &slot.env_files {
+        w.extend(["--env-file".into(), f.clone()]);
+    }
+    for (var, path) in &slot.secrets {
+        w.extend(["--secret".into(), format!("{var}={path}")]);
+    }
+    if let (Some(cwd), false) = (&slot.cwd, check) {
+        w.extend(["--cwd".into(), cwd.clone()]);
+    }
+    w.push("--".into());
+    w
 }

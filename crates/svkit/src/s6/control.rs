@@ -41,8 +41,6 @@ pub enum SvcCommand {
     Restart = b'r',
     /// `-O`: up once, not restarted when it dies.
     Once = b'O',
-    /// `-x`: exit the supervisor when the service is down.
-    Exit = b'x',
     Pause = b'p',
     Cont = b'c',
     Term = b't',
@@ -57,10 +55,6 @@ pub enum SvcCommand {
 }
 
 impl SvcCommand {
-    pub fn byte(self) -> u8 {
-        self as u8
-    }
-
     /// Ends the running process: a stop or restart, or a signal that asks
     /// a program to end. (A stop is recorded too: an operator's start right
     /// after it must not make `finish` take the stop for a clean exit.) Such a death is asked for, never the program's own
@@ -117,15 +111,21 @@ pub fn signal_names() -> String {
 /// nothing else: svkit's slots are sent commands through
 /// `crate::slot::end::send`, which records a death asked for first.
 pub fn write(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
-    let bytes: Vec<u8> = cmds.iter().map(|c| c.byte()).collect();
-    write_control(slot, &bytes)
-}
-
-/// `s6-svc -r SLOT/log`: a slot's logger restarted, so that s6-log opens
-/// its dir again (after the dir was made again). No death is recorded: a
-/// logger has no `finish` to read it.
-pub fn restart_logger(slot: &Path) -> Result<(), ControlError> {
-    write_control(&slot.join("log"), &[SvcCommand::Restart.byte()])
+    let bytes: Vec<u8> = cmds.iter().map(|&c| c as u8).collect();
+    // Non-blocking open of a FIFO for writing fails with ENXIO when nobody
+    // reads it: that is exactly "no supervisor", without a stat race (a
+    // write never fails so).
+    let written = open_fifo(&slot.join("supervise/control")).and_then(|mut f| f.write_all(&bytes));
+    let slot = slot.to_path_buf();
+    match written {
+        Err(e)
+            if e.raw_os_error() == Some(nix::libc::ENXIO)
+                || e.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Err(ControlError::NotSupervised { slot })
+        }
+        other => other.map_err(|source| ControlError::Io { slot, source }),
+    }
 }
 
 /// Makes the slot's `down` file say `up` (absent) or not (present), as
@@ -152,28 +152,6 @@ pub fn set_normally_up(slot: &Path, up: bool) -> std::io::Result<()> {
     }
 }
 
-/// One write of command bytes to `dir`'s supervisor.
-fn write_control(slot: &Path, bytes: &[u8]) -> Result<(), ControlError> {
-    // Non-blocking open of a FIFO for writing fails with ENXIO when nobody
-    // reads it: that is exactly "no supervisor", without a stat race (a
-    // write never fails so).
-    let written = OpenOptions::new()
-        .write(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(slot.join("supervise/control"))
-        .and_then(|mut f| f.write_all(bytes));
-    let slot = slot.to_path_buf();
-    match written {
-        Err(e)
-            if e.raw_os_error() == Some(nix::libc::ENXIO)
-                || e.kind() == std::io::ErrorKind::NotFound =>
-        {
-            Err(ControlError::NotSupervised { slot })
-        }
-        other => other.map_err(|source| ControlError::Io { slot, source }),
-    }
-}
-
 /// True when an s6-supervise process listens on the slot (what `s6-svok` tells).
 pub fn supervised(slot: &Path) -> bool {
     listening(&slot.join("supervise/control"))
@@ -183,11 +161,13 @@ pub fn supervised(slot: &Path) -> bool {
 /// s6-svscan's `.s6-svscan/control`): a non-blocking open for writing
 /// fails without a reader.
 pub fn listening(fifo: &Path) -> bool {
-    OpenOptions::new()
-        .write(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+    open_fifo(fifo).is_ok()
+}
+
+fn open_fifo(fifo: &Path) -> std::io::Result<std::fs::File> {
+    (OpenOptions::new().write(true))
+        .custom_flags(nix::libc::O_NONBLOCK)
         .open(fifo)
-        .is_ok()
 }
 
 /// `s6-svscanctl -a` is asynchronous: a new slot's supervisor appears some

@@ -79,21 +79,17 @@ impl Subscription {
                 Err(rustix::io::Errno::EXIST) => continue,
                 Err(e) => return Err(e.into()),
             }
-            match Self::open(&dir, &tmp, &name) {
-                Ok((rd, wr)) => {
-                    return Ok(Subscription {
-                        dir,
-                        path: event.join(&name),
-                        name,
-                        rd,
-                        _wr: wr,
-                    })
-                }
-                Err(e) => {
-                    let _ = rustix::fs::unlinkat(&dir, &tmp, AtFlags::empty());
-                    return Err(e);
-                }
-            }
+            let (rd, _wr) = Self::open(&dir, &tmp, &name).inspect_err(|_| {
+                let _ = rustix::fs::unlinkat(&dir, &tmp, AtFlags::empty());
+            })?;
+            let path = event.join(&name);
+            return Ok(Subscription {
+                dir,
+                name,
+                rd,
+                _wr,
+                path,
+            });
         }
         Err(io::Error::from(io::ErrorKind::AlreadyExists))
     }

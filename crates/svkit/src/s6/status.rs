@@ -87,6 +87,20 @@ impl LastExit {
             sig => LastExit::Signaled(sig as u8),
         }
     }
+
+    /// `{"code": N}`, `{"signal": "SIGTERM", "signum": 15}`, `{"wstat": N}`,
+    /// or null: how every JSON document svctl prints says it.
+    pub fn json(self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            LastExit::None => serde_json::Value::Null,
+            LastExit::Exited(c) => json!({ "code": c }),
+            LastExit::Signaled(s) => {
+                json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s })
+            }
+            LastExit::Other(w) => json!({ "wstat": w }),
+        }
+    }
 }
 
 /// A supervised slot's state, typed.
@@ -169,9 +183,7 @@ fn stamp(b: &[u8]) -> Result<Tai64N, StatusError> {
 }
 
 fn pid(b: &[u8]) -> Result<u32, StatusError> {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    let p = u64::from_be_bytes(a);
+    let p = u64::from_be_bytes(b.try_into().unwrap_or_default());
     // s6 packs a positive pid_t; anything past i32::MAX is corruption.
     u32::try_from(p)
         .ok()
@@ -225,22 +237,6 @@ impl RawStatus {
     }
 }
 
-impl LastExit {
-    /// `{"code": N}`, `{"signal": "SIGTERM", "signum": 15}`, `{"wstat": N}`,
-    /// or null: how every JSON document svctl prints says it.
-    pub fn json(self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            LastExit::None => serde_json::Value::Null,
-            LastExit::Exited(c) => json!({ "code": c }),
-            LastExit::Signaled(s) => {
-                json!({ "signal": format!("SIG{}", sig_name(s)), "signum": s })
-            }
-            LastExit::Other(w) => json!({ "wstat": w }),
-        }
-    }
-}
-
 impl Status {
     pub fn from_parts(raw: RawStatus, normally_up: bool, deaths: u64) -> Status {
         let up = raw.is_up();
@@ -250,6 +246,8 @@ impl Status {
         } else {
             LastExit::from_wstat(raw.wstat)
         };
+        // decode() only accepts stamps that convert.
+        let at = |t: Tai64N| t.to_system_time().unwrap_or(SystemTime::UNIX_EPOCH);
         Status {
             up,
             want_up: raw.want_up,
@@ -260,12 +258,8 @@ impl Status {
             never_started,
             pid: up.then_some(raw.pid),
             last_exit,
-            // decode() only accepts stamps that convert.
-            since: raw.stamp.to_system_time().unwrap_or(SystemTime::UNIX_EPOCH),
-            ready_since: raw
-                .ready_stamp
-                .to_system_time()
-                .unwrap_or(SystemTime::UNIX_EPOCH),
+            since: at(raw.stamp),
+            ready_since: at(raw.ready_stamp),
             deaths,
             raw,
         }
@@ -308,34 +302,25 @@ fn io_err(path: &Path, source: io::Error) -> StatusError {
 pub fn read_slot(dir: &Path) -> Result<Status, StatusError> {
     let mut path = dir.join("supervise/status");
     let mut buf = [0u8; 64];
-    let mut len = 0;
-    {
-        let mut f = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StatusError::NotSupervised {
-                    dir: dir.to_path_buf(),
-                })
-            }
-            Err(e) => return Err(io_err(&path, e)),
-        };
-        // Reads up to the buffer so that a longer (unknown) layout is
-        // reported, not cut. A short read of a regular file is its end: no
-        // second read for the EOF (this is on the health-check path).
-        while len < buf.len() {
-            match f.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    len += n;
-                    if len < buf.len() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err(&path, e)),
-            }
+    let mut f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(StatusError::NotSupervised {
+                dir: dir.to_path_buf(),
+            })
         }
-    }
+        Err(e) => return Err(io_err(&path, e)),
+    };
+    // One read of up to the buffer, so that a longer (unknown) layout is
+    // reported, not cut. A short read of a regular file is its end: no
+    // second read for the EOF (this is on the health-check path).
+    let len = loop {
+        match f.read(&mut buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err(&path, e)),
+        }
+    };
     let raw = decode(&buf[..len]).map_err(|e| e.at(&path))?;
 
     path.set_file_name("death_tally");
@@ -394,22 +379,18 @@ pub fn death_tally_stamped(dir: &Path) -> Result<Vec<(Tai64N, Death)>, StatusErr
 /// `read_slot` to keep that one to three syscalls per file.
 pub fn supervisor_running(dir: &Path) -> Result<bool, StatusError> {
     let path = dir.join("supervise/lock");
-    match locked(&path) {
-        Ok(held) => Ok(held),
+    match lock_holder(&path) {
+        Ok(holder) => Ok(holder.is_some()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(io_err(&path, e)),
     }
 }
 
-/// Whether some process holds a lock on `path` the way skalibs takes one
-/// (an fcntl lock over the whole file): s6-supervise's `supervise/lock`,
-/// s6-log's `lock` in its log dir. Takes no lock itself.
-pub fn locked(path: &Path) -> io::Result<bool> {
-    lock_holder(path).map(|p| p.is_some())
-}
-
-/// The pid of the process holding that lock, if one does (as the kernel
-/// reports it: 0 when it holds it from another pid namespace).
+/// The pid of the process holding a lock on `path` the way skalibs takes
+/// one (an fcntl lock over the whole file: s6-supervise's
+/// `supervise/lock`, s6-log's `lock` in its log dir), if one does (as the
+/// kernel reports it: 0 when it holds it from another pid namespace).
+/// Takes no lock itself.
 pub fn lock_holder(path: &Path) -> io::Result<Option<u32>> {
     use std::os::fd::AsRawFd;
     let f = File::open(path)?;

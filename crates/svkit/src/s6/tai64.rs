@@ -74,9 +74,8 @@ impl Tai64N {
 
     pub fn from_bytes(b: &[u8]) -> Result<Tai64N, Tai64Error> {
         let b: &[u8; TAI64N_LEN] = b.try_into().map_err(|_| Tai64Error::BadLength(b.len()))?;
-        let (label, nanos) = b.split_at(8);
-        let nanos = u32::from_be_bytes(nanos.try_into().unwrap_or_default());
-        let label = u64::from_be_bytes(label.try_into().unwrap_or_default());
+        let label = u64::from_be_bytes(b[..8].try_into().unwrap_or_default());
+        let nanos = u32::from_be_bytes(b[8..].try_into().unwrap_or_default());
         Tai64N::new(label, nanos).ok_or(Tai64Error::BadNanos(nanos))
     }
 
@@ -136,16 +135,11 @@ impl Tai64N {
             }
         }
         u -= passed;
-        let nanos = Duration::from_nanos(u64::from(self.nanos));
-        if u >= TAI64_BASE {
-            UNIX_EPOCH
-                .checked_add(Duration::from_secs(u - TAI64_BASE))?
-                .checked_add(nanos)
-        } else {
-            UNIX_EPOCH
-                .checked_sub(Duration::from_secs(TAI64_BASE - u))?
-                .checked_add(nanos)
-        }
+        let at = match u.checked_sub(TAI64_BASE) {
+            Some(s) => UNIX_EPOCH.checked_add(Duration::from_secs(s)),
+            None => UNIX_EPOCH.checked_sub(Duration::from_secs(TAI64_BASE - u)),
+        };
+        at?.checked_add(Duration::from_nanos(u64::from(self.nanos)))
     }
 
     pub fn checked_add_nanos(&self, n: u32) -> Option<Tai64N> {

@@ -6,7 +6,7 @@
 //! waiter waits for is svkit's to say (`crate::slot::wait`).
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -50,17 +50,11 @@ impl Watch {
         if !crate::sys::readable_within(self.fd.as_fd(), timeout)? {
             return Ok(false);
         }
-        let mut buf = [0u8; 4096];
-        loop {
-            match self.fd.read(&mut buf) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        // Drained until it would block, never parsed.
+        match io::copy(&mut self.fd, &mut io::sink()) {
+            Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
+            _ => Ok(true),
         }
-        Ok(true)
     }
 }
 

@@ -157,7 +157,8 @@ pub const RESTART_GRACE: Duration = Duration::from_secs(3);
 /// reported, as it was before marks.
 pub fn restart(slot_dir: &Path) -> Result<(), ControlError> {
     let _ = mark_restart(&slot_dir.join("log"));
-    control::restart_logger(slot_dir)
+    // No death recorded: a logger has no `finish` to read it.
+    control::write(&slot_dir.join("log"), &[control::SvcCommand::Restart])
 }
 
 fn mark_restart(logger_dir: &Path) -> io::Result<()> {
