@@ -171,10 +171,10 @@ fn wait_started(
     let oneshot = |n: &String| {
         (slots.slot(n)).is_some_and(|s| s.kind == Kind::Oneshot && s.schedule.is_none())
     };
-    let (jobs, services): (Vec<_>, Vec<_>) =
-        names.iter().zip(watched).partition(|(n, _)| oneshot(n));
-    let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();
-    let (jobs, services) = (unzip(jobs), unzip(services));
+    let (mut jobs, mut services) = (Vec::new(), Vec::new());
+    for (n, w) in names.iter().zip(watched) {
+        if oneshot(n) { &mut jobs } else { &mut services }.push(w);
+    }
     let started = Instant::now();
     let w = wait_for(slots, &services, Target::Ready, false, timeout)?;
     if w != Waited::Met || jobs.is_empty() {
@@ -321,10 +321,9 @@ fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
     let held = Held::take(slots, remembered.iter().map(|(n, _)| *n), op, LOCK_TIMEOUT)?;
     for (n, slot) in remembered {
         let what = format!("unable to persist the desired state of {n}");
+        // Root writes for a non-root tree's user, who changes the state
+        // next, else for the slot's user.
         let owner = match (root, tree, slot.run_as()) {
-            (false, _, _) => None,
-            // A non-root tree: its user, who changes the state next.
-            (true, Some(t), _) => Some(t),
             (true, None, Some(u)) => {
                 Some(
                     crate::reconcile::lookup_user(u).map_err(|e| Error::Remember {
@@ -333,7 +332,7 @@ fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
                     })?,
                 )
             }
-            (true, None, None) => None,
+            (root, tree, _) => tree.filter(|_| root),
         };
         let d = if up { Desired::Up } else { Desired::Down };
         write_desired(sd, n, d, owner).map_err(|e| Error::Remember {

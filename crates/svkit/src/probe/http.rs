@@ -108,12 +108,10 @@ impl HttpTarget {
         let line = String::from_utf8_lossy(&buf);
         let line = line.lines().next().unwrap_or("").trim();
         let mut parts = line.split_whitespace();
-        let (Some(proto), Some(code)) = (parts.next(), parts.next()) else {
+        let proto = parts.next().filter(|p| p.starts_with("HTTP/"));
+        let Some(code) = proto.and_then(|_| parts.next()) else {
             return Err(format!("no HTTP status line (got {line:?})"));
         };
-        if !proto.starts_with("HTTP/") {
-            return Err(format!("no HTTP status line (got {line:?})"));
-        }
         match code.parse::<u16>() {
             Ok(c) if (200..300).contains(&c) => Ok(()),
             Ok(c) => Err(format!("HTTP status {c}")),

@@ -207,15 +207,15 @@ pub fn mark_essential(slot: &Path) -> io::Result<()> {
 /// one of them ends the running process, that death is first recorded as
 /// asked for ([`record_request`]); if it cannot be, nothing is sent.
 pub fn send(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
-    if cmds.iter().any(|c| c.ends_run()) {
-        if let Ok(st) = crate::s6::status::read_slot(slot) {
-            if let Some(pid) = st.pid {
-                record_request(slot, pid).map_err(|source| ControlError::Io {
-                    slot: slot.to_path_buf(),
-                    source,
-                })?;
-            }
-        }
+    let st = cmds
+        .iter()
+        .any(|c| c.ends_run())
+        .then(|| crate::s6::status::read_slot(slot));
+    if let Some(pid) = st.and_then(|st| st.ok()?.pid) {
+        record_request(slot, pid).map_err(|source| ControlError::Io {
+            slot: slot.to_path_buf(),
+            source,
+        })?;
     }
     control::write(slot, cmds)
 }
@@ -289,13 +289,8 @@ pub fn after_death(
     match decided.unwrap_or(AfterDeath::Restart(0)) {
         AfterDeath::Fail(m) => {
             let why = format!("died {} times within {} s", m.deaths, m.within_s);
-            let record = line(&End::Failed(why.clone()));
-            keep_down(
-                dir,
-                record.trim_end(),
-                &format!("{why}: not restarting"),
-                essential,
-            )
+            let said = format!("{why}: not restarting");
+            keep_down(dir, line(&End::Failed(why)).trim_end(), &said, essential)
         }
         AfterDeath::Restart(0) => crate::msg::exit::OK,
         AfterDeath::Restart(delay) => {

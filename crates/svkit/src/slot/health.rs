@@ -134,20 +134,6 @@ pub fn ready_overdue(
             .is_some_and(|t| started.is_some_and(|s| now.duration_since(s).is_ok_and(|d| d >= t)))
 }
 
-/// When the program itself started: None when down or while its `run`
-/// waits for dependencies; else when `run` ended its wait
-/// ([`end::STARTED_FILE`], if written since s6 started `run`), or when
-/// s6 started `run` (no wait).
-pub fn program_started(dir: &Path, st: &Status, waiting: bool) -> Option<SystemTime> {
-    if !st.up || waiting {
-        return None;
-    }
-    let stamp = std::fs::symlink_metadata(dir.join(end::STARTED_FILE))
-        .and_then(|m| m.modified())
-        .ok();
-    Some(stamp.filter(|t| *t >= st.since).unwrap_or(st.since))
-}
-
 /// Whether the slot's clean exit ends it (`on_clean_exit: "stop"`, which
 /// every oneshot has): its exit 0 is then a completion, its work done.
 pub fn completes(slot: &Slot) -> bool {
@@ -309,24 +295,29 @@ impl Slots<'_> {
         ready_overdue(st, notifies(&dir), Some(timeout), started, now)
     }
 
-    /// [`program_started`] of the slot `name`; a slot the config gives no
-    /// `depends_on` never waits, so its `run`'s start is its program's (one
-    /// stat less on the health-check path).
+    /// When the program itself started: None when down or while its `run`
+    /// waits for dependencies; else when `run` ended its wait
+    /// ([`end::STARTED_FILE`], if written since s6 started `run`), or when
+    /// s6 started `run` (no wait). A slot the config gives no `depends_on`
+    /// never waits, so its `run`'s start is its program's (one stat less on
+    /// the health-check path).
     pub fn program_started(&self, name: &str, st: &Status, waiting: bool) -> Option<SystemTime> {
-        match self.slot(name) {
-            Some(s) if s.depends_on.is_empty() => st.up.then_some(st.since),
-            _ => program_started(&self.scandir.join(name), st, waiting),
+        if self.slot(name).is_some_and(|s| s.depends_on.is_empty()) {
+            return st.up.then_some(st.since);
         }
+        if !st.up || waiting {
+            return None;
+        }
+        let stamp = std::fs::symlink_metadata(self.dir(name).join(end::STARTED_FILE))
+            .and_then(|m| m.modified())
+            .ok();
+        Some(stamp.filter(|t| *t >= st.since).unwrap_or(st.since))
     }
 
-    /// [`logger::check_now`] of the slot `name`; None without a logger.
-    pub fn log_fault(&self, name: &str) -> Option<logger::Fault> {
-        self.log_look(name).0
-    }
-
-    /// [`logger::look`] of the slot `name`: its fault and its logger's pid.
-    fn log_look(&self, name: &str) -> (Option<logger::Fault>, Option<u32>) {
-        let dir = self.scandir.join(name);
+    /// [`logger::look`] of the slot `name`: its fault and its logger's
+    /// pid; none without a logger.
+    pub fn log_look(&self, name: &str) -> (Option<logger::Fault>, Option<u32>) {
+        let dir = self.dir(name);
         if !logger::has_logger(&dir) {
             return (None, None);
         }
@@ -480,7 +471,7 @@ pub struct Verdict {
     pub waiting: Option<String>,
     /// While waiting: the dependencies that failed for good.
     pub blocked_by: Vec<String>,
-    /// When the program started ([`program_started`]): its uptime.
+    /// When the program started ([`Slots::program_started`]): its uptime.
     pub started: Option<SystemTime>,
     /// Deaths in s6's tally, its completions not counted ([`deaths`]).
     pub deaths: u64,

@@ -453,11 +453,6 @@ pub struct JobState {
 }
 
 impl JobState {
-    /// A job whose last run failed is not healthy until a run succeeds.
-    pub fn failed(&self) -> bool {
-        self.last_run.is_some_and(|r| !r.ok())
-    }
-
     /// Of the slot in `dir` (s6 says `up`), a job of `schedule` whose
     /// records are under `state_dir`.
     pub fn read(dir: &Path, st: &Status, schedule: &str, state_dir: &Path, slot: &str) -> JobState {

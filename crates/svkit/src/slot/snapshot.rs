@@ -98,18 +98,14 @@ impl<'a> Slots<'a> {
             let facts = health::start_facts(model, &mut Vec::new());
             rows.extend(missing.iter().map(|n| Row {
                 name: n.clone(),
-                ours: false,
-                st: None,
                 // Wanted up or not as its autostart says.
                 v: Verdict {
                     desired_up: self.slot(n).is_some_and(|s| health::autostarts(s, &facts)),
                     ..Default::default()
                 },
                 log_dir: self.log_dir(n).map(str::to_string),
-                unreadable: None,
                 missing: true,
-                usage: None,
-                log_usage: None,
+                ..Default::default()
             }));
         }
         // In the order asked for, else by name, missing slots among the others.
@@ -170,9 +166,7 @@ impl<'a> Slots<'a> {
             st,
             log_dir: self.log_dir(name).map(str::to_string),
             unreadable,
-            missing: false,
-            usage: None,
-            log_usage: None,
+            ..Default::default()
         })
     }
 }
@@ -310,7 +304,7 @@ fn unrecorded_note(name: &str, u: &health::Unrecorded, st: &Status) -> String {
 }
 
 /// One slot as the views show it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Row {
     pub name: String,
     /// Has the `.svkit` marker.

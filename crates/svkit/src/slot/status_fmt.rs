@@ -219,18 +219,12 @@ fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
         (Some(next), _) => {
             let zone = crate::schedule::zone(std::path::Path::new("/"), None)
                 .unwrap_or(jiff::tz::TimeZone::UTC);
-            let secs = next
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let dt = (jiff::Timestamp::from_second(i64::try_from(secs).unwrap_or(0))).map_or_else(
+            let dt = jiff::Timestamp::try_from(next).map_or_else(
                 |_| "?".into(),
                 |t| {
                     let t = zone.to_datetime(t);
-                    let hm = format!("{:02}:{:02}", t.hour(), t.minute());
-                    match t.second() {
-                        0 => hm,
-                        s => format!("{hm}:{s:02}"),
-                    }
+                    let hm = if t.second() == 0 { "%H:%M" } else { "%H:%M:%S" };
+                    t.strftime(hm).to_string()
                 },
             );
             let left = human_secs(next.duration_since(now).map_or(0, |d| d.as_secs()));
@@ -243,27 +237,14 @@ fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
     if let Some(l) = j.last_run {
         let ended = super::job::at(l.start) + std::time::Duration::from_millis(l.duration_ms);
         let took = super::job::secs(l.duration_ms);
-        if l.ok() {
-            let _ = write!(out, ", last ok {took}, {} ago", ago(ended));
+        let how = if l.ok() {
+            "ok".to_string()
         } else {
-            let _ = write!(
-                out,
-                ", last failed: {} after {took}, {} ago",
-                super::job::result(&l),
-                ago(ended)
-            );
-        }
+            format!("failed: {} after", super::job::result(&l))
+        };
+        let _ = write!(out, ", last {how} {took}, {} ago", ago(ended));
     }
     out
-}
-
-/// The LOG column: the dir, after what is wrong with its logger.
-fn log_cell(r: &Row) -> String {
-    let dir = r.log_dir.as_deref().unwrap_or("-");
-    match &r.v.log {
-        None => dir.to_string(),
-        Some(f) => format!("{}! {dir}", f.words()),
-    }
 }
 
 /// The READY column: the one rule of `health::ready`, `timeout` once
@@ -300,99 +281,79 @@ pub fn tone(r: &Row) -> Tone {
         State::Up | State::Scheduled if r.in_wanted_state() => Tone::Good,
         State::Down | State::Done | State::Foreground if r.in_wanted_state() => Tone::Quiet,
         State::Failed | State::Unsupervised | State::Missing => Tone::Bad,
-        State::Up
-        | State::Down
-        | State::Done
-        | State::Foreground
-        | State::Waiting
-        | State::Scheduled
-        | State::Unreadable => Tone::Warn,
+        _ => Tone::Warn,
     }
 }
 
-const RESET: &str = "\x1b[0m";
-
-fn colour_of(r: &Row) -> &'static str {
-    match tone(r) {
-        Tone::Good => "\x1b[32m",
-        Tone::Quiet => "\x1b[2m",
-        Tone::Warn => "\x1b[33m",
-        Tone::Bad => "\x1b[31m",
-    }
-}
-
-/// The aligned table; `colour` adds ANSI colours to the STATE column.
+/// The aligned table, its header first; `colour` adds ANSI colours to
+/// the STATE column.
 pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
     let with_log = rows
         .iter()
         .any(|r| r.log_dir.is_some() || r.v.log.is_some());
-    let mut head = vec![
-        "NAME",
-        "STATE",
-        "WANT",
-        "PID",
-        "CPU",
-        "MEM",
-        "UPTIME/EXIT",
-        "READY",
-        "DEATHS",
-    ];
-    if with_log {
-        head.push("LOG");
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let s = r.st.as_ref();
-            // Unknown to this user: `?`, not `-` (which means "none").
-            let none = if r.unreadable.is_some() { "?" } else { "-" };
-            let mut c = vec![
-                r.name.clone(),
-                r.state().as_str().to_string(),
-                s.map_or(none, |s| updown(s.want_up)).to_string(),
-                s.and_then(|s| s.pid)
-                    .map_or_else(|| none.into(), |p| p.to_string()),
-                r.usage
-                    .map_or_else(|| none.into(), |u| human_cpu(u.cpu_seconds)),
-                r.usage
-                    .map_or_else(|| none.into(), |u| human_bytes(u.rss_bytes)),
-                info(r, now),
-                ready_cell(r, none).into(),
-                s.map_or_else(|| none.into(), |_| r.v.deaths.to_string()),
-            ];
-            if with_log {
-                c.push(log_cell(r));
-            }
-            c
-        })
-        .collect();
-    let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    let head = "NAME STATE WANT PID CPU MEM UPTIME/EXIT READY DEATHS LOG".split(' ');
+    let mut cells: Vec<Vec<String>> = vec![head
+        .take(9 + usize::from(with_log))
+        .map(String::from)
+        .collect()];
+    cells.extend(rows.iter().map(|r| {
+        let s = r.st.as_ref();
+        // Unknown to this user: `?`, not `-` (which means "none").
+        let none = if r.unreadable.is_some() { "?" } else { "-" };
+        let mut c = vec![
+            r.name.clone(),
+            r.state().as_str().to_string(),
+            s.map_or(none, |s| updown(s.want_up)).to_string(),
+            s.and_then(|s| s.pid)
+                .map_or_else(|| none.into(), |p| p.to_string()),
+            r.usage
+                .map_or_else(|| none.into(), |u| human_cpu(u.cpu_seconds)),
+            r.usage
+                .map_or_else(|| none.into(), |u| human_bytes(u.rss_bytes)),
+            info(r, now),
+            ready_cell(r, none).into(),
+            s.map_or_else(|| none.into(), |_| r.v.deaths.to_string()),
+        ];
+        if with_log {
+            // The LOG column: the dir, after what is wrong with its logger.
+            let dir = r.log_dir.as_deref().unwrap_or("-");
+            c.push(
+                r.v.log
+                    .as_ref()
+                    .map_or(dir.to_string(), |f| format!("{}! {dir}", f.words())),
+            );
+        }
+        c
+    }));
+    let mut width = vec![0; cells[0].len()];
     for row in &cells {
         for (w, c) in width.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
     }
+    let paints = rows.iter().map(|r| {
+        colour.then(|| match tone(r) {
+            Tone::Good => "\x1b[32m",
+            Tone::Quiet => "\x1b[2m",
+            Tone::Warn => "\x1b[33m",
+            Tone::Bad => "\x1b[31m",
+        })
+    });
     let mut out = String::new();
-    let line = |out: &mut String, row: &[String], paint: Option<&str>| {
+    for (row, paint) in cells.iter().zip(std::iter::once(None).chain(paints)) {
         let last = row.len() - 1;
         for (i, (c, w)) in row.iter().zip(&width).enumerate() {
-            let pad = w.saturating_sub(c.chars().count());
             match paint {
                 Some(p) if i == 1 => {
-                    let _ = write!(out, "{p}{c}{RESET}");
+                    let _ = write!(out, "{p}{c}\x1b[0m");
                 }
                 _ => out.push_str(c),
             }
             if i < last {
-                out.push_str(&" ".repeat(pad + 2));
+                out.push_str(&" ".repeat(w - c.chars().count() + 2));
             }
         }
         out.push('\n');
-    };
-    let head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
-    line(&mut out, &head, None);
-    for (r, c) in rows.iter().zip(&cells) {
-        line(&mut out, c, colour.then(|| colour_of(r)));
     }
     out
 }
