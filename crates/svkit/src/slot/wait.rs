@@ -83,7 +83,7 @@ fn eval(
     if !supervisor_running(&w.dir)? {
         return Ok(gone);
     }
-    let fresh = w.after.map_or(true, |t| st.raw.stamp > t);
+    let fresh = w.after.is_none_or(|t| st.raw.stamp > t);
     // Up while its `run` waits for dependencies is not up yet.
     let started = || end::waiting_for(&w.dir, st.up).is_none();
     let met = match target {
