@@ -114,7 +114,7 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
     if !req.wait {
         return Ok(Waited::Met);
     }
-    wait_started(slots, names, watched, req.timeout)
+    wait_started(slots, watched, req.timeout)
 }
 
 /// `names` but the slots whose program runs in the foreground (the rule
@@ -161,20 +161,13 @@ pub fn start_unrecorded(dir: &Path, supervise: Duration) -> Result<(), ControlEr
 
 /// Waits for what was started: a oneshot until it completes, the others
 /// until ready.
-fn wait_started(
-    slots: &Slots,
-    names: &[String],
-    watched: Vec<Watched>,
-    timeout: Duration,
-) -> Result<Waited, Error> {
+fn wait_started(slots: &Slots, watched: Vec<Watched>, timeout: Duration) -> Result<Waited, Error> {
     // A job (a oneshot with a schedule) never completes: up is started.
-    let oneshot = |n: &String| {
-        (slots.slot(n)).is_some_and(|s| s.kind == Kind::Oneshot && s.schedule.is_none())
+    let oneshot = |w: &Watched| {
+        let s = slots.slot(&crate::s6::slot_name(&w.dir));
+        s.is_some_and(|s| s.kind == Kind::Oneshot && s.schedule.is_none())
     };
-    let (mut jobs, mut services) = (Vec::new(), Vec::new());
-    for (n, w) in names.iter().zip(watched) {
-        if oneshot(n) { &mut jobs } else { &mut services }.push(w);
-    }
+    let (jobs, services): (Vec<_>, Vec<_>) = watched.into_iter().partition(oneshot);
     let started = Instant::now();
     let w = wait_for(slots, &services, Target::Ready, false, timeout)?;
     if w != Waited::Met || jobs.is_empty() {
@@ -230,7 +223,7 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
         None => vec![up],
     };
     let started = Instant::now();
-    let (mut done, mut watched) = (Vec::new(), Vec::new());
+    let mut watched = Vec::new();
     for layer in layers {
         let w = send_each(slots, &layer, Op::Restart, &mut Held::default())?;
         let left = req.timeout.saturating_sub(started.elapsed());
@@ -238,14 +231,13 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
         if waited != Waited::Met {
             return Ok(waited);
         }
-        done.extend(layer);
         watched.extend(w);
     }
     if !req.wait {
         return Ok(Waited::Met);
     }
     let left = req.timeout.saturating_sub(started.elapsed());
-    wait_started(slots, &done, watched, left)
+    wait_started(slots, watched, left)
 }
 
 /// Stops `names` in reverse dependency order: the slots nothing depends on

@@ -222,10 +222,8 @@ pub fn after_death(
 
 /// The readiness check's timeout of `slot`, when it has one.
 pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
-    match &slot.readiness {
-        Some(r) if r.timeout_ms > 0 => Some(Duration::from_millis(u64::from(r.timeout_ms))),
-        _ => None,
-    }
+    let r = slot.readiness.as_ref().filter(|r| r.timeout_ms > 0)?;
+    Some(Duration::from_millis(r.timeout_ms.into()))
 }
 
 /// The health check: supervised, not failed, not overdue for readiness,
@@ -332,8 +330,7 @@ impl Slots<'_> {
         &self,
         slots: impl IntoIterator<Item = (&'v str, &'v mut Option<logger::Fault>)>,
     ) {
-        let mut faults = Vec::new();
-        let mut dirs = Vec::new();
+        let (mut faults, mut dirs) = (Vec::new(), Vec::new());
         for (name, fault) in slots {
             // A slot without a logger costs one failed open: no pipe.
             if fault.is_none() {

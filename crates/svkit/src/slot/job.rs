@@ -307,14 +307,9 @@ fn begin(
     wake: &mut nix::sys::signalfd::SignalFd,
     usr1: &SigSet,
 ) -> Result<(), JobError> {
-    write_phase(
-        Path::new("."),
-        Phase::Run {
-            tick,
-            start: now_s(),
-        },
-    )
-    .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
+    let start = now_s();
+    write_phase(Path::new("."), Phase::Run { tick, start })
+        .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
     drop(lock);
     crate::s6::fifo::notify(Path::new("event"), RUN_START);
     while let Ok(Some(_)) = wake.read_signal() {}

@@ -317,13 +317,10 @@ impl Stream<'_> {
             let record = self.slots.scandir.join(&name).join(LOG_FAULT_FILE);
             let line = (std::fs::read_to_string(record).ok())
                 .map(|t| t.lines().next().unwrap_or_default().to_string());
-            let what = if line.is_some() {
-                What::LogFailing
-            } else {
-                What::LogOk
-            };
-            let mut e = self.event(&name, what, None);
-            e.why = line;
+            let mut e = self.event(&name, What::LogOk, None);
+            if line.is_some() {
+                (e.what, e.why) = (What::LogFailing, line);
+            }
             if !sink.event(&e) {
                 return Ok(false);
             }
@@ -390,14 +387,10 @@ impl Stream<'_> {
                     return Ok(Stop::OutputClosed);
                 }
             }
-            for (name, r) in names.iter().zip(it) {
-                if r.is_empty() {
-                    continue;
-                }
+            for (name, _) in names.iter().zip(it).filter(|(_, r)| !r.is_empty()) {
                 let mut bytes = Vec::new();
-                let read = match self.subs.get_mut(name) {
-                    Some(sub) => sub.read(&mut bytes),
-                    None => continue,
+                let Some(read) = self.subs.get_mut(name).map(|sub| sub.read(&mut bytes)) else {
+                    continue;
                 };
                 if let Err(e) = read {
                     sink.warn(&format!("no longer following {name}: {}", strerror(&e)));
