@@ -105,17 +105,11 @@ fn now_s() -> i64 {
 /// Reads [`JOB_FILE`] of `slot_dir`.
 pub fn phase(slot_dir: &Path) -> Option<Phase> {
     let (text, _) = fsutil::read_record(&slot_dir.join(JOB_FILE), 128).ok()?;
-    let w: Vec<&str> = text.split_whitespace().collect();
-    let n = |i: usize| w.get(i).and_then(|s| s.parse::<i64>().ok());
-    match w.first().copied() {
-        Some("next") => Some(Phase::Next {
-            tick: n(1)?,
-            at: n(2)?,
-        }),
-        Some("run") => Some(Phase::Run {
-            tick: n(1)?,
-            start: n(2)?,
-        }),
+    let mut w = text.split_whitespace();
+    let (word, tick, n) = (w.next()?, w.next()?.parse().ok()?, w.next()?.parse().ok()?);
+    match word {
+        "next" => Some(Phase::Next { tick, at: n }),
+        "run" => Some(Phase::Run { tick, start: n }),
         _ => None,
     }
 }

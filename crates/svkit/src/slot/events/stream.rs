@@ -110,10 +110,7 @@ pub fn follow(
     output: Option<BorrowedFd<'_>>,
     sink: &mut dyn Sink,
 ) -> Result<Stop, EventsError> {
-    let mut set = SigSet::empty();
-    for s in STOP_SIGNALS {
-        set.add(s);
-    }
+    let set = SigSet::from_iter(STOP_SIGNALS);
     let old = set.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
     let _mask = Mask(old.map_err(sys("block signals"))?);
     let sigfd = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
@@ -203,7 +200,7 @@ impl Stream<'_> {
             Ok(sub) => {
                 self.subs.insert(name.to_string(), sub);
                 self.watch_log(name);
-                !report || sink.event(&self.event(name, What::Added, None))
+                !report || sink.event(&self.event(name, What::Added))
             }
             Err(e) => {
                 sink.warn(&format!(
@@ -215,20 +212,19 @@ impl Stream<'_> {
         }
     }
 
-    /// The event, with the slot's status as it is now.
-    fn event(&self, name: &str, what: What, s6: Option<u8>) -> Event {
-        let status = match what {
-            What::Removed => None,
-            _ => read_slot(&self.slots.scandir.join(name)).ok(),
-        };
-        let done = status
-            .as_ref()
-            .is_some_and(|st| health::done(st, end::read(&self.slots.scandir.join(name)).as_ref()));
+    /// The event (not one of s6's bytes), with the slot's status as it is
+    /// now.
+    fn event(&self, name: &str, what: What) -> Event {
+        let dir = self.slots.dir(name);
+        let status = (what != What::Removed)
+            .then(|| read_slot(&dir).ok())
+            .flatten();
+        let done = (status.as_ref()).is_some_and(|st| health::done(st, end::read(&dir).as_ref()));
         Event {
             time: SystemTime::now(),
             slot: name.to_string(),
             what,
-            s6,
+            s6: None,
             deaths: (status.as_ref()).map(|st| self.slots.deaths(name, st, done)),
             status,
             why: None,
@@ -317,7 +313,7 @@ impl Stream<'_> {
             let record = self.slots.scandir.join(&name).join(LOG_FAULT_FILE);
             let line = (std::fs::read_to_string(record).ok())
                 .map(|t| t.lines().next().unwrap_or_default().to_string());
-            let mut e = self.event(&name, What::LogOk, None);
+            let mut e = self.event(&name, What::LogOk);
             if line.is_some() {
                 (e.what, e.why) = (What::LogFailing, line);
             }
@@ -326,7 +322,7 @@ impl Stream<'_> {
             }
         }
         for n in removed {
-            if self.subs.remove(&n).is_some() && !sink.event(&self.event(&n, What::Removed, None)) {
+            if self.subs.remove(&n).is_some() && !sink.event(&self.event(&n, What::Removed)) {
                 return Ok(false);
             }
         }
