@@ -173,17 +173,14 @@ pub fn line(end: &End) -> String {
 /// content reads as a failure whose reason says so: a slot kept down by
 /// its finish must never look healthy by accident.
 pub fn read(slot: &Path) -> Option<End> {
-    let first = match first_line(&slot.join(END_FILE)) {
+    Some(match first_line(&slot.join(END_FILE)) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-        Err(_) => return Some(End::Failed("unreadable end record".into())),
-        Ok(line) => line,
-    };
-    Some(if first == "done" {
-        End::Done
-    } else if let Some(why) = first.strip_prefix("failed: ") {
-        End::Failed(why.to_string())
-    } else {
-        End::Failed(format!("unknown end record `{first}`"))
+        Err(_) => End::Failed("unreadable end record".into()),
+        Ok(l) if l == "done" => End::Done,
+        Ok(l) => match l.strip_prefix("failed: ") {
+            Some(why) => End::Failed(why.to_string()),
+            None => End::Failed(format!("unknown end record `{l}`")),
+        },
     })
 }
 

@@ -122,10 +122,9 @@ impl<'a> Slots<'a> {
         // The records the config no longer declares a name for (none
         // without a config): unreadable ones are a warning, never a reason
         // for a view to fail.
-        let (orphans, orphans_error) = match self.model.map(crate::state::orphans) {
-            None => (Vec::new(), None),
-            Some(Ok(o)) => (o, None),
-            Some(Err(e)) => (Vec::new(), Some(e.to_string())),
+        let (orphans, orphans_error) = match self.model.map(crate::state::orphans).transpose() {
+            Ok(o) => (o.unwrap_or_default(), None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
         };
         Ok(Snapshot {
             scandir: self.scandir.to_path_buf(),
@@ -363,6 +362,9 @@ impl State {
 
 impl Row {
     pub fn state(&self) -> State {
+        let job = self.v.job.as_ref();
+        let scheduled =
+            |s: &Status| job.is_some_and(|j| (s.up && j.next_run.is_some()) || j.between_runs);
         match &self.st {
             None if self.unreadable.is_some() => State::Unreadable,
             None if self.missing => State::Missing,
@@ -371,15 +373,7 @@ impl Row {
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
             Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
-            Some(s)
-                if self
-                    .v
-                    .job
-                    .as_ref()
-                    .is_some_and(|j| (s.up && j.next_run.is_some()) || j.between_runs) =>
-            {
-                State::Scheduled
-            }
+            Some(s) if scheduled(s) => State::Scheduled,
             Some(s) if s.up => State::Up,
             Some(_) => State::Down,
         }

@@ -167,14 +167,13 @@ pub fn human_bytes(b: u64) -> String {
 
 /// The UPTIME/EXIT column: uptime, else the last exit, and why.
 pub fn info(r: &Row, now: SystemTime) -> String {
-    if let (None, Some(_)) = (&r.st, &r.unreadable) {
-        return "permission denied".into();
-    }
     let Some(s) = &r.st else {
-        if r.missing {
-            return "declared, not in the scandir".into();
+        return match (&r.unreadable, r.missing) {
+            (Some(_), _) => "permission denied",
+            (None, true) => "declared, not in the scandir",
+            (None, false) => "supervisor not running",
         }
-        return "supervisor not running".into();
+        .into();
     };
     let t = human_secs(r.secs_since(s, now));
     if let Some(j) = &r.v.job {
