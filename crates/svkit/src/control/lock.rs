@@ -48,10 +48,8 @@ impl Held {
         let mut held = Held::default();
         for n in sorted {
             let dir = slots.dir(n);
-            let fail = |e: std::io::Error| Error::Remember {
-                what: format!("unable to lock {}", dir.display()),
-                why: strerror(&e),
-            };
+            let fail =
+                |e| super::remember(format!("unable to lock {}", dir.display()), strerror(&e));
             let file = OpenOptions::new()
                 .read(true)
                 .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)

@@ -84,6 +84,12 @@ pub enum Error {
     },
 }
 
+/// [`Error::Remember`]: `what` could not be done, and why.
+fn remember(what: String, why: impl std::fmt::Display) -> Error {
+    let why = why.to_string();
+    Error::Remember { what, why }
+}
+
 /// Carries out `req` on `names` (slots of the scandir).
 pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Error> {
     let kept;
@@ -317,31 +323,23 @@ fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
         // next, else for the slot's user.
         let owner = match (root, tree, slot.run_as()) {
             (true, None, Some(u)) => {
-                Some(
-                    crate::reconcile::lookup_user(u).map_err(|e| Error::Remember {
-                        what: what.clone(),
-                        why: e.to_string(),
-                    })?,
-                )
+                Some(crate::reconcile::lookup_user(u).map_err(|e| remember(what.clone(), e))?)
             }
             (root, tree, _) => tree.filter(|_| root),
         };
         let d = if up { Desired::Up } else { Desired::Down };
-        write_desired(sd, n, d, owner).map_err(|e| Error::Remember {
-            what: format!("{what} in {}", sd.display()),
-            why: match &e {
-                StateError::Io { source, .. } => strerror(source),
-                other => other.to_string(),
-            },
+        write_desired(sd, n, d, owner).map_err(|e| match &e {
+            StateError::Io { source, .. } => {
+                remember(format!("{what} in {}", sd.display()), strerror(source))
+            }
+            other => remember(format!("{what} in {}", sd.display()), other),
         })?;
         // A slot user may start its own slot but not write its root-owned
         // dir: the next apply puts the `down` file right then.
         match control::set_normally_up(&slots.dir(n), up) {
             Err(e) if !matches!(e.raw_os_error(), Some(nix::libc::EACCES | nix::libc::EPERM)) => {
-                return Err(Error::Remember {
-                    what: format!("unable to record the desired state of {n} in its slot dir"),
-                    why: strerror(&e),
-                });
+                let what = format!("unable to record the desired state of {n} in its slot dir");
+                return Err(remember(what, strerror(&e)));
             }
             _ => {}
         }

@@ -114,12 +114,13 @@ pub fn phase(slot_dir: &Path) -> Option<Phase> {
     }
 }
 
-fn write_phase(slot_dir: &Path, p: Phase) -> io::Result<()> {
+fn write_phase(slot_dir: &Path, p: Phase) -> Result<(), JobError> {
     let text = match p {
         Phase::Next { tick, at } => format!("next {tick} {at}\n"),
         Phase::Run { tick, start } => format!("run {tick} {start}\n"),
     };
     fsutil::write_atomic(&slot_dir.join(JOB_FILE), text.as_bytes(), 0o644, None)
+        .map_err(io_err(format!("unable to write {JOB_FILE}")))
 }
 
 /// `<state_dir>/jobs/SLOT`.
@@ -216,8 +217,7 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
     use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 
     let tz = schedule::zone(Path::new("/"), job.timezone.as_deref()).map_err(JobError::Zone)?;
-    let mut usr1 = SigSet::empty();
-    usr1.add(Signal::SIGUSR1);
+    let usr1 = SigSet::from_iter([Signal::SIGUSR1]);
     let sys = |what: &'static str| move |e: nix::Error| io_err(what)(e.into());
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&usr1), None)
         .map_err(sys("unable to block SIGUSR1"))?;
@@ -260,8 +260,7 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
         // nothing twice.
         let tick = next(now.max(last.tick));
         let at = tick.saturating_add(jitter(job.jitter_s));
-        write_phase(Path::new("."), Phase::Next { tick, at })
-            .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
+        write_phase(Path::new("."), Phase::Next { tick, at })?;
         drop(lock);
         timer
             .set(
@@ -302,8 +301,7 @@ fn begin(
     usr1: &SigSet,
 ) -> Result<(), JobError> {
     let start = now_s();
-    write_phase(Path::new("."), Phase::Run { tick, start })
-        .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
+    write_phase(Path::new("."), Phase::Run { tick, start })?;
     drop(lock);
     crate::s6::fifo::notify(Path::new("event"), RUN_START);
     while let Ok(Some(_)) = wake.read_signal() {}
