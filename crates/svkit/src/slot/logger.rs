@@ -124,13 +124,9 @@ fn dir_fault(log_dir: Option<&Path>) -> Option<Fault> {
 /// without `/proc/PID/task/TID/children`) is no fault. One read of `/proc`
 /// while the copy runs, two without it; both open to every user.
 fn copy_lost(pid: u32) -> bool {
-    let Ok(children) = std::fs::read(format!("/proc/{pid}/task/{pid}/children")) else {
-        return false;
-    };
-    if !children.trim_ascii().is_empty() {
-        return false;
-    }
-    let Ok(argv) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+    let children = std::fs::read(format!("/proc/{pid}/task/{pid}/children"));
+    let childless = children.is_ok_and(|c| c.trim_ascii().is_empty());
+    let Some(Ok(argv)) = childless.then(|| std::fs::read(format!("/proc/{pid}/cmdline"))) else {
         return false;
     };
     let mut args = argv.split(|&b| b == 0);

@@ -52,10 +52,10 @@ pub enum Stop {
     OutputClosed,
 }
 
-fn sys(what: &'static str) -> impl Fn(nix::errno::Errno) -> EventsError {
+fn sys<E: Into<io::Error>>(what: &'static str) -> impl Fn(E) -> EventsError {
     move |e| EventsError::System {
         what,
-        source: io::Error::from_raw_os_error(e as i32),
+        source: e.into(),
     }
 }
 
@@ -275,12 +275,7 @@ impl Stream<'_> {
                 Ok(ev) => ev,
                 Err(rustix::io::Errno::AGAIN) => break,
                 Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => {
-                    return Err(EventsError::System {
-                        what: "read inotify events",
-                        source: e.into(),
-                    })
-                }
+                Err(e) => return Err(sys("read inotify events")(e)),
             };
             let flags = ev.events();
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
@@ -294,9 +289,12 @@ impl Stream<'_> {
                 let record = ev
                     .file_name()
                     .is_some_and(|n| n.to_bytes() == LOG_FAULT_FILE.as_bytes());
-                match self.logs.get(&ev.wd()) {
-                    Some(name) if record && !faults.contains(name) => faults.push(name.clone()),
-                    _ => {}
+                if let Some(name) = self
+                    .logs
+                    .get(&ev.wd())
+                    .filter(|n| record && !faults.contains(*n))
+                {
+                    faults.push(name.clone());
                 }
                 continue;
             }
