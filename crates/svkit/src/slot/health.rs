@@ -40,11 +40,7 @@ pub struct StartFacts {
 pub fn start_facts(model: &Model, warnings: &mut Vec<String>) -> StartFacts {
     let dir = Path::new(&model.state_dir);
     let mut remembered = BTreeMap::new();
-    for slot in model
-        .slots
-        .iter()
-        .filter(|s| s.autostart == Autostart::Remember)
-    {
+    for slot in (model.slots.iter()).filter(|s| s.autostart == Autostart::Remember) {
         match state::read_desired(dir, &slot.name) {
             Ok(Some(d)) => {
                 remembered.insert(slot.name.clone(), d == Desired::Up);
@@ -158,21 +154,17 @@ pub fn deaths(tally: &[Death], completes: bool) -> u64 {
 /// shorter than `reset_after_s` plus their delays would take, so a run
 /// that outlives `reset_after_s` resets the delay: min(max_s, 2^(k-2)) s.
 pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
-    let mut steps = Vec::new();
-    let mut window: u64 = 0;
-    let mut prev_delay: u32 = 0;
-    let mut k: u32 = 2;
-    loop {
+    let (mut steps, mut window, mut prev_delay) = (Vec::new(), 0u64, 0u32);
+    for k in 2..=100u32 {
         // One more quick run: the previous delay, s6's 1 s respawn spacing,
         // 1 s of slack for the scripts, and a run shorter than reset_after_s.
         window += u64::from(prev_delay) + 2 + u64::from(b.reset_after_s);
         let delay = 1u32.checked_shl(k - 2).unwrap_or(u32::MAX).min(b.max_s);
         steps.push((k, window, delay));
-        if delay >= b.max_s || k >= 100 {
+        if delay >= b.max_s {
             break;
         }
         prev_delay = delay;
-        k += 1;
     }
     steps
 }

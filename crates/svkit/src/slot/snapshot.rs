@@ -218,10 +218,7 @@ impl Snapshot {
         }
         let table = Table::now();
         for r in &mut self.rows {
-            r.usage =
-                r.st.as_ref()
-                    .and_then(|s| s.pid)
-                    .and_then(|p| table.tree(p));
+            r.usage = r.st.as_ref().and_then(|s| table.tree(s.pid?));
             r.log_usage = r.v.logger_pid.and_then(|p| table.tree(p));
         }
     }

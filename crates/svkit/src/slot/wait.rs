@@ -246,8 +246,7 @@ pub fn wait_for(
             after: timeout,
         });
     }
-    let outcome = outcome?;
-    Ok(match outcome {
+    Ok(match outcome? {
         WaitEnd::Met => Waited::Met,
         WaitEnd::Timeout { pending } => Waited::Timeout {
             pending: pending.iter().map(|p| name_of(p)).collect(),
