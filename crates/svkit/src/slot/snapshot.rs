@@ -240,8 +240,20 @@ impl Snapshot {
             if let Some(f) = &r.v.log {
                 w.push(format!("slot {}: {f}", r.name));
             }
+            // s6 could not write its status file (`health::unrecorded`):
+            // what it missed, since when, and that the status shown is
+            // the truth.
             if let (Some(u), Some(st)) = (&r.v.unrecorded, &r.st) {
-                w.push(unrecorded_note(&r.name, u, st));
+                let when = |t: Option<SystemTime>| t.map_or("?".into(), crate::clock::rfc3339_utc);
+                let said =
+                    (u.file_pid).map_or("no program up".into(), |p| format!("pid {p}, gone"));
+                w.push(format!(
+                    "slot {}: its supervisor could not write its status file since {} (a full filesystem?): it says {said}, but the supervisor runs pid {}, started {}, as shown here; s6-svstat shows the stale file until s6 records its next change",
+                    r.name,
+                    when(u.written),
+                    st.pid.unwrap_or(0),
+                    when(Some(st.since)),
+                ));
             }
             if let Some(pid) = r.v.stray {
                 w.push(format!(
@@ -281,22 +293,6 @@ impl Snapshot {
             NOT_IN_STATE
         }
     }
-}
-
-/// The warning of a slot whose status file s6 could not write
-/// (`health::unrecorded`): what it missed, since when, and that the status
-/// shown is the truth.
-fn unrecorded_note(name: &str, u: &health::Unrecorded, st: &Status) -> String {
-    let when = |t: Option<SystemTime>| t.map_or("?".into(), crate::clock::rfc3339_utc);
-    let said = u
-        .file_pid
-        .map_or("no program up".into(), |p| format!("pid {p}, gone"));
-    format!(
-        "slot {name}: its supervisor could not write its status file since {} (a full filesystem?): it says {said}, but the supervisor runs pid {}, started {}, as shown here; s6-svstat shows the stale file until s6 records its next change",
-        when(u.written),
-        st.pid.unwrap_or(0),
-        when(Some(st.since)),
-    )
 }
 
 /// One slot as the views show it.

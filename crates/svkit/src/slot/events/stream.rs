@@ -346,17 +346,12 @@ impl Stream<'_> {
         loop {
             let names: Vec<String> = self.subs.keys().cloned().collect();
             let revents = {
-                let mut fds = vec![PollFd::new(sigfd.as_fd(), PollFlags::POLLIN)];
-                if let Some(fd) = &self.inotify {
-                    fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
-                }
-                if let Some(fd) = output {
-                    // No events asked: only its hangup or error wakes us.
-                    fds.push(PollFd::new(fd, PollFlags::empty()));
-                }
-                for sub in self.subs.values() {
-                    fds.push(PollFd::new(sub.fd(), PollFlags::POLLIN));
-                }
+                let pollin = |fd| PollFd::new(fd, PollFlags::POLLIN);
+                let mut fds = vec![pollin(sigfd.as_fd())];
+                fds.extend(self.inotify.as_ref().map(|fd| pollin(fd.as_fd())));
+                // No events asked of the output: only its hangup or error wakes us.
+                fds.extend(output.map(|fd| PollFd::new(fd, PollFlags::empty())));
+                fds.extend(self.subs.values().map(|sub| pollin(sub.fd())));
                 match poll(&mut fds, PollTimeout::NONE) {
                     Ok(_) => {}
                     Err(nix::errno::Errno::EINTR) => continue,
