@@ -44,10 +44,7 @@ impl HttpTarget {
             let (h, after) = v6.split_once(']').ok_or("unclosed '['")?;
             (h, after.strip_prefix(':'))
         } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
+            (authority.rsplit_once(':')).map_or((authority, None), |(h, p)| (h, Some(p)))
         };
         let ip: IpAddr = if host.eq_ignore_ascii_case("localhost") {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
@@ -55,14 +52,8 @@ impl HttpTarget {
             host.parse()
                 .map_err(|_| "the host must be an IP address or localhost")?
         };
-        let port = match port_str {
-            Some(p) => p
-                .parse::<u16>()
-                .ok()
-                .filter(|p| *p != 0)
-                .ok_or("bad port")?,
-            None => 80,
-        };
+        let port = port_str.map_or(Some(80), |p| p.parse().ok().filter(|p| *p != 0));
+        let port = port.ok_or("bad port")?;
         Ok(HttpTarget {
             url: url.to_string(),
             addr: SocketAddr::new(ip, port),
