@@ -233,9 +233,9 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
     if first {
         std::fs::write(since, b"").map_err(io_err(format!("unable to write {SINCE_FILE}")))?;
     }
-    let started = std::fs::metadata(since)
-        .and_then(|m| m.modified())
-        .map_or(now_s(), unix_s);
+    let started = (std::fs::metadata(since).and_then(|m| m.modified()).ok())
+        .and_then(|t| Timestamp::try_from(t).ok())
+        .map_or(now_s(), |t| t.as_second().max(0));
     let mut catch_up = job.catch_up && first;
     loop {
         let lock = lock_dir(Path::new("."))?;
@@ -314,11 +314,6 @@ pub fn at(s: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(u64::try_from(s).unwrap_or(0))
 }
 
-fn unix_s(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
-}
-
 /// `finish` of a job (`$1`, `$2`; `requested`: an operator's stop or
 /// restart ended it): records a run that ended, with the ticks it
 /// outlasted, and returns the line to say, if any. A wait that ended
@@ -333,9 +328,7 @@ pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<Option<
         return Ok(None);
     }
     let tz = schedule::zone(Path::new("/"), job.timezone.as_deref()).map_err(JobError::Zone)?;
-    let end_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let end_ms = Timestamp::now().as_millisecond();
     let duration_ms = u64::try_from(end_ms - start * 1000).unwrap_or(0);
     let prev = last_run(&job.state_dir, &job.slot).unwrap_or_default();
     let anchor = if tick > 0 { tick } else { start };

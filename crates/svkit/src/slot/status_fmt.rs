@@ -180,13 +180,11 @@ pub fn info(r: &Row, now: SystemTime) -> String {
         return job_info(j, s, now);
     }
     if let (true, Some(w)) = (s.up, &r.v.waiting) {
-        if !r.v.blocked_by.is_empty() {
-            return format!(
-                "waiting for {w}, {t}: {} failed for good",
-                r.v.blocked_by.join(", ")
-            );
-        }
-        return format!("waiting for {w}, {t}");
+        let blocked = match r.v.blocked_by.join(", ") {
+            b if b.is_empty() => b,
+            b => format!(": {b} failed for good"),
+        };
+        return format!("waiting for {w}, {t}{blocked}");
     }
     if s.up {
         let t = match &r.v.live {
@@ -218,14 +216,11 @@ fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
         (Some(next), _) => {
             let zone = crate::schedule::zone(std::path::Path::new("/"), None)
                 .unwrap_or(jiff::tz::TimeZone::UTC);
-            let dt = jiff::Timestamp::try_from(next).map_or_else(
-                |_| "?".into(),
-                |t| {
-                    let t = zone.to_datetime(t);
-                    let hm = if t.second() == 0 { "%H:%M" } else { "%H:%M:%S" };
-                    t.strftime(hm).to_string()
-                },
-            );
+            let dt = match jiff::Timestamp::try_from(next).map(|t| zone.to_datetime(t)) {
+                Ok(t) if t.second() == 0 => t.strftime("%H:%M").to_string(),
+                Ok(t) => t.strftime("%H:%M:%S").to_string(),
+                Err(_) => "?".into(),
+            };
             let left = human_secs(next.duration_since(now).map_or(0, |d| d.as_secs()));
             format!("next {dt} (in {left})")
         }
