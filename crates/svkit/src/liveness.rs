@@ -90,30 +90,20 @@ pub fn watch(w: &Watcher, pid: &OwnedFd) -> io::Result<()> {
 /// (where s6 would wait for ever). Says so when it had to.
 fn end_restarted(w: &Watcher) {
     let (sig, grace) = stray::stop_plan(&w.slot);
-    let slot = name(&w.slot);
-    let pid = w.program.pid;
-    match stray::kill_after(w.program, grace) {
-        Ok(Ended::Stopped) => {}
-        Ok(Ended::Killed) => {
-            crate::msg::say_beside(
-                "warning",
-                format_args!(
-                    "slot {slot}: pid {pid} did not end within {} ms of {}: killed it",
-                    grace.as_millis(),
-                    sig.as_str()
-                ),
-            );
-        }
-        Err(e) => {
-            crate::msg::say_beside(
-                "warning",
-                format_args!(
-                    "slot {slot}: unable to end pid {pid} for its restart: {}",
-                    crate::msg::strerror(&e)
-                ),
-            );
-        }
-    }
+    let (slot, pid) = (name(&w.slot), w.program.pid);
+    let said = match stray::kill_after(w.program, grace) {
+        Ok(Ended::Stopped) => return,
+        Ok(Ended::Killed) => format!(
+            "slot {slot}: pid {pid} did not end within {} ms of {}: killed it",
+            grace.as_millis(),
+            sig.as_str()
+        ),
+        Err(e) => format!(
+            "slot {slot}: unable to end pid {pid} for its restart: {}",
+            crate::msg::strerror(&e)
+        ),
+    };
+    crate::msg::say_beside("warning", format_args!("{said}"));
 }
 
 /// Up, ready by svkit's rule, and not waiting for its dependencies.

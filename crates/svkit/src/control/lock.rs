@@ -12,7 +12,7 @@
 //! and there is nothing new on disk. s6 never flocks a service dir (its
 //! supervisor locks `supervise/lock`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
@@ -41,35 +41,28 @@ impl Held {
         op: Op,
         timeout: Duration,
     ) -> Result<Held, Error> {
-        let mut sorted: Vec<&String> = names.collect();
-        sorted.sort();
-        sorted.dedup();
+        let sorted: BTreeSet<&String> = names.collect();
         let start = Instant::now();
         let mut held = Held::default();
         for n in sorted {
             let dir = slots.dir(n);
-            let fail = |e: std::io::Error| Error::Remember {
-                what: format!("unable to lock {}", dir.display()),
-                why: strerror(&e),
-            };
+            let fail =
+                |e| super::remember(format!("unable to lock {}", dir.display()), strerror(&e));
             let file = OpenOptions::new()
                 .read(true)
                 .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
                 .open(&dir)
                 .map_err(fail)?;
             let left = timeout.saturating_sub(start.elapsed());
-            match crate::fsutil::flock_within(file, left).map_err(fail)? {
-                Some(lock) => {
-                    held.0.insert(n.clone(), lock);
-                }
-                None => {
-                    return Err(Error::Busy {
-                        op,
-                        slot: n.clone(),
-                        waited_ms: start.elapsed().as_millis() as u64,
-                    })
-                }
-            }
+            let Some(lock) = crate::fsutil::flock_within(file, left).map_err(fail)? else {
+                let waited_ms = start.elapsed().as_millis() as u64;
+                return Err(Error::Busy {
+                    op,
+                    slot: n.clone(),
+                    waited_ms,
+                });
+            };
+            held.0.insert(n.clone(), lock);
         }
         Ok(held)
     }

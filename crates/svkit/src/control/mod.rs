@@ -84,6 +84,12 @@ pub enum Error {
     },
 }
 
+/// [`Error::Remember`]: `what` could not be done, and why.
+fn remember(what: String, why: impl std::fmt::Display) -> Error {
+    let why = why.to_string();
+    Error::Remember { what, why }
+}
+
 /// Carries out `req` on `names` (slots of the scandir).
 pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Error> {
     let kept;
@@ -114,7 +120,7 @@ pub fn run(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, Err
     if !req.wait {
         return Ok(Waited::Met);
     }
-    wait_started(slots, names, watched, req.timeout)
+    wait_started(slots, watched, req.timeout)
 }
 
 /// `names` but the slots whose program runs in the foreground (the rule
@@ -161,20 +167,13 @@ pub fn start_unrecorded(dir: &Path, supervise: Duration) -> Result<(), ControlEr
 
 /// Waits for what was started: a oneshot until it completes, the others
 /// until ready.
-fn wait_started(
-    slots: &Slots,
-    names: &[String],
-    watched: Vec<Watched>,
-    timeout: Duration,
-) -> Result<Waited, Error> {
+fn wait_started(slots: &Slots, watched: Vec<Watched>, timeout: Duration) -> Result<Waited, Error> {
     // A job (a oneshot with a schedule) never completes: up is started.
-    let oneshot = |n: &String| {
-        (slots.slot(n)).is_some_and(|s| s.kind == Kind::Oneshot && s.schedule.is_none())
+    let oneshot = |w: &Watched| {
+        let s = slots.slot(&crate::s6::slot_name(&w.dir));
+        s.is_some_and(|s| s.kind == Kind::Oneshot && s.schedule.is_none())
     };
-    let (jobs, services): (Vec<_>, Vec<_>) =
-        names.iter().zip(watched).partition(|(n, _)| oneshot(n));
-    let unzip = |v: Vec<(&String, Watched)>| v.into_iter().map(|(_, w)| w).collect::<Vec<_>>();
-    let (jobs, services) = (unzip(jobs), unzip(services));
+    let (jobs, services): (Vec<_>, Vec<_>) = watched.into_iter().partition(oneshot);
     let started = Instant::now();
     let w = wait_for(slots, &services, Target::Ready, false, timeout)?;
     if w != Waited::Met || jobs.is_empty() {
@@ -230,7 +229,7 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
         None => vec![up],
     };
     let started = Instant::now();
-    let (mut done, mut watched) = (Vec::new(), Vec::new());
+    let mut watched = Vec::new();
     for layer in layers {
         let w = send_each(slots, &layer, Op::Restart, &mut Held::default())?;
         let left = req.timeout.saturating_sub(started.elapsed());
@@ -238,14 +237,13 @@ fn restart_up(slots: &Slots, names: &[String], req: &Request) -> Result<Waited, 
         if waited != Waited::Met {
             return Ok(waited);
         }
-        done.extend(layer);
         watched.extend(w);
     }
     if !req.wait {
         return Ok(Waited::Met);
     }
     let left = req.timeout.saturating_sub(started.elapsed());
-    wait_started(slots, &done, watched, left)
+    wait_started(slots, watched, left)
 }
 
 /// Stops `names` in reverse dependency order: the slots nothing depends on
@@ -321,36 +319,27 @@ fn persist(slots: &Slots, names: &[String], op: Op) -> Result<Held, Error> {
     let held = Held::take(slots, remembered.iter().map(|(n, _)| *n), op, LOCK_TIMEOUT)?;
     for (n, slot) in remembered {
         let what = format!("unable to persist the desired state of {n}");
+        // Root writes for a non-root tree's user, who changes the state
+        // next, else for the slot's user.
         let owner = match (root, tree, slot.run_as()) {
-            (false, _, _) => None,
-            // A non-root tree: its user, who changes the state next.
-            (true, Some(t), _) => Some(t),
             (true, None, Some(u)) => {
-                Some(
-                    crate::reconcile::lookup_user(u).map_err(|e| Error::Remember {
-                        what: what.clone(),
-                        why: e.to_string(),
-                    })?,
-                )
+                Some(crate::reconcile::lookup_user(u).map_err(|e| remember(what.clone(), e))?)
             }
-            (true, None, None) => None,
+            (root, tree, _) => tree.filter(|_| root),
         };
         let d = if up { Desired::Up } else { Desired::Down };
-        write_desired(sd, n, d, owner).map_err(|e| Error::Remember {
-            what: format!("{what} in {}", sd.display()),
-            why: match &e {
-                StateError::Io { source, .. } => strerror(source),
-                other => other.to_string(),
-            },
+        write_desired(sd, n, d, owner).map_err(|e| match &e {
+            StateError::Io { source, .. } => {
+                remember(format!("{what} in {}", sd.display()), strerror(source))
+            }
+            other => remember(format!("{what} in {}", sd.display()), other),
         })?;
         // A slot user may start its own slot but not write its root-owned
         // dir: the next apply puts the `down` file right then.
         match control::set_normally_up(&slots.dir(n), up) {
             Err(e) if !matches!(e.raw_os_error(), Some(nix::libc::EACCES | nix::libc::EPERM)) => {
-                return Err(Error::Remember {
-                    what: format!("unable to record the desired state of {n} in its slot dir"),
-                    why: strerror(&e),
-                });
+                let what = format!("unable to record the desired state of {n} in its slot dir");
+                return Err(remember(what, strerror(&e)));
             }
             _ => {}
         }

@@ -44,10 +44,7 @@ impl HttpTarget {
             let (h, after) = v6.split_once(']').ok_or("unclosed '['")?;
             (h, after.strip_prefix(':'))
         } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
+            (authority.rsplit_once(':')).map_or((authority, None), |(h, p)| (h, Some(p)))
         };
         let ip: IpAddr = if host.eq_ignore_ascii_case("localhost") {
             IpAddr::V4(Ipv4Addr::LOCALHOST)
@@ -55,14 +52,8 @@ impl HttpTarget {
             host.parse()
                 .map_err(|_| "the host must be an IP address or localhost")?
         };
-        let port = match port_str {
-            Some(p) => p
-                .parse::<u16>()
-                .ok()
-                .filter(|p| *p != 0)
-                .ok_or("bad port")?,
-            None => 80,
-        };
+        let port = port_str.map_or(Some(80), |p| p.parse().ok().filter(|p| *p != 0));
+        let port = port.ok_or("bad port")?;
         Ok(HttpTarget {
             url: url.to_string(),
             addr: SocketAddr::new(ip, port),
@@ -108,12 +99,10 @@ impl HttpTarget {
         let line = String::from_utf8_lossy(&buf);
         let line = line.lines().next().unwrap_or("").trim();
         let mut parts = line.split_whitespace();
-        let (Some(proto), Some(code)) = (parts.next(), parts.next()) else {
+        let proto = parts.next().filter(|p| p.starts_with("HTTP/"));
+        let Some(code) = proto.and_then(|_| parts.next()) else {
             return Err(format!("no HTTP status line (got {line:?})"));
         };
-        if !proto.starts_with("HTTP/") {
-            return Err(format!("no HTTP status line (got {line:?})"));
-        }
         match code.parse::<u16>() {
             Ok(c) if (200..300).contains(&c) => Ok(()),
             Ok(c) => Err(format!("HTTP status {c}")),

@@ -173,17 +173,14 @@ pub fn line(end: &End) -> String {
 /// content reads as a failure whose reason says so: a slot kept down by
 /// its finish must never look healthy by accident.
 pub fn read(slot: &Path) -> Option<End> {
-    let first = match first_line(&slot.join(END_FILE)) {
+    Some(match first_line(&slot.join(END_FILE)) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-        Err(_) => return Some(End::Failed("unreadable end record".into())),
-        Ok(line) => line,
-    };
-    Some(if first == "done" {
-        End::Done
-    } else if let Some(why) = first.strip_prefix("failed: ") {
-        End::Failed(why.to_string())
-    } else {
-        End::Failed(format!("unknown end record `{first}`"))
+        Err(_) => End::Failed("unreadable end record".into()),
+        Ok(l) if l == "done" => End::Done,
+        Ok(l) => match l.strip_prefix("failed: ") {
+            Some(why) => End::Failed(why.to_string()),
+            None => End::Failed(format!("unknown end record `{l}`")),
+        },
     })
 }
 
@@ -207,15 +204,15 @@ pub fn mark_essential(slot: &Path) -> io::Result<()> {
 /// one of them ends the running process, that death is first recorded as
 /// asked for ([`record_request`]); if it cannot be, nothing is sent.
 pub fn send(slot: &Path, cmds: &[SvcCommand]) -> Result<(), ControlError> {
-    if cmds.iter().any(|c| c.ends_run()) {
-        if let Ok(st) = crate::s6::status::read_slot(slot) {
-            if let Some(pid) = st.pid {
-                record_request(slot, pid).map_err(|source| ControlError::Io {
-                    slot: slot.to_path_buf(),
-                    source,
-                })?;
-            }
-        }
+    let st = cmds
+        .iter()
+        .any(|c| c.ends_run())
+        .then(|| crate::s6::status::read_slot(slot));
+    if let Some(pid) = st.and_then(|st| st.ok()?.pid) {
+        record_request(slot, pid).map_err(|source| ControlError::Io {
+            slot: slot.to_path_buf(),
+            source,
+        })?;
     }
     control::write(slot, cmds)
 }
@@ -289,13 +286,8 @@ pub fn after_death(
     match decided.unwrap_or(AfterDeath::Restart(0)) {
         AfterDeath::Fail(m) => {
             let why = format!("died {} times within {} s", m.deaths, m.within_s);
-            let record = line(&End::Failed(why.clone()));
-            keep_down(
-                dir,
-                record.trim_end(),
-                &format!("{why}: not restarting"),
-                essential,
-            )
+            let said = format!("{why}: not restarting");
+            keep_down(dir, line(&End::Failed(why)).trim_end(), &said, essential)
         }
         AfterDeath::Restart(0) => crate::msg::exit::OK,
         AfterDeath::Restart(delay) => {

@@ -40,11 +40,7 @@ pub struct StartFacts {
 pub fn start_facts(model: &Model, warnings: &mut Vec<String>) -> StartFacts {
     let dir = Path::new(&model.state_dir);
     let mut remembered = BTreeMap::new();
-    for slot in model
-        .slots
-        .iter()
-        .filter(|s| s.autostart == Autostart::Remember)
-    {
+    for slot in (model.slots.iter()).filter(|s| s.autostart == Autostart::Remember) {
         match state::read_desired(dir, &slot.name) {
             Ok(Some(d)) => {
                 remembered.insert(slot.name.clone(), d == Desired::Up);
@@ -134,20 +130,6 @@ pub fn ready_overdue(
             .is_some_and(|t| started.is_some_and(|s| now.duration_since(s).is_ok_and(|d| d >= t)))
 }
 
-/// When the program itself started: None when down or while its `run`
-/// waits for dependencies; else when `run` ended its wait
-/// ([`end::STARTED_FILE`], if written since s6 started `run`), or when
-/// s6 started `run` (no wait).
-pub fn program_started(dir: &Path, st: &Status, waiting: bool) -> Option<SystemTime> {
-    if !st.up || waiting {
-        return None;
-    }
-    let stamp = std::fs::symlink_metadata(dir.join(end::STARTED_FILE))
-        .and_then(|m| m.modified())
-        .ok();
-    Some(stamp.filter(|t| *t >= st.since).unwrap_or(st.since))
-}
-
 /// Whether the slot's clean exit ends it (`on_clean_exit: "stop"`, which
 /// every oneshot has): its exit 0 is then a completion, its work done.
 pub fn completes(slot: &Slot) -> bool {
@@ -172,21 +154,17 @@ pub fn deaths(tally: &[Death], completes: bool) -> u64 {
 /// shorter than `reset_after_s` plus their delays would take, so a run
 /// that outlives `reset_after_s` resets the delay: min(max_s, 2^(k-2)) s.
 pub fn backoff_steps(b: Backoff) -> Vec<(u32, u64, u32)> {
-    let mut steps = Vec::new();
-    let mut window: u64 = 0;
-    let mut prev_delay: u32 = 0;
-    let mut k: u32 = 2;
-    loop {
+    let (mut steps, mut window, mut prev_delay) = (Vec::new(), 0u64, 0u32);
+    for k in 2..=100u32 {
         // One more quick run: the previous delay, s6's 1 s respawn spacing,
         // 1 s of slack for the scripts, and a run shorter than reset_after_s.
         window += u64::from(prev_delay) + 2 + u64::from(b.reset_after_s);
         let delay = 1u32.checked_shl(k - 2).unwrap_or(u32::MAX).min(b.max_s);
         steps.push((k, window, delay));
-        if delay >= b.max_s || k >= 100 {
+        if delay >= b.max_s {
             break;
         }
         prev_delay = delay;
-        k += 1;
     }
     steps
 }
@@ -236,10 +214,8 @@ pub fn after_death(
 
 /// The readiness check's timeout of `slot`, when it has one.
 pub fn ready_timeout(slot: &Slot) -> Option<Duration> {
-    match &slot.readiness {
-        Some(r) if r.timeout_ms > 0 => Some(Duration::from_millis(u64::from(r.timeout_ms))),
-        _ => None,
-    }
+    let r = slot.readiness.as_ref().filter(|r| r.timeout_ms > 0)?;
+    Some(Duration::from_millis(r.timeout_ms.into()))
 }
 
 /// The health check: supervised, not failed, not overdue for readiness,
@@ -309,24 +285,29 @@ impl Slots<'_> {
         ready_overdue(st, notifies(&dir), Some(timeout), started, now)
     }
 
-    /// [`program_started`] of the slot `name`; a slot the config gives no
-    /// `depends_on` never waits, so its `run`'s start is its program's (one
-    /// stat less on the health-check path).
+    /// When the program itself started: None when down or while its `run`
+    /// waits for dependencies; else when `run` ended its wait
+    /// ([`end::STARTED_FILE`], if written since s6 started `run`), or when
+    /// s6 started `run` (no wait). A slot the config gives no `depends_on`
+    /// never waits, so its `run`'s start is its program's (one stat less on
+    /// the health-check path).
     pub fn program_started(&self, name: &str, st: &Status, waiting: bool) -> Option<SystemTime> {
-        match self.slot(name) {
-            Some(s) if s.depends_on.is_empty() => st.up.then_some(st.since),
-            _ => program_started(&self.scandir.join(name), st, waiting),
+        if self.slot(name).is_some_and(|s| s.depends_on.is_empty()) {
+            return st.up.then_some(st.since);
         }
+        if !st.up || waiting {
+            return None;
+        }
+        let stamp = std::fs::symlink_metadata(self.dir(name).join(end::STARTED_FILE))
+            .and_then(|m| m.modified())
+            .ok();
+        Some(stamp.filter(|t| *t >= st.since).unwrap_or(st.since))
     }
 
-    /// [`logger::check_now`] of the slot `name`; None without a logger.
-    pub fn log_fault(&self, name: &str) -> Option<logger::Fault> {
-        self.log_look(name).0
-    }
-
-    /// [`logger::look`] of the slot `name`: its fault and its logger's pid.
-    fn log_look(&self, name: &str) -> (Option<logger::Fault>, Option<u32>) {
-        let dir = self.scandir.join(name);
+    /// [`logger::look`] of the slot `name`: its fault and its logger's
+    /// pid; none without a logger.
+    pub fn log_look(&self, name: &str) -> (Option<logger::Fault>, Option<u32>) {
+        let dir = self.dir(name);
         if !logger::has_logger(&dir) {
             return (None, None);
         }
@@ -341,8 +322,7 @@ impl Slots<'_> {
         &self,
         slots: impl IntoIterator<Item = (&'v str, &'v mut Option<logger::Fault>)>,
     ) {
-        let mut faults = Vec::new();
-        let mut dirs = Vec::new();
+        let (mut faults, mut dirs) = (Vec::new(), Vec::new());
         for (name, fault) in slots {
             // A slot without a logger costs one failed open: no pipe.
             if fault.is_none() {
@@ -480,7 +460,7 @@ pub struct Verdict {
     pub waiting: Option<String>,
     /// While waiting: the dependencies that failed for good.
     pub blocked_by: Vec<String>,
-    /// When the program started ([`program_started`]): its uptime.
+    /// When the program started ([`Slots::program_started`]): its uptime.
     pub started: Option<SystemTime>,
     /// Deaths in s6's tally, its completions not counted ([`deaths`]).
     pub deaths: u64,

@@ -105,27 +105,22 @@ fn now_s() -> i64 {
 /// Reads [`JOB_FILE`] of `slot_dir`.
 pub fn phase(slot_dir: &Path) -> Option<Phase> {
     let (text, _) = fsutil::read_record(&slot_dir.join(JOB_FILE), 128).ok()?;
-    let w: Vec<&str> = text.split_whitespace().collect();
-    let n = |i: usize| w.get(i).and_then(|s| s.parse::<i64>().ok());
-    match w.first().copied() {
-        Some("next") => Some(Phase::Next {
-            tick: n(1)?,
-            at: n(2)?,
-        }),
-        Some("run") => Some(Phase::Run {
-            tick: n(1)?,
-            start: n(2)?,
-        }),
+    let mut w = text.split_whitespace();
+    let (word, tick, n) = (w.next()?, w.next()?.parse().ok()?, w.next()?.parse().ok()?);
+    match word {
+        "next" => Some(Phase::Next { tick, at: n }),
+        "run" => Some(Phase::Run { tick, start: n }),
         _ => None,
     }
 }
 
-fn write_phase(slot_dir: &Path, p: Phase) -> io::Result<()> {
+fn write_phase(slot_dir: &Path, p: Phase) -> Result<(), JobError> {
     let text = match p {
         Phase::Next { tick, at } => format!("next {tick} {at}\n"),
         Phase::Run { tick, start } => format!("run {tick} {start}\n"),
     };
     fsutil::write_atomic(&slot_dir.join(JOB_FILE), text.as_bytes(), 0o644, None)
+        .map_err(io_err(format!("unable to write {JOB_FILE}")))
 }
 
 /// `<state_dir>/jobs/SLOT`.
@@ -222,8 +217,7 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
     use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 
     let tz = schedule::zone(Path::new("/"), job.timezone.as_deref()).map_err(JobError::Zone)?;
-    let mut usr1 = SigSet::empty();
-    usr1.add(Signal::SIGUSR1);
+    let usr1 = SigSet::from_iter([Signal::SIGUSR1]);
     let sys = |what: &'static str| move |e: nix::Error| io_err(what)(e.into());
     nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&usr1), None)
         .map_err(sys("unable to block SIGUSR1"))?;
@@ -239,9 +233,9 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
     if first {
         std::fs::write(since, b"").map_err(io_err(format!("unable to write {SINCE_FILE}")))?;
     }
-    let started = std::fs::metadata(since)
-        .and_then(|m| m.modified())
-        .map_or(now_s(), unix_s);
+    let started = (std::fs::metadata(since).and_then(|m| m.modified()).ok())
+        .and_then(|t| Timestamp::try_from(t).ok())
+        .map_or(now_s(), |t| t.as_second().max(0));
     let mut catch_up = job.catch_up && first;
     loop {
         let lock = lock_dir(Path::new("."))?;
@@ -266,8 +260,7 @@ pub fn wait(job: &Job) -> Result<(), JobError> {
         // nothing twice.
         let tick = next(now.max(last.tick));
         let at = tick.saturating_add(jitter(job.jitter_s));
-        write_phase(Path::new("."), Phase::Next { tick, at })
-            .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
+        write_phase(Path::new("."), Phase::Next { tick, at })?;
         drop(lock);
         timer
             .set(
@@ -307,14 +300,8 @@ fn begin(
     wake: &mut nix::sys::signalfd::SignalFd,
     usr1: &SigSet,
 ) -> Result<(), JobError> {
-    write_phase(
-        Path::new("."),
-        Phase::Run {
-            tick,
-            start: now_s(),
-        },
-    )
-    .map_err(io_err(format!("unable to write {JOB_FILE}")))?;
+    let start = now_s();
+    write_phase(Path::new("."), Phase::Run { tick, start })?;
     drop(lock);
     crate::s6::fifo::notify(Path::new("event"), RUN_START);
     while let Ok(Some(_)) = wake.read_signal() {}
@@ -325,11 +312,6 @@ fn begin(
 /// Unix seconds as a time.
 pub fn at(s: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(u64::try_from(s).unwrap_or(0))
-}
-
-fn unix_s(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }
 
 /// `finish` of a job (`$1`, `$2`; `requested`: an operator's stop or
@@ -346,9 +328,7 @@ pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<Option<
         return Ok(None);
     }
     let tz = schedule::zone(Path::new("/"), job.timezone.as_deref()).map_err(JobError::Zone)?;
-    let end_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let end_ms = Timestamp::now().as_millisecond();
     let duration_ms = u64::try_from(end_ms - start * 1000).unwrap_or(0);
     let prev = last_run(&job.state_dir, &job.slot).unwrap_or_default();
     let anchor = if tick > 0 { tick } else { start };
@@ -453,11 +433,6 @@ pub struct JobState {
 }
 
 impl JobState {
-    /// A job whose last run failed is not healthy until a run succeeds.
-    pub fn failed(&self) -> bool {
-        self.last_run.is_some_and(|r| !r.ok())
-    }
-
     /// Of the slot in `dir` (s6 says `up`), a job of `schedule` whose
     /// records are under `state_dir`.
     pub fn read(dir: &Path, st: &Status, schedule: &str, state_dir: &Path, slot: &str) -> JobState {

@@ -6,7 +6,6 @@
 //! (`crate::liveness`) writes it; status, metrics and health read it.
 
 use std::fs;
-use std::io::{self, Write};
 use std::path::Path;
 
 use super::end;
@@ -51,12 +50,7 @@ pub fn write(slot: &Path, pid: u32, failing: u32, of: u32, why: Option<&str>) {
         Some(w) => format!("{pid} failing {failing}/{of}: {}\n", w.replace('\n', " ")),
     };
     let tmp = slot.join(end::LIVENESS_TMP);
-    let write = || -> io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(line.as_bytes())?;
-        fs::rename(&tmp, slot.join(STATE_FILE))
-    };
-    let _ = write();
+    let _ = fs::write(&tmp, line).and_then(|()| fs::rename(&tmp, slot.join(STATE_FILE)));
 }
 
 #[cfg(test)]

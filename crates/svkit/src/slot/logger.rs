@@ -13,9 +13,9 @@
 //! configured, the logger's own status and its copy, the log dir, its file
 //! system, and how full the pipe is.
 
-use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -109,17 +109,11 @@ pub fn look(slot_dir: &Path, log_dir: Option<&Path>) -> (Option<Fault>, Option<u
 fn dir_fault(log_dir: Option<&Path>) -> Option<Fault> {
     let dir = log_dir?;
     match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Some(Fault::DirGone(dir.to_path_buf()));
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(Fault::DirGone(dir.to_path_buf())),
         // Not ours to see (another user's dir): the other checks stand.
-        Err(_) => return None,
-        Ok(_) => {}
+        Err(_) => None,
+        Ok(_) => disk_full(dir).then(|| Fault::DiskFull(dir.to_path_buf())),
     }
-    if disk_full(dir) {
-        return Some(Fault::DiskFull(dir.to_path_buf()));
-    }
-    None
 }
 
 /// Whether the logger `pid` is an s6-log with a stdout copy (`1` among its
@@ -130,13 +124,9 @@ fn dir_fault(log_dir: Option<&Path>) -> Option<Fault> {
 /// without `/proc/PID/task/TID/children`) is no fault. One read of `/proc`
 /// while the copy runs, two without it; both open to every user.
 fn copy_lost(pid: u32) -> bool {
-    let Ok(children) = std::fs::read(format!("/proc/{pid}/task/{pid}/children")) else {
-        return false;
-    };
-    if !children.trim_ascii().is_empty() {
-        return false;
-    }
-    let Ok(argv) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+    let children = std::fs::read(format!("/proc/{pid}/task/{pid}/children"));
+    let childless = children.is_ok_and(|c| c.trim_ascii().is_empty());
+    let Some(Ok(argv)) = childless.then(|| std::fs::read(format!("/proc/{pid}/cmdline"))) else {
         return false;
     };
     let mut args = argv.split(|&b| b == 0);
@@ -162,7 +152,6 @@ pub fn restart(slot_dir: &Path) -> Result<(), ControlError> {
 }
 
 fn mark_restart(logger_dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -211,10 +200,7 @@ pub fn setup_error(logger_dir: &Path) -> Option<String> {
 
 /// No block (for the logger's user) or no inode left where the dir lives.
 fn disk_full(dir: &Path) -> bool {
-    match rustix::fs::statvfs(dir) {
-        Ok(v) => v.f_bavail == 0 || (v.f_files > 0 && v.f_favail == 0),
-        Err(_) => false,
-    }
+    rustix::fs::statvfs(dir).is_ok_and(|v| v.f_bavail == 0 || (v.f_files > 0 && v.f_favail == 0))
 }
 
 /// How full the pipe from a slot to its logger is, read through the
@@ -238,7 +224,12 @@ impl PipeLevel {
     /// supervisor, or this user may not open the pipe.
     pub fn read(slot_dir: &Path) -> Option<PipeLevel> {
         let supervise = supervisor_of(&slot_dir.join("log"))?;
-        let fd = open_stdin_of(supervise).ok()?;
+        // A read end of the pipe of its own, never blocking, for FIONREAD only.
+        let fd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(format!("/proc/{supervise}/fd/0"))
+            .ok()?;
         let queued = rustix::io::ioctl_fionread(fd.as_fd()).ok()?;
         let capacity = rustix::pipe::fcntl_getpipe_size(fd.as_fd()).ok()? as u64;
         Some(PipeLevel { queued, capacity })
@@ -283,15 +274,6 @@ fn supervisor_of(dir: &Path) -> Option<u32> {
         .ok()
         .flatten()
         .filter(|&p| p > 0)
-}
-
-/// A read end of the pipe of its own, never blocking, for FIONREAD only.
-fn open_stdin_of(pid: u32) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(format!("/proc/{pid}/fd/0"))
 }
 
 #[cfg(test)]

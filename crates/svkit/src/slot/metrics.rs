@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::health::{in_wanted_state, Verdict};
-use super::snapshot::{Row, Slots, Snapshot};
+use super::snapshot::{Slots, Snapshot};
 use super::usage::Usage;
 use crate::s6::status::{death_tally, Death, Status, StatusError};
 
@@ -33,30 +33,22 @@ pub struct SlotMetrics {
 pub fn of_snapshot(slots: &Slots<'_>, snap: Snapshot) -> Result<String, (String, StatusError)> {
     let mut readings = Vec::new();
     for r in (snap.rows.into_iter()).filter(|r| !r.missing && r.unreadable.is_none()) {
-        let name = r.name.clone();
-        readings.push(SlotMetrics::of(slots, r).map_err(|e| (name, e))?);
+        // Its last death, read from s6's tally.
+        let dir = slots.dir(&r.name);
+        let last_death = match &r.st {
+            Some(s) if s.deaths > 0 => death_tally(&dir).map_err(|e| (r.name.clone(), e))?,
+            _ => Vec::new(),
+        };
+        readings.push(SlotMetrics {
+            last_death: last_death.last().copied(),
+            logger: super::logger::has_logger(&dir),
+            name: r.name,
+            st: r.st,
+            v: r.v,
+            usage: r.usage,
+        });
     }
     Ok(exposition(&readings, snap.now))
-}
-
-impl SlotMetrics {
-    /// The readings of a [`Row`] of a snapshot of `slots` that this user
-    /// may read: its last death read from s6's tally.
-    pub fn of(slots: &Slots<'_>, row: Row) -> Result<SlotMetrics, StatusError> {
-        let dir = slots.dir(&row.name);
-        let last_death = match &row.st {
-            Some(s) if s.deaths > 0 => death_tally(&dir)?.last().copied(),
-            _ => None,
-        };
-        Ok(SlotMetrics {
-            name: row.name,
-            st: row.st,
-            v: row.v,
-            last_death,
-            logger: super::logger::has_logger(&dir),
-            usage: row.usage,
-        })
-    }
 }
 
 /// One metric family: name, help, and its value for a slot (None: no

@@ -45,7 +45,7 @@ pub mod owner {
     /// non-root tree's own user), so its owner tells. A scandir that does not
     /// exist yet is a root tree's, as in every image that boots `/init` as root.
     pub fn tree_is_root(scandir: &Path) -> bool {
-        fs::metadata(scandir).map_or(true, |m| m.uid() == 0)
+        tree_owner(scandir).is_none()
     }
 
     /// The user and group a non-root supervision tree of `scandir` runs as

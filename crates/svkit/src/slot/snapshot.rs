@@ -98,18 +98,14 @@ impl<'a> Slots<'a> {
             let facts = health::start_facts(model, &mut Vec::new());
             rows.extend(missing.iter().map(|n| Row {
                 name: n.clone(),
-                ours: false,
-                st: None,
                 // Wanted up or not as its autostart says.
                 v: Verdict {
                     desired_up: self.slot(n).is_some_and(|s| health::autostarts(s, &facts)),
                     ..Default::default()
                 },
                 log_dir: self.log_dir(n).map(str::to_string),
-                unreadable: None,
                 missing: true,
-                usage: None,
-                log_usage: None,
+                ..Default::default()
             }));
         }
         // In the order asked for, else by name, missing slots among the others.
@@ -126,10 +122,9 @@ impl<'a> Slots<'a> {
         // The records the config no longer declares a name for (none
         // without a config): unreadable ones are a warning, never a reason
         // for a view to fail.
-        let (orphans, orphans_error) = match self.model.map(crate::state::orphans) {
-            None => (Vec::new(), None),
-            Some(Ok(o)) => (o, None),
-            Some(Err(e)) => (Vec::new(), Some(e.to_string())),
+        let (orphans, orphans_error) = match self.model.map(crate::state::orphans).transpose() {
+            Ok(o) => (o.unwrap_or_default(), None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
         };
         Ok(Snapshot {
             scandir: self.scandir.to_path_buf(),
@@ -170,9 +165,7 @@ impl<'a> Slots<'a> {
             st,
             log_dir: self.log_dir(name).map(str::to_string),
             unreadable,
-            missing: false,
-            usage: None,
-            log_usage: None,
+            ..Default::default()
         })
     }
 }
@@ -225,10 +218,7 @@ impl Snapshot {
         }
         let table = Table::now();
         for r in &mut self.rows {
-            r.usage =
-                r.st.as_ref()
-                    .and_then(|s| s.pid)
-                    .and_then(|p| table.tree(p));
+            r.usage = r.st.as_ref().and_then(|s| table.tree(s.pid?));
             r.log_usage = r.v.logger_pid.and_then(|p| table.tree(p));
         }
     }
@@ -250,8 +240,20 @@ impl Snapshot {
             if let Some(f) = &r.v.log {
                 w.push(format!("slot {}: {f}", r.name));
             }
+            // s6 could not write its status file (`health::unrecorded`):
+            // what it missed, since when, and that the status shown is
+            // the truth.
             if let (Some(u), Some(st)) = (&r.v.unrecorded, &r.st) {
-                w.push(unrecorded_note(&r.name, u, st));
+                let when = |t: Option<SystemTime>| t.map_or("?".into(), crate::clock::rfc3339_utc);
+                let said =
+                    (u.file_pid).map_or("no program up".into(), |p| format!("pid {p}, gone"));
+                w.push(format!(
+                    "slot {}: its supervisor could not write its status file since {} (a full filesystem?): it says {said}, but the supervisor runs pid {}, started {}, as shown here; s6-svstat shows the stale file until s6 records its next change",
+                    r.name,
+                    when(u.written),
+                    st.pid.unwrap_or(0),
+                    when(Some(st.since)),
+                ));
             }
             if let Some(pid) = r.v.stray {
                 w.push(format!(
@@ -293,24 +295,8 @@ impl Snapshot {
     }
 }
 
-/// The warning of a slot whose status file s6 could not write
-/// (`health::unrecorded`): what it missed, since when, and that the status
-/// shown is the truth.
-fn unrecorded_note(name: &str, u: &health::Unrecorded, st: &Status) -> String {
-    let when = |t: Option<SystemTime>| t.map_or("?".into(), crate::clock::rfc3339_utc);
-    let said = u
-        .file_pid
-        .map_or("no program up".into(), |p| format!("pid {p}, gone"));
-    format!(
-        "slot {name}: its supervisor could not write its status file since {} (a full filesystem?): it says {said}, but the supervisor runs pid {}, started {}, as shown here; s6-svstat shows the stale file until s6 records its next change",
-        when(u.written),
-        st.pid.unwrap_or(0),
-        when(Some(st.since)),
-    )
-}
-
 /// One slot as the views show it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Row {
     pub name: String,
     /// Has the `.svkit` marker.
@@ -369,6 +355,9 @@ impl State {
 
 impl Row {
     pub fn state(&self) -> State {
+        let job = self.v.job.as_ref();
+        let scheduled =
+            |s: &Status| job.is_some_and(|j| (s.up && j.next_run.is_some()) || j.between_runs);
         match &self.st {
             None if self.unreadable.is_some() => State::Unreadable,
             None if self.missing => State::Missing,
@@ -377,15 +366,7 @@ impl Row {
             Some(_) if self.v.failed => State::Failed,
             Some(_) if self.v.done => State::Done,
             Some(s) if s.up && self.v.waiting.is_some() => State::Waiting,
-            Some(s)
-                if self
-                    .v
-                    .job
-                    .as_ref()
-                    .is_some_and(|j| (s.up && j.next_run.is_some()) || j.between_runs) =>
-            {
-                State::Scheduled
-            }
+            Some(s) if scheduled(s) => State::Scheduled,
             Some(s) if s.up => State::Up,
             Some(_) => State::Down,
         }

@@ -167,27 +167,24 @@ pub fn human_bytes(b: u64) -> String {
 
 /// The UPTIME/EXIT column: uptime, else the last exit, and why.
 pub fn info(r: &Row, now: SystemTime) -> String {
-    if let (None, Some(_)) = (&r.st, &r.unreadable) {
-        return "permission denied".into();
-    }
     let Some(s) = &r.st else {
-        if r.missing {
-            return "declared, not in the scandir".into();
+        return match (&r.unreadable, r.missing) {
+            (Some(_), _) => "permission denied",
+            (None, true) => "declared, not in the scandir",
+            (None, false) => "supervisor not running",
         }
-        return "supervisor not running".into();
+        .into();
     };
     let t = human_secs(r.secs_since(s, now));
     if let Some(j) = &r.v.job {
         return job_info(j, s, now);
     }
     if let (true, Some(w)) = (s.up, &r.v.waiting) {
-        if !r.v.blocked_by.is_empty() {
-            return format!(
-                "waiting for {w}, {t}: {} failed for good",
-                r.v.blocked_by.join(", ")
-            );
-        }
-        return format!("waiting for {w}, {t}");
+        let blocked = match r.v.blocked_by.join(", ") {
+            b if b.is_empty() => b,
+            b => format!(": {b} failed for good"),
+        };
+        return format!("waiting for {w}, {t}{blocked}");
     }
     if s.up {
         let t = match &r.v.live {
@@ -219,20 +216,11 @@ fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
         (Some(next), _) => {
             let zone = crate::schedule::zone(std::path::Path::new("/"), None)
                 .unwrap_or(jiff::tz::TimeZone::UTC);
-            let secs = next
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let dt = (jiff::Timestamp::from_second(i64::try_from(secs).unwrap_or(0))).map_or_else(
-                |_| "?".into(),
-                |t| {
-                    let t = zone.to_datetime(t);
-                    let hm = format!("{:02}:{:02}", t.hour(), t.minute());
-                    match t.second() {
-                        0 => hm,
-                        s => format!("{hm}:{s:02}"),
-                    }
-                },
-            );
+            let dt = match jiff::Timestamp::try_from(next).map(|t| zone.to_datetime(t)) {
+                Ok(t) if t.second() == 0 => t.strftime("%H:%M").to_string(),
+                Ok(t) => t.strftime("%H:%M:%S").to_string(),
+                Err(_) => "?".into(),
+            };
             let left = human_secs(next.duration_since(now).map_or(0, |d| d.as_secs()));
             format!("next {dt} (in {left})")
         }
@@ -243,27 +231,14 @@ fn job_info(j: &super::job::JobState, s: &Status, now: SystemTime) -> String {
     if let Some(l) = j.last_run {
         let ended = super::job::at(l.start) + std::time::Duration::from_millis(l.duration_ms);
         let took = super::job::secs(l.duration_ms);
-        if l.ok() {
-            let _ = write!(out, ", last ok {took}, {} ago", ago(ended));
+        let how = if l.ok() {
+            "ok".to_string()
         } else {
-            let _ = write!(
-                out,
-                ", last failed: {} after {took}, {} ago",
-                super::job::result(&l),
-                ago(ended)
-            );
-        }
+            format!("failed: {} after", super::job::result(&l))
+        };
+        let _ = write!(out, ", last {how} {took}, {} ago", ago(ended));
     }
     out
-}
-
-/// The LOG column: the dir, after what is wrong with its logger.
-fn log_cell(r: &Row) -> String {
-    let dir = r.log_dir.as_deref().unwrap_or("-");
-    match &r.v.log {
-        None => dir.to_string(),
-        Some(f) => format!("{}! {dir}", f.words()),
-    }
 }
 
 /// The READY column: the one rule of `health::ready`, `timeout` once
@@ -300,99 +275,79 @@ pub fn tone(r: &Row) -> Tone {
         State::Up | State::Scheduled if r.in_wanted_state() => Tone::Good,
         State::Down | State::Done | State::Foreground if r.in_wanted_state() => Tone::Quiet,
         State::Failed | State::Unsupervised | State::Missing => Tone::Bad,
-        State::Up
-        | State::Down
-        | State::Done
-        | State::Foreground
-        | State::Waiting
-        | State::Scheduled
-        | State::Unreadable => Tone::Warn,
+        _ => Tone::Warn,
     }
 }
 
-const RESET: &str = "\x1b[0m";
-
-fn colour_of(r: &Row) -> &'static str {
-    match tone(r) {
-        Tone::Good => "\x1b[32m",
-        Tone::Quiet => "\x1b[2m",
-        Tone::Warn => "\x1b[33m",
-        Tone::Bad => "\x1b[31m",
-    }
-}
-
-/// The aligned table; `colour` adds ANSI colours to the STATE column.
+/// The aligned table, its header first; `colour` adds ANSI colours to
+/// the STATE column.
 pub fn table(rows: &[Row], now: SystemTime, colour: bool) -> String {
     let with_log = rows
         .iter()
         .any(|r| r.log_dir.is_some() || r.v.log.is_some());
-    let mut head = vec![
-        "NAME",
-        "STATE",
-        "WANT",
-        "PID",
-        "CPU",
-        "MEM",
-        "UPTIME/EXIT",
-        "READY",
-        "DEATHS",
-    ];
-    if with_log {
-        head.push("LOG");
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let s = r.st.as_ref();
-            // Unknown to this user: `?`, not `-` (which means "none").
-            let none = if r.unreadable.is_some() { "?" } else { "-" };
-            let mut c = vec![
-                r.name.clone(),
-                r.state().as_str().to_string(),
-                s.map_or(none, |s| updown(s.want_up)).to_string(),
-                s.and_then(|s| s.pid)
-                    .map_or_else(|| none.into(), |p| p.to_string()),
-                r.usage
-                    .map_or_else(|| none.into(), |u| human_cpu(u.cpu_seconds)),
-                r.usage
-                    .map_or_else(|| none.into(), |u| human_bytes(u.rss_bytes)),
-                info(r, now),
-                ready_cell(r, none).into(),
-                s.map_or_else(|| none.into(), |_| r.v.deaths.to_string()),
-            ];
-            if with_log {
-                c.push(log_cell(r));
-            }
-            c
-        })
-        .collect();
-    let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    let head = "NAME STATE WANT PID CPU MEM UPTIME/EXIT READY DEATHS LOG".split(' ');
+    let mut cells: Vec<Vec<String>> = vec![head
+        .take(9 + usize::from(with_log))
+        .map(String::from)
+        .collect()];
+    cells.extend(rows.iter().map(|r| {
+        let s = r.st.as_ref();
+        // Unknown to this user: `?`, not `-` (which means "none").
+        let none = if r.unreadable.is_some() { "?" } else { "-" };
+        let mut c = vec![
+            r.name.clone(),
+            r.state().as_str().to_string(),
+            s.map_or(none, |s| updown(s.want_up)).to_string(),
+            s.and_then(|s| s.pid)
+                .map_or_else(|| none.into(), |p| p.to_string()),
+            r.usage
+                .map_or_else(|| none.into(), |u| human_cpu(u.cpu_seconds)),
+            r.usage
+                .map_or_else(|| none.into(), |u| human_bytes(u.rss_bytes)),
+            info(r, now),
+            ready_cell(r, none).into(),
+            s.map_or_else(|| none.into(), |_| r.v.deaths.to_string()),
+        ];
+        if with_log {
+            // The LOG column: the dir, after what is wrong with its logger.
+            let dir = r.log_dir.as_deref().unwrap_or("-");
+            c.push(
+                r.v.log
+                    .as_ref()
+                    .map_or(dir.to_string(), |f| format!("{}! {dir}", f.words())),
+            );
+        }
+        c
+    }));
+    let mut width = vec![0; cells[0].len()];
     for row in &cells {
         for (w, c) in width.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
     }
+    let paints = rows.iter().map(|r| {
+        colour.then(|| match tone(r) {
+            Tone::Good => "\x1b[32m",
+            Tone::Quiet => "\x1b[2m",
+            Tone::Warn => "\x1b[33m",
+            Tone::Bad => "\x1b[31m",
+        })
+    });
     let mut out = String::new();
-    let line = |out: &mut String, row: &[String], paint: Option<&str>| {
+    for (row, paint) in cells.iter().zip(std::iter::once(None).chain(paints)) {
         let last = row.len() - 1;
         for (i, (c, w)) in row.iter().zip(&width).enumerate() {
-            let pad = w.saturating_sub(c.chars().count());
             match paint {
                 Some(p) if i == 1 => {
-                    let _ = write!(out, "{p}{c}{RESET}");
+                    let _ = write!(out, "{p}{c}\x1b[0m");
                 }
                 _ => out.push_str(c),
             }
             if i < last {
-                out.push_str(&" ".repeat(pad + 2));
+                out.push_str(&" ".repeat(w - c.chars().count() + 2));
             }
         }
         out.push('\n');
-    };
-    let head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
-    line(&mut out, &head, None);
-    for (r, c) in rows.iter().zip(&cells) {
-        line(&mut out, c, colour.then(|| colour_of(r)));
     }
     out
 }

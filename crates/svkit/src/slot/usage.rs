@@ -32,12 +32,8 @@ pub struct Table {
 impl Table {
     /// Reads `/proc` once.
     pub fn now() -> Table {
-        Table::of(processes())
-    }
-
-    pub fn of(procs: Vec<Stat>) -> Table {
         Table {
-            procs,
+            procs: processes(),
             ticks_per_s: ticks_per_second(),
             page_bytes: rustix::param::page_size() as u64,
         }

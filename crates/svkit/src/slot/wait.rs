@@ -64,19 +64,14 @@ pub enum WaitEnd {
     Failed(PathBuf),
 }
 
-enum Eval {
-    Met,
-    Pending,
-    Gone,
-    Failed,
-}
-
+/// Where one slot stands: None while pending, else `Met`, `Gone` or
+/// `Failed`.
 fn eval(
     w: &Watched,
     target: Target,
     failed: &dyn Fn(&Path, &Status) -> bool,
-) -> Result<Eval, StatusError> {
-    let gone = if w.patient { Eval::Pending } else { Eval::Gone };
+) -> Result<Option<WaitEnd>, StatusError> {
+    let gone = (!w.patient).then(|| WaitEnd::Gone(w.dir.clone()));
     let st = match read_slot(&w.dir) {
         Ok(s) => s,
         Err(StatusError::NotSupervised { .. }) => return Ok(gone),
@@ -88,10 +83,7 @@ fn eval(
     if !supervisor_running(&w.dir)? {
         return Ok(gone);
     }
-    let fresh = match w.after {
-        Some(t) => st.raw.stamp > t,
-        None => true,
-    };
+    let fresh = w.after.is_none_or(|t| st.raw.stamp > t);
     // Up while its `run` waits for dependencies is not up yet.
     let started = || end::waiting_for(&w.dir, st.up).is_none();
     let met = match target {
@@ -107,11 +99,11 @@ fn eval(
         Target::Done => fresh && health::done(&st, end::read(&w.dir).as_ref()),
     };
     Ok(if met {
-        Eval::Met
+        Some(WaitEnd::Met)
     } else if target != Target::Down && fresh && failed(&w.dir, &st) {
-        Eval::Failed
+        Some(WaitEnd::Failed(w.dir.clone()))
     } else {
-        Eval::Pending
+        None
     })
 }
 
@@ -130,7 +122,7 @@ pub fn wait(
     let mut watch = Watch::new().ok();
     let mut watching_supervise = vec![false; slots.len()];
     let mut dropped: Option<WaitEnd> = None;
-    let mut live: Vec<usize> = (0..slots.len()).collect();
+    let mut pending: Vec<&Watched> = slots.iter().collect();
     if let Some(w) = &watch {
         for s in slots {
             let _ = w.add(&s.dir, SLOT_MASK);
@@ -144,32 +136,23 @@ pub fn wait(
                 }
             }
         }
-        let mut pending = Vec::new();
         let mut still = Vec::new();
-        for &i in &live {
-            let s = &slots[i];
+        for s in pending {
             match eval(s, target, failed)? {
-                Eval::Met if any => return Ok(WaitEnd::Met),
-                Eval::Met => {}
-                Eval::Pending => {
-                    pending.push(s.dir.clone());
-                    still.push(i);
-                }
-                Eval::Gone if !any => return Ok(WaitEnd::Gone(s.dir.clone())),
-                Eval::Failed if !any => return Ok(WaitEnd::Failed(s.dir.clone())),
-                Eval::Gone => {
-                    dropped.get_or_insert(WaitEnd::Gone(s.dir.clone()));
-                }
-                Eval::Failed => {
-                    dropped.get_or_insert(WaitEnd::Failed(s.dir.clone()));
+                None => still.push(s),
+                Some(WaitEnd::Met) if !any => {}
+                Some(end) if !any || end == WaitEnd::Met => return Ok(end),
+                Some(end) => {
+                    dropped.get_or_insert(end);
                 }
             }
         }
-        live = still;
+        pending = still;
         if pending.is_empty() {
-            return Ok(dropped.filter(|_| any).unwrap_or(WaitEnd::Met));
+            return Ok(dropped.unwrap_or(WaitEnd::Met));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
+            let pending = pending.iter().map(|s| s.dir.clone()).collect();
             return Ok(WaitEnd::Timeout { pending });
         }
         if nap(&mut watch, deadline).is_err() {
@@ -216,16 +199,14 @@ const LOG_RECHECK: Duration = Duration::from_millis(200);
 /// The watched slots whose logger is at fault (all of them must be fine;
 /// with `any`, one fine slot is enough and nothing is reported).
 fn log_faults(slots: &Slots, watched: &[Watched], any: bool) -> Vec<(String, Fault)> {
-    let names: Vec<String> = watched.iter().map(|w| name_of(&w.dir)).collect();
-    let mut faults: Vec<Option<Fault>> = names.iter().map(|n| slots.log_fault(n)).collect();
-    slots.mark_stalled(names.iter().map(String::as_str).zip(faults.iter_mut()));
-    if any && faults.iter().any(Option::is_none) {
+    let names = watched.iter().map(|w| name_of(&w.dir));
+    let mut faults: Vec<_> = names.map(|n| (slots.log_look(&n).0, n)).collect();
+    slots.mark_stalled(faults.iter_mut().map(|(f, n)| (n.as_str(), f)));
+    if any && faults.iter().any(|(f, _)| f.is_none()) {
         return Vec::new();
     }
-    names
-        .into_iter()
-        .zip(faults)
-        .filter_map(|(n, f)| f.map(|f| (n, f)))
+    (faults.into_iter())
+        .filter_map(|(f, n)| Some((n, f?)))
         .collect()
 }
 
@@ -265,8 +246,7 @@ pub fn wait_for(
             after: timeout,
         });
     }
-    let outcome = outcome?;
-    Ok(match outcome {
+    Ok(match outcome? {
         WaitEnd::Met => Waited::Met,
         WaitEnd::Timeout { pending } => Waited::Timeout {
             pending: pending.iter().map(|p| name_of(p)).collect(),

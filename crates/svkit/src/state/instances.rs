@@ -69,8 +69,7 @@ impl InstanceSource for LiveInstances {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
-            }
-            if e.file_type().is_ok_and(|t| t.is_file()) {
+            } else if e.file_type().is_ok_and(|t| t.is_file()) {
                 names.push(name);
             } else {
                 let path = e.path().display().to_string();

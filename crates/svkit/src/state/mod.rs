@@ -27,15 +27,6 @@ pub enum Desired {
     Down,
 }
 
-impl Desired {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Desired::Up => "up",
-            Desired::Down => "down",
-        }
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// The file is a symlink: someone planted it; never follow it.
@@ -92,7 +83,10 @@ pub fn write_desired(
     let dir = state_dir.join("desired");
     ensure_dirs(&[state_dir, dir.as_path()], owner)?;
     let path = file_for(state_dir, slot);
-    let body = format!("{}\n", desired.as_str());
+    let body = match desired {
+        Desired::Up => "up\n",
+        Desired::Down => "down\n",
+    };
     // Written as the owner: `desired/` is theirs, so a symlink they swap
     // in for it must not let root write elsewhere.
     crate::fsutil::as_owner(owner, || {

@@ -164,15 +164,11 @@ pub fn orphans_json(orphans: &[Orphan]) -> Value {
 /// a symlink it meets, not what it points to).
 pub fn forget(orphan: &Orphan) -> Result<(), StateError> {
     let io = super::io(&orphan.path);
-    let meta = match fs::symlink_metadata(&orphan.path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(e)),
-    };
-    if meta.is_dir() {
-        fs::remove_dir_all(&orphan.path).map_err(&io)
-    } else {
-        fs::remove_file(&orphan.path).map_err(&io)
+    match fs::symlink_metadata(&orphan.path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io(e)),
+        Ok(m) if m.is_dir() => fs::remove_dir_all(&orphan.path).map_err(&io),
+        Ok(_) => fs::remove_file(&orphan.path).map_err(&io),
     }
 }
 

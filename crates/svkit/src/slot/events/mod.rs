@@ -179,13 +179,8 @@ pub fn text_line(e: &Event) -> String {
         What::Failed | What::LogFailing => e.why.as_ref().map(|w| format!(": {w}")),
         _ => None,
     };
-    format!(
-        "{} {} {}{}",
-        rfc3339_utc(e.time),
-        e.slot,
-        e.what.as_str(),
-        detail.unwrap_or_default()
-    )
+    let (time, detail) = (rfc3339_utc(e.time), detail.unwrap_or_default());
+    format!("{time} {} {}{detail}", e.slot, e.what.as_str())
 }
 
 #[derive(Debug, thiserror::Error)]

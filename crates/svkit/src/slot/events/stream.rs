@@ -52,10 +52,10 @@ pub enum Stop {
     OutputClosed,
 }
 
-fn sys(what: &'static str) -> impl Fn(nix::errno::Errno) -> EventsError {
+fn sys<E: Into<io::Error>>(what: &'static str) -> impl Fn(E) -> EventsError {
     move |e| EventsError::System {
         what,
-        source: io::Error::from_raw_os_error(e as i32),
+        source: e.into(),
     }
 }
 
@@ -110,10 +110,7 @@ pub fn follow(
     output: Option<BorrowedFd<'_>>,
     sink: &mut dyn Sink,
 ) -> Result<Stop, EventsError> {
-    let mut set = SigSet::empty();
-    for s in STOP_SIGNALS {
-        set.add(s);
-    }
+    let set = SigSet::from_iter(STOP_SIGNALS);
     let old = set.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
     let _mask = Mask(old.map_err(sys("block signals"))?);
     let sigfd = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
@@ -203,7 +200,7 @@ impl Stream<'_> {
             Ok(sub) => {
                 self.subs.insert(name.to_string(), sub);
                 self.watch_log(name);
-                !report || sink.event(&self.event(name, What::Added, None))
+                !report || sink.event(&self.event(name, What::Added))
             }
             Err(e) => {
                 sink.warn(&format!(
@@ -215,20 +212,19 @@ impl Stream<'_> {
         }
     }
 
-    /// The event, with the slot's status as it is now.
-    fn event(&self, name: &str, what: What, s6: Option<u8>) -> Event {
-        let status = match what {
-            What::Removed => None,
-            _ => read_slot(&self.slots.scandir.join(name)).ok(),
-        };
-        let done = status
-            .as_ref()
-            .is_some_and(|st| health::done(st, end::read(&self.slots.scandir.join(name)).as_ref()));
+    /// The event (not one of s6's bytes), with the slot's status as it is
+    /// now.
+    fn event(&self, name: &str, what: What) -> Event {
+        let dir = self.slots.dir(name);
+        let status = (what != What::Removed)
+            .then(|| read_slot(&dir).ok())
+            .flatten();
+        let done = (status.as_ref()).is_some_and(|st| health::done(st, end::read(&dir).as_ref()));
         Event {
             time: SystemTime::now(),
             slot: name.to_string(),
             what,
-            s6,
+            s6: None,
             deaths: (status.as_ref()).map(|st| self.slots.deaths(name, st, done)),
             status,
             why: None,
@@ -279,12 +275,7 @@ impl Stream<'_> {
                 Ok(ev) => ev,
                 Err(rustix::io::Errno::AGAIN) => break,
                 Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => {
-                    return Err(EventsError::System {
-                        what: "read inotify events",
-                        source: e.into(),
-                    })
-                }
+                Err(e) => return Err(sys("read inotify events")(e)),
             };
             let flags = ev.events();
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
@@ -298,9 +289,12 @@ impl Stream<'_> {
                 let record = ev
                     .file_name()
                     .is_some_and(|n| n.to_bytes() == LOG_FAULT_FILE.as_bytes());
-                match self.logs.get(&ev.wd()) {
-                    Some(name) if record && !faults.contains(name) => faults.push(name.clone()),
-                    _ => {}
+                if let Some(name) = self
+                    .logs
+                    .get(&ev.wd())
+                    .filter(|n| record && !faults.contains(*n))
+                {
+                    faults.push(name.clone());
                 }
                 continue;
             }
@@ -317,19 +311,16 @@ impl Stream<'_> {
             let record = self.slots.scandir.join(&name).join(LOG_FAULT_FILE);
             let line = (std::fs::read_to_string(record).ok())
                 .map(|t| t.lines().next().unwrap_or_default().to_string());
-            let what = if line.is_some() {
-                What::LogFailing
-            } else {
-                What::LogOk
-            };
-            let mut e = self.event(&name, what, None);
-            e.why = line;
+            let mut e = self.event(&name, What::LogOk);
+            if line.is_some() {
+                (e.what, e.why) = (What::LogFailing, line);
+            }
             if !sink.event(&e) {
                 return Ok(false);
             }
         }
         for n in removed {
-            if self.subs.remove(&n).is_some() && !sink.event(&self.event(&n, What::Removed, None)) {
+            if self.subs.remove(&n).is_some() && !sink.event(&self.event(&n, What::Removed)) {
                 return Ok(false);
             }
         }
@@ -355,17 +346,12 @@ impl Stream<'_> {
         loop {
             let names: Vec<String> = self.subs.keys().cloned().collect();
             let revents = {
-                let mut fds = vec![PollFd::new(sigfd.as_fd(), PollFlags::POLLIN)];
-                if let Some(fd) = &self.inotify {
-                    fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
-                }
-                if let Some(fd) = output {
-                    // No events asked: only its hangup or error wakes us.
-                    fds.push(PollFd::new(fd, PollFlags::empty()));
-                }
-                for sub in self.subs.values() {
-                    fds.push(PollFd::new(sub.fd(), PollFlags::POLLIN));
-                }
+                let pollin = |fd| PollFd::new(fd, PollFlags::POLLIN);
+                let mut fds = vec![pollin(sigfd.as_fd())];
+                fds.extend(self.inotify.as_ref().map(|fd| pollin(fd.as_fd())));
+                // No events asked of the output: only its hangup or error wakes us.
+                fds.extend(output.map(|fd| PollFd::new(fd, PollFlags::empty())));
+                fds.extend(self.subs.values().map(|sub| pollin(sub.fd())));
                 match poll(&mut fds, PollTimeout::NONE) {
                     Ok(_) => {}
                     Err(nix::errno::Errno::EINTR) => continue,
@@ -390,14 +376,10 @@ impl Stream<'_> {
                     return Ok(Stop::OutputClosed);
                 }
             }
-            for (name, r) in names.iter().zip(it) {
-                if r.is_empty() {
-                    continue;
-                }
+            for (name, _) in names.iter().zip(it).filter(|(_, r)| !r.is_empty()) {
                 let mut bytes = Vec::new();
-                let read = match self.subs.get_mut(name) {
-                    Some(sub) => sub.read(&mut bytes),
-                    None => continue,
+                let Some(read) = self.subs.get_mut(name).map(|sub| sub.read(&mut bytes)) else {
+                    continue;
                 };
                 if let Err(e) = read {
                     sink.warn(&format!("no longer following {name}: {}", strerror(&e)));
