@@ -64,18 +64,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     let root = FieldPath::root();
     for l in layers {
         if let Some(u) = &l.top.user {
-            let p = root.key("user");
-            // Unknown where the environment is incomplete: not looked up.
-            user = match vars.get(l, &p, u, &mut diags) {
-                Some(v) => match check_user(&v) {
-                    Ok(()) => Some((v, Some(l.site(p)))),
-                    Err(e) => {
-                        diags.push(l.diag(&p, format!("{}: {e}", shown(u, &v))));
-                        None
-                    }
-                },
-                None => Some((u.clone(), None)),
-            };
+            user = super::slot::user(l, root.key("user"), u, &vars, &mut diags);
         }
         if let Some(s) = &l.top.state_dir {
             match check_abs_path(s) {

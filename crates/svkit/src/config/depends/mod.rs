@@ -17,6 +17,7 @@ mod tests;
 use super::error::Diagnostic;
 use super::json_pos::FieldPath;
 use super::model::{Condition, Dependency, Kind, OnCleanExit, Slot};
+use super::names::one_of;
 use super::parse::Layer;
 use super::raw::RawSlot;
 
@@ -51,12 +52,17 @@ pub(super) fn resolve(
         let mut deps = Vec::new();
         for (key, word) in raw.depends_on.iter().flatten() {
             let at = path(s).key(key.clone());
-            let Some(cond) = condition(word) else {
-                diags.push(layer.diag(
-                    &at,
-                    format!("`{word}`: expected \"up\", \"ready\" or \"completed\""),
-                ));
-                continue;
+            let words = [
+                ("up", Condition::Up),
+                ("ready", Condition::Ready),
+                ("completed", Condition::Completed),
+            ];
+            let cond = match one_of(word, &words) {
+                Ok(c) => c,
+                Err(e) => {
+                    diags.push(layer.diag(&at, e));
+                    continue;
+                }
             };
             let targets = match instances.get(key.as_str()) {
                 Some(all) => all.clone(),
@@ -96,15 +102,6 @@ fn path(s: &Slot) -> FieldPath {
         .key("slots")
         .index(s.origin.index)
         .key("depends_on")
-}
-
-fn condition(word: &str) -> Option<Condition> {
-    match word {
-        "up" => Some(Condition::Up),
-        "ready" => Some(Condition::Ready),
-        "completed" => Some(Condition::Completed),
-        _ => None,
-    }
 }
 
 /// Past this many slots a cycle is shown by its ends and its length: the
