@@ -92,7 +92,7 @@ pub fn groups(name: &str, gid: u32) -> io::Result<Vec<u32>> {
 }
 
 /// A missing file reads as empty: no entries.
-fn read_or_empty(path: &Path) -> io::Result<String> {
+pub(crate) fn read_or_empty(path: &Path) -> io::Result<String> {
     match std::fs::read(path) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
