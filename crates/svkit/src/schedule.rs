@@ -275,14 +275,9 @@ pub fn zone(root: &Path, name: Option<&str>) -> Result<TimeZone, String> {
     let Some(name) = name else {
         return Ok(local(root));
     };
-    let bad = name.is_empty()
-        || name.starts_with('/')
-        || name
-            .split('/')
-            .any(|c| c.is_empty() || c == "." || c == "..");
     let path = root.join(ZONEINFO).join(name);
     let data = match std::fs::read(&path) {
-        Ok(d) if !bad => d,
+        Ok(d) if is_zone_name(name) => d,
         _ => {
             return Err(format!(
                 "`{name}`: no such timezone in {} (an IANA name such as Europe/Berlin; the image needs its zoneinfo, e.g. the tzdata package)",
