@@ -176,12 +176,10 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
             };
             match how {
                 None => diags.push(l.diag(&at, format!("{what} is already defined at {first}"))),
-                Some(how) => warnings.push(Warning {
-                    message: format!(
-                        "{}: {at}: skipping {how} {what}: already defined at {first}",
-                        crate::msg::path(&l.file)
-                    ),
-                }),
+                Some(how) => warnings.push(l.warning(
+                    &at,
+                    format!("skipping {how} {what}: already defined at {first}"),
+                )),
             }
             continue;
         }
@@ -346,34 +344,18 @@ fn instances_of(
     let mut found = vec![("registered", pinst.clone(), String::new(), registered)];
     if let Some(fd) = &inst.from_dir {
         let pf = pinst.key("from_dir");
-        let mut ok = true;
-        let dir = match check_abs_path(&fd.path) {
-            Ok(d) => d,
-            Err(e) => {
-                diags.push(l.diag(&pf.key("path"), format!("`{}` {e}", fd.path)));
-                ok = false;
-                String::new()
-            }
-        };
-        if let Some(r) = &fd.require_file {
-            if let Err(e) = check_file_name(r) {
-                diags.push(l.diag(&pf.key("require_file"), format!("`{r}` {e}")));
-                ok = false;
-            }
-        }
-        if ok {
-            let names = match vars.src.discover(&dir, fd.require_file.as_deref()) {
-                Ok(v) => v,
-                Err(e) => {
-                    warnings.push(Warning {
-                        message: format!(
-                            "{}: {pf}: unable to list {dir}: {e}; no instances discovered there",
-                            crate::msg::path(&l.file)
-                        ),
-                    });
-                    Vec::new()
-                }
-            };
+        let dir = check_abs_path(&fd.path)
+            .map_err(|e| diags.push(l.diag(&pf.key("path"), format!("`{}` {e}", fd.path))));
+        let file = (fd.require_file.iter()).try_for_each(|r| {
+            check_file_name(r)
+                .map_err(|e| diags.push(l.diag(&pf.key("require_file"), format!("`{r}` {e}"))))
+        });
+        if let (Ok(dir), Ok(())) = (dir, file) {
+            let names = (vars.src.discover(&dir, fd.require_file.as_deref())).unwrap_or_else(|e| {
+                let why = format!("unable to list {dir}: {e}; no instances discovered there");
+                warnings.push(l.warning(&pf, why));
+                Vec::new()
+            });
             found.push(("discovered", pf, format!(" in {dir}"), names));
         }
     }
@@ -384,12 +366,8 @@ fn instances_of(
         for i in list {
             let name = raw.name.replace(INSTANCE_VAR, &i);
             match check_instance_name(&i).and_then(|()| check_slot_name(&name)) {
-                Err(e) => warnings.push(Warning {
-                    message: format!(
-                        "{}: {at}: skipping {how} instance \"{i}\"{whence}: {e}",
-                        crate::msg::path(&l.file)
-                    ),
-                }),
+                Err(e) => warnings
+                    .push(l.warning(&at, format!("skipping {how} instance \"{i}\"{whence}: {e}"))),
                 Ok(()) => {
                     names.insert(i.clone());
                     out.push(Found {
