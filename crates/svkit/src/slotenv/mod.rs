@@ -135,16 +135,13 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, S
             Some("--cwd") => req.cwd = Some(value()?.into()),
             Some("--secret") => {
                 let v = value()?;
-                let (var, path) = v
-                    .as_bytes()
-                    .iter()
-                    .position(|&b| b == b'=')
-                    .map(|i| (&v.as_bytes()[..i], &v.as_bytes()[i + 1..]))
-                    .ok_or("--secret takes VAR=PATH")?;
+                let mut parts = v.as_bytes().splitn(2, |&b| b == b'=');
+                let (Some(var), Some(path)) = (parts.next(), parts.next()) else {
+                    return Err("--secret takes VAR=PATH".into());
+                };
                 let var = String::from_utf8_lossy(var).into_owned();
                 check_env_name(&var).map_err(|e| format!("--secret {var}: {e}"))?;
-                req.secrets
-                    .push((var, PathBuf::from(OsStr::from_bytes(path))));
+                req.secrets.push((var, OsStr::from_bytes(path).into()));
             }
             _ => return Err(format!("unknown argument {}", a.to_string_lossy())),
         }
