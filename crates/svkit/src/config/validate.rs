@@ -126,10 +126,10 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
     let mut declared: HashMap<String, Site> = HashMap::new();
-    for (l, .., f) in &todo {
-        if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
-            declared.insert(f.name.clone(), l.site(f.at.clone()));
-        }
+    for (l, .., f) in todo.iter().filter(|(.., f)| f.how.is_none() && f.register) {
+        declared
+            .entry(f.name.clone())
+            .or_insert_with(|| l.site(f.at.clone()));
     }
     // Where each slot name was first defined, to name both places on a
     // duplicate.
@@ -157,20 +157,12 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         if !found.register {
             continue;
         }
-        let Found {
-            name,
-            instance,
-            at,
-            how,
-            ..
-        } = found;
-        let first = match how {
-            None => seen.get(&name),
-            Some(_) => seen.get(&name).or_else(|| declared.get(&name)),
-        };
+        let (name, at, how) = (found.name, found.at, found.how);
+        // What is found on disk also yields to a declared name to come.
+        let first = seen.get(&name).or_else(|| how.and(declared.get(&name)));
         if let Some(first) = first {
             let first = format!("{} ({})", first.at(), first.path);
-            let what = match &instance {
+            let what = match &found.instance {
                 Some(i) => format!("slot `{name}` (instance `{i}`)"),
                 None => format!("slot `{name}`"),
             };
