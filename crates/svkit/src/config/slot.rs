@@ -86,13 +86,9 @@ pub(crate) fn build_slot(
     let down_signal = raw.down_signal.as_ref().and_then(|s| {
         let p = b.key("down_signal");
         let s = ctx.expand(&p, s);
-        match check_signal(&s) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                ctx.err(&p, format!("`{s}`: {e}"));
-                None
-            }
-        }
+        check_signal(&s)
+            .map_err(|e| ctx.err(&p, format!("`{s}`: {e}")))
+            .ok()
     });
     let stop_timeout_ms = ctx.opt(
         &b,
@@ -550,13 +546,9 @@ fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liv
         (None, None, Some(url)) => {
             let pu = p.key("http");
             let url = ctx.expand(&pu, url);
-            match Probe::http(&url) {
-                Ok(probe) => probe,
-                Err(e) => {
-                    ctx.err(&pu, format!("`{url}`: {e}"));
-                    return None;
-                }
-            }
+            Probe::http(&url)
+                .map_err(|e| ctx.err(&pu, format!("`{url}`: {e}")))
+                .ok()?
         }
         _ => {
             ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
@@ -587,29 +579,21 @@ fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liv
 /// A port (1..65535, on 127.0.0.1) or `IP:port` / `[IPv6]:port`.
 fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<SocketAddr> {
     match v {
-        Value::Number(n) => match n
-            .as_u64()
-            .and_then(|n| u16::try_from(n).ok())
-            .filter(|n| *n >= 1)
-        {
-            Some(port) => Some(SocketAddr::from(([127, 0, 0, 1], port))),
-            None => {
+        Value::Number(n) => {
+            let port = (n.as_u64()).and_then(|n| u16::try_from(n).ok().filter(|n| *n >= 1));
+            if port.is_none() {
                 ctx.err(p, format!("{n}: expected a port 1..65535 or \"host:port\""));
-                None
             }
-        },
+            port.map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
+        }
         Value::String(s) => {
             let s = ctx.expand(p, s);
-            match s.parse::<SocketAddr>() {
-                Ok(a) if a.port() != 0 => Some(a),
-                _ => {
-                    ctx.err(
-                        p,
-                        format!("`{s}`: expected \"IP:port\" (an IP literal, [::1] for IPv6)"),
-                    );
-                    None
-                }
+            let addr = s.parse::<SocketAddr>().ok().filter(|a| a.port() != 0);
+            if addr.is_none() {
+                let why = "expected \"IP:port\" (an IP literal, [::1] for IPv6)";
+                ctx.err(p, format!("`{s}`: {why}"));
             }
+            addr
         }
         _ => {
             ctx.err(p, "expected a port or \"host:port\"");
@@ -692,13 +676,8 @@ fn schedule(ctx: &mut SlotCtx<'_>, b: &FieldPath, r: &RawSchedule, kind: Kind) -
         (Some(c), None) => {
             let pc = p.key("cron");
             let c = ctx.expand(&pc, c);
-            match crate::schedule::Cron::parse(&c) {
-                Ok(cron) => (When::Cron(cron), format!("cron {}", c.trim())),
-                Err(e) => {
-                    ctx.err(&pc, e);
-                    return None;
-                }
-            }
+            let cron = crate::schedule::Cron::parse(&c).map_err(|e| ctx.err(&pc, e));
+            (When::Cron(cron.ok()?), format!("cron {}", c.trim()))
         }
         (None, Some(n)) => {
             let n = ctx.int(&p.key("every_s"), n, 1, MAX_EVERY_S, " s")?;
