@@ -32,13 +32,9 @@ pub(super) fn resolve(
 ) {
     let names: BTreeSet<&str> = slots.iter().map(|s| s.name.as_str()).collect();
     let mut instances: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for s in slots.iter() {
-        if s.instance.is_some() {
-            instances
-                .entry(s.origin.template.as_str())
-                .or_default()
-                .push(s.name.clone());
-        }
+    for s in slots.iter().filter(|s| s.instance.is_some()) {
+        let all = instances.entry(s.origin.template.as_str()).or_default();
+        all.push(s.name.clone());
     }
     let completes: BTreeSet<&str> = slots
         .iter()
