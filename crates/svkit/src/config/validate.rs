@@ -390,15 +390,14 @@ fn count(
     diags: &mut Vec<Diagnostic>,
 ) -> u32 {
     let max = crate::s6::SVSCAN_MAX;
-    let (text, what) = match v {
-        serde_json::Value::Number(n) => (n.to_string(), format!("`{n}`")),
-        serde_json::Value::String(s) => match vars.get(l, p, s, diags) {
-            Some(t) => {
-                let what = shown(s, &t);
-                (t, what)
-            }
-            None => return 0,
-        },
+    let (what, text) = match v {
+        serde_json::Value::Number(n) => (format!("`{n}`"), n.to_string()),
+        serde_json::Value::String(s) => {
+            let Some(t) = vars.get(l, p, s, diags) else {
+                return 0;
+            };
+            (shown(s, &t), t)
+        }
         _ => {
             let msg = "expected a number, or a string such as \"${WORKERS:-4}\"";
             diags.push(l.diag(p, msg));

@@ -113,14 +113,7 @@ const RING_SHOWN: usize = 12;
 fn cycles(decl: &[(&Layer, &RawSlot)], slots: &[Slot], diags: &mut Vec<Diagnostic>) {
     let graph = Graph::new(slots);
     let comp = graph.components();
-    let mut size = vec![0usize; slots.len()];
-    for &c in &comp {
-        size[c] += 1;
-    }
     for (i, (s, (layer, _))) in slots.iter().zip(decl).enumerate() {
-        if size[comp[i]] < 2 {
-            continue;
-        }
         let Some(ring) = graph.ring(i, &comp) else {
             continue;
         };
