@@ -21,12 +21,6 @@ pub struct Account {
     pub home: PathBuf,
 }
 
-/// The account named `name` in `/etc/passwd`; `Ok(None)` when there is none
-/// (or no `/etc/passwd` at all).
-pub fn user(name: &str) -> io::Result<Option<Account>> {
-    Ok(find_user(&read_or_empty(Path::new(PASSWD))?, name))
-}
-
 /// Who a config's `user` names, as s6-setuidgid takes it: a numeric
 /// `uid:gid` (no passwd entry needed) or a login name in `/etc/passwd`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +58,10 @@ pub fn lookup(user: &str) -> Result<User, UserError> {
     if let Some(ids) = numeric(user) {
         return ids.map(|(u, g)| User::Ids(u, g));
     }
-    match self::user(user) {
-        Ok(Some(a)) => Ok(User::Named(a)),
-        Ok(None) => Err(UserError::Unknown(user.to_string())),
-        Err(e) => Err(UserError::Read(e)),
-    }
+    // No `/etc/passwd` at all: no entries.
+    let text = read_or_empty(Path::new(PASSWD)).map_err(UserError::Read)?;
+    let account = find_user(&text, user).map(User::Named);
+    account.ok_or_else(|| UserError::Unknown(user.to_string()))
 }
 
 /// A `user` with a `:` as its `uid:gid` ([`lookup`]'s rule, no I/O);
@@ -92,7 +85,7 @@ pub fn groups(name: &str, gid: u32) -> io::Result<Vec<u32>> {
 }
 
 /// A missing file reads as empty: no entries.
-fn read_or_empty(path: &Path) -> io::Result<String> {
+pub(crate) fn read_or_empty(path: &Path) -> io::Result<String> {
     match std::fs::read(path) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),

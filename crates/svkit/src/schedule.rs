@@ -28,12 +28,8 @@ pub enum When {
 /// The five fields as sets of values (a bit each).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cron {
-    min: u64,
-    hour: u32,
-    dom: u32,
-    month: u16,
-    /// 0 = Sunday.
-    dow: u8,
+    /// Minute, hour, day of month, month, day of week (0 = Sunday).
+    bits: [u64; 5],
     /// Day of month or day of week written as `*...`: the days are then
     /// the other field's alone.
     dom_any: bool,
@@ -86,19 +82,15 @@ impl Cron {
             bits[i] = field(text, *lo, *hi, names).map_err(|e| format!("{name} `{text}`: {e}"))?;
         }
         // Sunday is 0 or 7.
-        let dow = (bits[4] | bits[4] >> 7) & 0x7f;
+        bits[4] = (bits[4] | bits[4] >> 7) & 0x7f;
         let c = Cron {
-            min: bits[0],
-            hour: bits[1] as u32,
-            dom: bits[2] as u32,
-            month: bits[3] as u16,
-            dow: dow as u8,
+            bits,
             dom_any: f[2].starts_with('*'),
             dow_any: f[4].starts_with('*'),
         };
         // Only a day of month no chosen month has can never come (a leap
         // year has 29 February).
-        let fits = (1..=12u8).any(|m| c.month >> m & 1 == 1 && c.dom.trailing_zeros() <= days(m));
+        let fits = (1..=12u8).any(|m| bits[3] >> m & 1 == 1 && bits[2].trailing_zeros() <= days(m));
         if c.dom_any || !c.dow_any || fits {
             Ok(c)
         } else {
@@ -107,8 +99,8 @@ impl Cron {
     }
 
     fn day_matches(&self, d: Date) -> bool {
-        let dom = self.dom >> d.day() & 1 == 1;
-        let dow = self.dow >> d.weekday().to_sunday_zero_offset() & 1 == 1;
+        let dom = self.bits[2] >> d.day() & 1 == 1;
+        let dow = self.bits[4] >> d.weekday().to_sunday_zero_offset() & 1 == 1;
         match (self.dom_any, self.dow_any) {
             (false, false) => dom || dow,
             _ => dom && dow,
@@ -122,7 +114,7 @@ impl Cron {
         dt = later(dt, 1)?;
         loop {
             let d = dt.date();
-            if self.month >> d.month() & 1 == 0 {
+            if self.bits[3] >> d.month() & 1 == 0 {
                 dt = d
                     .first_of_month()
                     .last_of_month()
@@ -131,9 +123,9 @@ impl Cron {
                     .at(0, 0, 0, 0);
             } else if !self.day_matches(d) {
                 dt = d.tomorrow().ok()?.at(0, 0, 0, 0);
-            } else if self.hour >> dt.hour() & 1 == 0 {
+            } else if self.bits[1] >> dt.hour() & 1 == 0 {
                 dt = later(minute(d, dt.hour(), 0)?, 60)?;
-            } else if self.min >> dt.minute() & 1 == 0 {
+            } else if self.bits[0] >> dt.minute() & 1 == 0 {
                 dt = later(dt, 1)?;
             } else {
                 match resolve(dt, tz, after) {
@@ -275,14 +267,9 @@ pub fn zone(root: &Path, name: Option<&str>) -> Result<TimeZone, String> {
     let Some(name) = name else {
         return Ok(local(root));
     };
-    let bad = name.is_empty()
-        || name.starts_with('/')
-        || name
-            .split('/')
-            .any(|c| c.is_empty() || c == "." || c == "..");
     let path = root.join(ZONEINFO).join(name);
     let data = match std::fs::read(&path) {
-        Ok(d) if !bad => d,
+        Ok(d) if is_zone_name(name) => d,
         _ => {
             return Err(format!(
                 "`{name}`: no such timezone in {} (an IANA name such as Europe/Berlin; the image needs its zoneinfo, e.g. the tzdata package)",

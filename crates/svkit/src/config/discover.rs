@@ -97,11 +97,7 @@ pub struct FixedInstances(pub Vec<(String, Vec<String>)>);
 
 impl InstanceSource for FixedInstances {
     fn discover(&self, dir: &str, _require_file: Option<&str>) -> io::Result<Vec<String>> {
-        Ok(self
-            .0
-            .iter()
-            .find(|(d, _)| d == dir)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default())
+        let found = self.0.iter().find(|(d, _)| d == dir);
+        Ok(found.map(|(_, v)| v.clone()).unwrap_or_default())
     }
 }

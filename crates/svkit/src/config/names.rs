@@ -150,6 +150,17 @@ pub fn check_arg_len(len: usize, what: &str) -> Result<(), String> {
     }
 }
 
+/// The value of `w` among `words`; else why not, as "`w`: expected
+/// \"a\", \"b\" or \"c\"".
+pub fn one_of<T: Copy>(w: &str, words: &[(&str, T)]) -> Result<T, String> {
+    if let Some((_, v)) = words.iter().find(|(k, _)| *k == w) {
+        return Ok(*v);
+    }
+    let mut q: Vec<String> = words.iter().map(|(k, _)| format!("\"{k}\"")).collect();
+    let last = q.pop().unwrap_or_default();
+    Err(format!("`{w}`: expected {} or {last}", q.join(", ")))
+}
+
 /// Truthy values for `if_env` and opt-out variables: `1`, `true`, `yes`,
 /// in any case.
 pub fn is_truthy(v: &str) -> bool {

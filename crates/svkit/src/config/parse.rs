@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use super::error::{Diagnostic, Site};
+use super::error::{Diagnostic, Site, Warning};
 use super::json_pos::{FieldPath, Pos, Seg, Spans};
 use super::raw::{RawRedirect, RawSlot, RawTop, TOP_KEYS};
 
@@ -47,6 +47,13 @@ impl Layer {
 
     pub fn diag(&self, path: &FieldPath, message: impl Into<String>) -> Diagnostic {
         self.site(path.clone()).diag(message)
+    }
+
+    /// `FILE: PATH: what`, unplaced: a finding on disk that does not make
+    /// the config invalid.
+    pub fn warning(&self, path: &FieldPath, what: String) -> Warning {
+        let message = format!("{}: {path}: {what}", crate::msg::path(&self.file));
+        Warning { message }
     }
 }
 

@@ -9,7 +9,6 @@
 //! relative path with a `/` depends on the directory the program starts
 //! in and is not checked.
 
-use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt as _;
@@ -104,10 +103,11 @@ fn executable(root: &Path, abs: &str) -> Result<(), (&'static str, u8)> {
 /// `abs` looked up as if `root` were `/`: each symlink met on the way is
 /// read and followed, an absolute target starting again at `root`.
 fn resolve(root: &Path, abs: &Path) -> io::Result<PathBuf> {
-    let mut todo: VecDeque<OsString> = names(abs).collect();
+    // The names still to walk, the next one last.
+    let mut todo: Vec<OsString> = names(abs).rev().collect();
     let mut at: Vec<OsString> = Vec::new();
     let mut links = 0;
-    while let Some(c) = todo.pop_front() {
+    while let Some(c) = todo.pop() {
         if c == ".." {
             at.pop();
             continue;
@@ -129,9 +129,7 @@ fn resolve(root: &Path, abs: &Path) -> io::Result<PathBuf> {
         if target.is_absolute() {
             at.clear();
         }
-        for n in names(&target).collect::<Vec<_>>().into_iter().rev() {
-            todo.push_front(n);
-        }
+        todo.extend(names(&target).rev());
     }
     Ok(std::iter::once(root.as_os_str())
         .chain(at.iter().map(OsString::as_os_str))
@@ -139,7 +137,7 @@ fn resolve(root: &Path, abs: &Path) -> io::Result<PathBuf> {
 }
 
 /// The names of a path, `..` kept, `/` and `.` dropped.
-fn names(p: &Path) -> impl Iterator<Item = OsString> + '_ {
+fn names(p: &Path) -> impl DoubleEndedIterator<Item = OsString> + '_ {
     p.components().filter_map(|c| match c {
         Component::Normal(n) => Some(n.to_os_string()),
         Component::ParentDir => Some(OsStr::from_bytes(b"..").to_os_string()),

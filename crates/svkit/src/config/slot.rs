@@ -39,22 +39,11 @@ pub(crate) fn build_slot(
         Some(u) => {
             let p = b.key("user");
             let u = ctx.expand(&p, u);
-            // Unknown where the environment is incomplete: not looked up.
-            match ctx.vars.get(ctx.layer, &p, &u, &mut ctx.diags) {
-                Some(v) => {
-                    if let Err(e) = check_user(&v) {
-                        ctx.err(&p, format!("{}: {e}", shown(&u, &v)));
-                    }
-                    (Some(v), Some(ctx.layer.site(p)))
-                }
-                None => (Some(u), None),
-            }
+            user(ctx.layer, p, &u, ctx.vars, &mut ctx.diags)
         }
-        None => match top_user {
-            Some((u, site)) => (Some(u.clone()), site.clone()),
-            None => (None, None),
-        },
-    };
+        None => top_user.cloned(),
+    }
+    .unzip();
     let cwd = raw.cwd.as_ref().map(|c| ctx.abs_path(&b.key("cwd"), c));
 
     let env = env(ctx, &b, &raw.env);
@@ -97,17 +86,18 @@ pub(crate) fn build_slot(
     let down_signal = raw.down_signal.as_ref().and_then(|s| {
         let p = b.key("down_signal");
         let s = ctx.expand(&p, s);
-        match check_signal(&s) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                ctx.err(&p, format!("`{s}`: {e}"));
-                None
-            }
-        }
+        check_signal(&s)
+            .map_err(|e| ctx.err(&p, format!("`{s}`: {e}")))
+            .ok()
     });
-    let stop_timeout_ms = raw
-        .stop_timeout_ms
-        .and_then(|v| ctx.int(&b.key("stop_timeout_ms"), v, 0, 86_400_000, " ms"));
+    let stop_timeout_ms = ctx.opt(
+        &b,
+        "stop_timeout_ms",
+        raw.stop_timeout_ms,
+        0,
+        86_400_000,
+        " ms",
+    );
 
     Slot {
         name,
@@ -115,7 +105,7 @@ pub(crate) fn build_slot(
         origin,
         command,
         user,
-        user_site,
+        user_site: user_site.flatten(),
         cwd,
         env,
         autostart,
@@ -134,6 +124,29 @@ pub(crate) fn build_slot(
             .as_ref()
             .and_then(|l| liveness(ctx, &b.key("liveness"), l)),
         schedule,
+    }
+}
+
+/// A `user` written at `p` of `layer` (its `{instance}` expanded), its
+/// `${VAR}` expanded and checked, with where it was written; None when it
+/// is wrong (reported). Where the environment is incomplete it is not
+/// looked up: as written, without a site.
+pub(crate) fn user(
+    layer: &Layer,
+    p: FieldPath,
+    raw: &str,
+    vars: &Vars<'_>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(String, Option<Site>)> {
+    let Some(v) = vars.get(layer, &p, raw, diags) else {
+        return Some((raw.to_string(), None));
+    };
+    match check_user(&v) {
+        Ok(()) => Some((v, Some(layer.site(p)))),
+        Err(e) => {
+            diags.push(layer.diag(&p, format!("{}: {e}", shown(raw, &v))));
+            None
+        }
     }
 }
 
@@ -186,6 +199,30 @@ impl SlotCtx<'_> {
         } else {
             u32::try_from(v).ok()
         }
+    }
+
+    /// [`Self::int`] of the member `key` of `p`, when it is set.
+    fn opt(
+        &mut self,
+        p: &FieldPath,
+        key: &str,
+        v: Option<i64>,
+        lo: i64,
+        hi: i64,
+        unit: &str,
+    ) -> Option<u32> {
+        self.int(&p.key(key), v?, lo, hi, unit)
+    }
+
+    /// `raw` expanded, when set: one of `words`, else reported.
+    fn word<T: Copy>(
+        &mut self,
+        p: &FieldPath,
+        raw: Option<&String>,
+        words: &[(&str, T)],
+    ) -> Option<T> {
+        let w = self.expand(p, raw?);
+        one_of(&w, words).map_err(|e| self.err(p, e)).ok()
     }
 
     fn argv(&mut self, path: &FieldPath, raw: &[String], what: &str) -> Vec<String> {
@@ -298,22 +335,16 @@ fn log(ctx: &mut SlotCtx<'_>, p: &FieldPath, l: &RawLog, slot: &str) -> Log {
     if dir == "/" {
         ctx.err(&p.key("dir"), "the log dir must not be `/`");
     }
-    let keep = l
-        .keep
-        .and_then(|v| ctx.int(&p.key("keep"), v, 0, 10_000, " files"))
-        .unwrap_or(DEFAULT_LOG_KEEP);
+    let keep = ctx.opt(p, "keep", l.keep, 0, 10_000, " files");
     // s6-log silently clamps `s` to this range; refusing keeps the docs true.
-    let max_bytes = l
-        .max_bytes
-        .and_then(|v| ctx.int(&p.key("max_bytes"), v, 4096, 268_435_455, " bytes"))
-        .unwrap_or(DEFAULT_LOG_MAX_BYTES);
+    let max_bytes = ctx.opt(p, "max_bytes", l.max_bytes, 4096, 268_435_455, " bytes");
     let stdout = l.stdout.unwrap_or(true);
     let (prefix, format) = log_output(ctx, p, l, stdout, slot);
     Log {
         dir,
         stdout,
-        keep,
-        max_bytes,
+        keep: keep.unwrap_or(DEFAULT_LOG_KEEP),
+        max_bytes: max_bytes.unwrap_or(DEFAULT_LOG_MAX_BYTES),
         prefix,
         format,
     }
@@ -335,36 +366,27 @@ fn restart(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawRestart) -> Restart {
         }
         out.permanent_exit_codes = v;
     }
-    if let Some(s) = &r.on_clean_exit {
-        let pe = p.key("on_clean_exit");
-        out.on_clean_exit = match ctx.expand(&pe, s).as_str() {
-            "restart" => OnCleanExit::Restart,
-            "stop" => OnCleanExit::Stop,
-            other => {
-                ctx.err(&pe, format!("`{other}`: expected \"restart\" or \"stop\""));
-                OnCleanExit::Restart
-            }
-        };
+    let words = [
+        ("restart", OnCleanExit::Restart),
+        ("stop", OnCleanExit::Stop),
+    ];
+    let pe = p.key("on_clean_exit");
+    if let Some(w) = ctx.word(&pe, r.on_clean_exit.as_ref(), &words) {
+        out.on_clean_exit = w;
     }
     if let Some(bk) = &r.backoff {
         let pb = p.key("backoff");
-        let max_s = bk
-            .max_s
-            .and_then(|v| ctx.int(&pb.key("max_s"), v, 0, 3600, " s (0 = no delay)"))
-            .unwrap_or(DEFAULT_BACKOFF_MAX_S);
-        let reset_after_s = bk
-            .reset_after_s
-            .and_then(|v| ctx.int(&pb.key("reset_after_s"), v, 1, 86_400, " s"))
-            .unwrap_or(DEFAULT_BACKOFF_RESET_AFTER_S);
+        let max_s = ctx.opt(&pb, "max_s", bk.max_s, 0, 3600, " s (0 = no delay)");
+        let reset_after_s = ctx.opt(&pb, "reset_after_s", bk.reset_after_s, 1, 86_400, " s");
         out.backoff = Backoff {
-            max_s,
-            reset_after_s,
+            max_s: max_s.unwrap_or(DEFAULT_BACKOFF_MAX_S),
+            reset_after_s: reset_after_s.unwrap_or(DEFAULT_BACKOFF_RESET_AFTER_S),
         };
     }
     // s6 keeps at most 4096 records in its death tally; 0: never.
     let deaths =
         (r.max_deaths).map(|d| ctx.int(&p.key("max_deaths"), d, 0, 4096, " deaths (0 = never)"));
-    let within_s = (r.within_s).and_then(|w| ctx.int(&p.key("within_s"), w, 1, 86_400, " s"));
+    let within_s = ctx.opt(p, "within_s", r.within_s, 1, 86_400, " s");
     match (deaths, out.max_deaths.as_mut()) {
         (Some(Some(0)), _) => out.max_deaths = None,
         (Some(Some(deaths)), _) => {
@@ -395,16 +417,13 @@ fn readiness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawReadiness) -> Option<R
 }
 
 fn check(ctx: &mut SlotCtx<'_>, p: &FieldPath, c: &RawCheck) -> Readiness {
+    let probe = Probe::Exec(ctx.argv(&p.key("command"), &c.command, "readiness.check.command"));
+    let interval_ms = ctx.opt(p, "interval_ms", c.interval_ms, 1, 3_600_000, " ms");
+    let timeout_ms = ctx.opt(p, "timeout_ms", c.timeout_ms, 0, 86_400_000, " ms");
     Readiness {
-        probe: Probe::Exec(ctx.argv(&p.key("command"), &c.command, "readiness.check.command")),
-        interval_ms: c
-            .interval_ms
-            .and_then(|v| ctx.int(&p.key("interval_ms"), v, 1, 3_600_000, " ms"))
-            .unwrap_or(DEFAULT_CHECK_INTERVAL_MS),
-        timeout_ms: c
-            .timeout_ms
-            .and_then(|v| ctx.int(&p.key("timeout_ms"), v, 0, 86_400_000, " ms"))
-            .unwrap_or(0),
+        probe,
+        interval_ms: interval_ms.unwrap_or(DEFAULT_CHECK_INTERVAL_MS),
+        timeout_ms: timeout_ms.unwrap_or(0),
     }
 }
 
@@ -422,14 +441,8 @@ fn log_output(
     slot: &str,
 ) -> (Option<String>, LogFormat) {
     let pf = p.key("format");
-    let format = match l.format.as_deref().map(|f| ctx.expand(&pf, f)).as_deref() {
-        None | Some("text") => LogFormat::Text,
-        Some("json") => LogFormat::Json,
-        Some(other) => {
-            ctx.err(&pf, format!("`{other}`: expected \"text\" or \"json\""));
-            LogFormat::Text
-        }
-    };
+    let words = [("text", LogFormat::Text), ("json", LogFormat::Json)];
+    let format = ctx.word(&pf, l.format.as_ref(), &words).unwrap_or_default();
     if format == LogFormat::Json && !stdout {
         ctx.err(
             &pf,
@@ -533,22 +546,16 @@ fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liv
         (None, None, Some(url)) => {
             let pu = p.key("http");
             let url = ctx.expand(&pu, url);
-            match Probe::http(&url) {
-                Ok(probe) => probe,
-                Err(e) => {
-                    ctx.err(&pu, format!("`{url}`: {e}"));
-                    return None;
-                }
-            }
+            Probe::http(&url)
+                .map_err(|e| ctx.err(&pu, format!("`{url}`: {e}")))
+                .ok()?
         }
         _ => {
             ctx.err(p, "exactly one of `exec`, `tcp` or `http`");
             return None;
         }
     };
-    let interval_ms = r
-        .interval_ms
-        .and_then(|v| ctx.int(&p.key("interval_ms"), v, 100, 3_600_000, " ms"))
+    let interval_ms = (ctx.opt(p, "interval_ms", r.interval_ms, 100, 3_600_000, " ms"))
         .unwrap_or(DEFAULT_INTERVAL_MS);
     let timeout_ms = match r.timeout_ms {
         Some(v) => ctx.int(
@@ -560,44 +567,33 @@ fn liveness(ctx: &mut SlotCtx<'_>, p: &FieldPath, r: &RawLiveness) -> Option<Liv
         )?,
         None => DEFAULT_TIMEOUT_MS.min(interval_ms),
     };
-    let failures = r
-        .failures
-        .and_then(|v| ctx.int(&p.key("failures"), v, 1, 100, ""))
-        .unwrap_or(DEFAULT_FAILURES);
+    let failures = ctx.opt(p, "failures", r.failures, 1, 100, "");
     Some(Liveness {
         probe,
         interval_ms,
         timeout_ms,
-        failures,
+        failures: failures.unwrap_or(DEFAULT_FAILURES),
     })
 }
 
 /// A port (1..65535, on 127.0.0.1) or `IP:port` / `[IPv6]:port`.
 fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<SocketAddr> {
     match v {
-        Value::Number(n) => match n
-            .as_u64()
-            .and_then(|n| u16::try_from(n).ok())
-            .filter(|n| *n >= 1)
-        {
-            Some(port) => Some(SocketAddr::from(([127, 0, 0, 1], port))),
-            None => {
+        Value::Number(n) => {
+            let port = (n.as_u64()).and_then(|n| u16::try_from(n).ok().filter(|n| *n >= 1));
+            if port.is_none() {
                 ctx.err(p, format!("{n}: expected a port 1..65535 or \"host:port\""));
-                None
             }
-        },
+            port.map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
+        }
         Value::String(s) => {
             let s = ctx.expand(p, s);
-            match s.parse::<SocketAddr>() {
-                Ok(a) if a.port() != 0 => Some(a),
-                _ => {
-                    ctx.err(
-                        p,
-                        format!("`{s}`: expected \"IP:port\" (an IP literal, [::1] for IPv6)"),
-                    );
-                    None
-                }
+            let addr = s.parse::<SocketAddr>().ok().filter(|a| a.port() != 0);
+            if addr.is_none() {
+                let why = "expected \"IP:port\" (an IP literal, [::1] for IPv6)";
+                ctx.err(p, format!("`{s}`: {why}"));
             }
+            addr
         }
         _ => {
             ctx.err(p, "expected a port or \"host:port\"");
@@ -609,18 +605,10 @@ fn tcp(ctx: &mut SlotCtx<'_>, p: &FieldPath, v: &Value) -> Option<SocketAddr> {
 /// `type`; a oneshot's clean exit always ends it (`on_clean_exit: "stop"`),
 /// so asking it to restart is a contradiction, reported.
 fn kind(ctx: &mut SlotCtx<'_>, b: &FieldPath, raw: &RawSlot, restart: &mut Restart) -> Kind {
-    let p = b.key("type");
-    let kind = match raw.kind.as_deref().map(|s| ctx.expand(&p, s)).as_deref() {
-        None | Some("longrun") => Kind::Longrun,
-        Some("oneshot") => Kind::Oneshot,
-        Some(other) => {
-            ctx.err(
-                &p,
-                format!("`{other}`: expected \"longrun\" or \"oneshot\""),
-            );
-            Kind::Longrun
-        }
-    };
+    let words = [("longrun", Kind::Longrun), ("oneshot", Kind::Oneshot)];
+    let kind = ctx
+        .word(&b.key("type"), raw.kind.as_ref(), &words)
+        .unwrap_or_default();
     if kind == Kind::Oneshot {
         let asked = raw
             .restart
@@ -688,13 +676,8 @@ fn schedule(ctx: &mut SlotCtx<'_>, b: &FieldPath, r: &RawSchedule, kind: Kind) -
         (Some(c), None) => {
             let pc = p.key("cron");
             let c = ctx.expand(&pc, c);
-            match crate::schedule::Cron::parse(&c) {
-                Ok(cron) => (When::Cron(cron), format!("cron {}", c.trim())),
-                Err(e) => {
-                    ctx.err(&pc, e);
-                    return None;
-                }
-            }
+            let cron = crate::schedule::Cron::parse(&c).map_err(|e| ctx.err(&pc, e));
+            (When::Cron(cron.ok()?), format!("cron {}", c.trim()))
         }
         (None, Some(n)) => {
             let n = ctx.int(&p.key("every_s"), n, 1, MAX_EVERY_S, " s")?;
@@ -728,20 +711,15 @@ fn schedule(ctx: &mut SlotCtx<'_>, b: &FieldPath, r: &RawSchedule, kind: Kind) -
             "`timezone` is for `cron`: `every_s` counts seconds, in no zone",
         );
     }
-    let jitter_s = r
-        .jitter_s
-        .and_then(|v| ctx.int(&p.key("jitter_s"), v, 0, 86_400, " s"))
-        .unwrap_or(0);
-    let timeout_s = r
-        .timeout_s
-        .and_then(|v| ctx.int(&p.key("timeout_s"), v, 1, 604_800, " s"));
+    let jitter_s = ctx.opt(&p, "jitter_s", r.jitter_s, 0, 86_400, " s");
+    let timeout_s = ctx.opt(&p, "timeout_s", r.timeout_s, 1, 604_800, " s");
     let (timezone, timezone_site) = timezone.unzip();
     Some(Schedule {
         when,
         text,
         timezone,
         timezone_site,
-        jitter_s,
+        jitter_s: jitter_s.unwrap_or(0),
         timeout_s,
         catch_up: r.catch_up.unwrap_or(false),
     })

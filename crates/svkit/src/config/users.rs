@@ -5,60 +5,47 @@
 //! --root`). `s6-setuidgid NAME` looks the name up when the slot starts;
 //! `uid:gid` needs no entry.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::error::{Diagnostic, Site};
-use super::json_pos::FieldPath;
 use super::model::Model;
 
-/// A passwd database.
-pub trait UserDb {
-    /// Whether `name` has an entry; `Err` says why the database could not
-    /// answer.
-    fn exists(&self, name: &str) -> Result<bool, String>;
-    /// How messages name it: "this system's passwd database".
-    fn describe(&self) -> String;
-}
-
-/// This system's database: `/etc/passwd`, read as `s6-setuidgid` (and
-/// svkit's static binaries) read it, never through NSS modules.
-pub struct SystemUsers;
-
-impl UserDb for SystemUsers {
-    fn exists(&self, name: &str) -> Result<bool, String> {
-        crate::passwd::user(name)
-            .map(|u| u.is_some())
-            .map_err(|e| crate::msg::strerror(&e))
-    }
-
-    fn describe(&self) -> String {
-        "this system's passwd database".into()
-    }
-}
-
-/// The `etc/passwd` file of an image's root directory: the file a static
-/// `s6-setuidgid` in that image reads.
+/// A passwd database: its text, or why it could not be read, and how
+/// messages name it.
 pub struct PasswdFile {
-    path: PathBuf,
-    text: String,
+    text: Result<String, String>,
+    name: String,
 }
 
 impl PasswdFile {
+    /// This system's database: `/etc/passwd`, read as `s6-setuidgid` (and
+    /// svkit's static binaries) read it, never through NSS modules.
+    pub fn system() -> PasswdFile {
+        let text = crate::passwd::read_or_empty(Path::new(crate::passwd::PASSWD));
+        PasswdFile {
+            text: text.map_err(|e| crate::msg::strerror(&e)),
+            name: "this system's passwd database".into(),
+        }
+    }
+
+    /// The `etc/passwd` file of an image's root directory: the file a
+    /// static `s6-setuidgid` in that image reads.
     pub fn under_root(root: &Path) -> std::io::Result<PasswdFile> {
         let path = root.join("etc/passwd");
         let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
-        Ok(PasswdFile { path, text })
+        let name = crate::msg::path(&path).to_string();
+        Ok(PasswdFile {
+            text: Ok(text),
+            name,
+        })
     }
-}
 
-impl UserDb for PasswdFile {
+    /// Whether `name` has an entry; `Err` says why the database could not
+    /// answer.
     fn exists(&self, name: &str) -> Result<bool, String> {
-        Ok(crate::passwd::find_user(&self.text, name).is_some())
-    }
-
-    fn describe(&self) -> String {
-        crate::msg::path(&self.path).to_string()
+        let text = self.text.as_ref().map_err(Clone::clone)?;
+        Ok(crate::passwd::find_user(text, name).is_some())
     }
 }
 
@@ -68,12 +55,10 @@ const NAMED_SLOTS: usize = 3;
 /// One diagnostic per `user` value (where it was written) that `db` does
 /// not know, naming the slots that would drop to it. Slots that do not
 /// drop (`root`) and numeric `uid:gid` users are not looked up.
-pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
+pub fn unknown_users(model: &Model, db: &PasswdFile) -> Vec<Diagnostic> {
     let mut answers: BTreeMap<&str, Result<bool, String>> = BTreeMap::new();
-    // (where, user, slots), in declaration order; each one's index by
-    // (file, field path, user).
+    // (where, user, slots), in declaration order.
     let mut missing: Vec<(&Site, &str, Vec<&str>)> = Vec::new();
-    let mut index: HashMap<(&Path, &FieldPath, &str), usize> = HashMap::new();
     for slot in &model.slots {
         let (Some(user), Some(site)) = (slot.run_as(), slot.user_site.as_ref()) else {
             continue;
@@ -85,18 +70,19 @@ pub fn unknown_users(model: &Model, db: &dyn UserDb) -> Vec<Diagnostic> {
         if matches!(known, Ok(true)) {
             continue;
         }
-        let key = (site.file.as_path(), &site.path, user);
-        let i = *index.entry(key).or_insert_with(|| {
-            missing.push((site, user, Vec::new()));
-            missing.len() - 1
-        });
-        missing[i].2.push(&slot.name);
+        let same = |(s, u, _): &&mut (&Site, &str, _)| {
+            (&s.file, &s.path, *u) == (&site.file, &site.path, user)
+        };
+        match missing.iter_mut().find(same) {
+            Some(m) => m.2.push(&slot.name),
+            None => missing.push((site, user, vec![&slot.name])),
+        }
     }
     (missing.into_iter())
         .map(|(site, user, slots)| {
             let why = match answers.get(user) {
-                Some(Err(e)) => format!("{} could not be read: {e}", db.describe()),
-                _ => format!("not in {}", db.describe()),
+                Some(Err(e)) => format!("{} could not be read: {e}", db.name),
+                _ => format!("not in {}", db.name),
             };
             site.diag(format!(
                 "unknown user `{user}` ({}): {why}; s6-setuidgid could not start the slot as it",
@@ -127,9 +113,9 @@ mod tests {
     }
 
     fn db(text: &str) -> PasswdFile {
-        let path = PathBuf::from("/img/etc/passwd");
-        let text = text.to_string();
-        PasswdFile { path, text }
+        let name = "/img/etc/passwd".to_string();
+        let text = Ok(text.to_string());
+        PasswdFile { text, name }
     }
 
     #[test]

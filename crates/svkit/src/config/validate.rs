@@ -64,18 +64,7 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     let root = FieldPath::root();
     for l in layers {
         if let Some(u) = &l.top.user {
-            let p = root.key("user");
-            // Unknown where the environment is incomplete: not looked up.
-            user = match vars.get(l, &p, u, &mut diags) {
-                Some(v) => match check_user(&v) {
-                    Ok(()) => Some((v, Some(l.site(p)))),
-                    Err(e) => {
-                        diags.push(l.diag(&p, format!("{}: {e}", shown(u, &v))));
-                        None
-                    }
-                },
-                None => Some((u.clone(), None)),
-            };
+            user = super::slot::user(l, root.key("user"), u, &vars, &mut diags);
         }
         if let Some(s) = &l.top.state_dir {
             match check_abs_path(s) {
@@ -137,10 +126,10 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
     // A declared name wins over a discovered or registered one wherever it
     // comes: what is found on disk never makes the config invalid.
     let mut declared: HashMap<String, Site> = HashMap::new();
-    for (l, .., f) in &todo {
-        if f.how.is_none() && f.register && !declared.contains_key(&f.name) {
-            declared.insert(f.name.clone(), l.site(f.at.clone()));
-        }
+    for (l, .., f) in todo.iter().filter(|(.., f)| f.how.is_none() && f.register) {
+        declared
+            .entry(f.name.clone())
+            .or_insert_with(|| l.site(f.at.clone()));
     }
     // Where each slot name was first defined, to name both places on a
     // duplicate.
@@ -168,31 +157,21 @@ pub fn validate(layers: &[Layer], src: &dyn InstanceSource) -> Result<Validated,
         if !found.register {
             continue;
         }
-        let Found {
-            name,
-            instance,
-            at,
-            how,
-            ..
-        } = found;
-        let first = match how {
-            None => seen.get(&name),
-            Some(_) => seen.get(&name).or_else(|| declared.get(&name)),
-        };
+        let (name, at, how) = (found.name, found.at, found.how);
+        // What is found on disk also yields to a declared name to come.
+        let first = seen.get(&name).or_else(|| how.and(declared.get(&name)));
         if let Some(first) = first {
             let first = format!("{} ({})", first.at(), first.path);
-            let what = match &instance {
+            let what = match &found.instance {
                 Some(i) => format!("slot `{name}` (instance `{i}`)"),
                 None => format!("slot `{name}`"),
             };
             match how {
                 None => diags.push(l.diag(&at, format!("{what} is already defined at {first}"))),
-                Some(how) => warnings.push(Warning {
-                    message: format!(
-                        "{}: {at}: skipping {how} {what}: already defined at {first}",
-                        crate::msg::path(&l.file)
-                    ),
-                }),
+                Some(how) => warnings.push(l.warning(
+                    &at,
+                    format!("skipping {how} {what}: already defined at {first}"),
+                )),
             }
             continue;
         }
@@ -357,34 +336,18 @@ fn instances_of(
     let mut found = vec![("registered", pinst.clone(), String::new(), registered)];
     if let Some(fd) = &inst.from_dir {
         let pf = pinst.key("from_dir");
-        let mut ok = true;
-        let dir = match check_abs_path(&fd.path) {
-            Ok(d) => d,
-            Err(e) => {
-                diags.push(l.diag(&pf.key("path"), format!("`{}` {e}", fd.path)));
-                ok = false;
-                String::new()
-            }
-        };
-        if let Some(r) = &fd.require_file {
-            if let Err(e) = check_file_name(r) {
-                diags.push(l.diag(&pf.key("require_file"), format!("`{r}` {e}")));
-                ok = false;
-            }
-        }
-        if ok {
-            let names = match vars.src.discover(&dir, fd.require_file.as_deref()) {
-                Ok(v) => v,
-                Err(e) => {
-                    warnings.push(Warning {
-                        message: format!(
-                            "{}: {pf}: unable to list {dir}: {e}; no instances discovered there",
-                            crate::msg::path(&l.file)
-                        ),
-                    });
-                    Vec::new()
-                }
-            };
+        let dir = check_abs_path(&fd.path)
+            .map_err(|e| diags.push(l.diag(&pf.key("path"), format!("`{}` {e}", fd.path))));
+        let file = (fd.require_file.iter()).try_for_each(|r| {
+            check_file_name(r)
+                .map_err(|e| diags.push(l.diag(&pf.key("require_file"), format!("`{r}` {e}"))))
+        });
+        if let (Ok(dir), Ok(())) = (dir, file) {
+            let names = (vars.src.discover(&dir, fd.require_file.as_deref())).unwrap_or_else(|e| {
+                let why = format!("unable to list {dir}: {e}; no instances discovered there");
+                warnings.push(l.warning(&pf, why));
+                Vec::new()
+            });
             found.push(("discovered", pf, format!(" in {dir}"), names));
         }
     }
@@ -395,12 +358,8 @@ fn instances_of(
         for i in list {
             let name = raw.name.replace(INSTANCE_VAR, &i);
             match check_instance_name(&i).and_then(|()| check_slot_name(&name)) {
-                Err(e) => warnings.push(Warning {
-                    message: format!(
-                        "{}: {at}: skipping {how} instance \"{i}\"{whence}: {e}",
-                        crate::msg::path(&l.file)
-                    ),
-                }),
+                Err(e) => warnings
+                    .push(l.warning(&at, format!("skipping {how} instance \"{i}\"{whence}: {e}"))),
                 Ok(()) => {
                     names.insert(i.clone());
                     out.push(Found {
@@ -431,15 +390,14 @@ fn count(
     diags: &mut Vec<Diagnostic>,
 ) -> u32 {
     let max = crate::s6::SVSCAN_MAX;
-    let (text, what) = match v {
-        serde_json::Value::Number(n) => (n.to_string(), format!("`{n}`")),
-        serde_json::Value::String(s) => match vars.get(l, p, s, diags) {
-            Some(t) => {
-                let what = shown(s, &t);
-                (t, what)
-            }
-            None => return 0,
-        },
+    let (what, text) = match v {
+        serde_json::Value::Number(n) => (format!("`{n}`"), n.to_string()),
+        serde_json::Value::String(s) => {
+            let Some(t) = vars.get(l, p, s, diags) else {
+                return 0;
+            };
+            (shown(s, &t), t)
+        }
         _ => {
             let msg = "expected a number, or a string such as \"${WORKERS:-4}\"";
             diags.push(l.diag(p, msg));

@@ -12,7 +12,6 @@
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
-use std::fmt;
 
 use super::discover::InstanceSource;
 use super::error::{Diagnostic, Warning};
@@ -32,24 +31,16 @@ pub struct Env {
 }
 
 /// Why a value was not expanded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unexpanded {
     /// Not written as `${NAME}` or `${NAME:-default}`: why.
+    #[error("{0}")]
     Bad(String),
     /// `${NAME}`, `NAME` unset and no default.
+    #[error(
+        "{0} is not set in the container's environment and has no default (`${{{0}:-DEFAULT}}`)"
+    )]
     Unset(String),
-}
-
-impl fmt::Display for Unexpanded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unexpanded::Bad(why) => f.write_str(why),
-            Unexpanded::Unset(name) => write!(
-                f,
-                "{name} is not set in the container's environment and has no default (`${{{name}:-DEFAULT}}`)"
-            ),
-        }
-    }
 }
 
 /// `text` with each `${NAME}` and `${NAME:-default}` replaced from `env`.

@@ -30,7 +30,8 @@ pub fn prepare(
 ) -> Result<Prepared, LoadError> {
     let mut warnings: Vec<String> = validated.warnings.iter().map(|w| w.to_string()).collect();
     if RenderEnv::detect(Some(scandir)).as_root {
-        let unknown = config::users::unknown_users(&validated.model, &config::users::SystemUsers);
+        let unknown =
+            config::users::unknown_users(&validated.model, &config::users::PasswdFile::system());
         if scope == Scope::All && !unknown.is_empty() {
             return Err(LoadError::Invalid(unknown));
         }

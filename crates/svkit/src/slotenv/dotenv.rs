@@ -95,14 +95,8 @@ fn parse_line(line: &[u8]) -> Result<Option<(String, OsString)>, &'static str> {
 }
 
 fn unquoted(v: &[u8]) -> Vec<u8> {
-    let mut end = v.len();
-    for (i, &b) in v.iter().enumerate() {
-        if b == b'#' && (i == 0 || is_blank(v[i - 1])) {
-            end = i;
-            break;
-        }
-    }
-    trim_end(&v[..end]).to_vec()
+    let comment = (0..v.len()).find(|&i| v[i] == b'#' && (i == 0 || is_blank(v[i - 1])));
+    trim_end(&v[..comment.unwrap_or(v.len())]).to_vec()
 }
 
 /// The value after an opening `q`, up to its closing one; what follows it

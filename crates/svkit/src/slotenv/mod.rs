@@ -20,16 +20,18 @@
 //! [`START_FAILED`].
 
 pub mod dotenv;
-pub mod files;
 pub mod oneoff;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
+use std::fs::File;
+use std::io::Read as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
-use std::path::PathBuf;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::config::names::{check_arg_len, check_env_name};
+use crate::config::names::{check_arg_len, check_env_name, MAX_ARG_STRLEN};
 use crate::msg::{self, exit, strerror};
 pub use crate::slot::end::START_ERROR_FILE;
 
@@ -70,12 +72,12 @@ pub enum StartError {
 pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
     let mut vars = Vec::new();
     for path in &req.env_files {
-        let text = files::read(path, files::Purpose::EnvFile, files::MAX_ENV_FILE_BYTES).map_err(
-            |why| StartError::EnvFile {
+        let text = read(path, Purpose::EnvFile, MAX_ENV_FILE_BYTES).map_err(|why| {
+            StartError::EnvFile {
                 path: path.clone(),
                 why,
-            },
-        )?;
+            }
+        })?;
         let line_err = |line: usize, msg: String| StartError::EnvLine {
             path: path.clone(),
             line,
@@ -98,7 +100,7 @@ pub fn collect(req: &Request) -> Result<Vec<(OsString, OsString)>, StartError> {
         }
     }
     for (var, path) in &req.secrets {
-        let v = files::secret(var, path).map_err(|why| StartError::Secret {
+        let v = secret(var, path).map_err(|why| StartError::Secret {
             var: var.clone(),
             path: path.clone(),
             why,
@@ -135,16 +137,13 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Request, S
             Some("--cwd") => req.cwd = Some(value()?.into()),
             Some("--secret") => {
                 let v = value()?;
-                let (var, path) = v
-                    .as_bytes()
-                    .iter()
-                    .position(|&b| b == b'=')
-                    .map(|i| (&v.as_bytes()[..i], &v.as_bytes()[i + 1..]))
-                    .ok_or("--secret takes VAR=PATH")?;
+                let mut parts = v.as_bytes().splitn(2, |&b| b == b'=');
+                let (Some(var), Some(path)) = (parts.next(), parts.next()) else {
+                    return Err("--secret takes VAR=PATH".into());
+                };
                 let var = String::from_utf8_lossy(var).into_owned();
                 check_env_name(&var).map_err(|e| format!("--secret {var}: {e}"))?;
-                req.secrets
-                    .push((var, PathBuf::from(OsStr::from_bytes(path))));
+                req.secrets.push((var, OsStr::from_bytes(path).into()));
             }
             _ => return Err(format!("unknown argument {}", a.to_string_lossy())),
         }
@@ -197,4 +196,76 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         _ => msg::say_fatal(format_args!("slot {}: {e}", req.slot)),
     };
     ExitCode::from(e.exit_code())
+}
+
+// Reading an env file or a secret at slot start: a regular file (symlinks
+// are followed: a Kubernetes secret volume is made of them), bounded in
+// size, and for a secret, readable by no one but its owner and group.
+
+/// An env file larger than this is not one (it could not fit the kernel's
+/// limit on a program's environment anyway).
+const MAX_ENV_FILE_BYTES: u64 = 1 << 20;
+
+/// What a file is read for: the checks differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    EnvFile,
+    /// The variable it becomes.
+    Secret,
+}
+
+/// The file's bytes, or why it is refused (never its content).
+fn read(path: &Path, kind: Purpose, max: u64) -> Result<Vec<u8>, String> {
+    // Non-blocking: a FIFO put where a file should be must not hang the
+    // start; it is refused below, as anything but a regular file is.
+    let f = File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| strerror(&e))?;
+    let meta = f.metadata().map_err(|e| strerror(&e))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mode = meta.mode() & 0o7777;
+    if kind == Purpose::Secret {
+        if mode & 0o004 != 0 {
+            return Err(format!(
+                "readable by every user (mode {mode:04o}): refused; make it unreadable to others (chmod o-r, or mount the secret with mode 0400 or 0440)"
+            ));
+        }
+        if mode & 0o002 != 0 {
+            return Err(format!(
+                "writable by every user (mode {mode:04o}): refused (chmod o-w)"
+            ));
+        }
+    }
+    let mut bytes = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| strerror(&e))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("larger than {max} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// A secret's value: its file's content less one trailing newline (what
+/// `echo value > file` adds), checked to fit in `VAR=value`.
+fn secret(var: &str, path: &Path) -> Result<Vec<u8>, String> {
+    // `VAR=value` and its NUL within the kernel's limit.
+    let max = MAX_ARG_STRLEN.saturating_sub(var.len() + 2);
+    let mut v = read(path, Purpose::Secret, max as u64 + 1)?;
+    if v.last() == Some(&b'\n') {
+        v.pop();
+    }
+    if v.len() > max {
+        return Err(format!(
+            "larger than {max} bytes: the kernel passes no longer {var}=value to a program"
+        ));
+    }
+    if v.contains(&0) {
+        return Err("holds a NUL byte, which no program can receive".into());
+    }
+    Ok(v)
 }

@@ -55,7 +55,7 @@ pub(crate) fn check_users(
     model: &svkit::config::Model,
     root: Option<&std::path::Path>,
 ) -> Result<(), Fatal> {
-    use svkit::config::users::{unknown_users, PasswdFile, SystemUsers};
+    use svkit::config::users::{unknown_users, PasswdFile};
     let (mut diags, strict) = match root {
         Some(r) => {
             let db = PasswdFile::under_root(r).map_err(|e| {
@@ -67,7 +67,7 @@ pub(crate) fn check_users(
             (unknown_users(model, &db), true)
         }
         None => (
-            unknown_users(model, &SystemUsers),
+            unknown_users(model, &PasswdFile::system()),
             svkit::container::supervision_missing().is_none(),
         ),
     };

@@ -17,6 +17,7 @@ mod tests;
 use super::error::Diagnostic;
 use super::json_pos::FieldPath;
 use super::model::{Condition, Dependency, Kind, OnCleanExit, Slot};
+use super::names::one_of;
 use super::parse::Layer;
 use super::raw::RawSlot;
 
@@ -31,13 +32,9 @@ pub(super) fn resolve(
 ) {
     let names: BTreeSet<&str> = slots.iter().map(|s| s.name.as_str()).collect();
     let mut instances: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for s in slots.iter() {
-        if s.instance.is_some() {
-            instances
-                .entry(s.origin.template.as_str())
-                .or_default()
-                .push(s.name.clone());
-        }
+    for s in slots.iter().filter(|s| s.instance.is_some()) {
+        let all = instances.entry(s.origin.template.as_str()).or_default();
+        all.push(s.name.clone());
     }
     let completes: BTreeSet<&str> = slots
         .iter()
@@ -51,12 +48,17 @@ pub(super) fn resolve(
         let mut deps = Vec::new();
         for (key, word) in raw.depends_on.iter().flatten() {
             let at = path(s).key(key.clone());
-            let Some(cond) = condition(word) else {
-                diags.push(layer.diag(
-                    &at,
-                    format!("`{word}`: expected \"up\", \"ready\" or \"completed\""),
-                ));
-                continue;
+            let words = [
+                ("up", Condition::Up),
+                ("ready", Condition::Ready),
+                ("completed", Condition::Completed),
+            ];
+            let cond = match one_of(word, &words) {
+                Ok(c) => c,
+                Err(e) => {
+                    diags.push(layer.diag(&at, e));
+                    continue;
+                }
             };
             let targets = match instances.get(key.as_str()) {
                 Some(all) => all.clone(),
@@ -98,15 +100,6 @@ fn path(s: &Slot) -> FieldPath {
         .key("depends_on")
 }
 
-fn condition(word: &str) -> Option<Condition> {
-    match word {
-        "up" => Some(Condition::Up),
-        "ready" => Some(Condition::Ready),
-        "completed" => Some(Condition::Completed),
-        _ => None,
-    }
-}
-
 /// Past this many slots a cycle is shown by its ends and its length: the
 /// error stays one readable line, and its size does not grow with the
 /// square of the cycle's.
@@ -120,14 +113,7 @@ const RING_SHOWN: usize = 12;
 fn cycles(decl: &[(&Layer, &RawSlot)], slots: &[Slot], diags: &mut Vec<Diagnostic>) {
     let graph = Graph::new(slots);
     let comp = graph.components();
-    let mut size = vec![0usize; slots.len()];
-    for &c in &comp {
-        size[c] += 1;
-    }
     for (i, (s, (layer, _))) in slots.iter().zip(decl).enumerate() {
-        if size[comp[i]] < 2 {
-            continue;
-        }
         let Some(ring) = graph.ring(i, &comp) else {
             continue;
         };
@@ -253,25 +239,16 @@ impl Graph {
     }
 }
 
-/// Slots in start order: every slot after what it depends on (ties in name
-/// order). Stopping goes the other way. Slots on a cycle (refused by
-/// validation) come last.
-pub fn start_order(slots: &[Slot]) -> Vec<&str> {
-    let graph = Graph::new(slots);
-    // A slot's round is one more than its latest dependency's: counted
-    // from the slots nothing holds back, each edge looked at once.
-    let mut waiting: Vec<usize> = graph.adj.iter().map(Vec::len).collect();
-    let mut dependents = vec![Vec::new(); slots.len()];
-    for (i, deps) in graph.adj.iter().enumerate() {
-        for &d in deps {
-            dependents[d].push(i);
-        }
-    }
-    let mut round = vec![0usize; slots.len()];
-    let mut queue: VecDeque<usize> = (0..slots.len()).filter(|&i| waiting[i] == 0).collect();
-    let mut placed = Vec::with_capacity(slots.len());
+/// Kahn's walk of `adj` (each slot's edges to those it waits for), each
+/// edge looked at once: each slot's round, one more than the latest round
+/// of those it waits for (0: none), and how many of them a cycle holds
+/// back (not 0: the slot is on or behind a cycle).
+fn rounds(adj: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let mut waiting: Vec<usize> = adj.iter().map(Vec::len).collect();
+    let mut round = vec![0usize; adj.len()];
+    let mut queue: VecDeque<usize> = (0..adj.len()).filter(|&i| waiting[i] == 0).collect();
+    let dependents = reversed(adj);
     while let Some(i) = queue.pop_front() {
-        placed.push(i);
         for &k in &dependents[i] {
             round[k] = round[k].max(round[i] + 1);
             waiting[k] -= 1;
@@ -280,35 +257,41 @@ pub fn start_order(slots: &[Slot]) -> Vec<&str> {
             }
         }
     }
-    let mut stuck: Vec<usize> = (0..slots.len()).filter(|&i| waiting[i] > 0).collect();
-    placed.sort_by(|&a, &b| (round[a], &slots[a].name).cmp(&(round[b], &slots[b].name)));
-    stuck.sort_by(|&a, &b| slots[a].name.cmp(&slots[b].name));
-    (placed.into_iter().chain(stuck))
-        .map(|i| slots[i].name.as_str())
-        .collect()
+    (round, waiting)
 }
 
-/// Each slot's rank, the slots taken in `order`: 0 when `prior` lists
-/// nothing for it, else one more than the highest rank of those it lists.
-fn ranks<'a>(
-    order: impl Iterator<Item = &'a str>,
-    prior: &BTreeMap<&str, Vec<&'a str>>,
-) -> BTreeMap<&'a str, usize> {
-    let mut rank: BTreeMap<&str, usize> = BTreeMap::new();
-    for name in order {
-        let r = (prior.get(name).into_iter().flatten())
-            .filter_map(|p| rank.get(p).map(|x| x + 1))
-            .max()
-            .unwrap_or(0);
-        rank.insert(name, r);
+/// The edges of `adj` the other way.
+fn reversed(adj: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); adj.len()];
+    for (i, deps) in adj.iter().enumerate() {
+        for &d in deps {
+            out[d].push(i);
+        }
     }
-    rank
+    out
 }
 
-/// `names` in layers by `rank` (a name `slots` does not declare ranks 0),
-/// lowest first, empty layers left out, each layer in `names`' order.
-fn layers(names: &[String], rank: &BTreeMap<&str, usize>) -> Vec<Vec<String>> {
-    let of = |n: &String| rank.get(n.as_str()).copied().unwrap_or(0);
+/// Slots in start order: every slot after what it depends on (ties in name
+/// order). Stopping goes the other way. Slots on a cycle (refused by
+/// validation) come last.
+pub fn start_order(slots: &[Slot]) -> Vec<&str> {
+    let (round, waiting) = rounds(&Graph::new(slots).adj);
+    let mut order: Vec<usize> = (0..slots.len()).collect();
+    order.sort_by_key(|&i| match waiting[i] {
+        0 => (false, round[i], &slots[i].name),
+        _ => (true, 0, &slots[i].name),
+    });
+    order.into_iter().map(|i| slots[i].name.as_str()).collect()
+}
+
+/// `names` in layers by `round` (of `slots`' indexes; a name `slots` does
+/// not declare is in round 0), lowest first, empty layers left out, each
+/// layer in `names`' order.
+fn layers(slots: &[Slot], names: &[String], round: &[usize]) -> Vec<Vec<String>> {
+    let idx: HashMap<&str, usize> = (slots.iter().enumerate())
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let of = |n: &String| idx.get(n.as_str()).map_or(0, |&i| round[i]);
     let max = names.iter().map(of).max().unwrap_or(0);
     (0..=max)
         .map(|r| names.iter().filter(|n| of(n) == r).cloned().collect())
@@ -320,15 +303,7 @@ fn layers(names: &[String], rank: &BTreeMap<&str, usize>) -> Vec<Vec<String>> {
 /// an earlier layer than itself, by depth: 0 without dependencies, else
 /// one more than its deepest dependency.
 pub fn start_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
-    let deps: BTreeMap<&str, Vec<&str>> = (slots.iter())
-        .map(|s| {
-            (
-                s.name.as_str(),
-                s.depends_on.iter().map(|d| d.on.as_str()).collect(),
-            )
-        })
-        .collect();
-    layers(names, &ranks(start_order(slots).into_iter(), &deps))
+    layers(slots, names, &rounds(&Graph::new(slots).adj).0)
 }
 
 /// `names` in layers to stop them: the slots nothing depends on first,
@@ -336,14 +311,5 @@ pub fn start_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
 /// an earlier layer than itself, by height: 0 when no slot depends on it,
 /// else one more than its highest dependent.
 pub fn stop_layers(slots: &[Slot], names: &[String]) -> Vec<Vec<String>> {
-    let mut dependents: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for s in slots {
-        for d in &s.depends_on {
-            dependents.entry(d.on.as_str()).or_default().push(&s.name);
-        }
-    }
-    layers(
-        names,
-        &ranks(start_order(slots).into_iter().rev(), &dependents),
-    )
+    layers(slots, names, &rounds(&reversed(&Graph::new(slots).adj)).0)
 }
