@@ -163,19 +163,21 @@ pub fn import(paths: &[PathBuf], from: Option<Format>, opts: &Options) -> Result
         all.notes.extend(one.notes);
         all.files += one.files;
     }
-    match check::checked(&all.slots) {
-        Ok(text) => Ok(Output {
-            imported: all,
-            text,
-        }),
-        Err((i, what)) => {
-            let at = i
-                .and_then(|i| at.get(i).cloned())
-                .or_else(|| paths.first().map(At::file))
-                .unwrap_or_else(|| At::file(""));
-            Err(Failure::Invalid(ImportError::new(at, what)))
-        }
-    }
+    let whole = paths.first().map_or_else(|| At::file(""), At::file);
+    let text = checked(&all.slots, &at, whole)?;
+    Ok(Output {
+        imported: all,
+        text,
+    })
+}
+
+/// [`check::checked`], its error at where the slot at fault was written
+/// (`at`, by slot), else at `whole`.
+fn checked(slots: &[RawSlot], at: &[At], whole: At) -> Result<String, ImportError> {
+    check::checked(slots).map_err(|(i, what)| {
+        let at = i.and_then(|i| at.get(i).cloned());
+        ImportError::new(at.unwrap_or(whole), what)
+    })
 }
 
 /// A slot's keys in the order docs/config.md's table lists them, as the

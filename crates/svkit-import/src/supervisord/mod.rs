@@ -42,10 +42,6 @@ fn section_why(name: &str) -> &'static str {
     }
 }
 
-fn section_note(s: &Section, key: &str, why: impl Into<String>) -> Note {
-    Note::new(s.at.clone(), key, why)
-}
-
 /// `[supervisord]`: `user` and `environment` reach every program; every
 /// other key is supervisord's own.
 fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportError> {
@@ -80,11 +76,7 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
 /// config (an error names where the slot at fault was written).
 pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     let (imported, at) = import_located(path, opts)?;
-    if let Err((i, what)) = crate::check::validate(&imported.slots) {
-        // Where the slot at fault was written, else the path.
-        let at = i.and_then(|i| at.get(i).cloned());
-        return Err(ImportError::new(at.unwrap_or_else(|| At::file(path)), what));
-    }
+    crate::checked(&imported.slots, &at, At::file(path))?;
     Ok(imported)
 }
 
@@ -109,7 +101,7 @@ pub(crate) fn import_located(
                 .filter(|p| !p.is_empty())
                 .collect();
             groups.extend(progs.iter().map(|&p| (p, g)));
-            notes.push(section_note(s, &s.name, format!(
+            notes.push(Note::new(s.at.clone(), &s.name, format!(
                 "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
                 progs.join(", "),
                 progs.join(" ")
@@ -124,8 +116,8 @@ pub(crate) fn import_located(
             if !matches!(s.name.as_str(), "supervisord" | "include")
                 && !s.name.starts_with("group:")
             {
-                notes.push(section_note(
-                    s,
+                notes.push(Note::new(
+                    s.at.clone(),
                     &s.name,
                     format!("not carried over: {}", section_why(&s.name)),
                 ));
@@ -168,14 +160,16 @@ pub(crate) fn import_located(
     if opts.priority_as_order {
         order(&mut built);
     }
-    let at: Vec<At> = built.iter().map(|b| b.at.clone()).collect();
-    let slots: Vec<_> = built.into_iter().map(|b| b.slot).collect();
-    let imported = Imported {
-        slots,
-        notes,
-        files,
-    };
-    Ok((imported, at))
+    let at = built.iter().map(|b| b.at.clone()).collect();
+    let slots = built.into_iter().map(|b| b.slot).collect();
+    Ok((
+        Imported {
+            slots,
+            notes,
+            files,
+        },
+        at,
+    ))
 }
 
 /// s6-log locks its dir: slots whose files shared a dir under supervisord

@@ -54,13 +54,6 @@ pub struct Program<'a> {
 }
 
 impl<'a> Program<'a> {
-    pub fn program_name(&self) -> &str {
-        self.sec
-            .name
-            .strip_prefix("program:")
-            .unwrap_or(&self.sec.name)
-    }
-
     /// A key of the program, else of `[DEFAULT]`.
     pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
         let (sec, defaults) = (self.sec, self.defaults);
@@ -119,7 +112,11 @@ impl<'a> Program<'a> {
         })?;
         let k = Known {
             here,
-            program_name: self.program_name(),
+            program_name: self
+                .sec
+                .name
+                .strip_prefix("program:")
+                .unwrap_or(&self.sec.name),
             group_name: self.group,
             // Read (and checked) before any value is expanded.
             numprocs: self.numprocs()?,
@@ -163,8 +160,25 @@ impl<'a> Program<'a> {
         key: &str,
         mode: Mode<'_>,
     ) -> Result<Option<Option<String>>, ImportError> {
-        let pieces = self.pieces(v, key, mode)?;
-        Ok(pieces.map(|p| expand::resolved(&p, 0)))
+        Ok(self.pieces(v, key, mode)?.map(|p| expand::resolved(&p, 0)))
+    }
+
+    /// `process_name` (`%(program_name)s` when not written), expanded,
+    /// and its `%(process_num)` spec.
+    fn process_name(&self) -> Result<(Value, Vec<Seg>, Option<Spec>), ImportError> {
+        let pn = self
+            .value("process_name")
+            .cloned()
+            .unwrap_or_else(|| Value {
+                text: "%(program_name)s".into(),
+                at: self.sec.at.clone(),
+            });
+        let segs = self.segs(&pn, "process_name")?;
+        let spec = segs.iter().find_map(|s| match s {
+            Seg::Proc(spec) => Some(spec.clone()),
+            _ => None,
+        });
+        Ok((pn, segs, spec))
     }
 
     /// `numprocs` when it is known now; `None`: written with `%(` (read
@@ -184,20 +198,11 @@ impl<'a> Program<'a> {
             Some(n) => (start..start + n).collect(),
             None => return self.counted(start),
         };
-        let default_name = Value {
-            text: "%(program_name)s".into(),
-            at: self.sec.at.clone(),
-        };
-        let written = self.value("process_name");
-        let pn = written.unwrap_or(&default_name);
-        let name_segs = self.segs(pn, "process_name")?;
+        let (pn, name_segs, spec) = self.process_name()?;
+        let pn = &pn;
         if expand::env_vars(&name_segs).next().is_some() {
             return Err(self.bad(pn, "process_name", "uses a variable known only at run time: a slot's name must be known when importing"));
         }
-        let spec = name_segs.iter().find_map(|s| match s {
-            Seg::Proc(spec) => Some(spec.clone()),
-            _ => None,
-        });
         if nums.len() == 1 {
             let one = self.one(pn, &name_segs, Mode::One(start))?;
             return Ok(one.into_iter().collect());
@@ -246,16 +251,9 @@ impl<'a> Program<'a> {
                 "not carried over: instances of a count are numbered from 0",
             );
         }
-        let default_name = Value {
-            text: "%(program_name)s".into(),
-            at: self.sec.at.clone(),
-        };
-        let pn = self.value("process_name").unwrap_or(&default_name);
-        let name_segs = self.segs(pn, "process_name")?;
-        let Some(spec) = name_segs.iter().find_map(|s| match s {
-            Seg::Proc(spec) => Some(spec.clone()),
-            _ => None,
-        }) else {
+        let (pn, name_segs, spec) = self.process_name()?;
+        let pn = &pn;
+        let Some(spec) = spec else {
             return Err(self.bad(pn, "process_name", "numprocs is known only when the container runs but process_name has no %(process_num) (supervisord refuses it when numprocs is over 1)"));
         };
         // Every number a count may reach.
