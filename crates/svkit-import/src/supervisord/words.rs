@@ -65,15 +65,11 @@ pub fn auto_restart(s: &str) -> Result<AutoRestart, String> {
     if s.eq_ignore_ascii_case("unexpected") {
         return Ok(AutoRestart::Unexpected);
     }
-    boolean(s)
-        .map(|b| {
-            if b {
-                AutoRestart::Always
-            } else {
-                AutoRestart::Never
-            }
-        })
-        .map_err(|_| format!("`{s}` is not true, false or unexpected"))
+    match boolean(s) {
+        Ok(true) => Ok(AutoRestart::Always),
+        Ok(false) => Ok(AutoRestart::Never),
+        Err(_) => Err(format!("`{s}` is not true, false or unexpected")),
+    }
 }
 
 #[cfg(test)]
