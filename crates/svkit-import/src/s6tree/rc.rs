@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use svkit::msg::At;
 
 use super::graph::{boot_set, bundles, expand, named_cycle};
-use super::{file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
+use super::{file_note, file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
 use crate::common::error;
 use crate::{ImportError, Imported, Note, RawSlot};
 
@@ -124,10 +124,10 @@ pub(super) fn import(
         let slot = match d.kind {
             Kind::Bundle => None,
             Kind::Longrun if !d.consumer_for.is_empty() => {
-                out.notes.push(note(
-                    &d.dir.join("consumer-for"),
+                out.notes.push(file_note(
+                    &d.dir,
                     "consumer-for",
-                    &format!(
+                    format!(
                         "not imported: svkit cannot pipe one slot's output into another (an s6-rc \
                          pipeline from {}); when it is a logger, svkit renders its own: check \
                          where this one wrote and set `log` on the producer's slot",
@@ -253,11 +253,7 @@ fn rc_notes(d: &Def, notes: &mut Vec<Note>) -> Result<(), ImportError> {
 }
 
 fn dep_note(d: &Def, dep: &str, why: &str) -> Note {
-    note(
-        &d.dir.join("dependencies.d").join(dep),
-        &format!("dependencies.d/{dep}"),
-        why,
-    )
+    file_note(&d.dir, &format!("dependencies.d/{dep}"), why)
 }
 
 fn unknown_dep(d: &Def, dep: &str) -> Note {

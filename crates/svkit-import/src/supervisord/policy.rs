@@ -116,14 +116,8 @@ pub fn window(startsecs: i64, startretries: i64) -> (i64, i64) {
 }
 
 pub fn restart(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> {
-    let ar = match p.value("autorestart") {
-        Some(v) => words::auto_restart(&v.text).map_err(|e| p.bad(v, "autorestart", e))?,
-        None => AutoRestart::Unexpected,
-    };
-    let codes = match p.value("exitcodes") {
-        Some(v) => words::exit_codes(&v.text).map_err(|e| p.bad(v, "exitcodes", e))?,
-        None => vec![0],
-    };
+    let ar = p.read("autorestart", AutoRestart::Unexpected, words::auto_restart)?;
+    let codes = p.read("exitcodes", vec![0], words::exit_codes)?;
     let startsecs = p.int("startsecs", 0, 86_400, 1)?;
     let startretries = p.int("startretries", 0, 1_000_000, 3)?;
     let mut on_clean_exit_stop = false;

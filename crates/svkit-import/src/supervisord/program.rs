@@ -68,24 +68,21 @@ impl<'a> Program<'a> {
         (self.notes).push(Note::new(v.at.clone(), key, why));
     }
 
-    pub(super) fn int(
+    /// A key's value as `word` reads it, else `default`.
+    pub(super) fn read<T>(
         &self,
         key: &str,
-        lo: i64,
-        hi: i64,
-        default: i64,
-    ) -> Result<i64, ImportError> {
-        match self.value(key) {
-            Some(v) => words::integer(&v.text, lo, hi).map_err(|e| self.bad(v, key, e)),
-            None => Ok(default),
-        }
+        default: T,
+        word: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, ImportError> {
+        let Some(v) = self.value(key) else {
+            return Ok(default);
+        };
+        word(&v.text).map_err(|e| self.bad(v, key, e))
     }
 
-    fn boolean(&self, key: &str, default: bool) -> Result<bool, ImportError> {
-        match self.value(key) {
-            Some(v) => words::boolean(&v.text).map_err(|e| self.bad(v, key, e)),
-            None => Ok(default),
-        }
+    pub(super) fn int(&self, key: &str, lo: i64, hi: i64, dflt: i64) -> Result<i64, ImportError> {
+        self.read(key, dflt, |t| words::integer(t, lo, hi))
     }
 
     /// `v` with its `%(…)s` expanded ([`super::expand`]).
@@ -349,7 +346,7 @@ impl<'a> Program<'a> {
             }
         }
         slot.env = env;
-        let autostart = self.boolean("autostart", true)?;
+        let autostart = self.read("autostart", true, words::boolean)?;
         slot.autostart = (!autostart).then(|| "never".into());
         let Some(log_at) = super::policy::log(self, &mut slot, mode)? else {
             return Ok(None);
