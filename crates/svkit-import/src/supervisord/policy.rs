@@ -25,7 +25,8 @@ pub fn log(
     let Some(v) = p.value("stdout_logfile") else {
         return Ok(Some(None));
     };
-    let Some(path) = p.known_text(v, "stdout_logfile", mode)? else {
+    let pieces = p.pieces(v, "stdout_logfile", mode)?;
+    let Some(path) = pieces.map(|p| super::expand::resolved(&p, 0)) else {
         return Ok(None);
     };
     let Some(path) = path else {

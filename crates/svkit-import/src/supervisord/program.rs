@@ -148,18 +148,6 @@ impl<'a> Program<'a> {
         Ok(Some(out))
     }
 
-    /// The text of `v` in `mode` when every piece of it is known now
-    /// (`Some(None)`: one is known only at run time; `None`: as for
-    /// [`Self::pieces`]).
-    pub(super) fn known_text(
-        &self,
-        v: &Value,
-        key: &str,
-        mode: Mode<'_>,
-    ) -> Result<Option<Option<String>>, ImportError> {
-        Ok(self.pieces(v, key, mode)?.map(|p| expand::resolved(&p, 0)))
-    }
-
     /// `process_name` (`%(program_name)s` when not written), expanded,
     /// and its `%(process_num)` spec.
     fn process_name(&self) -> Result<(Value, Vec<Seg>, Option<Spec>), ImportError> {
@@ -308,7 +296,7 @@ impl<'a> Program<'a> {
             return Ok(None);
         };
         slot.command = command;
-        let user = match self.value("user") {
+        slot.user = match self.value("user") {
             Some(v) => {
                 let segs = self.segs(v, "user")?;
                 let text = expand::text(&segs, 0, true)
@@ -324,9 +312,12 @@ impl<'a> Program<'a> {
             }
             None => self.global.user.clone(),
         };
-        slot.user = user;
         if let Some(v) = self.value("directory") {
-            let Some(p) = self.known_text(v, "directory", mode)? else {
+            // Known now, or (`None`) only at run time.
+            let Some(p) = self
+                .pieces(v, "directory", mode)?
+                .map(|p| expand::resolved(&p, 0))
+            else {
                 return Ok(None);
             };
             match p {

@@ -48,14 +48,8 @@ pub fn source_text(path: &Path, from: Option<&At>) -> Result<String, ImportError
             "over {MAX_SOURCE_BYTES} bytes (16 MiB): not a supervisord config"
         )));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        ImportError::new(
-            At::line(path, line),
-            "bytes that are not UTF-8 (supervisord reads its config as UTF-8 text; so do svkit configs)",
-        )
-    })
+    let why = "bytes that are not UTF-8 (supervisord reads its config as UTF-8 text; so do svkit configs)";
+    crate::common::utf8(path, bytes, why)
 }
 
 pub fn read(main: &Path) -> Result<Read, ImportError> {
