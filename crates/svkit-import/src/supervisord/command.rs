@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use svkit::config::names;
-
 use super::expand::{env_vars, Seg};
 use super::program::{Mode, Program};
 use super::shlex;
@@ -44,8 +42,6 @@ impl Program<'_> {
         }
         let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(v, "environment", e))?;
         for (k, val) in pairs {
-            names::check_env_name(&k)
-                .map_err(|e| self.bad(v, "environment", format!("`{k}`: {e}")))?;
             if vars.is_empty() || !val.contains(mark.as_str()) {
                 env.insert(k, val);
                 continue;

@@ -59,9 +59,6 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
             }
             "environment" if !v.text.contains('%') => {
                 g.env = shlex::env_pairs(&v.text).map_err(bad)?;
-                for (name, _) in &g.env {
-                    names::check_env_name(name).map_err(|e| bad(format!("`{name}`: {e}")))?;
-                }
             }
             "user" | "environment" => notes.push(note("not carried over: it uses %(…)s expansions; set it on each slot")),
             "nodaemon" => notes.push(note("not carried over: s6-overlay's /init is PID 1 and stays in the foreground")),
@@ -85,11 +82,7 @@ pub(crate) fn import_located(
     path: &Path,
     opts: &Options,
 ) -> Result<(Imported, Vec<At>), ImportError> {
-    let read::Read {
-        ini,
-        mut notes,
-        files,
-    } = read::read(path)?;
+    let (ini, mut notes, files) = read::read(path)?;
     let mut groups: HashMap<&str, &str> = HashMap::new();
     for s in &ini.sections {
         if let Some(g) = s.name.strip_prefix("group:") {

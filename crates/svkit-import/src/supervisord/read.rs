@@ -16,13 +16,6 @@ use crate::{ImportError, Note};
 /// that a wrong path (a disk image, `/dev/zero`) is refused at once.
 pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
 
-/// The merged sections, the notes about reading, and the files read.
-pub struct Read {
-    pub ini: Ini,
-    pub notes: Vec<Note>,
-    pub files: usize,
-}
-
 /// The text of one source file: a regular file (never a FIFO a read would
 /// wait on forever), under [`MAX_SOURCE_BYTES`], UTF-8. An error is at
 /// `from` (naming the file) for an included file, else at the file.
@@ -52,14 +45,15 @@ pub fn source_text(path: &Path, from: Option<&At>) -> Result<String, ImportError
     crate::common::utf8(path, bytes, why)
 }
 
-pub fn read(main: &Path) -> Result<Read, ImportError> {
+/// The merged sections, the notes about reading, and the files read.
+pub fn read(main: &Path) -> Result<(Ini, Vec<Note>, usize), ImportError> {
     let mut ini = Ini::default();
     let mut notes = Vec::new();
     let text = source_text(main, None)?;
     ini.read(main, &text)?;
     let mut files = 1;
     let Some(inc) = ini.section("include").cloned() else {
-        return Ok(Read { ini, notes, files });
+        return Ok((ini, notes, files));
     };
     let Some(value) = inc.get("files").cloned() else {
         return Err(ImportError::new(
@@ -128,7 +122,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
             ));
         }
     }
-    Ok(Read { ini, notes, files })
+    Ok((ini, notes, files))
 }
 
 /// Python's `os.path.abspath`: absolute, `.` and `..` folded by name.
