@@ -65,14 +65,15 @@ pub fn detect(path: &Path) -> Result<Format, ImportError> {
     std::fs::File::open(path)
         .and_then(|f| f.take(1 << 20).read_to_end(&mut head))
         .map_err(io)?;
-    let ini = String::from_utf8_lossy(&head).split('\n').any(|l| {
+    let head = String::from_utf8_lossy(&head);
+    let ini = head.split('\n').any(|l| {
         let l = l.trim_start();
         l.starts_with("[program:") || l.starts_with("[supervisord]")
     });
     if ini {
         return Ok(Format::Supervisord);
     }
-    if crate::crontab::looks_like(&String::from_utf8_lossy(&head)) {
+    if crate::crontab::looks_like(&head) {
         return Ok(Format::Crontab);
     }
     Err(unknown(

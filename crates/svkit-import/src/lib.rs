@@ -138,17 +138,12 @@ pub fn import(paths: &[PathBuf], from: Option<Format>, opts: &Options) -> Result
                 "the path is not UTF-8: the paths an import writes into a config must be",
             )));
         }
-        if let Err(source) = std::fs::metadata(path) {
-            return Err(Failure::Io {
-                path: path.clone(),
-                source,
-            });
-        }
-        let format = match from {
-            Some(f) => f,
-            None => detect(path)?,
+        let path_io = |source| Failure::Io {
+            path: path.clone(),
+            source,
         };
-        let one = match format {
+        std::fs::metadata(path).map_err(path_io)?;
+        let one = match from.map_or_else(|| detect(path), Ok)? {
             Format::Supervisord => {
                 let (one, lines) = supervisord::import_located(path, opts)?;
                 at.extend(lines);

@@ -120,7 +120,7 @@ pub(super) fn import(
         &mut out.notes,
     )?;
     let mut slots: Vec<(usize, RawSlot)> = Vec::new();
-    for d in &defs {
+    for (i, d) in defs.iter().enumerate() {
         let slot = match d.kind {
             Kind::Bundle => None,
             Kind::Longrun if !d.consumer_for.is_empty() => {
@@ -144,7 +144,7 @@ pub(super) fn import(
         };
         let Some(mut slot) = slot else { continue };
         rc_notes(d, &mut out.notes)?;
-        if !boot.contains(&index[d.name.as_str()]) {
+        if !boot.contains(&i) {
             slot.autostart = Some("never".into());
             if has_user {
                 out.notes.push(note(
@@ -155,7 +155,7 @@ pub(super) fn import(
                 ));
             }
         }
-        slots.push((index[d.name.as_str()], slot));
+        slots.push((i, slot));
     }
     let made: HashMap<usize, usize> = slots
         .iter()
