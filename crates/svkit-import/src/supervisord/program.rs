@@ -313,14 +313,10 @@ impl<'a> Program<'a> {
             None => self.global.user.clone(),
         };
         if let Some(v) = self.value("directory") {
-            // Known now, or (`None`) only at run time.
-            let Some(p) = self
-                .pieces(v, "directory", mode)?
-                .map(|p| expand::resolved(&p, 0))
-            else {
+            let Some(pieces) = self.pieces(v, "directory", mode)? else {
                 return Ok(None);
             };
-            match p {
+            match expand::resolved(&pieces, 0) {
                 None => self.note(
                     v,
                     "directory",
@@ -354,33 +350,14 @@ impl<'a> Program<'a> {
         }))
     }
 
+    /// The slot name `process_name` makes in `mode` (`None`: as for
+    /// [`Self::pieces`]), noted when it differs from the name as written.
     fn name(
         &mut self,
         pn: &Value,
         segs: &[Seg],
         mode: Mode<'_>,
     ) -> Result<Option<String>, ImportError> {
-        let Some((name, raw)) = self.joined(pn, segs, mode)? else {
-            return Ok(None);
-        };
-        let name = tidy_name(&name);
-        // The placeholder stands for an instance name to check.
-        names::check_slot_name(&name.replace(names::INSTANCE_VAR, "0"))
-            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
-        if name != raw {
-            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
-        }
-        Ok(Some(name))
-    }
-
-    /// A name of several segments: as a slot name's pieces, and as
-    /// written (`None`: as for [`Self::pieces`]).
-    fn joined(
-        &self,
-        pn: &Value,
-        segs: &[Seg],
-        mode: Mode<'_>,
-    ) -> Result<Option<(String, String)>, ImportError> {
         let mut name = String::new();
         let mut raw = String::new();
         for s in segs {
@@ -404,7 +381,14 @@ impl<'a> Program<'a> {
                 (Seg::Env(_), _) => {}
             }
         }
-        Ok(Some((name, raw)))
+        let name = tidy_name(&name);
+        // The placeholder stands for an instance name to check.
+        names::check_slot_name(&name.replace(names::INSTANCE_VAR, "0"))
+            .map_err(|e| self.bad(pn, "process_name", format!("slot name `{name}`: {e}")))?;
+        if name != raw {
+            self.note(pn, "process_name", format!("`{raw}` is slot `{name}`: svkit names are lowercase a-z, 0-9, `.`, `_` and `-`"));
+        }
+        Ok(Some(name))
     }
 }
 
