@@ -59,10 +59,13 @@ pub(super) fn small(dir: &Path, name: &str) -> Result<Option<String>, ImportErro
     if !has(dir, name)? {
         return Ok(None);
     }
-    let path = dir.join(name);
-    let bytes = read_file(&path, SMALL, name)?;
-    let text = String::from_utf8(bytes).map_err(|_| error(&path, "not UTF-8 text"))?;
+    let text = text(&dir.join(name), SMALL, name)?;
     Ok(Some(text.trim_end_matches('\n').to_string()))
+}
+
+/// The text of the file at `path`, at most `max` bytes of UTF-8.
+fn text(path: &Path, max: usize, what: &str) -> Result<String, ImportError> {
+    String::from_utf8(read_file(path, max, what)?).map_err(|_| error(path, "not UTF-8 text"))
 }
 
 /// The unsigned number in `dir/name` (`timeout-kill`, `notification-fd`),
@@ -96,10 +99,7 @@ pub(super) fn names(dir: &Path, what: &str) -> Result<Vec<String>, ImportError> 
             .map(|e| e.0)
             .collect();
     } else if has(dir, what)? {
-        let path = dir.join(what);
-        let bytes = read_file(&path, LIST, what)?;
-        let text = String::from_utf8(bytes).map_err(|_| error(&path, "not UTF-8 text"))?;
-        for line in text.lines() {
+        for line in text(&dir.join(what), LIST, what)?.lines() {
             let name = line.trim_start_matches([' ', '\t']);
             if !name.is_empty() && !name.starts_with('#') && !out.iter().any(|n| n == name) {
                 out.push(name.to_string());
