@@ -8,7 +8,6 @@
 //! -P`, as s6-rc does. Which of the two a dir is: an s6-rc source dir's
 //! definitions each hold a `type` file; a `services.d/` service never does.
 
-mod graph;
 mod rc;
 mod read;
 
