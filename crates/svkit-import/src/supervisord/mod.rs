@@ -3,13 +3,12 @@
 //! Split by concern: [`read`] (the main file and its includes), [`ini`]
 //! (the INI dialect), [`expand`] (`%(name)s`), [`shlex`] (how supervisord
 //! splits words), [`words`] (its value types), [`program`] (one program,
-//! its values expanded), [`command`] and [`policy`] (the key
-//! mapping).
+//! its values expanded, and the keys that become svkit policies) and
+//! [`command`].
 
 mod command;
 mod expand;
 mod ini;
-mod policy;
 mod program;
 mod read;
 mod shlex;
