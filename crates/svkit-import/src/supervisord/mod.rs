@@ -3,10 +3,9 @@
 //! Split by concern: [`read`] (the main file and its includes), [`ini`]
 //! (the INI dialect), [`expand`] (`%(name)s`), [`shlex`] (how supervisord
 //! splits words), [`words`] (its value types), [`program`] (one program,
-//! its values expanded, and the keys that become svkit policies) and
-//! [`command`].
+//! its values expanded: its command and environment, and the keys that
+//! become svkit policies).
 
-mod command;
 mod expand;
 mod ini;
 mod program;

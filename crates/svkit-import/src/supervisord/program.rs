@@ -2,15 +2,23 @@
 //! by key; see docs/import.md for the table this follows. A value's text
 //! is its `%(…)s` expanded ([`super::expand`]), `%(process_num)` written
 //! as the slot's mode has it.
+//!
+//! Its `command` and `environment` are split as supervisord splits them,
+//! or, where they need a shell or a value known only when the container
+//! runs, run by a `sh -c` that keeps their meaning. Its log, its restart
+//! policy (autorestart, exitcodes, startsecs, startretries) and how it is
+//! stopped become svkit policies. Every other key is reported, with why.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use svkit::config::names;
 use svkit::config::raw::{RawInstances, RawLog, RawRestart};
 use svkit::msg::At;
 
-use super::expand::{self, Known, Seg, Spec, Val};
+use super::expand::{self, env_vars, Known, Seg, Spec, Val};
 use super::ini::{Section, Value};
+use super::shlex;
 use super::words::{self, AutoRestart};
 use crate::common::{name_chars, tidy_name};
 use crate::{ImportError, Note, RawSlot};
@@ -35,7 +43,7 @@ pub struct Built {
 
 /// How `%(process_num)` is written out.
 #[derive(Clone, Copy)]
-pub(super) enum Mode<'a> {
+enum Mode<'a> {
     /// One process of this number.
     One(i64),
     /// A template over these numbers: `%(process_num)` written as in
@@ -55,21 +63,21 @@ pub struct Program<'a> {
 
 impl<'a> Program<'a> {
     /// A key of the program, else of `[DEFAULT]`.
-    pub(super) fn value(&self, key: &str) -> Option<&'a Value> {
+    fn value(&self, key: &str) -> Option<&'a Value> {
         let (sec, defaults) = (self.sec, self.defaults);
         sec.get(key).or_else(|| defaults.get(key))
     }
 
-    pub(super) fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
+    fn bad(&self, v: &Value, key: &str, what: impl std::fmt::Display) -> ImportError {
         ImportError::new(v.at.clone(), format!("{key}: {what}"))
     }
 
-    pub(super) fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
+    fn note(&mut self, v: &Value, key: &str, why: impl Into<String>) {
         (self.notes).push(Note::new(v.at.clone(), key, why));
     }
 
     /// A key's value as `word` reads it, else `default`.
-    pub(super) fn read<T>(
+    fn read<T>(
         &self,
         key: &str,
         default: T,
@@ -81,12 +89,12 @@ impl<'a> Program<'a> {
         word(&v.text).map_err(|e| self.bad(v, key, e))
     }
 
-    pub(super) fn int(&self, key: &str, lo: i64, hi: i64, dflt: i64) -> Result<i64, ImportError> {
+    fn int(&self, key: &str, lo: i64, hi: i64, dflt: i64) -> Result<i64, ImportError> {
         self.read(key, dflt, |t| words::integer(t, lo, hi))
     }
 
     /// `v` with its `%(…)s` expanded ([`super::expand`]).
-    pub(super) fn segs(&self, v: &Value, key: &str) -> Result<Vec<Seg>, ImportError> {
+    fn segs(&self, v: &Value, key: &str) -> Result<Vec<Seg>, ImportError> {
         if !v.text.contains('%') {
             return Ok(vec![Seg::Lit(v.text.clone())]);
         }
@@ -123,7 +131,7 @@ impl<'a> Program<'a> {
 
     /// The segments of `v` in `mode`, `%(process_num)` written out; `None`
     /// when it is written otherwise than the template's name has it.
-    pub(super) fn pieces(
+    fn pieces(
         &self,
         v: &Value,
         key: &str,
@@ -390,6 +398,167 @@ impl<'a> Program<'a> {
         }
         Ok(Some(name))
     }
+
+    /// The keys that do not carry over, each reported with why; and keys
+    /// written twice, whose later value wins.
+    fn report_keys(&mut self) {
+        let sec = self.sec;
+        for (i, (k, v)) in sec.keys.iter().enumerate() {
+            for (_, at) in sec.replaced.iter().filter(|(j, _)| *j == i) {
+                self.notes.push(Note::new(
+                    at.clone(),
+                    k,
+                    format!(
+                        "written again at {}: the later value wins, as in supervisord",
+                        v.at
+                    ),
+                ));
+            }
+            if KNOWN.contains(&k.as_str()) {
+                continue;
+            }
+            match dropped(k) {
+                Some(why) => {
+                    let off = matches!(
+                        k.as_str(),
+                        "stopasgroup"
+                            | "killasgroup"
+                            | "stdout_events_enabled"
+                            | "stderr_events_enabled"
+                            | "stdout_syslog"
+                            | "stderr_syslog"
+                    ) && words::boolean(&v.text) == Ok(false);
+                    if !off {
+                        self.note(v, k, format!("not carried over: {why}"));
+                    }
+                }
+                None => self.note(
+                    v,
+                    k,
+                    "not carried over: not a key supervisord knows (it ignores it too)",
+                ),
+            }
+        }
+    }
+
+    /// `environment=` (over `[supervisord]`'s): the env known now, and
+    /// the variables whose values are known only at run time.
+    #[allow(clippy::type_complexity)]
+    fn env(
+        &mut self,
+        mode: Mode<'_>,
+    ) -> Result<Option<(BTreeMap<String, String>, Vec<(String, Vec<Seg>)>)>, ImportError> {
+        let mut env: BTreeMap<String, String> = self.global.env.iter().cloned().collect();
+        let mut runtime = Vec::new();
+        let Some(v) = self.value("environment") else {
+            return Ok(Some((env, runtime)));
+        };
+        let Some(pieces) = self.pieces(v, "environment", mode)? else {
+            return Ok(None);
+        };
+        // Runtime variables stand in as words the lexer keeps whole, and
+        // are put back after it.
+        let mark = stand_in(&pieces);
+        let mut text = String::new();
+        let mut vars = Vec::new();
+        for p in &pieces {
+            match p {
+                Seg::Lit(l) => text.push_str(l),
+                Seg::Env(x) => {
+                    text.push_str(&format!("{mark}{}{mark}", vars.len()));
+                    vars.push(x.clone());
+                }
+                Seg::Proc(_) => {}
+            }
+        }
+        let pairs = shlex::env_pairs(&text).map_err(|e| self.bad(v, "environment", e))?;
+        for (k, val) in pairs {
+            if vars.is_empty() || !val.contains(mark.as_str()) {
+                env.insert(k, val);
+                continue;
+            }
+            let mut ps = Vec::new();
+            for (i, part) in val.split(mark.as_str()).enumerate() {
+                if i % 2 == 0 {
+                    if !part.is_empty() {
+                        ps.push(Seg::Lit(part.to_owned()));
+                    }
+                } else if let Some(x) = part.parse::<usize>().ok().and_then(|n| vars.get(n)) {
+                    ps.push(Seg::Env(x.clone()));
+                }
+            }
+            env.remove(&k);
+            runtime.push((k, ps));
+        }
+        Ok(Some((env, runtime)))
+    }
+
+    fn command(
+        &mut self,
+        mode: Mode<'_>,
+        runtime_env: &[(String, Vec<Seg>)],
+    ) -> Result<Option<Vec<String>>, ImportError> {
+        let Some(v) = self.value("command") else {
+            return Err(ImportError::new(
+                self.sec.at.clone(),
+                format!(
+                    "[{}] has no command (supervisord refuses it)",
+                    self.sec.name
+                ),
+            ));
+        };
+        let Some(pieces) = self.pieces(v, "command", mode)? else {
+            return Ok(None);
+        };
+        let lit: String = pieces
+            .iter()
+            .map(|p| match p {
+                Seg::Lit(l) => l.as_str(),
+                _ => "x",
+            })
+            .collect();
+        let words = shlex::split(&lit).map_err(|e| self.bad(v, "command", e))?;
+        if words.is_empty() {
+            return Err(self.bad(v, "command", "empty (supervisord refuses it)"));
+        }
+        let sh = shlex::shellish(&lit);
+        // The run-time variables the command reads: its own, then its env's.
+        let mut known: Vec<&str> = env_vars(&pieces).collect();
+        known.extend(runtime_env.iter().flat_map(|(_, ps)| env_vars(ps)));
+        known.dedup();
+        if !sh.any() && known.is_empty() && runtime_env.is_empty() {
+            // Without variables `lit` is the plain text: its words are argv.
+            return Ok(Some(words));
+        }
+        let mut script = String::new();
+        for (k, ps) in runtime_env {
+            script.push_str(&format!("export {k}=\"{}\"; ", dq(ps)));
+        }
+        if !sh.list {
+            script.push_str("exec ");
+        }
+        script.push_str(&shell_text(&pieces));
+        let mut why = Vec::new();
+        if sh.list || sh.redirections {
+            why.push("it uses shell syntax (supervisord passed such words to the program as they are, without a shell)".to_owned());
+        }
+        if sh.expansions {
+            why.push("it uses $-expansions (supervisord passed them as they are)".to_owned());
+        }
+        if !known.is_empty() {
+            why.push(format!("{} known only when the container runs, read from its environment then (`${{X}}`; supervisord read them when it started)", known.iter().map(|x| format!("${x}")).collect::<Vec<_>>().join(", ")));
+        }
+        self.note(
+            v,
+            "command",
+            format!(
+                "run under `sh -c`{}: {}",
+                if sh.list { "" } else { " with exec" },
+                why.join("; ")
+            ),
+        );
+        Ok(Some(vec!["sh".into(), "-c".into(), script]))
+    }
 }
 
 /// Keys this importer reads; every other key of a program is reported.
@@ -433,54 +602,6 @@ fn dropped(key: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
-
-impl Program<'_> {
-    /// The keys that do not carry over, each reported with why; and keys
-    /// written twice, whose later value wins.
-    pub(super) fn report_keys(&mut self) {
-        let sec = self.sec;
-        for (i, (k, v)) in sec.keys.iter().enumerate() {
-            for (_, at) in sec.replaced.iter().filter(|(j, _)| *j == i) {
-                self.notes.push(Note::new(
-                    at.clone(),
-                    k,
-                    format!(
-                        "written again at {}: the later value wins, as in supervisord",
-                        v.at
-                    ),
-                ));
-            }
-            if KNOWN.contains(&k.as_str()) {
-                continue;
-            }
-            match dropped(k) {
-                Some(why) => {
-                    let off = matches!(
-                        k.as_str(),
-                        "stopasgroup"
-                            | "killasgroup"
-                            | "stdout_events_enabled"
-                            | "stderr_events_enabled"
-                            | "stdout_syslog"
-                            | "stderr_syslog"
-                    ) && words::boolean(&v.text) == Ok(false);
-                    if !off {
-                        self.note(v, k, format!("not carried over: {why}"));
-                    }
-                }
-                None => self.note(
-                    v,
-                    k,
-                    "not carried over: not a key supervisord knows (it ignores it too)",
-                ),
-            }
-        }
-    }
-}
-
-// The keys of a program that become svkit policies: its log, its restart
-// policy (autorestart, exitcodes, startsecs, startretries) and how it is
-// stopped. The exact rules are in docs/import.md.
 
 /// What `stdout_logfile` names that is the container's own output.
 const CONTAINER_OUTPUT: &[&str] = &["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"];
@@ -656,6 +777,78 @@ fn stop(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> {
     let secs = p.int("stopwaitsecs", 0, 86_400, 10)?;
     slot.stop_timeout_ms = Some(secs * 1000);
     Ok(())
+}
+
+/// Pieces inside double quotes: text escaped, variables as `${X}`.
+fn dq(ps: &[Seg]) -> String {
+    let mut s = String::new();
+    for p in ps {
+        match p {
+            Seg::Lit(l) => {
+                for c in l.chars() {
+                    if matches!(c, '"' | '\\' | '$' | '`') {
+                        s.push('\\');
+                    }
+                    s.push(c);
+                }
+            }
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Proc(_) => {}
+        }
+    }
+    s
+}
+
+/// The command as shell text: its own text, a variable as `${X}` (closing
+/// and reopening a single-quoted part around it, where supervisord would
+/// have put the value inside the quotes).
+fn shell_text(ps: &[Seg]) -> String {
+    let mut s = String::new();
+    let mut sq = false;
+    let mut dqs = false;
+    for p in ps {
+        match p {
+            Seg::Lit(l) => {
+                let mut esc = false;
+                for c in l.chars() {
+                    if esc {
+                        esc = false;
+                    } else if c == '\\' && !sq {
+                        esc = true;
+                    } else if c == '\'' && !dqs {
+                        sq = !sq;
+                    } else if c == '"' && !sq {
+                        dqs = !dqs;
+                    }
+                    s.push(c);
+                }
+            }
+            Seg::Env(x) if sq => s.push_str(&format!("'\"${{{x}}}\"'")),
+            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
+            Seg::Proc(_) => {}
+        }
+    }
+    s
+}
+
+/// A word to stand in for run-time variables that no value as written
+/// holds, once its quotes and escapes are gone: `SVKITVAR`, longer while
+/// one does (a value may say anything). It overlaps itself nowhere (no
+/// start of it is also an end), so its copies around a variable's number
+/// are found where they were put, whatever text is beside them.
+fn stand_in(pieces: &[Seg]) -> String {
+    let bare: String = (pieces.iter())
+        .flat_map(|p| match p {
+            Seg::Lit(l) => l.chars(),
+            _ => "\0".chars(),
+        })
+        .filter(|c| !matches!(c, '"' | '\'' | '\\'))
+        .collect();
+    let mut mark = String::from("SVKITVAR");
+    while bare.contains(mark.as_str()) {
+        mark.push('_');
+    }
+    mark
 }
 
 #[cfg(test)]
