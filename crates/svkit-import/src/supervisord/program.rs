@@ -10,7 +10,6 @@
 //! stopped become svkit policies. Every other key is reported, with why.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use svkit::config::names;
 use svkit::config::raw::{RawInstances, RawLog, RawRestart};
@@ -100,23 +99,16 @@ impl<'a> Program<'a> {
         }
         // supervisord's %(here)s is absolute: asked of the file system
         // only for a value that uses it.
-        let dir = if v.text.contains("%(here)") {
-            let dir = (v.at.file.parent())
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            super::read::abspath(dir)
-        } else {
-            PathBuf::new()
+        let here = match v.text.contains("%(here)") {
+            true => super::read::here(&v.at.file),
+            false => Some(String::new()),
         };
-        let here = dir.to_str().ok_or_else(|| {
-            self.bad(
-                v,
-                key,
-                "the file's directory is not UTF-8: %(here)s cannot be expanded",
-            )
+        let here = here.ok_or_else(|| {
+            let why = "the file's directory is not UTF-8: %(here)s cannot be expanded";
+            self.bad(v, key, why)
         })?;
         let k = Known {
-            here,
+            here: &here,
             program_name: self
                 .sec
                 .name

@@ -66,8 +66,7 @@ pub fn read(main: &Path) -> Result<(Ini, Vec<Note>, usize), ImportError> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut seen: Vec<PathBuf> = vec![std::fs::canonicalize(main).unwrap_or(main.to_path_buf())];
-    let abs = abspath(base);
-    let here = abs.to_str().ok_or_else(|| {
+    let here = here(main).ok_or_else(|| {
         ImportError::new(
             At::file(main),
             "the config's directory is not UTF-8: %(here)s cannot be expanded",
@@ -80,7 +79,7 @@ pub fn read(main: &Path) -> Result<(Ini, Vec<Note>, usize), ImportError> {
             "uses %(ENV_X)s: which files supervisord includes depends on its environment; write the paths".into(),
         ));
     }
-    let patterns = value.text.replace("%(here)s", here).replace("%%", "%");
+    let patterns = value.text.replace("%(here)s", &here).replace("%%", "%");
     for pattern in patterns.split_whitespace() {
         let full = base.join(pattern);
         let matches = glob(&full).map_err(loc)?;
@@ -123,6 +122,15 @@ pub fn read(main: &Path) -> Result<(Ini, Vec<Note>, usize), ImportError> {
         }
     }
     Ok((ini, notes, files))
+}
+
+/// supervisord's `%(here)s` in a value of `file`: the file's dir,
+/// [`abspath`]; `None` when it is not UTF-8.
+pub fn here(file: &Path) -> Option<String> {
+    let dir = (file.parent())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    abspath(dir).to_str().map(str::to_owned)
 }
 
 /// Python's `os.path.abspath`: absolute, `.` and `..` folded by name.
