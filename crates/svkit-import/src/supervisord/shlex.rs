@@ -129,11 +129,7 @@ pub fn shellish(text: &str) -> Shellish {
                 continue;
             }
             '\'' if !dq => {
-                for n in it.by_ref() {
-                    if n == '\'' {
-                        break;
-                    }
-                }
+                it.by_ref().find(|&n| n == '\'');
             }
             '"' => dq = !dq,
             '$' if it
