@@ -55,9 +55,7 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
                 g.user = Some(v.text.clone());
                 notes.push(note(&format!("every slot without a user of its own runs as `{}`, as under supervisord", v.text)));
             }
-            "environment" if !v.text.contains('%') => {
-                g.env = shlex::env_pairs(&v.text).map_err(bad)?;
-            }
+            "environment" if !v.text.contains('%') => g.env = shlex::env_pairs(&v.text).map_err(bad)?,
             "user" | "environment" => notes.push(note("not carried over: it uses %(…)s expansions; set it on each slot")),
             "nodaemon" => notes.push(note("not carried over: s6-overlay's /init is PID 1 and stays in the foreground")),
             _ => notes.push(note("not carried over: supervisord's own setting; s6-overlay's /init and svctl replace supervisord")),
