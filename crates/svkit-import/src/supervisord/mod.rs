@@ -81,20 +81,21 @@ pub(crate) fn import_located(
     let (ini, mut notes, files) = read::read(path)?;
     let mut groups: HashMap<&str, &str> = HashMap::new();
     for s in &ini.sections {
-        if let Some(g) = s.name.strip_prefix("group:") {
-            let listed = s.get("programs").map_or("", |v| &v.text);
-            let progs: Vec<&str> = listed
-                .split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .collect();
-            groups.extend(progs.iter().map(|&p| (p, g)));
-            notes.push(Note::new(s.at.clone(), &s.name, format!(
-                "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
-                progs.join(", "),
-                progs.join(" ")
-            )));
-        }
+        let Some(g) = s.name.strip_prefix("group:") else {
+            continue;
+        };
+        let listed = s.get("programs").map_or("", |v| &v.text);
+        let progs: Vec<&str> = listed
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        groups.extend(progs.iter().map(|&p| (p, g)));
+        notes.push(Note::new(s.at.clone(), &s.name, format!(
+            "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
+            progs.join(", "),
+            progs.join(" ")
+        )));
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
@@ -166,10 +167,8 @@ pub(crate) fn import_located(
 fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
     let dir = |b: &Built| b.slot.log.as_ref().map(|l| l.dir.clone());
     let mut count: HashMap<String, usize> = HashMap::new();
-    for b in built.iter() {
-        if let Some(d) = dir(b) {
-            *count.entry(d).or_default() += 1;
-        }
+    for d in built.iter().filter_map(dir) {
+        *count.entry(d).or_default() += 1;
     }
     for b in built.iter_mut() {
         let Some(d) = dir(b) else { continue };
