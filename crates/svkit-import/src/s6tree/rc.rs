@@ -308,18 +308,13 @@ fn bundles(
         }
         out.insert(p.clone(), members);
     }
+    // A bundle's edges go to the bundles among its members (by their
+    // place in the map's order).
     let names: Vec<&String> = out.keys().collect();
-    let at: HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
-    let edges: Vec<Vec<usize>> = names
-        .iter()
-        .map(|n| {
-            out[*n]
-                .iter()
-                .filter_map(|m| at.get(m.as_str()).copied())
+    let edges = (out.values())
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| out.keys().position(|n| n == m))
                 .collect()
         })
         .collect();
