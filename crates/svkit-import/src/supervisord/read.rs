@@ -111,15 +111,13 @@ pub fn read(main: &Path) -> Result<(Ini, Vec<Note>, usize), ImportError> {
             files += 1;
         }
     }
-    if let Some(v) = ini.section("include").and_then(|s| s.get("files")) {
-        let inner = v.at.clone();
-        if inner != at {
-            notes.push(Note::new(
-                inner,
-                "files",
-                "an [include] in an included file: not followed (supervisord follows only the main file's)",
-            ));
-        }
+    let inner = ini.section("include").and_then(|s| s.get("files"));
+    if let Some(v) = inner.filter(|v| v.at != at) {
+        notes.push(Note::new(
+            v.at.clone(),
+            "files",
+            "an [include] in an included file: not followed (supervisord follows only the main file's)",
+        ));
     }
     Ok((ini, notes, files))
 }
