@@ -125,17 +125,11 @@ pub(super) fn script_command(
         let line = std::str::from_utf8(line)
             .map_err(|_| error(script, "its #! line is not UTF-8: a config holds UTF-8"))?;
         let line = line.trim_matches([' ', '\t', '\r']);
-        let (interp, arg) = match line.split_once([' ', '\t']) {
-            Some((i, a)) => (i, a.trim_matches([' ', '\t'])),
-            None => (line, ""),
-        };
+        let (interp, arg) = line.split_once([' ', '\t']).unwrap_or((line, ""));
         if !interp.is_empty() {
-            let mut argv = vec![interp.to_string()];
-            if !arg.is_empty() {
-                argv.push(arg.to_string());
-            }
-            argv.push(in_image.to_string());
-            return Ok(Some(argv));
+            let argv = [interp, arg.trim_matches([' ', '\t']), in_image];
+            let argv = argv.iter().filter(|a| !a.is_empty()).map(|a| a.to_string());
+            return Ok(Some(argv.collect()));
         }
     }
     let meta =
