@@ -171,20 +171,15 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
             .into_iter()
             .collect());
     }
-    let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(out);
+        return Ok(Vec::new());
     };
-    for e in entries.flatten() {
-        let n = e.file_name();
-        let Some(n) = n.to_str() else { continue };
-        if n.starts_with('.') && !name.starts_with('.') {
-            continue;
-        }
-        if fnmatch(name.as_bytes(), n.as_bytes()) {
-            out.push(dir.join(n));
-        }
-    }
+    let mut out: Vec<PathBuf> = (entries.flatten())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.') || name.starts_with('.'))
+        .filter(|n| fnmatch(name.as_bytes(), n.as_bytes()))
+        .map(|n| dir.join(n))
+        .collect();
     out.sort();
     Ok(out)
 }
