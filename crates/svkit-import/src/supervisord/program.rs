@@ -730,13 +730,13 @@ fn restart(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> {
     };
     // svkit's default window is left out.
     let window = ((deaths, within) != (5, 60)).then_some((deaths, within));
-    let r = RawRestart {
+    slot.restart = Some(RawRestart {
         max_deaths: window.map(|w| w.0),
         on_clean_exit: on_clean_exit_stop.then(|| "stop".into()),
         permanent_exit_codes: Some(perm),
         within_s: window.map(|w| w.1),
         backoff: None,
-    };
+    });
     if ar != AutoRestart::Never {
         for key in ["startsecs", "startretries"] {
             if let Some(v) = p.value(key) {
@@ -744,7 +744,6 @@ fn restart(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> {
             }
         }
     }
-    slot.restart = Some(r);
     Ok(())
 }
 
@@ -766,8 +765,7 @@ fn stop(p: &mut Program<'_>, slot: &mut RawSlot) -> Result<(), ImportError> {
             slot.down_signal = Some(bare.to_owned());
         }
     }
-    let secs = p.int("stopwaitsecs", 0, 86_400, 10)?;
-    slot.stop_timeout_ms = Some(secs * 1000);
+    slot.stop_timeout_ms = Some(p.int("stopwaitsecs", 0, 86_400, 10)? * 1000);
     Ok(())
 }
 
