@@ -11,40 +11,20 @@ use svkit::config::{self, FixedInstances, LoadError};
 
 /// What `svctl check` asks of a config off s6-overlay, without the
 /// image's users and programs: valid, and within s6-svscan's default
-/// limit with s6-overlay's own services. The error names the slot (its
-/// index in `slots`) when it is about one.
-pub fn validate(slots: &[RawSlot]) -> Result<(), (Option<usize>, String)> {
-    checked(slots).map(|_| ())
-}
-
-/// [`validate`], and the text it checked.
+/// limit with s6-overlay's own services; the text it checked. The error
+/// names the slot (its index in `slots`) when it is about one.
 pub fn checked(slots: &[RawSlot]) -> Result<String, (Option<usize>, String)> {
     // Too many services shows in the slot list already (a template makes
     // one slot per distinct instance name): said before rendering and
     // loading a config that the same count refuses after.
     fits(slots.iter().flat_map(|s| {
-        let made = match &s.instances {
-            Some(names) => names
-                .names
-                .iter()
-                .map(String::as_str)
-                .collect::<BTreeSet<_>>()
-                .len(),
-            None => 1,
-        };
+        let made =
+            (s.instances.as_ref()).map_or(1, |i| i.names.iter().collect::<BTreeSet<_>>().len());
         std::iter::repeat_n(("", s.log.is_some()), made)
     }))?;
-    // The text's own bytes go to the load and come back: a copy of a big
-    // import's text cost more (a page fault for every 4 KiB of it) than
-    // checking again that the bytes are UTF-8.
-    let files = vec![(PathBuf::from("imported.json"), render(slots).into_bytes())];
-    let loaded = config::load_layers(&files, &FixedInstances::default());
-    let text = files
-        .into_iter()
-        .next()
-        .and_then(|(_, bytes)| String::from_utf8(bytes).ok())
-        .unwrap_or_default();
-    let v = match loaded {
+    let text = render(slots);
+    let files = vec![(PathBuf::from("imported.json"), text.clone().into_bytes())];
+    let v = match config::load_layers(&files, &FixedInstances::default()) {
         Ok(v) => v,
         Err(LoadError::Invalid(diags)) => {
             let Some(d) = diags.into_iter().next() else {

@@ -29,6 +29,16 @@ pub(crate) fn read_file(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
+/// `bytes` as text, else an error `why` at the line of the first byte
+/// that is not UTF-8.
+pub(crate) fn utf8(path: &Path, bytes: Vec<u8>, why: &str) -> Result<String, ImportError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        ImportError::new(At::line(path, line), why)
+    })
+}
+
 /// The first `max` bytes (or fewer) of the regular file at `path`. Opened
 /// non-blocking, so a FIFO or a device where a file should be is refused
 /// instead of waited on.

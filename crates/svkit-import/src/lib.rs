@@ -13,21 +13,19 @@
 mod check;
 mod common;
 pub mod crontab;
-mod detect;
 pub mod procfile;
 pub mod report;
 pub mod s6tree;
 pub mod supervisord;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
 
 use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 pub use svkit::config::raw::RawSlot;
 use svkit::msg::At;
-
-pub use detect::detect;
 
 /// Where a source format came from, as `--from` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,17 +136,12 @@ pub fn import(paths: &[PathBuf], from: Option<Format>, opts: &Options) -> Result
                 "the path is not UTF-8: the paths an import writes into a config must be",
             )));
         }
-        if let Err(source) = std::fs::metadata(path) {
-            return Err(Failure::Io {
-                path: path.clone(),
-                source,
-            });
-        }
-        let format = match from {
-            Some(f) => f,
-            None => detect(path)?,
+        let path_io = |source| Failure::Io {
+            path: path.clone(),
+            source,
         };
-        let one = match format {
+        std::fs::metadata(path).map_err(path_io)?;
+        let one = match from.map_or_else(|| detect(path), Ok)? {
             Format::Supervisord => {
                 let (one, lines) = supervisord::import_located(path, opts)?;
                 at.extend(lines);
@@ -163,19 +156,98 @@ pub fn import(paths: &[PathBuf], from: Option<Format>, opts: &Options) -> Result
         all.notes.extend(one.notes);
         all.files += one.files;
     }
-    match check::checked(&all.slots) {
-        Ok(text) => Ok(Output {
-            imported: all,
-            text,
-        }),
-        Err((i, what)) => {
-            let at = i
-                .and_then(|i| at.get(i).cloned())
-                .or_else(|| paths.first().map(At::file))
-                .unwrap_or_else(|| At::file(""));
-            Err(Failure::Invalid(ImportError::new(at, what)))
+    let whole = paths.first().map_or_else(|| At::file(""), At::file);
+    let text = checked(&all.slots, &at, whole)?;
+    Ok(Output {
+        imported: all,
+        text,
+    })
+}
+
+/// [`check::checked`], its error at where the slot at fault was written
+/// (`at`, by slot), else at `whole`.
+fn checked(slots: &[RawSlot], at: &[At], whole: At) -> Result<String, ImportError> {
+    check::checked(slots).map_err(|(i, what)| {
+        let at = i.and_then(|i| at.get(i).cloned());
+        ImportError::new(at.unwrap_or(whole), what)
+    })
+}
+
+fn unknown(path: &Path, what: &str) -> ImportError {
+    common::error(
+        path,
+        format!("{what}: say which with --from supervisord|procfile|s6|crontab"),
+    )
+}
+
+/// Which format a path is in, when `--from` does not say: by its name,
+/// its shape (a dir) and its content (a file). A dir is an s6-overlay
+/// tree when it is or holds `services.d` or `s6-rc.d`, or a subdir holds
+/// `run` or `type`; a file named `Procfile*` is a Procfile; an INI file
+/// with `[program:…]` or `[supervisord]` is supervisord's; a file whose
+/// first line that is not a comment or a `NAME=value` is a cron entry is
+/// a crontab.
+pub fn detect(path: &Path) -> Result<Format, ImportError> {
+    let io = |e: std::io::Error| {
+        common::error(
+            path,
+            format!("unable to read: {}", svkit::msg::strerror(&e)),
+        )
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        let named = path
+            .file_name()
+            .is_some_and(|n| n == "services.d" || n == "s6-rc.d");
+        let holds = ["services.d", "s6-rc.d"]
+            .iter()
+            .any(|d| path.join(d).is_dir());
+        let shaped = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let p = e.path();
+                p.is_dir() && (p.join("run").is_file() || p.join("type").is_file())
+            });
+        if named || holds || shaped {
+            return Ok(Format::S6);
         }
+        return Err(unknown(
+            path,
+            "a directory that is not an s6-overlay tree (no services.d, s6-rc.d, */run or */type)",
+        ));
     }
+    if path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("Procfile"))
+    {
+        return Ok(Format::Procfile);
+    }
+    if !meta.is_file() {
+        return Err(unknown(path, "not a regular file"));
+    }
+    // Within the first MiB: the answer is on the first lines.
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(1 << 20).read_to_end(&mut head))
+        .map_err(io)?;
+    let head = String::from_utf8_lossy(&head);
+    let ini = head.split('\n').any(|l| {
+        let l = l.trim_start();
+        l.starts_with("[program:") || l.starts_with("[supervisord]")
+    });
+    if ini {
+        return Ok(Format::Supervisord);
+    }
+    if crate::crontab::looks_like(&head) {
+        return Ok(Format::Crontab);
+    }
+    Err(unknown(
+        path,
+        "cannot tell the format (no [program:…] or [supervisord] section, not named Procfile, no crontab entry)",
+    ))
 }
 
 /// A slot's keys in the order docs/config.md's table lists them, as the

@@ -16,7 +16,7 @@ use std::path::Path;
 use svkit::config::names::{check_abs_path, check_arg_len, check_env_name, check_no_nul};
 use svkit::msg::At;
 
-use crate::common::{error, no_placeholder, noted_slot_name, read_file};
+use crate::common::{error, no_placeholder, noted_slot_name, read_file, utf8};
 use crate::{ImportError, Imported, Note, RawSlot};
 
 /// Far above any Procfile a person writes; a bigger file is not one.
@@ -28,14 +28,7 @@ const RELEASE: &str = "release";
 /// Import the Procfile at `path`.
 pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let bytes = read_file(path, MAX_BYTES, "the Procfile")?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        located(path, line, "not UTF-8 text: a Procfile is text".into())
-    })?;
+    let text = utf8(path, bytes, "not UTF-8 text: a Procfile is text")?;
     let cwd = procfile_dir(path)?;
     let mut out = Imported {
         files: 1,

@@ -8,13 +8,11 @@
 //! -P`, as s6-rc does. Which of the two a dir is: an s6-rc source dir's
 //! definitions each hold a `type` file; a `services.d/` service never does.
 
-mod graph;
-mod legacy;
 mod rc;
 mod read;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use svkit::config::names::{check_abs_path, check_signal};
 use svkit::config::raw::RawReadiness;
@@ -53,11 +51,55 @@ pub fn import(path: &Path) -> Result<Imported, ImportError> {
     let mut out = if is_rc {
         rc::import(path, &root, &entries)?
     } else {
-        legacy::import(path, &root, &entries)?
+        legacy(path, &root, &entries)?
     };
     if out.slots.is_empty() {
         out.notes
             .push(note(path, "services", "no service in it: nothing imported"));
+    }
+    Ok(out)
+}
+
+/// A `services.d/` dir, as s6-overlay's `services-up` takes it: every
+/// subdir is a longrun, copied and supervised as is (a `down` file keeps
+/// it down); anything that is not a dir is skipped. No dependencies.
+fn legacy(
+    path: &Path,
+    root: &str,
+    entries: &[(String, PathBuf, bool)],
+) -> Result<Imported, ImportError> {
+    let mut out = Imported::default();
+    for (name, file, is_dir) in entries {
+        if !is_dir {
+            out.notes
+                .push(note(file, name, "not a directory: s6-overlay skips it too"));
+        }
+    }
+    let services: Vec<_> = entries.iter().filter(|e| e.2).collect();
+    // The files read are the service dirs.
+    out.files = services.len();
+    let names = name_map(
+        services.iter().map(|(n, d, _)| (n.as_str(), d.as_path())),
+        &mut out.notes,
+    )?;
+    for (name, dir, _) in services {
+        let image_dir = format!("{root}/{name}");
+        let Some(mut slot) = longrun_slot(&names[name], dir, &image_dir, &mut out.notes)? else {
+            continue;
+        };
+        if read::has(dir, "down")? {
+            slot.autostart = Some("never".into());
+        }
+        out.slots.push(slot);
+    }
+    if !out.slots.is_empty() {
+        out.notes.push(note(
+            path,
+            "services.d",
+            "s6-overlay starts every dir of /etc/services.d itself: once the svkit config is \
+             in the image, move these dirs out of /etc/services.d (and import them from where \
+             they will be, so the commands name that place), or each service runs twice",
+        ));
     }
     Ok(out)
 }
@@ -76,6 +118,11 @@ fn image_path(path: &Path) -> Result<String, ImportError> {
 /// A note about a whole file or dir.
 fn note(file: &Path, key: &str, why: &str) -> Note {
     Note::new(At::file(file), key, why)
+}
+
+/// A note about the file `name` of `dir`, keyed by its name.
+fn file_note(dir: &Path, name: &str, why: impl Into<String>) -> Note {
+    Note::new(At::file(dir.join(name)), name, why)
 }
 
 /// The slot of a longrun (a `services.d/` service or an s6-rc longrun):
@@ -122,19 +169,19 @@ fn longrun_slot(
                 check: None,
             });
         } else {
-            notes.push(note(
-                &dir.join("notification-fd"),
+            notes.push(file_note(
+                dir,
                 "notification-fd",
-                &format!("fd {fd} not carried over: svkit takes 3 to 1023 (0-2 are stdio, which s6-rc ignores too)"),
+                format!("fd {fd} not carried over: svkit takes 3 to 1023 (0-2 are stdio, which s6-rc ignores too)"),
             ));
         }
     }
     if let Some(ms) = read::number(dir, "timeout-kill")? {
         if ms > MAX_STOP_TIMEOUT_MS {
-            notes.push(note(
-                &dir.join("timeout-kill"),
+            notes.push(file_note(
+                dir,
                 "timeout-kill",
-                &format!(
+                format!(
                     "{ms} ms not carried over: `stop_timeout_ms` is at most {MAX_STOP_TIMEOUT_MS}"
                 ),
             ));
@@ -148,10 +195,10 @@ fn longrun_slot(
                 s.down_signal = Some(sig.trim_start_matches("SIG").to_owned());
             }
             Ok(_) => {}
-            Err(why) => notes.push(note(
-                &dir.join("down-signal"),
+            Err(why) => notes.push(file_note(
+                dir,
                 "down-signal",
-                &format!("`{sig}` not carried over: {why}"),
+                format!("`{sig}` not carried over: {why}"),
             )),
         }
     }
@@ -179,7 +226,7 @@ fn file_notes<S: AsRef<str>>(
 ) -> Result<(), ImportError> {
     for (file, why) in files {
         if read::has(dir, file)? {
-            notes.push(note(&dir.join(file), file, why.as_ref()));
+            notes.push(file_note(dir, file, why.as_ref()));
         }
     }
     Ok(())

@@ -9,19 +9,21 @@
 //!   `completed` on a oneshot, `ready` on a longrun with readiness, else `up`.
 //! - What starts at boot is what s6-overlay starts: the `user` and `user2`
 //!   bundles, with everything they depend on; the rest is `never`.
+//!
+//! Below the import, the graph: bundles (pipelines included) and the
+//! services they stand for, what starts at boot, and cycles.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use svkit::msg::At;
 
-use super::graph::{boot_set, bundles, expand, named_cycle};
-use super::{file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
+use super::{file_note, file_notes, longrun_slot, name_map, note, read, S6_OVERLAY_BIN};
 use crate::common::error;
 use crate::{ImportError, Imported, Note, RawSlot};
 
 /// The bundles s6-overlay's `top` starts at boot, defined in the image's tree.
-pub(super) const BOOT_BUNDLES: &[&str] = &["user", "user2"];
+const BOOT_BUNDLES: &[&str] = &["user", "user2"];
 /// s6-overlay's own services, from its own source dir: every svkit slot
 /// starts after them (the cont-init hooks, svkit's boot hook among them).
 const OVERLAY_BASE: &[&str] = &["base", "fix-attrs", "legacy-cont-init"];
@@ -29,21 +31,21 @@ const OVERLAY_BASE: &[&str] = &["base", "fix-attrs", "legacy-cont-init"];
 const LEGACY_SERVICES: &str = "legacy-services";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+enum Kind {
     Longrun,
     Oneshot,
     Bundle,
 }
 
-pub(super) struct Def {
-    pub(super) name: String,
-    pub(super) dir: PathBuf,
-    pub(super) kind: Kind,
-    pub(super) deps: Vec<String>,
-    pub(super) contents: Vec<String>,
-    pub(super) producer_for: Option<String>,
-    pub(super) consumer_for: Vec<String>,
-    pub(super) pipeline_name: Option<String>,
+struct Def {
+    name: String,
+    dir: PathBuf,
+    kind: Kind,
+    deps: Vec<String>,
+    contents: Vec<String>,
+    producer_for: Option<String>,
+    consumer_for: Vec<String>,
+    pipeline_name: Option<String>,
 }
 
 fn read_def(name: &str, dir: &Path) -> Result<Def, ImportError> {
@@ -120,14 +122,14 @@ pub(super) fn import(
         &mut out.notes,
     )?;
     let mut slots: Vec<(usize, RawSlot)> = Vec::new();
-    for d in &defs {
+    for (i, d) in defs.iter().enumerate() {
         let slot = match d.kind {
             Kind::Bundle => None,
             Kind::Longrun if !d.consumer_for.is_empty() => {
-                out.notes.push(note(
-                    &d.dir.join("consumer-for"),
+                out.notes.push(file_note(
+                    &d.dir,
                     "consumer-for",
-                    &format!(
+                    format!(
                         "not imported: svkit cannot pipe one slot's output into another (an s6-rc \
                          pipeline from {}); when it is a logger, svkit renders its own: check \
                          where this one wrote and set `log` on the producer's slot",
@@ -144,7 +146,7 @@ pub(super) fn import(
         };
         let Some(mut slot) = slot else { continue };
         rc_notes(d, &mut out.notes)?;
-        if !boot.contains(&index[d.name.as_str()]) {
+        if !boot.contains(&i) {
             slot.autostart = Some("never".into());
             if has_user {
                 out.notes.push(note(
@@ -155,7 +157,7 @@ pub(super) fn import(
                 ));
             }
         }
-        slots.push((index[d.name.as_str()], slot));
+        slots.push((i, slot));
     }
     let made: HashMap<usize, usize> = slots
         .iter()
@@ -253,11 +255,7 @@ fn rc_notes(d: &Def, notes: &mut Vec<Note>) -> Result<(), ImportError> {
 }
 
 fn dep_note(d: &Def, dep: &str, why: &str) -> Note {
-    note(
-        &d.dir.join("dependencies.d").join(dep),
-        &format!("dependencies.d/{dep}"),
-        why,
-    )
+    file_note(&d.dir, &format!("dependencies.d/{dep}"), why)
 }
 
 fn unknown_dep(d: &Def, dep: &str) -> Note {
@@ -269,4 +267,110 @@ fn unknown_dep(d: &Def, dep: &str) -> Note {
         "not defined in this tree: not carried over"
     };
     dep_note(d, dep, why)
+}
+
+/// Every bundle by name, and the services it stands for.
+type Bundles = BTreeMap<String, Vec<String>>;
+
+/// Every bundle by name: the `bundle` definitions and the pipelines a last
+/// consumer names with `pipeline-name`. A cycle of bundles is an error.
+fn bundles(
+    path: &Path,
+    defs: &[Def],
+    index: &HashMap<&str, usize>,
+) -> Result<Bundles, ImportError> {
+    let mut out = Bundles::new();
+    for d in defs.iter().filter(|d| d.kind == Kind::Bundle) {
+        out.insert(d.name.clone(), d.contents.clone());
+    }
+    for d in defs {
+        let Some(p) = &d.pipeline_name else { continue };
+        if d.consumer_for.is_empty() || d.producer_for.is_some() {
+            continue; // s6-rc ignores it on anything but a last consumer
+        }
+        if index.contains_key(p.as_str()) || out.contains_key(p) {
+            return Err(error(
+                &d.dir.join("pipeline-name"),
+                format!("`{p}` is already a service or bundle (s6-rc-compile refuses it too)"),
+            ));
+        }
+        let mut members = Vec::new();
+        let mut stack = vec![d.name.clone()];
+        let mut seen = HashSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            if let Some(&i) = index.get(n.as_str()) {
+                stack.extend(defs[i].consumer_for.iter().cloned());
+            }
+            members.push(n);
+        }
+        out.insert(p.clone(), members);
+    }
+    // A bundle's edges go to the bundles among its members (by their
+    // place in the map's order).
+    let names: Vec<&String> = out.keys().collect();
+    let edges = (out.values())
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| out.keys().position(|n| n == m))
+                .collect()
+        })
+        .collect();
+    if let Some((_, cycle)) = named_cycle(edges, |i| names[i]) {
+        let what = format!("bundle cycle {cycle} (s6-rc-compile refuses it too)");
+        return Err(error(path, what));
+    }
+    Ok(out)
+}
+
+/// A cycle of `edges` (the library's search, as for a config's
+/// `depends_on`): its first node, and its nodes' names joined by ` -> `.
+fn named_cycle<'a>(
+    edges: Vec<Vec<usize>>,
+    name: impl Fn(usize) -> &'a String,
+) -> Option<(usize, String)> {
+    let cycle = svkit::config::depends::cycle(edges)?;
+    let names: Vec<&str> = cycle.iter().map(|&i| name(i).as_str()).collect();
+    Some((cycle[0], names.join(" -> ")))
+}
+
+/// The services `name` stands for: itself, or a bundle's services, each
+/// once; `None` for a name defined nowhere in the tree.
+fn expand(name: &str, index: &HashMap<&str, usize>, bundles: &Bundles) -> Vec<Option<usize>> {
+    let mut out = Vec::new();
+    let mut stack = vec![name];
+    let mut seen = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        if let Some(members) = bundles.get(n) {
+            stack.extend(members.iter().rev().map(String::as_str));
+        } else {
+            let i = index.get(n).copied();
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+    }
+    out
+}
+
+/// What s6-overlay starts at boot: the boot bundles' services and, as
+/// s6-rc does, everything they depend on (a producer's consumer too).
+fn boot_set(defs: &[Def], index: &HashMap<&str, usize>, bundles: &Bundles) -> HashSet<usize> {
+    let mut boot = HashSet::new();
+    let mut stack: Vec<&str> = BOOT_BUNDLES.to_vec();
+    while let Some(n) = stack.pop() {
+        for i in expand(n, index, bundles).into_iter().flatten() {
+            if boot.insert(i) {
+                let d = &defs[i];
+                stack.extend(d.deps.iter().map(String::as_str));
+                stack.extend(d.producer_for.iter().map(String::as_str));
+            }
+        }
+    }
+    boot
 }

@@ -59,10 +59,13 @@ pub(super) fn small(dir: &Path, name: &str) -> Result<Option<String>, ImportErro
     if !has(dir, name)? {
         return Ok(None);
     }
-    let path = dir.join(name);
-    let bytes = read_file(&path, SMALL, name)?;
-    let text = String::from_utf8(bytes).map_err(|_| error(&path, "not UTF-8 text"))?;
+    let text = text(&dir.join(name), SMALL, name)?;
     Ok(Some(text.trim_end_matches('\n').to_string()))
+}
+
+/// The text of the file at `path`, at most `max` bytes of UTF-8.
+fn text(path: &Path, max: usize, what: &str) -> Result<String, ImportError> {
+    String::from_utf8(read_file(path, max, what)?).map_err(|_| error(path, "not UTF-8 text"))
 }
 
 /// The unsigned number in `dir/name` (`timeout-kill`, `notification-fd`),
@@ -96,10 +99,7 @@ pub(super) fn names(dir: &Path, what: &str) -> Result<Vec<String>, ImportError> 
             .map(|e| e.0)
             .collect();
     } else if has(dir, what)? {
-        let path = dir.join(what);
-        let bytes = read_file(&path, LIST, what)?;
-        let text = String::from_utf8(bytes).map_err(|_| error(&path, "not UTF-8 text"))?;
-        for line in text.lines() {
+        for line in text(&dir.join(what), LIST, what)?.lines() {
             let name = line.trim_start_matches([' ', '\t']);
             if !name.is_empty() && !name.starts_with('#') && !out.iter().any(|n| n == name) {
                 out.push(name.to_string());
@@ -125,17 +125,11 @@ pub(super) fn script_command(
         let line = std::str::from_utf8(line)
             .map_err(|_| error(script, "its #! line is not UTF-8: a config holds UTF-8"))?;
         let line = line.trim_matches([' ', '\t', '\r']);
-        let (interp, arg) = match line.split_once([' ', '\t']) {
-            Some((i, a)) => (i, a.trim_matches([' ', '\t'])),
-            None => (line, ""),
-        };
+        let (interp, arg) = line.split_once([' ', '\t']).unwrap_or((line, ""));
         if !interp.is_empty() {
-            let mut argv = vec![interp.to_string()];
-            if !arg.is_empty() {
-                argv.push(arg.to_string());
-            }
-            argv.push(in_image.to_string());
-            return Ok(Some(argv));
+            let argv = [interp, arg.trim_matches([' ', '\t']), in_image];
+            let argv = argv.iter().filter(|a| !a.is_empty()).map(|a| a.to_string());
+            return Ok(Some(argv.collect()));
         }
     }
     let meta =

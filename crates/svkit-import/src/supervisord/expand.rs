@@ -187,25 +187,20 @@ pub fn format(spec: &Spec, v: Val<'_>) -> Result<String, String> {
 /// The text of `segs` with `%(process_num)` as `num`, or `None` when a
 /// runtime variable is in it.
 pub fn resolved(segs: &[Seg], num: i64) -> Option<String> {
+    text(segs, num, false)
+}
+
+/// The text of `segs` with `%(process_num)` as `num`; each runtime
+/// variable as svkit's config reads the container's (`${X}`) when `vars`,
+/// else `None`.
+pub fn text(segs: &[Seg], num: i64, vars: bool) -> Option<String> {
     let mut s = String::new();
     for seg in segs {
         match seg {
             Seg::Lit(l) => s.push_str(l),
             Seg::Proc(spec) => s.push_str(&format(spec, Val::Int(num)).ok()?),
+            Seg::Env(x) if vars => s.push_str(&format!("${{{x}}}")),
             Seg::Env(_) => return None,
-        }
-    }
-    Some(s)
-}
-
-/// The text of `segs` with `%(process_num)` as `num` and each runtime
-/// variable as svkit's config reads the container's (`${X}`).
-pub fn with_vars(segs: &[Seg], num: i64) -> Option<String> {
-    let mut s = String::new();
-    for seg in segs {
-        match seg {
-            Seg::Env(x) => s.push_str(&format!("${{{x}}}")),
-            seg => s.push_str(&resolved(std::slice::from_ref(seg), num)?),
         }
     }
     Some(s)

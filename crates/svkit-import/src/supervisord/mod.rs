@@ -3,14 +3,11 @@
 //! Split by concern: [`read`] (the main file and its includes), [`ini`]
 //! (the INI dialect), [`expand`] (`%(name)s`), [`shlex`] (how supervisord
 //! splits words), [`words`] (its value types), [`program`] (one program,
-//! its values expanded), [`command`], [`keys`] and [`policy`] (the key
-//! mapping).
+//! its values expanded: its command and environment, and the keys that
+//! become svkit policies).
 
-mod command;
 mod expand;
 mod ini;
-mod keys;
-mod policy;
 mod program;
 mod read;
 mod shlex;
@@ -42,10 +39,6 @@ fn section_why(name: &str) -> &'static str {
     }
 }
 
-fn section_note(s: &Section, key: &str, why: impl Into<String>) -> Note {
-    Note::new(s.at.clone(), key, why)
-}
-
 /// `[supervisord]`: `user` and `environment` reach every program; every
 /// other key is supervisord's own.
 fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportError> {
@@ -62,12 +55,7 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
                 g.user = Some(v.text.clone());
                 notes.push(note(&format!("every slot without a user of its own runs as `{}`, as under supervisord", v.text)));
             }
-            "environment" if !v.text.contains('%') => {
-                g.env = shlex::env_pairs(&v.text).map_err(bad)?;
-                for (name, _) in &g.env {
-                    names::check_env_name(name).map_err(|e| bad(format!("`{name}`: {e}")))?;
-                }
-            }
+            "environment" if !v.text.contains('%') => g.env = shlex::env_pairs(&v.text).map_err(bad)?,
             "user" | "environment" => notes.push(note("not carried over: it uses %(…)s expansions; set it on each slot")),
             "nodaemon" => notes.push(note("not carried over: s6-overlay's /init is PID 1 and stays in the foreground")),
             _ => notes.push(note("not carried over: supervisord's own setting; s6-overlay's /init and svctl replace supervisord")),
@@ -80,11 +68,7 @@ fn global(s: Option<&Section>, notes: &mut Vec<Note>) -> Result<Global, ImportEr
 /// config (an error names where the slot at fault was written).
 pub fn import(path: &Path, opts: &Options) -> Result<Imported, ImportError> {
     let (imported, at) = import_located(path, opts)?;
-    if let Err((i, what)) = crate::check::validate(&imported.slots) {
-        // Where the slot at fault was written, else the path.
-        let at = i.and_then(|i| at.get(i).cloned());
-        return Err(ImportError::new(at.unwrap_or_else(|| At::file(path)), what));
-    }
+    crate::checked(&imported.slots, &at, At::file(path))?;
     Ok(imported)
 }
 
@@ -94,27 +78,24 @@ pub(crate) fn import_located(
     path: &Path,
     opts: &Options,
 ) -> Result<(Imported, Vec<At>), ImportError> {
-    let read::Read {
-        ini,
-        mut notes,
-        files,
-    } = read::read(path)?;
+    let (ini, mut notes, files) = read::read(path)?;
     let mut groups: HashMap<&str, &str> = HashMap::new();
     for s in &ini.sections {
-        if let Some(g) = s.name.strip_prefix("group:") {
-            let listed = s.get("programs").map_or("", |v| &v.text);
-            let progs: Vec<&str> = listed
-                .split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .collect();
-            groups.extend(progs.iter().map(|&p| (p, g)));
-            notes.push(section_note(s, &s.name, format!(
-                "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
-                progs.join(", "),
-                progs.join(" ")
-            )));
-        }
+        let Some(g) = s.name.strip_prefix("group:") else {
+            continue;
+        };
+        let listed = s.get("programs").map_or("", |v| &v.text);
+        let progs: Vec<&str> = listed
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        groups.extend(progs.iter().map(|&p| (p, g)));
+        notes.push(Note::new(s.at.clone(), &s.name, format!(
+            "not carried over: svkit has no groups; its programs ({}) are slots of their own: `svctl start {}` starts them together",
+            progs.join(", "),
+            progs.join(" ")
+        )));
     }
     let g = global(ini.section("supervisord"), &mut notes)?;
     let mut built: Vec<Built> = Vec::new();
@@ -124,8 +105,8 @@ pub(crate) fn import_located(
             if !matches!(s.name.as_str(), "supervisord" | "include")
                 && !s.name.starts_with("group:")
             {
-                notes.push(section_note(
-                    s,
+                notes.push(Note::new(
+                    s.at.clone(),
                     &s.name,
                     format!("not carried over: {}", section_why(&s.name)),
                 ));
@@ -168,14 +149,16 @@ pub(crate) fn import_located(
     if opts.priority_as_order {
         order(&mut built);
     }
-    let at: Vec<At> = built.iter().map(|b| b.at.clone()).collect();
-    let slots: Vec<_> = built.into_iter().map(|b| b.slot).collect();
-    let imported = Imported {
-        slots,
-        notes,
-        files,
-    };
-    Ok((imported, at))
+    let at = built.iter().map(|b| b.at.clone()).collect();
+    let slots = built.into_iter().map(|b| b.slot).collect();
+    Ok((
+        Imported {
+            slots,
+            notes,
+            files,
+        },
+        at,
+    ))
 }
 
 /// s6-log locks its dir: slots whose files shared a dir under supervisord
@@ -184,10 +167,8 @@ pub(crate) fn import_located(
 fn own_log_dirs(built: &mut [Built], notes: &mut [Note]) {
     let dir = |b: &Built| b.slot.log.as_ref().map(|l| l.dir.clone());
     let mut count: HashMap<String, usize> = HashMap::new();
-    for b in built.iter() {
-        if let Some(d) = dir(b) {
-            *count.entry(d).or_default() += 1;
-        }
+    for d in built.iter().filter_map(dir) {
+        *count.entry(d).or_default() += 1;
     }
     for b in built.iter_mut() {
         let Some(d) = dir(b) else { continue };

@@ -16,13 +16,6 @@ use crate::{ImportError, Note};
 /// that a wrong path (a disk image, `/dev/zero`) is refused at once.
 pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
 
-/// The merged sections, the notes about reading, and the files read.
-pub struct Read {
-    pub ini: Ini,
-    pub notes: Vec<Note>,
-    pub files: usize,
-}
-
 /// The text of one source file: a regular file (never a FIFO a read would
 /// wait on forever), under [`MAX_SOURCE_BYTES`], UTF-8. An error is at
 /// `from` (naming the file) for an included file, else at the file.
@@ -48,24 +41,19 @@ pub fn source_text(path: &Path, from: Option<&At>) -> Result<String, ImportError
             "over {MAX_SOURCE_BYTES} bytes (16 MiB): not a supervisord config"
         )));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        ImportError::new(
-            At::line(path, line),
-            "bytes that are not UTF-8 (supervisord reads its config as UTF-8 text; so do svkit configs)",
-        )
-    })
+    let why = "bytes that are not UTF-8 (supervisord reads its config as UTF-8 text; so do svkit configs)";
+    crate::common::utf8(path, bytes, why)
 }
 
-pub fn read(main: &Path) -> Result<Read, ImportError> {
+/// The merged sections, the notes about reading, and the files read.
+pub fn read(main: &Path) -> Result<(Ini, Vec<Note>, usize), ImportError> {
     let mut ini = Ini::default();
     let mut notes = Vec::new();
     let text = source_text(main, None)?;
     ini.read(main, &text)?;
     let mut files = 1;
     let Some(inc) = ini.section("include").cloned() else {
-        return Ok(Read { ini, notes, files });
+        return Ok((ini, notes, files));
     };
     let Some(value) = inc.get("files").cloned() else {
         return Err(ImportError::new(
@@ -78,8 +66,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut seen: Vec<PathBuf> = vec![std::fs::canonicalize(main).unwrap_or(main.to_path_buf())];
-    let abs = abspath(base);
-    let here = abs.to_str().ok_or_else(|| {
+    let here = here(main).ok_or_else(|| {
         ImportError::new(
             At::file(main),
             "the config's directory is not UTF-8: %(here)s cannot be expanded",
@@ -92,7 +79,7 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
             "uses %(ENV_X)s: which files supervisord includes depends on its environment; write the paths".into(),
         ));
     }
-    let patterns = value.text.replace("%(here)s", here).replace("%%", "%");
+    let patterns = value.text.replace("%(here)s", &here).replace("%%", "%");
     for pattern in patterns.split_whitespace() {
         let full = base.join(pattern);
         let matches = glob(&full).map_err(loc)?;
@@ -124,17 +111,24 @@ pub fn read(main: &Path) -> Result<Read, ImportError> {
             files += 1;
         }
     }
-    if let Some(v) = ini.section("include").and_then(|s| s.get("files")) {
-        let inner = v.at.clone();
-        if inner != at {
-            notes.push(Note::new(
-                inner,
-                "files",
-                "an [include] in an included file: not followed (supervisord follows only the main file's)",
-            ));
-        }
+    let inner = ini.section("include").and_then(|s| s.get("files"));
+    if let Some(v) = inner.filter(|v| v.at != at) {
+        notes.push(Note::new(
+            v.at.clone(),
+            "files",
+            "an [include] in an included file: not followed (supervisord follows only the main file's)",
+        ));
     }
-    Ok(Read { ini, notes, files })
+    Ok((ini, notes, files))
+}
+
+/// supervisord's `%(here)s` in a value of `file`: the file's dir,
+/// [`abspath`]; `None` when it is not UTF-8.
+pub fn here(file: &Path) -> Option<String> {
+    let dir = (file.parent())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    abspath(dir).to_str().map(str::to_owned)
 }
 
 /// Python's `os.path.abspath`: absolute, `.` and `..` folded by name.
@@ -177,20 +171,15 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, String> {
             .into_iter()
             .collect());
     }
-    let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(out);
+        return Ok(Vec::new());
     };
-    for e in entries.flatten() {
-        let n = e.file_name();
-        let Some(n) = n.to_str() else { continue };
-        if n.starts_with('.') && !name.starts_with('.') {
-            continue;
-        }
-        if fnmatch(name.as_bytes(), n.as_bytes()) {
-            out.push(dir.join(n));
-        }
-    }
+    let mut out: Vec<PathBuf> = (entries.flatten())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.') || name.starts_with('.'))
+        .filter(|n| fnmatch(name.as_bytes(), n.as_bytes()))
+        .map(|n| dir.join(n))
+        .collect();
     out.sort();
     Ok(out)
 }

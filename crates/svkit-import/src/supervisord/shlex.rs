@@ -4,6 +4,8 @@
 
 use std::str::Chars;
 
+use svkit::config::names::check_env_name;
+
 /// `shlex.split(text)`: words split at whitespace; `'…'` literal, `"…"`
 /// with `\"` and `\\` escapes, `\` outside quotes escaping any character.
 pub fn split(text: &str) -> Result<Vec<String>, String> {
@@ -72,7 +74,8 @@ fn lex(text: &str, env: bool) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// `KEY="a,b",K2=v` into pairs, in order, as supervisord reads it.
+/// `KEY="a,b",K2=v` into pairs, in order, as supervisord reads it; then
+/// each KEY checked as svkit checks an env name.
 pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
     let mut toks = lex(text, true)?.into_iter();
     let mut out = Vec::new();
@@ -87,6 +90,9 @@ pub fn env_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
                 out.last().map_or("", |(k, _)| k.as_str()),
             ));
         }
+    }
+    for (k, _) in &out {
+        check_env_name(k).map_err(|e| format!("`{k}`: {e}"))?;
     }
     Ok(out)
 }
@@ -123,11 +129,7 @@ pub fn shellish(text: &str) -> Shellish {
                 continue;
             }
             '\'' if !dq => {
-                for n in it.by_ref() {
-                    if n == '\'' {
-                        break;
-                    }
-                }
+                it.by_ref().find(|&n| n == '\'');
             }
             '"' => dq = !dq,
             '$' if it

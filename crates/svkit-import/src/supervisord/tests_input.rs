@@ -46,7 +46,11 @@ fn hostile_input_is_a_clear_error_or_a_result() {
 /// reports.
 fn keys() -> Vec<&'static str> {
     let others = ["umask", "bogus"];
-    super::keys::KNOWN.iter().copied().chain(others).collect()
+    super::program::KNOWN
+        .iter()
+        .copied()
+        .chain(others)
+        .collect()
 }
 
 const VALUES: &[&str] = &[

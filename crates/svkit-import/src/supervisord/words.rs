@@ -3,15 +3,12 @@
 
 /// `true/yes/on/1`, `false/no/off/0`, any case.
 pub fn boolean(s: &str) -> Result<bool, String> {
-    let is = |words: [&str; 4]| words.iter().any(|w| s.eq_ignore_ascii_case(w));
-    if is(["true", "yes", "on", "1"]) {
-        Ok(true)
-    } else if is(["false", "no", "off", "0"]) {
-        Ok(false)
-    } else {
-        Err(format!(
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err(format!(
             "`{s}` is not a boolean (true/false, yes/no, on/off, 1/0)"
-        ))
+        )),
     }
 }
 
@@ -65,15 +62,11 @@ pub fn auto_restart(s: &str) -> Result<AutoRestart, String> {
     if s.eq_ignore_ascii_case("unexpected") {
         return Ok(AutoRestart::Unexpected);
     }
-    boolean(s)
-        .map(|b| {
-            if b {
-                AutoRestart::Always
-            } else {
-                AutoRestart::Never
-            }
-        })
-        .map_err(|_| format!("`{s}` is not true, false or unexpected"))
+    match boolean(s) {
+        Ok(true) => Ok(AutoRestart::Always),
+        Ok(false) => Ok(AutoRestart::Never),
+        Err(_) => Err(format!("`{s}` is not true, false or unexpected")),
+    }
 }
 
 #[cfg(test)]
