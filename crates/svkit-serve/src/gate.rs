@@ -7,9 +7,9 @@
 //! `httparse`'s; a complete head goes to the workers, and every response
 //! closes its connection.
 
-use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::io::{self, Read};
+use std::net::TcpListener;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{SyncSender, TrySendError};
@@ -66,81 +66,24 @@ impl Listener {
 
     fn accept(&self) -> io::Result<(Conn, String)> {
         match self {
-            Listener::Tcp(t) => t.accept().map(|(s, a)| (Conn::Tcp(s), a.to_string())),
-            Listener::Unix(u) => u.accept().map(|(s, _)| (Conn::Unix(s), "unix".into())),
+            Listener::Tcp(t) => t
+                .accept()
+                .map(|(s, a)| (Conn::from(OwnedFd::from(s)), a.to_string())),
+            Listener::Unix(u) => u.accept().map(|(s, _)| (s, "unix".into())),
         }
     }
 }
 
-pub enum Conn {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
+/// A connection, TCP or unix. Every use of it (read, write, shutdown(2),
+/// `O_NONBLOCK`, `SO_SNDTIMEO`, dup) is the same socket call for both, so
+/// a TCP socket is carried in std's unix stream type: one type, no
+/// dispatch on the kind.
+pub type Conn = UnixStream;
 
-impl Conn {
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        match self {
-            Conn::Tcp(t) => t.as_fd(),
-            Conn::Unix(u) => u.as_fd(),
-        }
-    }
-
-    /// Blocking again, each write bounded by [`WRITE_TIME`].
-    fn blocking(&self) -> io::Result<()> {
-        match self {
-            Conn::Tcp(t) => {
-                t.set_nonblocking(false)?;
-                t.set_write_timeout(Some(WRITE_TIME))
-            }
-            Conn::Unix(u) => {
-                u.set_nonblocking(false)?;
-                u.set_write_timeout(Some(WRITE_TIME))
-            }
-        }
-    }
-
-    pub fn try_clone(&self) -> io::Result<Conn> {
-        match self {
-            Conn::Tcp(t) => t.try_clone().map(Conn::Tcp),
-            Conn::Unix(u) => u.try_clone().map(Conn::Unix),
-        }
-    }
-
-    /// Both ways: a poll on it sees a hangup, a read returns 0.
-    pub fn shutdown(&self) {
-        let _ = match self {
-            Conn::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
-            Conn::Unix(u) => u.shutdown(std::net::Shutdown::Both),
-        };
-    }
-
-    fn set_nonblocking(&self) -> io::Result<()> {
-        match self {
-            Conn::Tcp(t) => t.set_nonblocking(true),
-            Conn::Unix(u) => u.set_nonblocking(true),
-        }
-    }
-}
-
-impl Read for Conn {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(t) => t.read(b),
-            Conn::Unix(u) => u.read(b),
-        }
-    }
-}
-
-impl Write for Conn {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(t) => t.write(b),
-            Conn::Unix(u) => u.write(b),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// Blocking again, each write bounded by [`WRITE_TIME`].
+fn blocking(c: &Conn) -> io::Result<()> {
+    c.set_nonblocking(false)?;
+    c.set_write_timeout(Some(WRITE_TIME))
 }
 
 /// A complete request head, and its connection.
@@ -185,7 +128,7 @@ pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
             fds.extend(
                 pending
                     .iter()
-                    .map(|p| PollFd::new(p.conn.fd(), PollFlags::POLLIN)),
+                    .map(|p| PollFd::new(p.conn.as_fd(), PollFlags::POLLIN)),
             );
             match poll(&mut fds, wait) {
                 Ok(_) | Err(nix::errno::Errno::EINTR) => {}
@@ -212,7 +155,7 @@ pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
             loop {
                 match l.accept() {
                     Ok((conn, peer)) => {
-                        if conn.set_nonblocking().is_err() {
+                        if conn.set_nonblocking(true).is_err() {
                             continue;
                         }
                         if pending.len() >= MAX_CONNS {
@@ -282,7 +225,7 @@ fn read_head(pending: &mut Vec<Pending>, i: usize) -> Option<Req> {
                 .map(|h| h.value.to_vec());
             let method = method.to_string();
             let p = pending.remove(i);
-            if p.conn.blocking().is_err() {
+            if blocking(&p.conn).is_err() {
                 return None;
             }
             return Some(Req {

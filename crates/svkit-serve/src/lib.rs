@@ -100,14 +100,10 @@ pub fn main(mut args: std::env::ArgsOs, hooks: Hooks) -> ExitCode {
     let rx = Arc::new(Mutex::new(rx));
     for _ in 0..WORKERS {
         let rx = Arc::clone(&rx);
-        std::thread::spawn(move || loop {
-            let next = match rx.lock() {
-                Ok(r) => r.recv(),
-                Err(_) => return,
-            };
-            match next {
-                Ok(req) => routes::answer(shared, req),
-                Err(_) => return,
+        // The queue's lock is held while waiting, never while answering.
+        std::thread::spawn(move || {
+            while let Some(req) = rx.lock().ok().and_then(|r| r.recv().ok()) {
+                routes::answer(shared, req);
             }
         });
     }

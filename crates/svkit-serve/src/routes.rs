@@ -284,41 +284,32 @@ fn waited(w: Waited) -> Resp {
 /// may read), 401 without its token.
 fn authorize(model: Option<&Model>, req: &Req) -> Result<(), Resp> {
     use std::os::unix::fs::PermissionsExt as _;
+    let forbid = |why: String| text(403, format!("forbidden: {why}"));
     let file = model
         .and_then(|m| m.http.as_ref())
         .and_then(|h| h.token_file.as_deref());
     let Some(file) = file else {
-        return Err(text(
-            403,
-            "forbidden: the config's http has no token_file (logs and control are off)",
-        ));
+        let why = "the config's http has no token_file (logs and control are off)";
+        return Err(forbid(why.into()));
     };
-    let token = match std::fs::metadata(file) {
-        Ok(m) if m.permissions().mode() & 0o004 != 0 => {
-            return Err(text(
-                403,
-                format!(
-                    "forbidden: token file {file} is readable by every user: refused (chmod o-r)"
-                ),
-            ));
-        }
-        Ok(_) => std::fs::read(file),
-        Err(e) => Err(e),
-    };
+    // None: a token every user may read, refused.
+    let token = std::fs::metadata(file).and_then(|m| match m.permissions().mode() & 0o004 {
+        0 => std::fs::read(file).map(Some),
+        _ => Ok(None),
+    });
     let token = match token {
-        Ok(t) => t.trim_ascii().to_vec(),
+        Ok(Some(t)) => t.trim_ascii().to_vec(),
+        Ok(None) => {
+            let why = format!("token file {file} is readable by every user: refused (chmod o-r)");
+            return Err(forbid(why));
+        }
         Err(e) => {
-            return Err(text(
-                403,
-                format!(
-                    "forbidden: unable to read token file {file}: {}",
-                    msg::strerror(&e)
-                ),
-            ))
+            let why = msg::strerror(&e);
+            return Err(forbid(format!("unable to read token file {file}: {why}")));
         }
     };
     if token.is_empty() {
-        return Err(text(403, format!("forbidden: token file {file} is empty")));
+        return Err(forbid(format!("token file {file} is empty")));
     }
     // The scheme's name is case-insensitive (RFC 9110).
     let given = (req.auth.as_deref())
@@ -343,22 +334,34 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-/// The snapshot every view reads, measured.
-fn snapshot(slots: &Slots<'_>, names: &[String]) -> Result<Snapshot, Resp> {
+/// The snapshot every view reads (`measure`d: with CPU and memory); an
+/// unknown slot named is 404, an unreadable scandir 503.
+fn snapshot(slots: &Slots<'_>, names: &[String], measure: bool) -> Result<Snapshot, Resp> {
     let mut snap = slots.snapshot(names, false).map_err(|e| text(503, e))?;
-    snap.measure();
+    if !snap.unknown.is_empty() {
+        let unknown = snap.unknown.join(", ");
+        return Err(text(
+            404,
+            format!("unknown slot {unknown}: not in the scandir"),
+        ));
+    }
+    if measure {
+        snap.measure();
+    }
     Ok(snap)
 }
 
-fn status(slots: &Slots<'_>, names: &[String]) -> Resp {
-    match snapshot(slots, names) {
-        Ok(s) if !s.unknown.is_empty() => text(
-            404,
-            format!("unknown slot {}: not in the scandir", s.unknown.join(", ")),
-        ),
-        Ok(s) => resp(200, JSON, s.json()),
-        Err(r) => r,
+/// 200 with `ok` when `why` is empty, else `bad` with one line each.
+fn verdict(why: Vec<String>, ok: &str, bad: u16) -> Resp {
+    if why.is_empty() {
+        text(200, ok)
+    } else {
+        text(bad, why.join("\n"))
     }
+}
+
+fn status(slots: &Slots<'_>, names: &[String]) -> Resp {
+    snapshot(slots, names, true).map_or_else(|r| r, |s| resp(200, JSON, s.json()))
 }
 
 /// 503 when s6-svscan is gone, the scandir unreadable or an essential
@@ -367,29 +370,21 @@ fn livez(slots: &Slots<'_>) -> Resp {
     if let Some(why) = svkit::container::supervision_missing() {
         return text(503, format!("no supervision: {why}"));
     }
-    let snap = match slots.snapshot(&[], false) {
+    let snap = match snapshot(slots, &[], false) {
         Ok(s) => s,
-        Err(e) => return text(503, e),
+        Err(r) => return r,
     };
     let essential = |n: &str| {
         slots.slot(n).and_then(|s| s.essential) == Some(true)
             || slots.dir(n).join(svkit::slot::end::ESSENTIAL_FILE).exists()
     };
-    let dead: Vec<String> = (snap.rows.iter())
+    let dead = (snap.rows.iter())
         .filter(|r| r.v.failed && essential(&r.name))
         .map(|r| {
-            format!(
-                "essential slot {} failed: {}",
-                r.name,
-                r.v.why.as_deref().unwrap_or("for good")
-            )
-        })
-        .collect();
-    if dead.is_empty() {
-        text(200, "ok")
-    } else {
-        text(503, dead.join("\n"))
-    }
+            let why = r.v.why.as_deref().unwrap_or("for good");
+            format!("essential slot {} failed: {why}", r.name)
+        });
+    verdict(dead.collect(), "ok", 503)
 }
 
 /// 200 when no slot is [`svkit::slot::snapshot::Row::unready`]; 503 with one line per slot that is.
@@ -407,28 +402,20 @@ fn readyz(slots: &Slots<'_>, query: &str) -> Resp {
         }
         names.push(v.to_string());
     }
-    let snap = match slots.snapshot(&names, false) {
-        Ok(s) if !s.unknown.is_empty() => {
-            return text(
-                404,
-                format!("unknown slot {}: not in the scandir", s.unknown.join(", ")),
-            )
-        }
-        Ok(s) => s,
-        Err(e) => return text(503, e),
-    };
-    let why: Vec<String> = snap.rows.iter().filter_map(|r| r.unready()).collect();
-    if why.is_empty() {
-        text(200, "ready")
-    } else {
-        text(503, why.join("\n"))
+    match snapshot(slots, &names, false) {
+        Ok(snap) => verdict(
+            snap.rows.iter().filter_map(|r| r.unready()).collect(),
+            "ready",
+            503,
+        ),
+        Err(r) => r,
     }
 }
 
 /// `svctl status`'s verdict: 200 for its exit 0, 503 with its table and
 /// warnings otherwise.
 fn healthz(slots: &Slots<'_>) -> Resp {
-    let snap = match snapshot(slots, &[]) {
+    let snap = match snapshot(slots, &[], true) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -441,7 +428,7 @@ fn healthz(slots: &Slots<'_>) -> Resp {
 }
 
 fn metrics(slots: &Slots<'_>) -> Resp {
-    let snap = match snapshot(slots, &[]) {
+    let snap = match snapshot(slots, &[], true) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -477,33 +464,35 @@ fn watch_hangup(conn: &Conn) -> Arc<AtomicBool> {
             let mut b = [0u8; 512];
             while matches!(peer.read(&mut b), Ok(n) if n > 0) {}
             g.store(true, Ordering::SeqCst);
-            peer.shutdown();
+            let _ = peer.shutdown(std::net::Shutdown::Both);
         });
     }
     gone
 }
 
+/// Starts a stream: its head (no length) and `first`; false when the
+/// client is gone already.
+fn open_stream(req: &mut Req, ctype: &str, first: &[u8]) -> bool {
+    let h = head(200, ctype, None);
+    req.conn.write_all(&[h.as_bytes(), first].concat()).is_ok()
+}
+
 /// Server-sent events, one per `svctl events --json` record, until the
 /// client goes away.
 fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
-    let h = head(200, "text/event-stream", None);
     // A comment first: the client knows the stream is open.
-    if req
-        .conn
-        .write_all(format!("{h}: svkit events\n\n").as_bytes())
-        .is_err()
-    {
+    if !open_stream(req, "text/event-stream", b": svkit events\n\n") {
         return None;
     }
     watch_hangup(&req.conn);
-    let fd = req.conn.fd().try_clone_to_owned().ok();
+    let fd = req.conn.try_clone().ok();
     let r = follow(
         slots,
         &Followed::Ours,
-        fd.as_ref().map(|f| std::os::fd::AsFd::as_fd(f)),
+        fd.as_ref().map(std::os::fd::AsFd::as_fd),
         &mut Sse(&mut req.conn),
     );
-    req.conn.shutdown();
+    let _ = req.conn.shutdown(std::net::Shutdown::Both);
     if let Err(e) = r {
         msg::warn(format_args!(
             "{}: event stream ended: {e}",
@@ -557,13 +546,7 @@ fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Res
     if !follow {
         return Some(resp(200, TEXT, body));
     }
-    let h = head(200, TEXT, None);
-    if req
-        .conn
-        .write_all(h.as_bytes())
-        .and_then(|()| req.conn.write_all(&body))
-        .is_err()
-    {
+    if !open_stream(req, TEXT, &body) {
         return None;
     }
     let gone = watch_hangup(&req.conn);
@@ -574,7 +557,7 @@ fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Res
             break;
         }
     }
-    req.conn.shutdown();
+    let _ = req.conn.shutdown(std::net::Shutdown::Both);
     None
 }
 

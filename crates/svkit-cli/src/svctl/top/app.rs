@@ -22,25 +22,26 @@ pub enum Sort {
     State,
 }
 
+/// Each order and its name, in the cycle `o` goes through.
+const SORTS: [(Sort, &str); 5] = [
+    (Sort::Name, "name"),
+    (Sort::Cpu, "CPU"),
+    (Sort::Mem, "memory"),
+    (Sort::Deaths, "deaths"),
+    (Sort::State, "state"),
+];
+
 impl Sort {
+    fn at(self) -> usize {
+        SORTS.iter().position(|(s, _)| *s == self).unwrap_or(0)
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Sort::Name => "name",
-            Sort::Cpu => "CPU",
-            Sort::Mem => "memory",
-            Sort::Deaths => "deaths",
-            Sort::State => "state",
-        }
+        SORTS[self.at()].1
     }
 
     fn next(self) -> Sort {
-        match self {
-            Sort::Name => Sort::Cpu,
-            Sort::Cpu => Sort::Mem,
-            Sort::Mem => Sort::Deaths,
-            Sort::Deaths => Sort::State,
-            Sort::State => Sort::Name,
-        }
+        SORTS[(self.at() + 1) % SORTS.len()].0
     }
 }
 
@@ -229,60 +230,29 @@ impl App {
     fn normal(&mut self, key: KeyEvent, depends: &dyn Fn(&str) -> Vec<String>) -> Effect {
         let op = match key.code {
             KeyCode::Char('q') => return Effect::Quit,
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.step(-1);
-                None
+            KeyCode::Char('s') => Op::Start,
+            KeyCode::Char('x') => Op::Stop,
+            KeyCode::Char('r') => Op::Restart,
+            code => {
+                match code {
+                    KeyCode::Up | KeyCode::Char('k') => self.step(-1),
+                    KeyCode::Down | KeyCode::Char('j') => self.step(1),
+                    KeyCode::PageUp => self.step(-10),
+                    KeyCode::PageDown => self.step(10),
+                    KeyCode::Home => self.step(isize::MIN / 2),
+                    KeyCode::End => self.step(isize::MAX / 2),
+                    KeyCode::Char('/') => self.mode = Mode::Filter(String::new()),
+                    KeyCode::Esc => self.filter.clear(),
+                    KeyCode::Enter => self.log_open = !self.log_open,
+                    KeyCode::Char('o') => self.sort = self.sort.next(),
+                    KeyCode::Char('?') => self.mode = Mode::Help,
+                    KeyCode::Char('i') => self.mode = Mode::Details,
+                    _ => {}
+                }
+                return Effect::None;
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.step(1);
-                None
-            }
-            KeyCode::PageUp => {
-                self.step(-10);
-                None
-            }
-            KeyCode::PageDown => {
-                self.step(10);
-                None
-            }
-            KeyCode::Home => {
-                self.step(isize::MIN / 2);
-                None
-            }
-            KeyCode::End => {
-                self.step(isize::MAX / 2);
-                None
-            }
-            KeyCode::Char('/') => {
-                self.mode = Mode::Filter(String::new());
-                None
-            }
-            KeyCode::Esc => {
-                self.filter.clear();
-                None
-            }
-            KeyCode::Enter => {
-                self.log_open = !self.log_open;
-                None
-            }
-            KeyCode::Char('o') => {
-                self.sort = self.sort.next();
-                None
-            }
-            KeyCode::Char('?') => {
-                self.mode = Mode::Help;
-                None
-            }
-            KeyCode::Char('i') => {
-                self.mode = Mode::Details;
-                None
-            }
-            KeyCode::Char('s') => Some(Op::Start),
-            KeyCode::Char('x') => Some(Op::Stop),
-            KeyCode::Char('r') => Some(Op::Restart),
-            _ => None,
         };
-        if let (Some(op), Some(slot)) = (op, self.selected.clone()) {
+        if let Some(slot) = self.selected.clone() {
             let deps = depends(&slot);
             let also = if deps.is_empty() {
                 String::new()

@@ -37,17 +37,16 @@ const TICK: Duration = Duration::from_millis(200);
 const LOG_KEEP: usize = 1000;
 
 pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
-    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
-        return Err(Fatal::usage(
-            "unable to show top",
-            "not a terminal (svctl status prints the same table once)",
-        ));
-    }
-    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
-        return Err(Fatal::usage(
-            "unable to show top",
-            "TERM=dumb cannot draw it (svctl status prints the same table once)",
-        ));
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    let why = if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+        "not a terminal (svctl status prints the same table once)"
+    } else if dumb {
+        "TERM=dumb cannot draw it (svctl status prints the same table once)"
+    } else {
+        ""
+    };
+    if !why.is_empty() {
+        return Err(Fatal::usage("unable to show top", why));
     }
     let ctx = Ctx::load(&args.at)?;
     ctx.resolve(&args.slots, false)?;
@@ -74,11 +73,7 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
         let mut pane = Pane::default();
         let mut next = Instant::now();
         let mut dirty = true;
-        let mut host = Host {
-            uptime: None,
-            load: None,
-            mem: None,
-        };
+        let mut host = Host::default();
         while !stop.load(Ordering::Relaxed) {
             if Instant::now() >= next {
                 let mut snap = ctx.slots().snapshot(&args.slots, args.all)?;

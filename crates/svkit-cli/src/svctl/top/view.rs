@@ -15,6 +15,7 @@ use svkit::slot::status_fmt::{human_bytes, info, ready_cell, row_json, tone, upd
 use super::app::{App, Line, Mode};
 
 /// What the header says of the container.
+#[derive(Default)]
 pub struct Host {
     pub uptime: Option<u64>,
     pub load: Option<String>,
@@ -158,29 +159,24 @@ fn draw_table(f: &mut Frame, app: &App, area: Rect, colour: bool) {
         .max()
         .unwrap_or(4)
         .clamp(4, 32);
-    let mut head = vec!["", "NAME", "STATE", "READY"];
-    let mut widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(name_w as u16),
-        Constraint::Length(12),
-        Constraint::Length(9),
+    // Heading, width, and whether only a wide terminal shows it.
+    let columns = [
+        ("", Constraint::Length(1), false),
+        ("NAME", Constraint::Length(name_w as u16), false),
+        ("STATE", Constraint::Length(12), false),
+        ("READY", Constraint::Length(9), false),
+        ("WANT", Constraint::Length(4), true),
+        ("PID", Constraint::Length(7), true),
+        ("DEATHS", Constraint::Length(6), true),
+        ("CPU%", Constraint::Length(6), false),
+        ("MEM", Constraint::Length(5), false),
+        ("LOG", Constraint::Length(16), true),
+        ("UPTIME/EXIT", Constraint::Fill(1), false),
     ];
-    if wide {
-        head.extend(["WANT", "PID", "DEATHS"]);
-        widths.extend([
-            Constraint::Length(4),
-            Constraint::Length(7),
-            Constraint::Length(6),
-        ]);
-    }
-    head.extend(["CPU%", "MEM"]);
-    widths.extend([Constraint::Length(6), Constraint::Length(5)]);
-    if wide {
-        head.push("LOG");
-        widths.push(Constraint::Length(16));
-    }
-    head.push("UPTIME/EXIT");
-    widths.push(Constraint::Fill(1));
+    let (head, widths): (Vec<&str>, Vec<Constraint>) = (columns.into_iter())
+        .filter(|c| wide || !c.2)
+        .map(|(h, w, _)| (h, w))
+        .unzip();
     let rows = lines.iter().map(|l| {
         cells(l, wide, now)
             .into_iter()
@@ -207,22 +203,16 @@ fn cells(l: &Line, wide: bool, now: SystemTime) -> Vec<String> {
         r.state().as_str().to_string(),
         ready_cell(r, none).to_string(),
     ];
+    let or = |v: Option<String>| v.unwrap_or_else(|| none.to_string());
     if wide {
-        c.push(st.map_or(none, |s| updown(s.want_up)).to_string());
-        c.push(
-            st.and_then(|s| s.pid)
-                .map_or_else(|| none.to_string(), |p| p.to_string()),
-        );
-        c.push(st.map_or_else(|| none.to_string(), |_| r.v.deaths.to_string()));
+        c.extend([
+            or(st.map(|s| updown(s.want_up).to_string())),
+            or(st.and_then(|s| s.pid).map(|p| p.to_string())),
+            or(st.map(|_| r.v.deaths.to_string())),
+        ]);
     }
-    c.push(
-        l.cpu
-            .map_or_else(|| none.to_string(), |p| format!("{p:.1}")),
-    );
-    c.push(
-        r.usage
-            .map_or_else(|| none.to_string(), |u| human_bytes(u.rss_bytes)),
-    );
+    c.push(or(l.cpu.map(|p| format!("{p:.1}"))));
+    c.push(or(r.usage.map(|u| human_bytes(u.rss_bytes))));
     let mut why = info(r, now);
     if wide {
         c.push(match &r.v.log {

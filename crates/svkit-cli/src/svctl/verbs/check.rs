@@ -18,15 +18,13 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     if let Some(note) = svkit::stopbudget::note(m, &stops) {
         msg::warn(note);
     }
+    let n = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     msg::out(format!(
-        "{}: config ok: {} slot{}, {} redirect{}, {} file{} in {}\n{}: {fit}\n",
+        "{}: config ok: {}, {}, {} in {}\n{}: {fit}\n",
         msg::prog(),
-        m.slots.len(),
-        if m.slots.len() == 1 { "" } else { "s" },
-        m.redirects.len(),
-        if m.redirects.len() == 1 { "" } else { "s" },
-        m.files.len(),
-        if m.files.len() == 1 { "" } else { "s" },
+        n(m.slots.len(), "slot"),
+        n(m.redirects.len(), "redirect"),
+        n(m.files.len(), "file"),
         msg::path(&dir),
         msg::prog(),
     ))?;
