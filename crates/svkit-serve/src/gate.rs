@@ -123,35 +123,27 @@ pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
             .map_or(PollTimeout::NONE, |d| {
                 PollTimeout::try_from(d.as_millis() + 1).unwrap_or(PollTimeout::MAX)
             });
-        let revents: Vec<PollFlags> = {
-            let mut fds = vec![PollFd::new(l.fd(), PollFlags::POLLIN)];
-            fds.extend(
-                pending
-                    .iter()
-                    .map(|p| PollFd::new(p.conn.as_fd(), PollFlags::POLLIN)),
-            );
-            match poll(&mut fds, wait) {
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(e) => return io::Error::from(e),
-            }
-            (fds.iter())
-                .map(|f| f.revents().unwrap_or(PollFlags::empty()))
-                .collect()
-        };
+        let fds = std::iter::once(l.fd()).chain(pending.iter().map(|p| p.conn.as_fd()));
+        let mut fds: Vec<PollFd> = fds.map(|fd| PollFd::new(fd, PollFlags::POLLIN)).collect();
+        match poll(&mut fds, wait) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return io::Error::from(e),
+        }
+        let revents: Vec<bool> = (fds.iter())
+            .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
+            .collect();
         // Heads first (indices of this poll), new connections after.
         for i in (0..pending.len()).rev() {
-            if revents.get(i + 1).is_some_and(|r| !r.is_empty()) {
-                if let Some(req) = read_head(&mut pending, i) {
-                    match tx.try_send(req) {
-                        Ok(()) => {}
-                        Err(TrySendError::Full(mut r) | TrySendError::Disconnected(mut r)) => {
-                            crate::routes::refuse(&mut r.conn, &r.peer, 503, "too busy");
-                        }
-                    }
-                }
+            let Some(req) = revents[i + 1].then(|| read_head(&mut pending, i)).flatten() else {
+                continue;
+            };
+            if let Err(TrySendError::Full(mut r) | TrySendError::Disconnected(mut r)) =
+                tx.try_send(req)
+            {
+                crate::routes::refuse(&mut r.conn, &r.peer, 503, "too busy");
             }
         }
-        if revents.first().is_some_and(|r| !r.is_empty()) {
+        if revents[0] {
             loop {
                 match l.accept() {
                     Ok((conn, peer)) => {

@@ -105,9 +105,7 @@ pub fn answer(sh: &'static Shared, mut req: Req) {
         || (req.path.ends_with("/logs")
             && pairs(&req.query).any(|(k, v)| k == "follow" && v == "1"));
     if !long {
-        let r = route(sh, &mut req);
-        finish(&mut req, r);
-        return;
+        return finish(sh, req);
     }
     if sh.long.fetch_add(1, Ordering::SeqCst) >= MAX_LONG {
         sh.long.fetch_sub(1, Ordering::SeqCst);
@@ -120,14 +118,14 @@ pub fn answer(sh: &'static Shared, mut req: Req) {
         return;
     }
     std::thread::spawn(move || {
-        let r = route(sh, &mut req);
-        finish(&mut req, r);
+        finish(sh, req);
         sh.long.fetch_sub(1, Ordering::SeqCst);
     });
 }
 
-fn finish(req: &mut Req, r: Option<Resp>) {
-    let Some(r) = r else { return };
+/// Routes `req` and sends its response (one log line for a refusal).
+fn finish(sh: &'static Shared, mut req: Req) {
+    let Some(r) = route(sh, &mut req) else { return };
     if r.code >= 400 && r.code != 503 {
         let body = String::from_utf8_lossy(&r.body);
         let first = body.lines().next().unwrap_or_default();
@@ -445,9 +443,6 @@ impl Sink for Sse<'_> {
         self.0
             .write_all(format!("data: {}\n\n", json_line(e)).as_bytes())
             .is_ok()
-    }
-    fn warn(&mut self, m: &str) {
-        msg::warn(m);
     }
 }
 

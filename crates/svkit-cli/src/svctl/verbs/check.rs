@@ -6,6 +6,7 @@ use svkit::capacity::{self, CapacityError, Fit};
 use svkit::config::Model;
 use svkit::msg::{self, exit::NOT_OK, exit::OK, Fatal};
 
+use super::count;
 use crate::config::Policy;
 use crate::svctl::cli::CheckArgs;
 
@@ -18,13 +19,12 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
     if let Some(note) = svkit::stopbudget::note(m, &stops) {
         msg::warn(note);
     }
-    let n = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     msg::out(format!(
         "{}: config ok: {}, {}, {} in {}\n{}: {fit}\n",
         msg::prog(),
-        n(m.slots.len(), "slot"),
-        n(m.redirects.len(), "redirect"),
-        n(m.files.len(), "file"),
+        count(m.slots.len(), "slot"),
+        count(m.redirects.len(), "redirect"),
+        count(m.files.len(), "file"),
         msg::path(&dir),
         msg::prog(),
     ))?;

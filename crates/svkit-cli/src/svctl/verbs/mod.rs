@@ -87,3 +87,8 @@ pub(crate) fn check_users(
     }
     Ok(())
 }
+
+/// `1 slot`, `2 slots`.
+pub(crate) fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
