@@ -7,7 +7,7 @@
 //! `httparse`'s; a complete head goes to the workers, and every response
 //! closes its connection.
 
-use std::io::{self, Read};
+use std::io::{self, ErrorKind, Read};
 use std::net::TcpListener;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -160,8 +160,8 @@ pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
                             since: Instant::now(),
                         });
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     // Out of fds, a connection reset before accept: the
                     // next one may do.
                     Err(e) if is_transient(&e) => break,
@@ -186,41 +186,30 @@ fn read_head(pending: &mut Vec<Pending>, i: usize) -> Option<Req> {
     let p = pending.get_mut(i)?;
     let mut chunk = [0u8; 2048];
     let room = (MAX_HEAD + 1).saturating_sub(p.buf.len()).min(chunk.len());
-    match p.conn.read(&mut chunk[..room]) {
-        Ok(0) => {
-            pending.remove(i);
-            return None;
-        }
-        Ok(n) => p.buf.extend_from_slice(&chunk[..n]),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ) =>
-        {
+    let n = match p.conn.read(&mut chunk[..room]) {
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
             return None
         }
-        Err(_) => {
+        Ok(0) | Err(_) => {
             pending.remove(i);
             return None;
         }
-    }
+        Ok(n) => n,
+    };
+    p.buf.extend_from_slice(&chunk[..n]);
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut r = httparse::Request::new(&mut headers);
     let bad = match r.parse(&p.buf) {
         Ok(httparse::Status::Complete(_)) => {
             let target = r.path.unwrap_or("/");
             let (path, query) = target.split_once('?').unwrap_or((target, ""));
-            let (method, path, query) = (r.method.unwrap_or(""), path.to_string(), query.into());
+            let (path, query) = (path.to_string(), query.to_string());
+            let method = r.method.unwrap_or("").to_string();
             let auth = (r.headers.iter())
                 .find(|h| h.name.eq_ignore_ascii_case("authorization"))
                 .map(|h| h.value.to_vec());
-            let method = method.to_string();
             let p = pending.remove(i);
-            if blocking(&p.conn).is_err() {
-                return None;
-            }
-            return Some(Req {
+            return blocking(&p.conn).ok().map(|()| Req {
                 method,
                 path,
                 query,
