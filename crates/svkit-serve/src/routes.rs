@@ -30,7 +30,8 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; conn
 /// A control request waits for the slot to get there, at most this long.
 const CONTROL_WAIT: Duration = Duration::from_secs(30);
 /// `lines=` of a log read: default and most.
-const LINES: (usize, usize) = (100, 10_000);
+const LINES: usize = 100;
+const MAX_LINES: usize = 10_000;
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const JSON: &str = "application/json";
@@ -166,20 +167,14 @@ fn route(sh: &'static Shared, req: &mut Req) -> Option<Resp> {
             text(405, "method not allowed")
         }
         p => match p.strip_prefix("/v1/slots/") {
-            Some(rest) => return slot_route(sh, &slots, model.as_deref(), req, rest.to_string()),
+            Some(rest) => return slot_route(sh, &slots, req, rest.to_string()),
             None => text(404, "no such endpoint"),
         },
     };
     Some(r)
 }
 
-fn slot_route(
-    sh: &Shared,
-    slots: &Slots<'_>,
-    model: Option<&Model>,
-    req: &mut Req,
-    rest: String,
-) -> Option<Resp> {
+fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Option<Resp> {
     let (name, what) = rest.split_once('/').unwrap_or((&rest, ""));
     // Before any file is touched: `..`, `/`, control characters (raw or
     // %-escaped, which is never decoded) are not a name.
@@ -200,7 +195,7 @@ fn slot_route(
         "signal" => None,
         _ => return Some(text(404, "no such endpoint")),
     };
-    if let Err(r) = authorize(model, req) {
+    if let Err(r) = authorize(slots.model, req) {
         return Some(r);
     }
     if !slots.known(name) {
@@ -500,42 +495,30 @@ fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
 /// The slot's last `lines=N` log lines; `follow=1`: and the lines after
 /// them as they come.
 fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Resp> {
-    let mut lines = LINES.0;
+    let mut lines = LINES;
     let mut follow = false;
     for (k, v) in pairs(&req.query) {
         match (k, v.parse::<usize>()) {
-            ("lines", Ok(n)) if n <= LINES.1 => lines = n,
+            ("lines", Ok(n)) if n <= MAX_LINES => lines = n,
             ("follow", Ok(n @ (0 | 1))) => follow = n == 1,
             _ => {
-                return Some(text(
-                    400,
-                    format!(
-                        "bad parameter `{}` (lines=0..{}, follow=0|1)",
-                        escape(k),
-                        LINES.1
-                    ),
-                ))
+                let k = escape(k);
+                let why = format!("bad parameter `{k}` (lines=0..{MAX_LINES}, follow=0|1)");
+                return Some(text(400, why));
             }
         }
     }
     let Some(dir) = (sh.hooks.log_dir)(slots, name) else {
-        return Some(text(
-            404,
-            format!("{name} has no log dir (its output goes to docker logs)"),
-        ));
+        let why = format!("{name} has no log dir (its output goes to docker logs)");
+        return Some(text(404, why));
     };
     let (body, pos) = match svkit::logs::tail(&dir, lines) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
         Err(e) => {
-            return Some(text(
-                500,
-                format!(
-                    "unable to read log dir {}: {}",
-                    dir.display(),
-                    msg::strerror(&e)
-                ),
-            ))
+            let why = msg::strerror(&e);
+            let what = format!("unable to read log dir {}: {why}", dir.display());
+            return Some(text(500, what));
         }
     };
     if !follow {

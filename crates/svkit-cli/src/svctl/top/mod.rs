@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 use ratatui::crossterm::{cursor, execute};
 use svkit::control::{self, Op, Request, Waited};
 use svkit::logs::{tail, Follower};
@@ -99,12 +99,15 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
             }
             dirty = true;
             let ev = event::read().map_err(|e| Fatal::io("unable to read the terminal", &e))?;
-            let Event::Key(key) = ev else {
-                continue; // a resize: drawn again
+            let Event::Key(
+                key @ KeyEvent {
+                    kind: KeyEventKind::Press,
+                    ..
+                },
+            ) = ev
+            else {
+                continue; // a resize (drawn again), a key released
             };
-            if key.kind != KeyEventKind::Press {
-                continue;
-            }
             let depends = |name: &str| dependents(&ctx, name);
             match app.key(key, &depends) {
                 Effect::None => {}
