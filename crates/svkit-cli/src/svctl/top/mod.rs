@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 use ratatui::crossterm::{cursor, execute};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use svkit::control::{self, Op, Request, Waited};
 use svkit::logs::{tail, Follower};
 use svkit::msg::exit::OK;
@@ -37,25 +38,20 @@ const TICK: Duration = Duration::from_millis(200);
 const LOG_KEEP: usize = 1000;
 
 pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
-    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-    let why = if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
-        "not a terminal (svctl status prints the same table once)"
-    } else if dumb {
-        "TERM=dumb cannot draw it (svctl status prints the same table once)"
-    } else {
-        ""
-    };
-    if !why.is_empty() {
+    let no_tty = !io::stdout().is_terminal() || !io::stdin().is_terminal();
+    if no_tty || std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        let why = if no_tty {
+            "not a terminal"
+        } else {
+            "TERM=dumb cannot draw it"
+        };
+        let why = format!("{why} (svctl status prints the same table once)");
         return Err(Fatal::usage("unable to show top", why));
     }
     let ctx = Ctx::load(&args.at)?;
     ctx.resolve(&args.slots, false)?;
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGINT,
-    ] {
+    for sig in [SIGTERM, SIGHUP, SIGINT] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .map_err(|e| Fatal::io("unable to catch signals", &e))?;
     }
