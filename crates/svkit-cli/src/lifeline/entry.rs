@@ -68,9 +68,7 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> Result<ExitCode, Error> {
             "no command given (svkit-lifeline [OPTIONS] -- CMD ARGS...)",
         ));
     }
-    let bind = cli
-        .bind
-        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+    let bind = cli.bind.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
     let mut spec = Spec::new(cli.cmd.clone());
     spec.port = cli.port;
     spec.bind = bind;

@@ -13,8 +13,9 @@ use svkit::slot::status_fmt::{tone, Tone};
 use svkit::slot::usage::cpu_percent;
 
 /// The orders `o` cycles through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Sort {
+    #[default]
     Name,
     Cpu,
     Mem,
@@ -46,8 +47,9 @@ impl Sort {
 }
 
 /// What the keys mean right now.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Mode {
+    #[default]
     Normal,
     /// Typing a filter (applied on Enter).
     Filter(String),
@@ -75,6 +77,7 @@ pub struct Line {
     pub cpu: Option<f64>,
 }
 
+#[derive(Default)]
 pub struct App {
     pub lines: Vec<Line>,
     pub sort: Sort,
@@ -92,19 +95,6 @@ pub struct App {
 }
 
 impl App {
-    pub fn new() -> App {
-        App {
-            lines: Vec::new(),
-            sort: Sort::Name,
-            filter: String::new(),
-            mode: Mode::Normal,
-            selected: None,
-            log_open: false,
-            said: String::new(),
-            seen: HashMap::new(),
-        }
-    }
-
     /// Takes a new snapshot (measured), read at `at`.
     pub fn update(&mut self, snap: Snapshot, at: Instant) {
         let mut seen = HashMap::new();
@@ -274,8 +264,7 @@ mod tests {
     use svkit::slot::health::Verdict;
 
     fn app(names: &[&str]) -> App {
-        let mut a = App::new();
-        a.lines = (names.iter())
+        let lines = (names.iter())
             .map(|n| Line {
                 row: Row {
                     name: n.to_string(),
@@ -291,8 +280,12 @@ mod tests {
                 cpu: None,
             })
             .collect();
-        a.selected = Some(names[0].to_string());
-        a
+        let selected = Some(names[0].to_string());
+        App {
+            lines,
+            selected,
+            ..App::default()
+        }
     }
 
     fn press(a: &mut App, code: KeyCode) -> Effect {

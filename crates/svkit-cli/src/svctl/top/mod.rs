@@ -65,7 +65,7 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
     })?;
     let result = std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<String>();
-        let mut app = App::new();
+        let mut app = App::default();
         let mut pane = Pane::default();
         let mut next = Instant::now();
         let mut dirty = true;

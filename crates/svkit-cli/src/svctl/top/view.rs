@@ -99,7 +99,12 @@ pub fn draw(f: &mut Frame, app: &App, host: &Host, log: &[String], colour: bool)
     ];
     f.render_widget(Paragraph::new(footer), foot);
     match app.mode {
-        Mode::Help => overlay(f, " svctl top: keys (any key closes) ", help_text()),
+        Mode::Help => {
+            let keys = HELP
+                .iter()
+                .map(|(k, what)| Text::from(format!("{k:<16} {what}")));
+            overlay(f, " svctl top: keys (any key closes) ", keys.collect());
+        }
         Mode::Details => {
             let text = app.selected_line().map_or_else(
                 || "no slot selected".to_string(),
@@ -234,12 +239,6 @@ fn draw_log(f: &mut Frame, app: &App, log: &[String], area: Rect) {
     let text: Vec<Text> = log[from..].iter().map(|l| Text::from(l.as_str())).collect();
     let block = Block::bordered().title(format!(" log: {name} "));
     f.render_widget(Paragraph::new(text).block(block), area);
-}
-
-fn help_text() -> Vec<Text<'static>> {
-    HELP.iter()
-        .map(|(k, what)| Text::from(format!("{k:<16} {what}")))
-        .collect()
 }
 
 fn overlay(f: &mut Frame, title: &str, text: Vec<Text>) {
