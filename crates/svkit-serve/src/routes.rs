@@ -154,9 +154,9 @@ fn route(sh: &'static Shared, req: &mut Req) -> Option<Resp> {
     };
     let get = req.method == "GET";
     let r = match req.path.as_str() {
-        "/" if get => resp(200, "text/html; charset=utf-8", PAGE),
-        "/dashboard.js" if get => resp(200, "text/javascript; charset=utf-8", SCRIPT),
-        "/dashboard.css" if get => resp(200, "text/css; charset=utf-8", STYLE),
+        "/" if get => Ok(resp(200, "text/html; charset=utf-8", PAGE)),
+        "/dashboard.js" if get => Ok(resp(200, "text/javascript; charset=utf-8", SCRIPT)),
+        "/dashboard.css" if get => Ok(resp(200, "text/css; charset=utf-8", STYLE)),
         "/livez" if get => livez(&slots),
         "/readyz" if get => readyz(&slots, &req.query),
         "/healthz" if get => healthz(&slots),
@@ -164,14 +164,14 @@ fn route(sh: &'static Shared, req: &mut Req) -> Option<Resp> {
         "/v1/slots" if get => status(&slots, &[]),
         "/v1/events" if get => return events(&slots, req),
         "/" | "/livez" | "/readyz" | "/healthz" | "/metrics" | "/v1/slots" | "/v1/events" => {
-            text(405, "method not allowed")
+            Ok(text(405, "method not allowed"))
         }
         p => match p.strip_prefix("/v1/slots/") {
             Some(rest) => return slot_route(sh, &slots, req, rest.to_string()),
-            None => text(404, "no such endpoint"),
+            None => Ok(text(404, "no such endpoint")),
         },
     };
-    Some(r)
+    Some(r.unwrap_or_else(|refused| refused))
 }
 
 fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Option<Resp> {
@@ -187,7 +187,7 @@ fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Op
         "start" | "stop" | "restart" | "signal" if !post => {
             return Some(text(405, "method not allowed: use POST"))
         }
-        "" => return Some(status(slots, &[name.to_string()])),
+        "" => return Some(status(slots, &[name.to_string()]).unwrap_or_else(|r| r)),
         "logs" => None,
         "start" => Some(Op::Start),
         "stop" => Some(Op::Stop),
@@ -328,7 +328,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// The snapshot every view reads (`measure`d: with CPU and memory); an
-/// unknown slot named is 404, an unreadable scandir 503.
+/// unknown slot named is 404, an unreadable scandir 503. The views below
+/// answer `Err` for such a refusal, so that `?` says it.
 fn snapshot(slots: &Slots<'_>, names: &[String], measure: bool) -> Result<Snapshot, Resp> {
     let mut snap = slots.snapshot(names, false).map_err(|e| text(503, e))?;
     if !snap.unknown.is_empty() {
@@ -353,20 +354,17 @@ fn verdict(why: Vec<String>, ok: &str, bad: u16) -> Resp {
     }
 }
 
-fn status(slots: &Slots<'_>, names: &[String]) -> Resp {
-    snapshot(slots, names, true).map_or_else(|r| r, |s| resp(200, JSON, s.json()))
+fn status(slots: &Slots<'_>, names: &[String]) -> Result<Resp, Resp> {
+    Ok(resp(200, JSON, snapshot(slots, names, true)?.json()))
 }
 
 /// 503 when s6-svscan is gone, the scandir unreadable or an essential
 /// slot failed for good; never for a slot merely restarting.
-fn livez(slots: &Slots<'_>) -> Resp {
+fn livez(slots: &Slots<'_>) -> Result<Resp, Resp> {
     if let Some(why) = svkit::container::supervision_missing() {
-        return text(503, format!("no supervision: {why}"));
+        return Err(text(503, format!("no supervision: {why}")));
     }
-    let snap = match snapshot(slots, &[], false) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let snap = snapshot(slots, &[], false)?;
     let essential = |n: &str| {
         slots.slot(n).and_then(|s| s.essential) == Some(true)
             || slots.dir(n).join(svkit::slot::end::ESSENTIAL_FILE).exists()
@@ -377,58 +375,50 @@ fn livez(slots: &Slots<'_>) -> Resp {
             let why = r.v.why.as_deref().unwrap_or("for good");
             format!("essential slot {} failed: {why}", r.name)
         });
-    verdict(dead.collect(), "ok", 503)
+    Ok(verdict(dead.collect(), "ok", 503))
 }
 
 /// 200 when no slot is [`svkit::slot::snapshot::Row::unready`]; 503 with one line per slot that is.
-fn readyz(slots: &Slots<'_>, query: &str) -> Resp {
+fn readyz(slots: &Slots<'_>, query: &str) -> Result<Resp, Resp> {
     let mut names = Vec::new();
     for (k, v) in pairs(query) {
         if k != "slot" {
-            return text(
+            let k = escape(k);
+            return Err(text(
                 400,
-                format!("unknown parameter `{}` (only slot=NAME)", escape(k)),
-            );
+                format!("unknown parameter `{k}` (only slot=NAME)"),
+            ));
         }
         if let Err(e) = check_slot_name(v) {
-            return text(400, format!("bad slot name `{}`: {e}", escape(v)));
+            return Err(text(400, format!("bad slot name `{}`: {e}", escape(v))));
         }
         names.push(v.to_string());
     }
-    match snapshot(slots, &names, false) {
-        Ok(snap) => verdict(
-            snap.rows.iter().filter_map(|r| r.unready()).collect(),
-            "ready",
-            503,
-        ),
-        Err(r) => r,
-    }
+    let snap = snapshot(slots, &names, false)?;
+    Ok(verdict(
+        snap.rows.iter().filter_map(|r| r.unready()).collect(),
+        "ready",
+        503,
+    ))
 }
 
 /// `svctl status`'s verdict: 200 for its exit 0, 503 with its table and
 /// warnings otherwise.
-fn healthz(slots: &Slots<'_>) -> Resp {
-    let snap = match snapshot(slots, &[], true) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+fn healthz(slots: &Slots<'_>) -> Result<Resp, Resp> {
+    let snap = snapshot(slots, &[], true)?;
     let mut body = snap.text(false);
     for w in snap.warnings() {
         body.push_str(&format!("warning: {w}\n"));
     }
     let code = if snap.exit_code() == 0 { 200 } else { 503 };
-    resp(code, TEXT, body)
+    Ok(resp(code, TEXT, body))
 }
 
-fn metrics(slots: &Slots<'_>) -> Resp {
-    let snap = match snapshot(slots, &[], true) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    match svkit::slot::metrics::of_snapshot(slots, snap) {
-        Ok(t) => resp(200, "text/plain; version=0.0.4; charset=utf-8", t),
-        Err((n, e)) => text(500, format!("unable to read status of {n}: {e}")),
-    }
+fn metrics(slots: &Slots<'_>) -> Result<Resp, Resp> {
+    let snap = snapshot(slots, &[], true)?;
+    let t = svkit::slot::metrics::of_snapshot(slots, snap)
+        .map_err(|(n, e)| text(500, format!("unable to read status of {n}: {e}")))?;
+    Ok(resp(200, "text/plain; version=0.0.4; charset=utf-8", t))
 }
 
 struct Sse<'a>(&'a mut Conn);

@@ -105,10 +105,7 @@ impl Schedule {
 /// Run by a job's `run` and `finish`, in its slot dir.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     svkit::msg::init("svkit job");
-    let args: JobArgs = match super::parse("job", args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+    let args: JobArgs = super::parse("job", args);
     match run(args.verb) {
         Ok(()) => ExitCode::from(OK),
         Err(e) => {
