@@ -38,13 +38,8 @@ fn which_port(port: u16, bind: Option<IpAddr>) -> Result<ExitCode, Error> {
     let report = lifeline::inspect_port(port, bind)?;
     let mut text = String::new();
     for id in &report.owners {
-        text += &format!(
-            "{}\t{}\t{}\t{}\n",
-            id.pid,
-            id.euid,
-            id.start_time,
-            id.command_line()
-        );
+        let (pid, euid, start) = (id.pid, id.euid, id.start_time);
+        text += &format!("{pid}\t{euid}\t{start}\t{}\n", id.command_line());
     }
     for s in &report.unowned {
         text += &format!(

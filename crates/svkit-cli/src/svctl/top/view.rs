@@ -90,13 +90,8 @@ pub fn draw(f: &mut Frame, app: &App, host: &Host, log: &[String], colour: bool)
         Mode::Filter(typed) => format!("filter: {typed}_  (Enter applies, Escape clears)"),
         _ => app.said.clone(),
     };
-    let footer = vec![
-        Text::from(Span::styled(
-            prompt,
-            Style::new().add_modifier(Modifier::BOLD),
-        )),
-        Text::from(KEYS),
-    ];
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    let footer = vec![Text::from(Span::styled(prompt, bold)), Text::from(KEYS)];
     f.render_widget(Paragraph::new(footer), foot);
     match app.mode {
         Mode::Help => {
@@ -113,11 +108,8 @@ pub fn draw(f: &mut Frame, app: &App, host: &Host, log: &[String], colour: bool)
                     serde_json::to_string_pretty(&j).unwrap_or_default()
                 },
             );
-            overlay(
-                f,
-                " details (any key closes) ",
-                text.lines().map(|l| Text::from(l.to_string())).collect(),
-            );
+            let lines = text.lines().map(|l| Text::from(l.to_string()));
+            overlay(f, " details (any key closes) ", lines.collect());
         }
         _ => {}
     }
@@ -141,11 +133,8 @@ fn header(app: &App, host: &Host) -> String {
         h.push_str(&format!("  load {l}"));
     }
     if let Some((used, total)) = host.mem {
-        h.push_str(&format!(
-            "  mem {}/{}",
-            human_bytes(used),
-            human_bytes(total)
-        ));
+        let (used, total) = (human_bytes(used), human_bytes(total));
+        h.push_str(&format!("  mem {used}/{total}"));
     }
     h.push_str(&format!("  sort {}", app.sort.name()));
     if !app.filter.is_empty() {
