@@ -55,7 +55,8 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .map_err(|e| Fatal::io("unable to catch signals", &e))?;
     }
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    // On a terminal (checked above): NO_COLOR alone decides.
+    let colour = super::verbs::status::want_colour();
     // Sets raw mode and the alternate screen, and a panic hook that
     // restores them before the panic is reported.
     let mut term = ratatui::try_init().map_err(|e| {

@@ -12,7 +12,7 @@ mod metrics;
 mod reconcile;
 mod register;
 mod render;
-mod status;
+pub(crate) mod status;
 mod wait;
 
 use svkit::control::Op;
