@@ -50,10 +50,7 @@ impl Listener {
                 Listener::Unix(u)
             }
         };
-        match &l {
-            Listener::Tcp(t) => t.set_nonblocking(true)?,
-            Listener::Unix(u) => u.set_nonblocking(true)?,
-        }
+        rustix::io::ioctl_fionbio(l.fd(), true)?;
         Ok(l)
     }
 
