@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::crossterm::{cursor, execute};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use svkit::control::{self, Op, Request, Waited};
@@ -96,15 +96,12 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
             }
             dirty = true;
             let ev = event::read().map_err(|e| Fatal::io("unable to read the terminal", &e))?;
-            let Event::Key(
-                key @ KeyEvent {
-                    kind: KeyEventKind::Press,
-                    ..
-                },
-            ) = ev
-            else {
-                continue; // a resize (drawn again), a key released
+            let Event::Key(key) = ev else {
+                continue; // a resize: drawn again
             };
+            if key.kind != KeyEventKind::Press {
+                continue;
+            }
             let depends = |name: &str| dependents(&ctx, name);
             match app.key(key, &depends) {
                 Effect::None => {}
