@@ -7,9 +7,9 @@
 //! `httparse`'s; a complete head goes to the workers, and every response
 //! closes its connection.
 
-use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::io::{self, ErrorKind, Read};
+use std::net::TcpListener;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{SyncSender, TrySendError};
@@ -50,10 +50,7 @@ impl Listener {
                 Listener::Unix(u)
             }
         };
-        match &l {
-            Listener::Tcp(t) => t.set_nonblocking(true)?,
-            Listener::Unix(u) => u.set_nonblocking(true)?,
-        }
+        rustix::io::ioctl_fionbio(l.fd(), true)?;
         Ok(l)
     }
 
@@ -66,81 +63,24 @@ impl Listener {
 
     fn accept(&self) -> io::Result<(Conn, String)> {
         match self {
-            Listener::Tcp(t) => t.accept().map(|(s, a)| (Conn::Tcp(s), a.to_string())),
-            Listener::Unix(u) => u.accept().map(|(s, _)| (Conn::Unix(s), "unix".into())),
+            Listener::Tcp(t) => t
+                .accept()
+                .map(|(s, a)| (Conn::from(OwnedFd::from(s)), a.to_string())),
+            Listener::Unix(u) => u.accept().map(|(s, _)| (s, "unix".into())),
         }
     }
 }
 
-pub enum Conn {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
+/// A connection, TCP or unix. Every use of it (read, write, shutdown(2),
+/// `O_NONBLOCK`, `SO_SNDTIMEO`, dup) is the same socket call for both, so
+/// a TCP socket is carried in std's unix stream type: one type, no
+/// dispatch on the kind.
+pub type Conn = UnixStream;
 
-impl Conn {
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        match self {
-            Conn::Tcp(t) => t.as_fd(),
-            Conn::Unix(u) => u.as_fd(),
-        }
-    }
-
-    /// Blocking again, each write bounded by [`WRITE_TIME`].
-    fn blocking(&self) -> io::Result<()> {
-        match self {
-            Conn::Tcp(t) => {
-                t.set_nonblocking(false)?;
-                t.set_write_timeout(Some(WRITE_TIME))
-            }
-            Conn::Unix(u) => {
-                u.set_nonblocking(false)?;
-                u.set_write_timeout(Some(WRITE_TIME))
-            }
-        }
-    }
-
-    pub fn try_clone(&self) -> io::Result<Conn> {
-        match self {
-            Conn::Tcp(t) => t.try_clone().map(Conn::Tcp),
-            Conn::Unix(u) => u.try_clone().map(Conn::Unix),
-        }
-    }
-
-    /// Both ways: a poll on it sees a hangup, a read returns 0.
-    pub fn shutdown(&self) {
-        let _ = match self {
-            Conn::Tcp(t) => t.shutdown(std::net::Shutdown::Both),
-            Conn::Unix(u) => u.shutdown(std::net::Shutdown::Both),
-        };
-    }
-
-    fn set_nonblocking(&self) -> io::Result<()> {
-        match self {
-            Conn::Tcp(t) => t.set_nonblocking(true),
-            Conn::Unix(u) => u.set_nonblocking(true),
-        }
-    }
-}
-
-impl Read for Conn {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(t) => t.read(b),
-            Conn::Unix(u) => u.read(b),
-        }
-    }
-}
-
-impl Write for Conn {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(t) => t.write(b),
-            Conn::Unix(u) => u.write(b),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// Blocking again, each write bounded by [`WRITE_TIME`].
+fn blocking(c: &Conn) -> io::Result<()> {
+    c.set_nonblocking(false)?;
+    c.set_write_timeout(Some(WRITE_TIME))
 }
 
 /// A complete request head, and its connection.
@@ -180,39 +120,31 @@ pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
             .map_or(PollTimeout::NONE, |d| {
                 PollTimeout::try_from(d.as_millis() + 1).unwrap_or(PollTimeout::MAX)
             });
-        let revents: Vec<PollFlags> = {
-            let mut fds = vec![PollFd::new(l.fd(), PollFlags::POLLIN)];
-            fds.extend(
-                pending
-                    .iter()
-                    .map(|p| PollFd::new(p.conn.fd(), PollFlags::POLLIN)),
-            );
-            match poll(&mut fds, wait) {
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(e) => return io::Error::from(e),
-            }
-            (fds.iter())
-                .map(|f| f.revents().unwrap_or(PollFlags::empty()))
-                .collect()
-        };
+        let fds = std::iter::once(l.fd()).chain(pending.iter().map(|p| p.conn.as_fd()));
+        let mut fds: Vec<PollFd> = fds.map(|fd| PollFd::new(fd, PollFlags::POLLIN)).collect();
+        match poll(&mut fds, wait) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return io::Error::from(e),
+        }
+        let revents: Vec<bool> = (fds.iter())
+            .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
+            .collect();
         // Heads first (indices of this poll), new connections after.
         for i in (0..pending.len()).rev() {
-            if revents.get(i + 1).is_some_and(|r| !r.is_empty()) {
-                if let Some(req) = read_head(&mut pending, i) {
-                    match tx.try_send(req) {
-                        Ok(()) => {}
-                        Err(TrySendError::Full(mut r) | TrySendError::Disconnected(mut r)) => {
-                            crate::routes::refuse(&mut r.conn, &r.peer, 503, "too busy");
-                        }
-                    }
-                }
+            let Some(req) = revents[i + 1].then(|| read_head(&mut pending, i)).flatten() else {
+                continue;
+            };
+            if let Err(TrySendError::Full(mut r) | TrySendError::Disconnected(mut r)) =
+                tx.try_send(req)
+            {
+                crate::routes::refuse(&mut r.conn, &r.peer, 503, "too busy");
             }
         }
-        if revents.first().is_some_and(|r| !r.is_empty()) {
+        if revents[0] {
             loop {
                 match l.accept() {
                     Ok((conn, peer)) => {
-                        if conn.set_nonblocking().is_err() {
+                        if conn.set_nonblocking(true).is_err() {
                             continue;
                         }
                         if pending.len() >= MAX_CONNS {
@@ -225,8 +157,8 @@ pub fn run(l: &Listener, tx: &SyncSender<Req>) -> io::Error {
                             since: Instant::now(),
                         });
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     // Out of fds, a connection reset before accept: the
                     // next one may do.
                     Err(e) if is_transient(&e) => break,
@@ -251,41 +183,30 @@ fn read_head(pending: &mut Vec<Pending>, i: usize) -> Option<Req> {
     let p = pending.get_mut(i)?;
     let mut chunk = [0u8; 2048];
     let room = (MAX_HEAD + 1).saturating_sub(p.buf.len()).min(chunk.len());
-    match p.conn.read(&mut chunk[..room]) {
-        Ok(0) => {
-            pending.remove(i);
-            return None;
-        }
-        Ok(n) => p.buf.extend_from_slice(&chunk[..n]),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ) =>
-        {
+    let n = match p.conn.read(&mut chunk[..room]) {
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
             return None
         }
-        Err(_) => {
+        Ok(0) | Err(_) => {
             pending.remove(i);
             return None;
         }
-    }
+        Ok(n) => n,
+    };
+    p.buf.extend_from_slice(&chunk[..n]);
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut r = httparse::Request::new(&mut headers);
     let bad = match r.parse(&p.buf) {
         Ok(httparse::Status::Complete(_)) => {
             let target = r.path.unwrap_or("/");
             let (path, query) = target.split_once('?').unwrap_or((target, ""));
-            let (method, path, query) = (r.method.unwrap_or(""), path.to_string(), query.into());
+            let (path, query) = (path.to_string(), query.to_string());
+            let method = r.method.unwrap_or("").to_string();
             let auth = (r.headers.iter())
                 .find(|h| h.name.eq_ignore_ascii_case("authorization"))
                 .map(|h| h.value.to_vec());
-            let method = method.to_string();
             let p = pending.remove(i);
-            if p.conn.blocking().is_err() {
-                return None;
-            }
-            return Some(Req {
+            return blocking(&p.conn).ok().map(|()| Req {
                 method,
                 path,
                 query,

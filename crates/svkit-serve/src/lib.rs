@@ -63,31 +63,28 @@ impl Shared {
 
 pub fn main(mut args: std::env::ArgsOs, hooks: Hooks) -> ExitCode {
     if args.next().is_some() {
-        msg::fatal("usage: svkit serve (takes no arguments; the config's `http` says where)");
-        return ExitCode::from(exit::USAGE);
+        let usage = "usage: svkit serve (takes no arguments; the config's `http` says where)";
+        msg::die(exit::USAGE, usage);
     }
     let config_dir = svkit::config::config_dir_from_env();
     let model = (hooks.load)(&config_dir);
     let Some(http) = model.as_ref().and_then(|m| m.http.clone()) else {
-        msg::fatal(format_args!(
-            "no `http` in the config in {}: nothing to serve",
-            config_dir.display()
-        ));
+        let dir = config_dir.display();
         // EX_CONFIG: s6 does not start it again until the config changes.
-        return ExitCode::from(exit::START_FAILED);
+        msg::die(
+            exit::START_FAILED,
+            format_args!("no `http` in the config in {dir}: nothing to serve"),
+        );
     };
-    let listener = match gate::Listener::bind(&http.listen) {
-        Ok(l) => l,
-        Err(e) => {
-            msg::fatal(format_args!(
-                "unable to listen on {}: {}",
-                shown(&http.listen),
-                strerror(&e)
-            ));
-            return ExitCode::from(exit::SYSTEM);
-        }
-    };
-    msg::info(format_args!("listening on {}", shown(&http.listen)));
+    let at = shown(&http.listen);
+    let listener = gate::Listener::bind(&http.listen).unwrap_or_else(|e| {
+        let why = strerror(&e);
+        msg::die(
+            exit::SYSTEM,
+            format_args!("unable to listen on {at}: {why}"),
+        )
+    });
+    msg::info(format_args!("listening on {at}"));
     let shared: &'static Shared = Box::leak(Box::new(Shared {
         config_dir,
         scandir: svkit::container::scandir(),
@@ -100,23 +97,18 @@ pub fn main(mut args: std::env::ArgsOs, hooks: Hooks) -> ExitCode {
     let rx = Arc::new(Mutex::new(rx));
     for _ in 0..WORKERS {
         let rx = Arc::clone(&rx);
-        std::thread::spawn(move || loop {
-            let next = match rx.lock() {
-                Ok(r) => r.recv(),
-                Err(_) => return,
-            };
-            match next {
-                Ok(req) => routes::answer(shared, req),
-                Err(_) => return,
+        // The queue's lock is held while waiting, never while answering.
+        std::thread::spawn(move || {
+            while let Some(req) = rx.lock().ok().and_then(|r| r.recv().ok()) {
+                routes::answer(shared, req);
             }
         });
     }
-    let e = gate::run(&listener, &tx);
-    msg::fatal(format_args!(
-        "unable to accept connections: {}",
-        strerror(&e)
-    ));
-    ExitCode::from(exit::SYSTEM)
+    let why = strerror(&gate::run(&listener, &tx));
+    msg::die(
+        exit::SYSTEM,
+        format_args!("unable to accept connections: {why}"),
+    )
 }
 
 /// `http.listen` as written in the config.

@@ -30,7 +30,8 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; conn
 /// A control request waits for the slot to get there, at most this long.
 const CONTROL_WAIT: Duration = Duration::from_secs(30);
 /// `lines=` of a log read: default and most.
-const LINES: (usize, usize) = (100, 10_000);
+const LINES: usize = 100;
+const MAX_LINES: usize = 10_000;
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const JSON: &str = "application/json";
@@ -105,9 +106,7 @@ pub fn answer(sh: &'static Shared, mut req: Req) {
         || (req.path.ends_with("/logs")
             && pairs(&req.query).any(|(k, v)| k == "follow" && v == "1"));
     if !long {
-        let r = route(sh, &mut req);
-        finish(&mut req, r);
-        return;
+        return finish(sh, req);
     }
     if sh.long.fetch_add(1, Ordering::SeqCst) >= MAX_LONG {
         sh.long.fetch_sub(1, Ordering::SeqCst);
@@ -120,14 +119,14 @@ pub fn answer(sh: &'static Shared, mut req: Req) {
         return;
     }
     std::thread::spawn(move || {
-        let r = route(sh, &mut req);
-        finish(&mut req, r);
+        finish(sh, req);
         sh.long.fetch_sub(1, Ordering::SeqCst);
     });
 }
 
-fn finish(req: &mut Req, r: Option<Resp>) {
-    let Some(r) = r else { return };
+/// Routes `req` and sends its response (one log line for a refusal).
+fn finish(sh: &'static Shared, mut req: Req) {
+    let Some(r) = route(sh, &mut req) else { return };
     if r.code >= 400 && r.code != 503 {
         let body = String::from_utf8_lossy(&r.body);
         let first = body.lines().next().unwrap_or_default();
@@ -155,9 +154,9 @@ fn route(sh: &'static Shared, req: &mut Req) -> Option<Resp> {
     };
     let get = req.method == "GET";
     let r = match req.path.as_str() {
-        "/" if get => resp(200, "text/html; charset=utf-8", PAGE),
-        "/dashboard.js" if get => resp(200, "text/javascript; charset=utf-8", SCRIPT),
-        "/dashboard.css" if get => resp(200, "text/css; charset=utf-8", STYLE),
+        "/" if get => Ok(resp(200, "text/html; charset=utf-8", PAGE)),
+        "/dashboard.js" if get => Ok(resp(200, "text/javascript; charset=utf-8", SCRIPT)),
+        "/dashboard.css" if get => Ok(resp(200, "text/css; charset=utf-8", STYLE)),
         "/livez" if get => livez(&slots),
         "/readyz" if get => readyz(&slots, &req.query),
         "/healthz" if get => healthz(&slots),
@@ -165,23 +164,17 @@ fn route(sh: &'static Shared, req: &mut Req) -> Option<Resp> {
         "/v1/slots" if get => status(&slots, &[]),
         "/v1/events" if get => return events(&slots, req),
         "/" | "/livez" | "/readyz" | "/healthz" | "/metrics" | "/v1/slots" | "/v1/events" => {
-            text(405, "method not allowed")
+            Ok(text(405, "method not allowed"))
         }
         p => match p.strip_prefix("/v1/slots/") {
-            Some(rest) => return slot_route(sh, &slots, model.as_deref(), req, rest.to_string()),
-            None => text(404, "no such endpoint"),
+            Some(rest) => return slot_route(sh, &slots, req, rest.to_string()),
+            None => Ok(text(404, "no such endpoint")),
         },
     };
-    Some(r)
+    Some(r.unwrap_or_else(|refused| refused))
 }
 
-fn slot_route(
-    sh: &Shared,
-    slots: &Slots<'_>,
-    model: Option<&Model>,
-    req: &mut Req,
-    rest: String,
-) -> Option<Resp> {
+fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Option<Resp> {
     let (name, what) = rest.split_once('/').unwrap_or((&rest, ""));
     // Before any file is touched: `..`, `/`, control characters (raw or
     // %-escaped, which is never decoded) are not a name.
@@ -194,7 +187,7 @@ fn slot_route(
         "start" | "stop" | "restart" | "signal" if !post => {
             return Some(text(405, "method not allowed: use POST"))
         }
-        "" => return Some(status(slots, &[name.to_string()])),
+        "" => return Some(status(slots, &[name.to_string()]).unwrap_or_else(|r| r)),
         "logs" => None,
         "start" => Some(Op::Start),
         "stop" => Some(Op::Stop),
@@ -202,7 +195,7 @@ fn slot_route(
         "signal" => None,
         _ => return Some(text(404, "no such endpoint")),
     };
-    if let Err(r) = authorize(model, req) {
+    if let Err(r) = authorize(slots.model, req) {
         return Some(r);
     }
     if !slots.known(name) {
@@ -284,41 +277,32 @@ fn waited(w: Waited) -> Resp {
 /// may read), 401 without its token.
 fn authorize(model: Option<&Model>, req: &Req) -> Result<(), Resp> {
     use std::os::unix::fs::PermissionsExt as _;
+    let forbid = |why: String| text(403, format!("forbidden: {why}"));
     let file = model
         .and_then(|m| m.http.as_ref())
         .and_then(|h| h.token_file.as_deref());
     let Some(file) = file else {
-        return Err(text(
-            403,
-            "forbidden: the config's http has no token_file (logs and control are off)",
-        ));
+        let why = "the config's http has no token_file (logs and control are off)";
+        return Err(forbid(why.into()));
     };
-    let token = match std::fs::metadata(file) {
-        Ok(m) if m.permissions().mode() & 0o004 != 0 => {
-            return Err(text(
-                403,
-                format!(
-                    "forbidden: token file {file} is readable by every user: refused (chmod o-r)"
-                ),
-            ));
-        }
-        Ok(_) => std::fs::read(file),
-        Err(e) => Err(e),
-    };
+    // None: a token every user may read, refused.
+    let token = std::fs::metadata(file).and_then(|m| match m.permissions().mode() & 0o004 {
+        0 => std::fs::read(file).map(Some),
+        _ => Ok(None),
+    });
     let token = match token {
-        Ok(t) => t.trim_ascii().to_vec(),
+        Ok(Some(t)) => t.trim_ascii().to_vec(),
+        Ok(None) => {
+            let why = format!("token file {file} is readable by every user: refused (chmod o-r)");
+            return Err(forbid(why));
+        }
         Err(e) => {
-            return Err(text(
-                403,
-                format!(
-                    "forbidden: unable to read token file {file}: {}",
-                    msg::strerror(&e)
-                ),
-            ))
+            let why = msg::strerror(&e);
+            return Err(forbid(format!("unable to read token file {file}: {why}")));
         }
     };
     if token.is_empty() {
-        return Err(text(403, format!("forbidden: token file {file} is empty")));
+        return Err(forbid(format!("token file {file} is empty")));
     }
     // The scheme's name is case-insensitive (RFC 9110).
     let given = (req.auth.as_deref())
@@ -343,112 +327,98 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-/// The snapshot every view reads, measured.
-fn snapshot(slots: &Slots<'_>, names: &[String]) -> Result<Snapshot, Resp> {
+/// The snapshot every view reads (`measure`d: with CPU and memory); an
+/// unknown slot named is 404, an unreadable scandir 503. The views below
+/// answer `Err` for such a refusal, so that `?` says it.
+fn snapshot(slots: &Slots<'_>, names: &[String], measure: bool) -> Result<Snapshot, Resp> {
     let mut snap = slots.snapshot(names, false).map_err(|e| text(503, e))?;
-    snap.measure();
+    if !snap.unknown.is_empty() {
+        let unknown = snap.unknown.join(", ");
+        return Err(text(
+            404,
+            format!("unknown slot {unknown}: not in the scandir"),
+        ));
+    }
+    if measure {
+        snap.measure();
+    }
     Ok(snap)
 }
 
-fn status(slots: &Slots<'_>, names: &[String]) -> Resp {
-    match snapshot(slots, names) {
-        Ok(s) if !s.unknown.is_empty() => text(
-            404,
-            format!("unknown slot {}: not in the scandir", s.unknown.join(", ")),
-        ),
-        Ok(s) => resp(200, JSON, s.json()),
-        Err(r) => r,
+/// 200 with `ok` when `why` is empty, else `bad` with one line each.
+fn verdict(why: Vec<String>, ok: &str, bad: u16) -> Resp {
+    if why.is_empty() {
+        text(200, ok)
+    } else {
+        text(bad, why.join("\n"))
     }
+}
+
+fn status(slots: &Slots<'_>, names: &[String]) -> Result<Resp, Resp> {
+    Ok(resp(200, JSON, snapshot(slots, names, true)?.json()))
 }
 
 /// 503 when s6-svscan is gone, the scandir unreadable or an essential
 /// slot failed for good; never for a slot merely restarting.
-fn livez(slots: &Slots<'_>) -> Resp {
+fn livez(slots: &Slots<'_>) -> Result<Resp, Resp> {
     if let Some(why) = svkit::container::supervision_missing() {
-        return text(503, format!("no supervision: {why}"));
+        return Err(text(503, format!("no supervision: {why}")));
     }
-    let snap = match slots.snapshot(&[], false) {
-        Ok(s) => s,
-        Err(e) => return text(503, e),
-    };
+    let snap = snapshot(slots, &[], false)?;
     let essential = |n: &str| {
         slots.slot(n).and_then(|s| s.essential) == Some(true)
             || slots.dir(n).join(svkit::slot::end::ESSENTIAL_FILE).exists()
     };
-    let dead: Vec<String> = (snap.rows.iter())
+    let dead = (snap.rows.iter())
         .filter(|r| r.v.failed && essential(&r.name))
         .map(|r| {
-            format!(
-                "essential slot {} failed: {}",
-                r.name,
-                r.v.why.as_deref().unwrap_or("for good")
-            )
-        })
-        .collect();
-    if dead.is_empty() {
-        text(200, "ok")
-    } else {
-        text(503, dead.join("\n"))
-    }
+            let why = r.v.why.as_deref().unwrap_or("for good");
+            format!("essential slot {} failed: {why}", r.name)
+        });
+    Ok(verdict(dead.collect(), "ok", 503))
 }
 
 /// 200 when no slot is [`svkit::slot::snapshot::Row::unready`]; 503 with one line per slot that is.
-fn readyz(slots: &Slots<'_>, query: &str) -> Resp {
+fn readyz(slots: &Slots<'_>, query: &str) -> Result<Resp, Resp> {
     let mut names = Vec::new();
     for (k, v) in pairs(query) {
         if k != "slot" {
-            return text(
+            let k = escape(k);
+            return Err(text(
                 400,
-                format!("unknown parameter `{}` (only slot=NAME)", escape(k)),
-            );
+                format!("unknown parameter `{k}` (only slot=NAME)"),
+            ));
         }
         if let Err(e) = check_slot_name(v) {
-            return text(400, format!("bad slot name `{}`: {e}", escape(v)));
+            return Err(text(400, format!("bad slot name `{}`: {e}", escape(v))));
         }
         names.push(v.to_string());
     }
-    let snap = match slots.snapshot(&names, false) {
-        Ok(s) if !s.unknown.is_empty() => {
-            return text(
-                404,
-                format!("unknown slot {}: not in the scandir", s.unknown.join(", ")),
-            )
-        }
-        Ok(s) => s,
-        Err(e) => return text(503, e),
-    };
-    let why: Vec<String> = snap.rows.iter().filter_map(|r| r.unready()).collect();
-    if why.is_empty() {
-        text(200, "ready")
-    } else {
-        text(503, why.join("\n"))
-    }
+    let snap = snapshot(slots, &names, false)?;
+    Ok(verdict(
+        snap.rows.iter().filter_map(|r| r.unready()).collect(),
+        "ready",
+        503,
+    ))
 }
 
 /// `svctl status`'s verdict: 200 for its exit 0, 503 with its table and
 /// warnings otherwise.
-fn healthz(slots: &Slots<'_>) -> Resp {
-    let snap = match snapshot(slots, &[]) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+fn healthz(slots: &Slots<'_>) -> Result<Resp, Resp> {
+    let snap = snapshot(slots, &[], true)?;
     let mut body = snap.text(false);
     for w in snap.warnings() {
         body.push_str(&format!("warning: {w}\n"));
     }
     let code = if snap.exit_code() == 0 { 200 } else { 503 };
-    resp(code, TEXT, body)
+    Ok(resp(code, TEXT, body))
 }
 
-fn metrics(slots: &Slots<'_>) -> Resp {
-    let snap = match snapshot(slots, &[]) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
-    match svkit::slot::metrics::of_snapshot(slots, snap) {
-        Ok(t) => resp(200, "text/plain; version=0.0.4; charset=utf-8", t),
-        Err((n, e)) => text(500, format!("unable to read status of {n}: {e}")),
-    }
+fn metrics(slots: &Slots<'_>) -> Result<Resp, Resp> {
+    let snap = snapshot(slots, &[], true)?;
+    let t = svkit::slot::metrics::of_snapshot(slots, snap)
+        .map_err(|(n, e)| text(500, format!("unable to read status of {n}: {e}")))?;
+    Ok(resp(200, "text/plain; version=0.0.4; charset=utf-8", t))
 }
 
 struct Sse<'a>(&'a mut Conn);
@@ -458,9 +428,6 @@ impl Sink for Sse<'_> {
         self.0
             .write_all(format!("data: {}\n\n", json_line(e)).as_bytes())
             .is_ok()
-    }
-    fn warn(&mut self, m: &str) {
-        msg::warn(m);
     }
 }
 
@@ -477,33 +444,35 @@ fn watch_hangup(conn: &Conn) -> Arc<AtomicBool> {
             let mut b = [0u8; 512];
             while matches!(peer.read(&mut b), Ok(n) if n > 0) {}
             g.store(true, Ordering::SeqCst);
-            peer.shutdown();
+            let _ = peer.shutdown(std::net::Shutdown::Both);
         });
     }
     gone
 }
 
+/// Starts a stream: its head (no length) and `first`; false when the
+/// client is gone already.
+fn open_stream(req: &mut Req, ctype: &str, first: &[u8]) -> bool {
+    let h = head(200, ctype, None);
+    req.conn.write_all(&[h.as_bytes(), first].concat()).is_ok()
+}
+
 /// Server-sent events, one per `svctl events --json` record, until the
 /// client goes away.
 fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
-    let h = head(200, "text/event-stream", None);
     // A comment first: the client knows the stream is open.
-    if req
-        .conn
-        .write_all(format!("{h}: svkit events\n\n").as_bytes())
-        .is_err()
-    {
+    if !open_stream(req, "text/event-stream", b": svkit events\n\n") {
         return None;
     }
     watch_hangup(&req.conn);
-    let fd = req.conn.fd().try_clone_to_owned().ok();
+    let fd = req.conn.try_clone().ok();
     let r = follow(
         slots,
         &Followed::Ours,
-        fd.as_ref().map(|f| std::os::fd::AsFd::as_fd(f)),
+        fd.as_ref().map(std::os::fd::AsFd::as_fd),
         &mut Sse(&mut req.conn),
     );
-    req.conn.shutdown();
+    let _ = req.conn.shutdown(std::net::Shutdown::Both);
     if let Err(e) = r {
         msg::warn(format_args!(
             "{}: event stream ended: {e}",
@@ -516,54 +485,36 @@ fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
 /// The slot's last `lines=N` log lines; `follow=1`: and the lines after
 /// them as they come.
 fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Resp> {
-    let mut lines = LINES.0;
+    let mut lines = LINES;
     let mut follow = false;
     for (k, v) in pairs(&req.query) {
         match (k, v.parse::<usize>()) {
-            ("lines", Ok(n)) if n <= LINES.1 => lines = n,
+            ("lines", Ok(n)) if n <= MAX_LINES => lines = n,
             ("follow", Ok(n @ (0 | 1))) => follow = n == 1,
             _ => {
-                return Some(text(
-                    400,
-                    format!(
-                        "bad parameter `{}` (lines=0..{}, follow=0|1)",
-                        escape(k),
-                        LINES.1
-                    ),
-                ))
+                let k = escape(k);
+                let why = format!("bad parameter `{k}` (lines=0..{MAX_LINES}, follow=0|1)");
+                return Some(text(400, why));
             }
         }
     }
     let Some(dir) = (sh.hooks.log_dir)(slots, name) else {
-        return Some(text(
-            404,
-            format!("{name} has no log dir (its output goes to docker logs)"),
-        ));
+        let why = format!("{name} has no log dir (its output goes to docker logs)");
+        return Some(text(404, why));
     };
     let (body, pos) = match svkit::logs::tail(&dir, lines) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
         Err(e) => {
-            return Some(text(
-                500,
-                format!(
-                    "unable to read log dir {}: {}",
-                    dir.display(),
-                    msg::strerror(&e)
-                ),
-            ))
+            let why = msg::strerror(&e);
+            let what = format!("unable to read log dir {}: {why}", dir.display());
+            return Some(text(500, what));
         }
     };
     if !follow {
         return Some(resp(200, TEXT, body));
     }
-    let h = head(200, TEXT, None);
-    if req
-        .conn
-        .write_all(h.as_bytes())
-        .and_then(|()| req.conn.write_all(&body))
-        .is_err()
-    {
+    if !open_stream(req, TEXT, &body) {
         return None;
     }
     let gone = watch_hangup(&req.conn);
@@ -574,7 +525,7 @@ fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Res
             break;
         }
     }
-    req.conn.shutdown();
+    let _ = req.conn.shutdown(std::net::Shutdown::Both);
     None
 }
 

@@ -105,34 +105,30 @@ impl Schedule {
 /// Run by a job's `run` and `finish`, in its slot dir.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     svkit::msg::init("svkit job");
-    let args: JobArgs = match super::parse("job", args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        svkit::msg::say_beside("fatal", format_args!("{what}: {e}"));
-        ExitCode::from(111)
-    };
-    match args.verb {
+    let args: JobArgs = super::parse("job", args);
+    match run(args.verb) {
+        Ok(()) => ExitCode::from(OK),
+        Err(e) => {
+            svkit::msg::say_beside("fatal", e);
+            ExitCode::from(111)
+        }
+    }
+}
+
+/// Runs `verb`; what kept it from being done, in a line.
+fn run(verb: Verb) -> Result<(), String> {
+    let bad_schedule = |e: String| format!("bad schedule: {e}");
+    match verb {
         Verb::Wait { job, timeout, argv } => {
-            let job = match job.job() {
-                Ok(j) => j,
-                Err(e) => return fail("bad schedule", &e),
-            };
-            if let Err(e) = job::wait(&job) {
-                return fail(&format!("job {}", job.slot), &e);
-            }
+            let job = job.job().map_err(bad_schedule)?;
+            job::wait(&job).map_err(|e| format!("job {}: {e}", job.slot))?;
             if let Some(after) = timeout {
                 let me = i32::try_from(std::process::id()).unwrap_or(0);
                 if let Some(run) = svkit::stray::Copy::of(me) {
                     let watcher = Command::new("svkit")
                         .args(["job", "timeout", "--detach", "--slot", &job.slot])
-                        .args([
-                            "--pid",
-                            &me.to_string(),
-                            "--start",
-                            &run.start_time.to_string(),
-                        ])
+                        .args(["--pid", &me.to_string()])
+                        .args(["--start", &run.start_time.to_string()])
                         .args(["--after", &after.to_string()])
                         .stdin(Stdio::null())
                         .status();
@@ -148,7 +144,7 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
                 .split_first()
                 .map_or((Default::default(), &[][..]), |(p, r)| (p.clone(), r));
             let e = Command::new(&prog).args(rest).exec();
-            fail(&format!("unable to run {}", prog.to_string_lossy()), &e)
+            Err(format!("unable to run {}: {e}", prog.to_string_lossy()))
         }
         Verb::End {
             job,
@@ -156,18 +152,13 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
             signal,
             requested,
         } => {
-            let job = match job.job() {
-                Ok(j) => j,
-                Err(e) => return fail("bad schedule", &e),
-            };
-            match job::end(&job, code, signal, !requested.is_empty()) {
-                Ok(Some(line)) => {
-                    svkit::msg::say_beside("warning", line);
-                }
-                Ok(None) => {}
-                Err(e) => return fail(&format!("job {}", job.slot), &e),
+            let job = job.job().map_err(bad_schedule)?;
+            let said = job::end(&job, code, signal, !requested.is_empty())
+                .map_err(|e| format!("job {}: {e}", job.slot))?;
+            if let Some(line) = said {
+                svkit::msg::say_beside("warning", line);
             }
-            ExitCode::from(OK)
+            Ok(())
         }
         Verb::Timeout {
             slot,
@@ -177,20 +168,16 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
             detach,
         } => {
             if detach {
-                return match super::detach_again() {
-                    Ok(_) => ExitCode::from(OK),
-                    Err(e) => fail("unable to start the timeout watcher", &e),
-                };
+                return super::detach_again()
+                    .map_err(|e| format!("unable to start the timeout watcher: {e}"));
             }
             let run = svkit::stray::Copy {
                 pid,
                 start_time: start,
             };
             let after = Duration::from_secs(after);
-            match job::watch_timeout(std::path::Path::new("."), &slot, run, after) {
-                Ok(()) => ExitCode::from(OK),
-                Err(e) => fail(&format!("job {slot}"), &e),
-            }
+            job::watch_timeout(std::path::Path::new("."), &slot, run, after)
+                .map_err(|e| format!("job {slot}: {e}"))
         }
     }
 }

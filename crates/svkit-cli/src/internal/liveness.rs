@@ -17,10 +17,7 @@ use svkit::probe::Probe;
 /// Its own failures are said as every line of the watcher is: on its
 /// stderr, never into the slot's pipe, without blocking (`msg::say_beside`).
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
-    let args: LivenessArgs = match super::parse("liveness", args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+    let args: LivenessArgs = super::parse("liveness", args);
     ExitCode::from(match watch(&args) {
         Ok(code) => code,
         Err(f) => {

@@ -11,13 +11,14 @@ pub mod slot_end;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt as _;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 
 /// Parses an internal mode's argv (after its name) with clap, the way the
 /// tools do: bad usage is one line and exit 100.
-fn parse<P: clap::Parser>(name: &str, args: std::env::ArgsOs) -> Result<P, ExitCode> {
+fn parse<P: clap::Parser>(name: &str, args: std::env::ArgsOs) -> P {
     let argv = std::iter::once(OsString::from(format!("svkit {name}"))).chain(args);
-    P::try_parse_from(argv).map_err(|e| ExitCode::from(crate::clapmsg::clap_error(&e)))
+    P::try_parse_from(argv)
+        .unwrap_or_else(|e| std::process::exit(i32::from(crate::clapmsg::clap_error(&e))))
 }
 
 /// Starts this `svkit` again with the same arguments less `--detach`: a

@@ -62,10 +62,7 @@ impl Death {
 /// Run by `finish` in the slot dir.
 pub fn main(args: std::env::ArgsOs) -> ExitCode {
     svkit::msg::init("svkit slot-end");
-    let args: SlotEndArgs = match super::parse("slot-end", args) {
-        Ok(a) => a,
-        Err(code) => return code,
-    };
+    let args: SlotEndArgs = super::parse("slot-end", args);
     let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     ExitCode::from(match args.then {
         Then::Keep {

@@ -38,13 +38,8 @@ fn which_port(port: u16, bind: Option<IpAddr>) -> Result<ExitCode, Error> {
     let report = lifeline::inspect_port(port, bind)?;
     let mut text = String::new();
     for id in &report.owners {
-        text += &format!(
-            "{}\t{}\t{}\t{}\n",
-            id.pid,
-            id.euid,
-            id.start_time,
-            id.command_line()
-        );
+        let (pid, euid, start) = (id.pid, id.euid, id.start_time);
+        text += &format!("{pid}\t{euid}\t{start}\t{}\n", id.command_line());
     }
     for s in &report.unowned {
         text += &format!(
@@ -68,9 +63,7 @@ fn run(cli: Cli, parent: nix::unistd::Pid) -> Result<ExitCode, Error> {
             "no command given (svkit-lifeline [OPTIONS] -- CMD ARGS...)",
         ));
     }
-    let bind = cli
-        .bind
-        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+    let bind = cli.bind.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
     let mut spec = Spec::new(cli.cmd.clone());
     spec.port = cli.port;
     spec.bind = bind;

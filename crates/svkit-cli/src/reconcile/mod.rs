@@ -66,16 +66,7 @@ pub fn main() -> ExitCode {
         }
         // Records of names an earlier image declared (a renamed slot or
         // template) are never read again: said once a boot, in one line.
-        match svkit::state::orphans(&prepared.model) {
-            Ok(o) => {
-                if let Some(note) = svkit::state::note(&o) {
-                    msg::warn(note);
-                }
-            }
-            Err(e) => msg::warn(format_args!(
-                "unable to look for records of names the config no longer declares: {e}"
-            )),
-        }
+        crate::svctl::verbs::ctx::orphans(&prepared.model);
     });
     match applied {
         Ok(a) => {

@@ -38,13 +38,10 @@ pub fn as_slot(
             "slot {name}: not waiting for its depends_on: no s6 supervision to start them"
         ));
     }
-    match oneoff::as_slot(model, slot, argv) {
-        Ok(one) => one,
-        Err(e) => msg::die(
-            svkit::slotenv::START_FAILED,
-            format_args!("slot {name}: not starting: {e}"),
-        ),
-    }
+    oneoff::as_slot(model, slot, argv).unwrap_or_else(|e| {
+        let why = format_args!("slot {name}: not starting: {e}");
+        msg::die(svkit::slotenv::START_FAILED, why)
+    })
 }
 
 /// Records this process (see `svkit::claim::foreground`) when s6-overlay

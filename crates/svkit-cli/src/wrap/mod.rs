@@ -80,10 +80,8 @@ pub fn main() -> std::process::ExitCode {
     let model = load_model(&config_dir);
     let default_program = model.as_ref().and_then(|m| m.default_program.as_deref());
     let on_path = |name: &std::ffi::OsStr| container::find_program(Path::new(name)).is_some();
-    let routed = match redirect::route(&args, default_program, on_path) {
-        Ok(r) => r,
-        Err(e) => msg::die(exit::USAGE, e),
-    };
+    let routed = redirect::route(&args, default_program, on_path)
+        .unwrap_or_else(|e| msg::die(exit::USAGE, e));
     let facts = Facts {
         process_env: container::utf8_env(),
         container_env: container::read_env_dir(Path::new(container::CONTAINER_ENV_DIR))
@@ -93,13 +91,11 @@ pub fn main() -> std::process::ExitCode {
     let s6_running = facts.s6_missing.is_none();
     let Some(model) = model else {
         foreground::record(None, s6_running);
-        foreground::exec(
-            &OneOff {
-                argv: routed,
-                ..OneOff::default()
-            },
-            &facts.container_env,
-        )
+        let one = OneOff {
+            argv: routed,
+            ..OneOff::default()
+        };
+        foreground::exec(&one, &facts.container_env)
     };
     match redirect::decide(&model, &routed, &facts) {
         Decision::Foreground {

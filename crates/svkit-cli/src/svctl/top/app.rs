@@ -13,8 +13,9 @@ use svkit::slot::status_fmt::{tone, Tone};
 use svkit::slot::usage::cpu_percent;
 
 /// The orders `o` cycles through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Sort {
+    #[default]
     Name,
     Cpu,
     Mem,
@@ -22,31 +23,33 @@ pub enum Sort {
     State,
 }
 
+/// Each order and its name, in the cycle `o` goes through.
+const SORTS: [(Sort, &str); 5] = [
+    (Sort::Name, "name"),
+    (Sort::Cpu, "CPU"),
+    (Sort::Mem, "memory"),
+    (Sort::Deaths, "deaths"),
+    (Sort::State, "state"),
+];
+
 impl Sort {
+    fn at(self) -> usize {
+        SORTS.iter().position(|(s, _)| *s == self).unwrap_or(0)
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Sort::Name => "name",
-            Sort::Cpu => "CPU",
-            Sort::Mem => "memory",
-            Sort::Deaths => "deaths",
-            Sort::State => "state",
-        }
+        SORTS[self.at()].1
     }
 
     fn next(self) -> Sort {
-        match self {
-            Sort::Name => Sort::Cpu,
-            Sort::Cpu => Sort::Mem,
-            Sort::Mem => Sort::Deaths,
-            Sort::Deaths => Sort::State,
-            Sort::State => Sort::Name,
-        }
+        SORTS[(self.at() + 1) % SORTS.len()].0
     }
 }
 
 /// What the keys mean right now.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Mode {
+    #[default]
     Normal,
     /// Typing a filter (applied on Enter).
     Filter(String),
@@ -74,6 +77,7 @@ pub struct Line {
     pub cpu: Option<f64>,
 }
 
+#[derive(Default)]
 pub struct App {
     pub lines: Vec<Line>,
     pub sort: Sort,
@@ -91,19 +95,6 @@ pub struct App {
 }
 
 impl App {
-    pub fn new() -> App {
-        App {
-            lines: Vec::new(),
-            sort: Sort::Name,
-            filter: String::new(),
-            mode: Mode::Normal,
-            selected: None,
-            log_open: false,
-            said: String::new(),
-            seen: HashMap::new(),
-        }
-    }
-
     /// Takes a new snapshot (measured), read at `at`.
     pub fn update(&mut self, snap: Snapshot, at: Instant) {
         let mut seen = HashMap::new();
@@ -229,60 +220,29 @@ impl App {
     fn normal(&mut self, key: KeyEvent, depends: &dyn Fn(&str) -> Vec<String>) -> Effect {
         let op = match key.code {
             KeyCode::Char('q') => return Effect::Quit,
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.step(-1);
-                None
+            KeyCode::Char('s') => Op::Start,
+            KeyCode::Char('x') => Op::Stop,
+            KeyCode::Char('r') => Op::Restart,
+            code => {
+                match code {
+                    KeyCode::Up | KeyCode::Char('k') => self.step(-1),
+                    KeyCode::Down | KeyCode::Char('j') => self.step(1),
+                    KeyCode::PageUp => self.step(-10),
+                    KeyCode::PageDown => self.step(10),
+                    KeyCode::Home => self.step(isize::MIN / 2),
+                    KeyCode::End => self.step(isize::MAX / 2),
+                    KeyCode::Char('/') => self.mode = Mode::Filter(String::new()),
+                    KeyCode::Esc => self.filter.clear(),
+                    KeyCode::Enter => self.log_open = !self.log_open,
+                    KeyCode::Char('o') => self.sort = self.sort.next(),
+                    KeyCode::Char('?') => self.mode = Mode::Help,
+                    KeyCode::Char('i') => self.mode = Mode::Details,
+                    _ => {}
+                }
+                return Effect::None;
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.step(1);
-                None
-            }
-            KeyCode::PageUp => {
-                self.step(-10);
-                None
-            }
-            KeyCode::PageDown => {
-                self.step(10);
-                None
-            }
-            KeyCode::Home => {
-                self.step(isize::MIN / 2);
-                None
-            }
-            KeyCode::End => {
-                self.step(isize::MAX / 2);
-                None
-            }
-            KeyCode::Char('/') => {
-                self.mode = Mode::Filter(String::new());
-                None
-            }
-            KeyCode::Esc => {
-                self.filter.clear();
-                None
-            }
-            KeyCode::Enter => {
-                self.log_open = !self.log_open;
-                None
-            }
-            KeyCode::Char('o') => {
-                self.sort = self.sort.next();
-                None
-            }
-            KeyCode::Char('?') => {
-                self.mode = Mode::Help;
-                None
-            }
-            KeyCode::Char('i') => {
-                self.mode = Mode::Details;
-                None
-            }
-            KeyCode::Char('s') => Some(Op::Start),
-            KeyCode::Char('x') => Some(Op::Stop),
-            KeyCode::Char('r') => Some(Op::Restart),
-            _ => None,
         };
-        if let (Some(op), Some(slot)) = (op, self.selected.clone()) {
+        if let Some(slot) = self.selected.clone() {
             let deps = depends(&slot);
             let also = if deps.is_empty() {
                 String::new()
@@ -304,8 +264,7 @@ mod tests {
     use svkit::slot::health::Verdict;
 
     fn app(names: &[&str]) -> App {
-        let mut a = App::new();
-        a.lines = (names.iter())
+        let lines = (names.iter())
             .map(|n| Line {
                 row: Row {
                     name: n.to_string(),
@@ -321,8 +280,12 @@ mod tests {
                 cpu: None,
             })
             .collect();
-        a.selected = Some(names[0].to_string());
-        a
+        let selected = Some(names[0].to_string());
+        App {
+            lines,
+            selected,
+            ..App::default()
+        }
     }
 
     fn press(a: &mut App, code: KeyCode) -> Effect {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::crossterm::{cursor, execute};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use svkit::control::{self, Op, Request, Waited};
 use svkit::logs::{tail, Follower};
 use svkit::msg::exit::OK;
@@ -37,30 +38,25 @@ const TICK: Duration = Duration::from_millis(200);
 const LOG_KEEP: usize = 1000;
 
 pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
-    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
-        return Err(Fatal::usage(
-            "unable to show top",
-            "not a terminal (svctl status prints the same table once)",
-        ));
-    }
-    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
-        return Err(Fatal::usage(
-            "unable to show top",
-            "TERM=dumb cannot draw it (svctl status prints the same table once)",
-        ));
+    let no_tty = !io::stdout().is_terminal() || !io::stdin().is_terminal();
+    if no_tty || std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        let why = if no_tty {
+            "not a terminal"
+        } else {
+            "TERM=dumb cannot draw it"
+        };
+        let why = format!("{why} (svctl status prints the same table once)");
+        return Err(Fatal::usage("unable to show top", why));
     }
     let ctx = Ctx::load(&args.at)?;
     ctx.resolve(&args.slots, false)?;
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGINT,
-    ] {
+    for sig in [SIGTERM, SIGHUP, SIGINT] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .map_err(|e| Fatal::io("unable to catch signals", &e))?;
     }
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    // On a terminal (checked above): NO_COLOR alone decides.
+    let colour = super::verbs::status::want_colour();
     // Sets raw mode and the alternate screen, and a panic hook that
     // restores them before the panic is reported.
     let mut term = ratatui::try_init().map_err(|e| {
@@ -70,15 +66,11 @@ pub fn run(args: &TopArgs) -> Result<u8, Fatal> {
     })?;
     let result = std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<String>();
-        let mut app = App::new();
+        let mut app = App::default();
         let mut pane = Pane::default();
         let mut next = Instant::now();
         let mut dirty = true;
-        let mut host = Host {
-            uptime: None,
-            load: None,
-            mem: None,
-        };
+        let mut host = Host::default();
         while !stop.load(Ordering::Relaxed) {
             if Instant::now() >= next {
                 let mut snap = ctx.slots().snapshot(&args.slots, args.all)?;

@@ -15,6 +15,7 @@ use svkit::slot::status_fmt::{human_bytes, info, ready_cell, row_json, tone, upd
 use super::app::{App, Line, Mode};
 
 /// What the header says of the container.
+#[derive(Default)]
 pub struct Host {
     pub uptime: Option<u64>,
     pub load: Option<String>,
@@ -89,16 +90,16 @@ pub fn draw(f: &mut Frame, app: &App, host: &Host, log: &[String], colour: bool)
         Mode::Filter(typed) => format!("filter: {typed}_  (Enter applies, Escape clears)"),
         _ => app.said.clone(),
     };
-    let footer = vec![
-        Text::from(Span::styled(
-            prompt,
-            Style::new().add_modifier(Modifier::BOLD),
-        )),
-        Text::from(KEYS),
-    ];
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    let footer = vec![Text::from(Span::styled(prompt, bold)), Text::from(KEYS)];
     f.render_widget(Paragraph::new(footer), foot);
     match app.mode {
-        Mode::Help => overlay(f, " svctl top: keys (any key closes) ", help_text()),
+        Mode::Help => {
+            let keys = HELP
+                .iter()
+                .map(|(k, what)| Text::from(format!("{k:<16} {what}")));
+            overlay(f, " svctl top: keys (any key closes) ", keys.collect());
+        }
         Mode::Details => {
             let text = app.selected_line().map_or_else(
                 || "no slot selected".to_string(),
@@ -107,11 +108,8 @@ pub fn draw(f: &mut Frame, app: &App, host: &Host, log: &[String], colour: bool)
                     serde_json::to_string_pretty(&j).unwrap_or_default()
                 },
             );
-            overlay(
-                f,
-                " details (any key closes) ",
-                text.lines().map(|l| Text::from(l.to_string())).collect(),
-            );
+            let lines = text.lines().map(|l| Text::from(l.to_string()));
+            overlay(f, " details (any key closes) ", lines.collect());
         }
         _ => {}
     }
@@ -135,11 +133,8 @@ fn header(app: &App, host: &Host) -> String {
         h.push_str(&format!("  load {l}"));
     }
     if let Some((used, total)) = host.mem {
-        h.push_str(&format!(
-            "  mem {}/{}",
-            human_bytes(used),
-            human_bytes(total)
-        ));
+        let (used, total) = (human_bytes(used), human_bytes(total));
+        h.push_str(&format!("  mem {used}/{total}"));
     }
     h.push_str(&format!("  sort {}", app.sort.name()));
     if !app.filter.is_empty() {
@@ -158,29 +153,24 @@ fn draw_table(f: &mut Frame, app: &App, area: Rect, colour: bool) {
         .max()
         .unwrap_or(4)
         .clamp(4, 32);
-    let mut head = vec!["", "NAME", "STATE", "READY"];
-    let mut widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(name_w as u16),
-        Constraint::Length(12),
-        Constraint::Length(9),
+    // Heading, width, and whether only a wide terminal shows it.
+    let columns = [
+        ("", Constraint::Length(1), false),
+        ("NAME", Constraint::Length(name_w as u16), false),
+        ("STATE", Constraint::Length(12), false),
+        ("READY", Constraint::Length(9), false),
+        ("WANT", Constraint::Length(4), true),
+        ("PID", Constraint::Length(7), true),
+        ("DEATHS", Constraint::Length(6), true),
+        ("CPU%", Constraint::Length(6), false),
+        ("MEM", Constraint::Length(5), false),
+        ("LOG", Constraint::Length(16), true),
+        ("UPTIME/EXIT", Constraint::Fill(1), false),
     ];
-    if wide {
-        head.extend(["WANT", "PID", "DEATHS"]);
-        widths.extend([
-            Constraint::Length(4),
-            Constraint::Length(7),
-            Constraint::Length(6),
-        ]);
-    }
-    head.extend(["CPU%", "MEM"]);
-    widths.extend([Constraint::Length(6), Constraint::Length(5)]);
-    if wide {
-        head.push("LOG");
-        widths.push(Constraint::Length(16));
-    }
-    head.push("UPTIME/EXIT");
-    widths.push(Constraint::Fill(1));
+    let (head, widths): (Vec<&str>, Vec<Constraint>) = (columns.into_iter())
+        .filter(|c| wide || !c.2)
+        .map(|(h, w, _)| (h, w))
+        .unzip();
     let rows = lines.iter().map(|l| {
         cells(l, wide, now)
             .into_iter()
@@ -207,22 +197,16 @@ fn cells(l: &Line, wide: bool, now: SystemTime) -> Vec<String> {
         r.state().as_str().to_string(),
         ready_cell(r, none).to_string(),
     ];
+    let or = |v: Option<String>| v.unwrap_or_else(|| none.to_string());
     if wide {
-        c.push(st.map_or(none, |s| updown(s.want_up)).to_string());
-        c.push(
-            st.and_then(|s| s.pid)
-                .map_or_else(|| none.to_string(), |p| p.to_string()),
-        );
-        c.push(st.map_or_else(|| none.to_string(), |_| r.v.deaths.to_string()));
+        c.extend([
+            or(st.map(|s| updown(s.want_up).to_string())),
+            or(st.and_then(|s| s.pid).map(|p| p.to_string())),
+            or(st.map(|_| r.v.deaths.to_string())),
+        ]);
     }
-    c.push(
-        l.cpu
-            .map_or_else(|| none.to_string(), |p| format!("{p:.1}")),
-    );
-    c.push(
-        r.usage
-            .map_or_else(|| none.to_string(), |u| human_bytes(u.rss_bytes)),
-    );
+    c.push(or(l.cpu.map(|p| format!("{p:.1}"))));
+    c.push(or(r.usage.map(|u| human_bytes(u.rss_bytes))));
     let mut why = info(r, now);
     if wide {
         c.push(match &r.v.log {
@@ -244,12 +228,6 @@ fn draw_log(f: &mut Frame, app: &App, log: &[String], area: Rect) {
     let text: Vec<Text> = log[from..].iter().map(|l| Text::from(l.as_str())).collect();
     let block = Block::bordered().title(format!(" log: {name} "));
     f.render_widget(Paragraph::new(text).block(block), area);
-}
-
-fn help_text() -> Vec<Text<'static>> {
-    HELP.iter()
-        .map(|(k, what)| Text::from(format!("{k:<16} {what}")))
-        .collect()
 }
 
 fn overlay(f: &mut Frame, title: &str, text: Vec<Text>) {

@@ -6,6 +6,7 @@ use svkit::capacity::{self, CapacityError, Fit};
 use svkit::config::Model;
 use svkit::msg::{self, exit::NOT_OK, exit::OK, Fatal};
 
+use super::count;
 use crate::config::Policy;
 use crate::svctl::cli::CheckArgs;
 
@@ -19,14 +20,11 @@ pub fn run(args: &CheckArgs) -> Result<u8, Fatal> {
         msg::warn(note);
     }
     msg::out(format!(
-        "{}: config ok: {} slot{}, {} redirect{}, {} file{} in {}\n{}: {fit}\n",
+        "{}: config ok: {}, {}, {} in {}\n{}: {fit}\n",
         msg::prog(),
-        m.slots.len(),
-        if m.slots.len() == 1 { "" } else { "s" },
-        m.redirects.len(),
-        if m.redirects.len() == 1 { "" } else { "s" },
-        m.files.len(),
-        if m.files.len() == 1 { "" } else { "s" },
+        count(m.slots.len(), "slot"),
+        count(m.redirects.len(), "redirect"),
+        count(m.files.len(), "file"),
         msg::path(&dir),
         msg::prog(),
     ))?;

@@ -100,33 +100,23 @@ pub fn run_job(args: &RunArgs) -> Result<u8, Fatal> {
     let name = ctx
         .resolve(std::slice::from_ref(&args.slot), false)?
         .remove(0);
-    let state_dir = match ctx.slots().slot(&name) {
-        Some(s) if s.schedule.is_some() => {
-            std::path::PathBuf::from(&ctx.model.as_ref().map_or("", |m| m.state_dir.as_str()))
-        }
-        _ => {
-            return Err(Fatal::new(
-                NOT_OK,
-                format!("slot {name} is no job"),
-                "it has no schedule",
-            ))
-        }
-    };
+    if ctx.slots().slot(&name).is_none_or(|s| s.schedule.is_none()) {
+        let no_job = format!("slot {name} is no job");
+        return Err(Fatal::new(NOT_OK, no_job, "it has no schedule"));
+    }
+    let state_dir = std::path::PathBuf::from(ctx.model.as_ref().map_or("", |m| &m.state_dir));
     let dir = ctx.scandir.join(&name);
     let st = svkit::s6::status::read_slot(&dir)
         .map_err(|e| Fatal::system(format!("unable to read the status of {name}"), e))?;
     let before = job::last_run(&state_dir, &name);
-    match job::run_now(&dir, &st) {
-        Ok(()) => {}
-        Err(JobError::Running) => {
-            return Err(Fatal::new(
-                NOT_OK,
-                format!("job {name}: a run is going on"),
-                "one run at a time",
-            ))
-        }
-        Err(e) => return Err(Fatal::system(format!("unable to run job {name}"), e)),
-    }
+    job::run_now(&dir, &st).map_err(|e| match e {
+        JobError::Running => Fatal::new(
+            NOT_OK,
+            format!("job {name}: a run is going on"),
+            "one run at a time",
+        ),
+        e => Fatal::system(format!("unable to run job {name}"), e),
+    })?;
     if !args.wait {
         return Ok(OK);
     }
@@ -140,11 +130,14 @@ pub fn run_job(args: &RunArgs) -> Result<u8, Fatal> {
         ended.is_some()
     });
     match ended {
-        Some(r) if done => Ok(if r.code == 256 {
-            u8::try_from(128 + r.signal).unwrap_or(u8::MAX)
-        } else {
-            u8::try_from(r.code).unwrap_or(u8::MAX)
-        }),
+        Some(r) if done => {
+            let code = if r.code == 256 {
+                128 + r.signal
+            } else {
+                r.code
+            };
+            Ok(u8::try_from(code).unwrap_or(u8::MAX))
+        }
         _ => {
             msg::fatal(format_args!(
                 "timed out after {} ms waiting for the run of {name} to end",

@@ -57,6 +57,19 @@ pub fn warn_orphans(e: &dyn std::fmt::Display) {
     ));
 }
 
+/// Those records, said in one line when there are any (`svctl plan`, the
+/// boot hook): nothing `apply` changes, a note on stderr.
+pub fn orphans(model: &Model) -> Vec<svkit::state::Orphan> {
+    let orphans = svkit::state::orphans(model).unwrap_or_else(|e| {
+        warn_orphans(&e);
+        Vec::new()
+    });
+    if let Some(note) = svkit::state::note(&orphans) {
+        svkit::msg::warn(note);
+    }
+    orphans
+}
+
 pub fn unknown(name: &str) -> Fatal {
     Fatal::new(
         UNKNOWN_SLOT,

@@ -31,10 +31,6 @@ impl Sink for Out {
             }
         }
     }
-
-    fn warn(&mut self, m: &str) {
-        msg::warn(m);
-    }
 }
 
 pub fn run(args: &EventsArgs) -> Result<u8, Fatal> {

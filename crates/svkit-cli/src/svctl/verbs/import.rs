@@ -9,6 +9,7 @@ use svkit::config::{FixedInstances, LoadError};
 use svkit::msg::{self, exit, Fatal};
 use svkit_import::{self as import, Failure, Format, Options};
 
+use super::count;
 use crate::svctl::cli::{FromFormat, ImportArgs};
 
 pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
@@ -65,20 +66,23 @@ pub fn run(a: &ImportArgs) -> Result<u8, Fatal> {
         }
         None => msg::out(text)?,
     }
-    let (slots, instances) = counts(&imported.slots);
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    // Slot objects, and the slots they make once templates have their
+    // instances.
+    let slots = imported.slots.len();
+    let instances: usize = (imported.slots.iter())
+        .map(|s| s.instances.as_ref().map_or(1, |i| i.names.len()))
+        .sum();
     report([format!(
         "{}: imported {}{} from {}; {} not carried over as written",
         msg::prog(),
-        plural(slots, "slot", "slots"),
+        count(slots, "slot"),
         if instances > slots {
             format!(" ({instances} with instances)")
         } else {
             String::new()
         },
-        plural(imported.files, "file", "files"),
-        plural(imported.notes.len(), "key", "keys"),
+        count(imported.files, "file"),
+        count(imported.notes.len(), "key"),
     )]);
     Ok(exit::OK)
 }
@@ -88,16 +92,6 @@ fn exists(t: &Path) -> Fatal {
         format!("{} exists", msg::path(t)),
         "--force replaces it; nothing written",
     )
-}
-
-/// Slot objects, and the slots they make once templates have their
-/// instances.
-fn counts(slots: &[import::RawSlot]) -> (usize, usize) {
-    let made = slots
-        .iter()
-        .map(|s| s.instances.as_ref().map_or(1, |i| i.names.len()))
-        .sum();
-    (slots.len(), made)
 }
 
 /// Lines on stderr, escaped, as few writes as they fit in.

@@ -12,7 +12,7 @@ mod metrics;
 mod reconcile;
 mod register;
 mod render;
-mod status;
+pub(crate) mod status;
 mod wait;
 
 use svkit::control::Op;
@@ -86,4 +86,9 @@ pub(crate) fn check_users(
         ));
     }
     Ok(())
+}
+
+/// `1 slot`, `2 slots`.
+pub(crate) fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }

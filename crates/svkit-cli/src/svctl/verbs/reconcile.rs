@@ -93,13 +93,7 @@ pub fn plan(args: &PlanArgs) -> Result<u8, Fatal> {
     })?;
     let order = start_order(&prepared.model);
     // Nothing `apply` changes: a note on stderr, not a change to plan.
-    let orphans = svkit::state::orphans(&prepared.model).unwrap_or_else(|e| {
-        super::ctx::warn_orphans(&e);
-        Vec::new()
-    });
-    if let Some(note) = svkit::state::note(&orphans) {
-        msg::warn(note);
-    }
+    let orphans = super::ctx::orphans(&prepared.model);
     if args.json {
         msg::out(plan_json(&plans, &order, &orphans))?;
     } else {

@@ -26,31 +26,25 @@ use crate::svctl::args::RegisterArgs;
 /// How long a new slot may take to get its supervisor.
 const SUPERVISE_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn pick(args: &RegisterArgs, all: Vec<Template>) -> Result<Template, Fatal> {
-    let list = || {
-        all.iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+fn pick(args: &RegisterArgs, mut all: Vec<Template>) -> Result<Template, Fatal> {
+    let list = (all.iter().map(|t| t.name.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
     match &args.template {
-        Some(want) => {
-            let l = list();
-            all.into_iter().find(|t| &t.name == want).ok_or_else(|| {
-                Fatal::usage(
-                    format!("unknown template {want}"),
-                    format!("templated slots in the config: {l}"),
-                )
-            })
-        }
-        None if all.len() == 1 => all.into_iter().next().ok_or_else(|| Fatal::usage("", "")),
+        Some(want) => all.into_iter().find(|t| &t.name == want).ok_or_else(|| {
+            Fatal::usage(
+                format!("unknown template {want}"),
+                format!("templated slots in the config: {list}"),
+            )
+        }),
+        None if all.len() == 1 => Ok(all.remove(0)),
         None if all.is_empty() => Err(Fatal::usage(
             "nothing to register into",
             "the config declares no slot with {instance} and instances",
         )),
         None => Err(Fatal::usage(
             "several templated slots",
-            format!("choose one with --slot: {}", list()),
+            format!("choose one with --slot: {list}"),
         )),
     }
 }

@@ -26,7 +26,7 @@ pub fn run(args: &StatusArgs) -> Result<u8, Fatal> {
 }
 
 /// Colour only on a terminal, and never with NO_COLOR set (no-color.org).
-fn want_colour() -> bool {
+pub(crate) fn want_colour() -> bool {
     use std::io::IsTerminal as _;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     !no_color && std::io::stdout().is_terminal()

@@ -46,12 +46,10 @@ pub fn run(args: &WaitArgs) -> Result<u8, Fatal> {
         if let WaitEnd::Failed(dir) = outcome {
             // For the run script that waited: what keeps its slot from starting.
             let n = name_of(&dir);
-            let why = svkit::slot::end::read(&dir)
-                .and_then(|e| match e {
-                    End::Failed(w) => Some(w),
-                    End::Done => None,
-                })
-                .unwrap_or_default();
+            let why = match svkit::slot::end::read(&dir) {
+                Some(End::Failed(w)) => w,
+                _ => String::new(),
+            };
             msg::out(format!("dependency {n} failed for good: {why}\n"))?;
             return Ok(svkit::msg::exit::svctl::GONE_OR_FAILED);
         }

@@ -40,7 +40,9 @@ pub trait Sink {
     /// Reports one event; false when its reader went away (the stream ends).
     fn event(&mut self, e: &Event) -> bool;
     /// A slot that cannot be followed, and why; the stream goes on.
-    fn warn(&mut self, msg: &str);
+    fn warn(&mut self, msg: &str) {
+        crate::msg::warn(msg);
+    }
 }
 
 /// Why the stream ended.
