@@ -5,12 +5,27 @@
 
 mod svctl_common;
 
+use std::time::Duration;
 use svctl_common::*;
 
 /// A program that takes a second to stop: what is restarted or stopped
-/// after it shows in the up/down stamps.
-const SLOW_STOP: &str =
-    r#"["sh", "-c", "trap 'sleep 1; exit 0' TERM; while :; do sleep 0.1; done"]"#;
+/// after it shows in the up/down stamps. Its trap is set once
+/// `/tmp/trapped-NAME` exists: s6 says a slot is up as soon as its run
+/// script starts, which may still be waiting on a dependency, and a TERM
+/// before the trap ends it at once.
+fn slow_stop(name: &str) -> String {
+    format!(
+        r#"["sh", "-c", "trap 'sleep 1; exit 0' TERM; : > /tmp/trapped-$0; while :; do sleep 0.1; done", "{name}"]"#
+    )
+}
+
+/// Waits until `slow_stop(name)` has set its trap.
+fn wait_trapped(sbx: &Sandbox, name: &str) {
+    let marker = sbx.root().join(format!("tmp/trapped-{name}"));
+    poll(&format!("{name}'s trap"), Duration::from_secs(10), || {
+        marker.exists().then_some(())
+    });
+}
 
 /// s6's up/down stamp of `slot` (a TAI64N label: in time order as text).
 fn stamp(sbx: &Sandbox, slot: &str) -> String {
@@ -29,10 +44,11 @@ fn restart_all_restarts_what_is_up_dependencies_first() {
   "slots": [
     {{ "name": "app", "command": ["sleep", "1000"], "depends_on": {{ "redis": "up" }} }},
     {{ "name": "manual", "command": ["sleep", "1001"] }},
-    {{ "name": "redis", "command": {SLOW_STOP} }},
+    {{ "name": "redis", "command": {redis} }},
     {{ "name": "rem", "command": ["sleep", "1002"], "autostart": "remember" }}
   ]
-}}"#
+}}"#,
+        redis = slow_stop("redis")
     );
     let fx = Fixture::new(&config);
     let sbx = fx.boot();
@@ -40,6 +56,7 @@ fn restart_all_restarts_what_is_up_dependencies_first() {
     for s in ["app", "manual", "redis"] {
         wait_field(&sbx, s, "up", "true");
     }
+    wait_trapped(&sbx, "redis");
     // rem is remembered off (its default); manual is stopped by hand.
     sbx.run(
         &["svctl", "stop", "--wait", "--timeout", "10000", "manual"],
@@ -75,10 +92,11 @@ fn stop_all_stops_dependents_and_independents_first() {
         r#"{{
   "slots": [
     {{ "name": "base", "command": ["sleep", "1000"] }},
-    {{ "name": "dep", "command": {SLOW_STOP}, "depends_on": {{ "base": "up" }} }},
+    {{ "name": "dep", "command": {dep}, "depends_on": {{ "base": "up" }} }},
     {{ "name": "worker", "command": ["sleep", "1001"] }}
   ]
-}}"#
+}}"#,
+        dep = slow_stop("dep")
     );
     let fx = Fixture::new(&config);
     let sbx = fx.boot();
@@ -86,6 +104,7 @@ fn stop_all_stops_dependents_and_independents_first() {
     for s in ["base", "dep", "worker"] {
         wait_field(&sbx, s, "up", "true");
     }
+    wait_trapped(&sbx, "dep");
     sbx.run(
         &["svctl", "stop", "--all", "--wait", "--timeout", "10000"],
         0,
