@@ -30,7 +30,7 @@ health|crates/svkit/src/slot/health.rs crates/svkit/src/slot/snapshot.rs|slot::|
 redirect|crates/svkit/src/redirect/mod.rs|redirect::||wrap opt_out wrap_messages
 validate|crates/svkit/src/config/validate.rs|config::|config_load config_one_cause|check_corpus
 desired|crates/svkit/src/state/mod.rs|state::|registered|svctl_remember_plan svctl_control
-depends|crates/svkit/src/config/depends/mod.rs crates/svkit/src/config/depends/graph.rs crates/svkit/src/config/depends/layers.rs|config::depends|config_load config_one_cause|check_corpus svctl_order essential_oneshot
+depends|crates/svkit/src/config/depends/mod.rs|config::depends|config_load config_one_cause|check_corpus svctl_order essential_oneshot
 liveness|crates/svkit/src/liveness.rs crates/svkit/src/slot/liveness.rs|liveness||svctl_liveness svctl_lifecycle svctl_features
 slotenv|crates/svkit/src/slotenv/dotenv.rs crates/svkit/src/slotenv/mod.rs|slotenv::||slot_env_cli slot_env svctl_exec
 status|crates/svkit/src/s6/status.rs|s6::status|status_decode status_differential status_svstat|svctl_status
