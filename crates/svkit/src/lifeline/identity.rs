@@ -15,7 +15,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use nix::libc::{ENOSYS, ESRCH};
+use nix::libc::ESRCH;
 use nix::sys::signal::Signal;
 
 use crate::{msg, sys};
@@ -204,14 +204,15 @@ pub fn read_identity(pid: i32) -> io::Result<Option<Identity>> {
 /// signal was delivered: `Ok(false)` when it was gone already.
 ///
 /// Through a pidfd, opened before the check, the signal cannot reach
-/// another process that took the pid since; to a group, or without pidfds
-/// (kernel < 5.3), the check-then-kill window remains, but is tiny.
+/// another process that took the pid since. To a group, or where no pidfd
+/// can be had (kernel < 5.3, a seccomp profile that refuses the call, no
+/// fd left), the check-then-kill window remains, but is tiny: a pidfd is
+/// a refinement, never a reason to leave a process unsignalled.
 pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal, group: bool) -> io::Result<bool> {
-    let pidfd = match sys::pidfd_open(pid) {
-        Ok(fd) => Some(fd),
-        Err(e) if e.raw_os_error() == Some(ENOSYS) => None,
-        Err(e) if e.raw_os_error() == Some(ESRCH) => return Ok(false),
-        Err(e) => return Err(e),
+    let pidfd = match (!group).then(|| sys::pidfd_open(pid)) {
+        Some(Ok(fd)) => Some(fd),
+        Some(Err(e)) if e.raw_os_error() == Some(ESRCH) => return Ok(false),
+        _ => None,
     };
     if !is_alive(pid, start_time) {
         return Ok(false);
