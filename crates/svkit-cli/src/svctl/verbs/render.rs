@@ -3,7 +3,8 @@
 //! `apply`'s job (atomic create, restarts, locking).
 
 use std::fs;
-use std::os::unix::fs::DirBuilderExt as _;
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 
 use svkit::msg::{self, exit::OK, Fatal};
@@ -87,8 +88,17 @@ fn write_slot(to: &Path, s: &RenderedSlot) -> Result<(), Fatal> {
     }
     for f in &s.files {
         let p = dir.join(&f.path);
-        svkit::fsutil::write_new(&p, &f.contents, f.mode)
-            .map_err(|e| Fatal::io(format!("unable to write {}", p.display()), &e))?;
+        let err = |e: std::io::Error| Fatal::io(format!("unable to write {}", p.display()), &e);
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(f.mode)
+            .open(&p)
+            .map_err(err)?;
+        file.write_all(&f.contents).map_err(err)?;
+        // The umask may have narrowed the mode given to open().
+        file.set_permissions(fs::Permissions::from_mode(f.mode))
+            .map_err(err)?;
     }
     Ok(())
 }
