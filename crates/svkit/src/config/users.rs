@@ -5,6 +5,7 @@
 //! --root`). `s6-setuidgid NAME` looks the name up when the slot starts;
 //! `uid:gid` needs no entry.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -12,9 +13,10 @@ use super::error::{Diagnostic, Site};
 use super::model::Model;
 
 /// A passwd database: its text, or why it could not be read, and how
-/// messages name it.
+/// messages name it. This system's is read at the first name looked up:
+/// a boot whose slots all run as root reads no passwd file.
 pub struct PasswdFile {
-    text: Result<String, String>,
+    text: OnceCell<Result<String, String>>,
     name: String,
 }
 
@@ -22,9 +24,8 @@ impl PasswdFile {
     /// This system's database: `/etc/passwd`, read as `s6-setuidgid` (and
     /// svkit's static binaries) read it, never through NSS modules.
     pub fn system() -> PasswdFile {
-        let text = crate::passwd::read_or_empty(Path::new(crate::passwd::PASSWD));
         PasswdFile {
-            text: text.map_err(|e| crate::msg::strerror(&e)),
+            text: OnceCell::new(),
             name: "this system's passwd database".into(),
         }
     }
@@ -36,7 +37,7 @@ impl PasswdFile {
         let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
         let name = crate::msg::path(&path).to_string();
         Ok(PasswdFile {
-            text: Ok(text),
+            text: OnceCell::from(Ok(text)),
             name,
         })
     }
@@ -44,7 +45,11 @@ impl PasswdFile {
     /// Whether `name` has an entry; `Err` says why the database could not
     /// answer.
     fn exists(&self, name: &str) -> Result<bool, String> {
-        let text = self.text.as_ref().map_err(Clone::clone)?;
+        let text = self.text.get_or_init(|| {
+            crate::passwd::read_or_empty(Path::new(crate::passwd::PASSWD))
+                .map_err(|e| crate::msg::strerror(&e))
+        });
+        let text = text.as_ref().map_err(Clone::clone)?;
         Ok(crate::passwd::find_user(text, name).is_some())
     }
 }
@@ -114,7 +119,7 @@ mod tests {
 
     fn db(text: &str) -> PasswdFile {
         let name = "/img/etc/passwd".to_string();
-        let text = Ok(text.to_string());
+        let text = OnceCell::from(Ok(text.to_string()));
         PasswdFile { text, name }
     }
 
