@@ -218,8 +218,8 @@ pub fn signal_if_same(pid: i32, start_time: u64, sig: Signal, group: bool) -> io
         return Ok(false);
     }
     let sent = match &pidfd {
-        Some(fd) if !group => sys::pidfd_send_signal(fd, sig),
-        _ => {
+        Some(fd) => sys::pidfd_send_signal(fd, sig),
+        None => {
             let to = nix::unistd::Pid::from_raw(if group { -pid } else { pid });
             nix::sys::signal::kill(to, sig).map_err(io::Error::from)
         }
