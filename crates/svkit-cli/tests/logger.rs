@@ -26,16 +26,43 @@ fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
     let data = tempfile::tempdir().expect("tempdir");
     let sbx = Sandbox::boot_with_data(rootfs.path(), data.path());
     let dir = data.path().join("logs/counter");
-    // The last line may sit in `current` or, right after a rotation, in
-    // the newest archive: wait until some file of the dir has it.
-    let has_last = || {
-        fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
-            let text = fs::read_to_string(e.path()).ok()?;
-            text.contains("line 00600 ").then_some(())
-        })
+    // The dir once s6-log is done with the last line: `current` and the
+    // archives (@<tai64n>.s) hold it, no rotation half done (`previous`,
+    // `processed`, no `current`, or an archive more until the trim), the
+    // same names at two looks in a row and after the reading. The last
+    // line alone is not enough: found in `previous`, it is in no archive
+    // yet.
+    let names = || -> Option<Vec<String>> {
+        let mut v: Vec<String> = (fs::read_dir(&dir).ok()?.flatten())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        Some(v)
     };
-    poll("the last line logged", Duration::from_secs(20), has_last);
-    let current = fs::read_to_string(dir.join("current")).expect("current");
+    let mut last = None;
+    let settled = || {
+        let before = names()?;
+        if last.replace(before.clone()).as_ref() != Some(&before) {
+            return None;
+        }
+        let busy = |n: &String| n == "previous" || n == "processed";
+        if before.iter().any(busy) || !before.iter().any(|n| n == "current") {
+            return None;
+        }
+        // Rotated, keeping `keep` archives; sorted, oldest first.
+        let archives: Vec<String> = (before.iter())
+            .filter(|n| n.starts_with('@') && n.ends_with(".s"))
+            .cloned()
+            .collect();
+        let mut kept = String::new();
+        for a in &archives {
+            kept.push_str(&fs::read_to_string(dir.join(a)).ok()?);
+        }
+        let current = fs::read_to_string(dir.join("current")).ok()?;
+        kept.push_str(&current);
+        (names()? == before && kept.contains("  line 00600 ")).then_some((archives, current, kept))
+    };
+    let (archives, current, kept) = poll("the last line logged", Duration::from_secs(20), settled);
     // Timestamped in the files: `YYYY-MM-DD hh:mm:ss.nnnnnnnnn  line ...`.
     for l in current.lines() {
         let b = l.as_bytes();
@@ -44,23 +71,10 @@ fn logger_tees_timestamps_and_rotates_keeping_keep_archives() {
             "{l:?}"
         );
     }
-    // Rotated, keeping exactly `keep` archives (@<tai64n>.s).
-    let mut archives: Vec<_> = fs::read_dir(&dir)
-        .expect("dir")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('@') && n.ends_with(".s"))
-        .collect();
-    archives.sort();
     assert_eq!(archives.len(), 2, "{archives:?}");
     // No size bound per archive: under a burst s6-log writes a whole
     // buffer before it checks the size (seen: 10 KB archives at s4096).
     // The kept lines are the most recent ones, in order, none lost between.
-    let mut kept = String::new();
-    for a in &archives {
-        kept.push_str(&fs::read_to_string(dir.join(a)).expect("read"));
-    }
-    kept.push_str(&current);
     let nums: Vec<u32> = kept
         .lines()
         .filter_map(|l| l.split("  line ").nth(1)?.get(..5)?.parse().ok())

@@ -120,7 +120,12 @@ fn a_copy_nothing_replaces_shows_in_status_until_stop_ends_it() {
     );
     let o = sbx.run(&["svctl", "stop", "manual"], 0);
     assert!(err(&o).contains(&format!("(pid {first})")), "{}", err(&o));
-    assert!(!runs(&sbx, &first), "svctl stop ended the copy");
+    assert!(
+        !runs(&sbx, &first),
+        "svctl stop did not end the copy: {}\n{}",
+        err(&o),
+        stdout(&sbx.sh(&format!("cat /proc/{first}/status /proc/{first}/cmdline")))
+    );
     sbx.run(&["svctl", "status", "manual"], 0);
 }
 
