@@ -1,7 +1,8 @@
 //! Jobs on a schedule under the real /init: each tick a new run with the
 //! slot's user, env and secrets; one run at a time (ticks that come
 //! during a run are skipped and counted); `svctl run`, `stop`/`start`,
-//! `timeout_s`, `catch_up`, and what status says of them.
+//! `timeout_s`, `catch_up`, a run that cannot be recorded, and what
+//! status says of them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may fail loudly
 
 mod svctl_common;
@@ -243,6 +244,63 @@ fn run_now_status_pause_timeout_and_catch_up() {
         "{}",
         sbx.logs()
     );
+    sbx.stop();
+}
+
+/// A run whose result cannot be recorded (its `state_dir` full) is still
+/// said failed, with why; the record of the run before is removed, so
+/// status never shows that earlier success as its last run.
+#[test]
+fn a_run_not_recorded_is_said_and_not_shown_as_the_run_before() {
+    if !sandbox_or_skip("a_run_not_recorded_is_said_and_not_shown_as_the_run_before") {
+        return;
+    }
+    let fx = Fixture::new(
+        r#"{ "state_dir": "/data/.svkit", "slots": [
+  { "name": "flaky", "type": "oneshot",
+    "command": ["sh", "-c", "if [ -e /tmp/fail ]; then exit 2; fi"],
+    "schedule": { "every_s": 3600 } }
+] }"#,
+    );
+    let sbx = fx.boot();
+    poll("flaky scheduled", Duration::from_secs(10), || {
+        (job_json(&sbx, "flaky").1["state"] == "scheduled").then_some(())
+    });
+    expect_code(&sbx.exec(&["svctl", "run", "--wait", "flaky"]), 0);
+    assert_eq!(job_json(&sbx, "flaky").1["last_run"]["exit"], 0);
+
+    // Its records on a tmpfs of one page (mounted from the host, as the
+    // engine would: the container may not mount), taken by the record.
+    expect_code(&sbx.sh("cp /data/.svkit/jobs/flaky /tmp/"), 0);
+    let o = std::process::Command::new("nsenter")
+        .args(["-t", &sbx.init_pid(), "-m", "-r", "-w"])
+        .args(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs"])
+        .arg("/data/.svkit/jobs")
+        .output()
+        .expect("nsenter");
+    expect_code(&o, 0);
+    let full = sbx.sh("set -e; cd /data/.svkit/jobs; cp /tmp/flaky .
+         dd if=/dev/zero of=fill bs=1k 2>/dev/null || true
+         if head -c 1 /dev/zero > probe; then exit 9; fi; rm -f probe; touch /tmp/fail");
+    assert!(err(&full).contains("No space left on device"), "{full:?}");
+    expect_code(&sbx.exec(&["svctl", "run", "flaky"]), 0);
+    let logs = sbx.wait_for_log(
+        "job flaky: unable to record its run in /data/.svkit/jobs/flaky: No space left on device",
+        Duration::from_secs(10),
+    );
+    assert!(
+        logs.contains("job flaky: run failed: exit 2 after "),
+        "{logs}"
+    );
+    let (_, j) = poll("flaky waiting again", Duration::from_secs(10), || {
+        let (rc, j) = job_json(&sbx, "flaky");
+        (j["state"] == "scheduled").then_some((rc, j))
+    });
+    assert!(
+        j["last_run"].is_null(),
+        "the run before shown as the last: {j}"
+    );
+    expect_code(&sbx.sh("! test -e /data/.svkit/jobs/flaky"), 0);
     sbx.stop();
 }
 

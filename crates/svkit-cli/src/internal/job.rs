@@ -153,12 +153,8 @@ fn run(verb: Verb) -> Result<(), String> {
             requested,
         } => {
             let job = job.job().map_err(bad_schedule)?;
-            let said = job::end(&job, code, signal, !requested.is_empty())
-                .map_err(|e| format!("job {}: {e}", job.slot))?;
-            if let Some(line) = said {
-                svkit::msg::say_beside("warning", line);
-            }
-            Ok(())
+            job::end(&job, code, signal, !requested.is_empty())
+                .map_err(|e| format!("job {}: {e}", job.slot))
         }
         Verb::Timeout {
             slot,

@@ -148,16 +148,30 @@ pub fn last_run(state_dir: &Path, slot: &str) -> Option<LastRun> {
     })
 }
 
-fn write_last_run(state_dir: &Path, slot: &str, r: &LastRun) -> io::Result<()> {
+/// Writes `r` as the last run. When it cannot (a full or read-only
+/// `state_dir`), the record of the run before would stand for this one:
+/// it is removed (a removal needs no space), so the job has no last run,
+/// as before its first; a record that stays is said too.
+fn record(state_dir: &Path, slot: &str, r: &LastRun) -> Result<(), JobError> {
     let path = record_path(state_dir, slot);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let text = format!(
         "{} {} {} {} {} {}\n",
         r.tick, r.start, r.duration_ms, r.code, r.signal, r.skipped
     );
-    fsutil::write_atomic(&path, text.as_bytes(), 0o644, None)
+    let written = (path.parent().map_or(Ok(()), std::fs::create_dir_all))
+        .and_then(|()| fsutil::write_atomic(&path, text.as_bytes(), 0o644, None));
+    let Err(e) = written else { return Ok(()) };
+    let e = io_err(format!(
+        "unable to record its run in {}",
+        crate::msg::path(&path)
+    ))(e);
+    match std::fs::remove_file(&path) {
+        Err(rm) if rm.kind() != io::ErrorKind::NotFound => {
+            let stays = "status still shows the run before, unable to remove its record";
+            Err(io_err(format!("{e}; {stays}"))(rm))
+        }
+        _ => Err(e),
+    }
 }
 
 /// The ticks of `when` in (`from`, `to`], counted from `anchor`, at most
@@ -316,16 +330,17 @@ pub fn at(s: i64) -> SystemTime {
 
 /// `finish` of a job (`$1`, `$2`; `requested`: an operator's stop or
 /// restart ended it): records a run that ended, with the ticks it
-/// outlasted, and returns the line to say, if any. A wait that ended
-/// (a stop) is no run.
-pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<Option<String>, JobError> {
+/// outlasted, and says a failed run or skipped ticks, even when the
+/// record cannot be written ([`record`]: then that is the error). A wait
+/// that ended (a stop) is no run.
+pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<(), JobError> {
     let phase = phase(Path::new("."));
     let _ = std::fs::remove_file(JOB_FILE);
     let Some(Phase::Run { tick, start }) = phase else {
-        return Ok(None);
+        return Ok(());
     };
     if requested {
-        return Ok(None);
+        return Ok(());
     }
     let tz = schedule::zone(Path::new("/"), job.timezone.as_deref()).map_err(JobError::Zone)?;
     let end_ms = Timestamp::now().as_millisecond();
@@ -341,10 +356,7 @@ pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<Option<
         signal,
         skipped: prev.skipped + skipped,
     };
-    write_last_run(&job.state_dir, &job.slot, &r).map_err(io_err(format!(
-        "unable to record its run in {}",
-        crate::msg::path(&record_path(&job.state_dir, &job.slot))
-    )))?;
+    let recorded = record(&job.state_dir, &job.slot, &r);
     crate::s6::fifo::notify(Path::new("event"), RUN_END);
     let took = secs(duration_ms);
     let mut said = Vec::new();
@@ -357,7 +369,11 @@ pub fn end(job: &Job, code: u32, signal: u32, requested: bool) -> Result<Option<
             "its run of {took} skipped {skipped} tick{s} (one run at a time)"
         ));
     }
-    Ok((!said.is_empty()).then(|| format!("job {}: {}", job.slot, said.join("; "))))
+    if !said.is_empty() {
+        let line = format_args!("job {}: {}", job.slot, said.join("; "));
+        crate::msg::say_beside("warning", line);
+    }
+    recorded
 }
 
 /// `4.2s`, `12m3s`.
@@ -512,7 +528,7 @@ mod tests {
             signal: 15,
             skipped: 7,
         };
-        write_last_run(t.path(), "backup", &r).expect("write");
+        record(t.path(), "backup", &r).expect("write");
         assert_eq!(last_run(t.path(), "backup"), Some(r));
         assert_eq!(result(&r), "SIGTERM");
         assert!(!r.ok());
@@ -523,5 +539,31 @@ mod tests {
         write_phase(t.path(), Phase::Run { tick: 5, start: 6 }).expect("write");
         assert_eq!(phase(t.path()), Some(Phase::Run { tick: 5, start: 6 }));
         assert_eq!((secs(4200), secs(125_000)), ("4.2s".into(), "2m05s".into()));
+    }
+
+    #[test]
+    fn a_run_not_recorded_leaves_no_record_of_the_run_before() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let ok = LastRun {
+            tick: 1,
+            start: 2,
+            duration_ms: 3,
+            ..LastRun::default()
+        };
+        record(t.path(), "b", &ok).expect("write");
+        // The write's temp file name taken: it fails, as on a full disk.
+        let tmp = format!(".b.{}.tmp", std::process::id());
+        std::fs::create_dir(t.path().join(RECORDS_DIR).join(tmp)).expect("mkdir");
+        let failed = LastRun { code: 2, ..ok };
+        let e = record(t.path(), "b", &failed).expect_err("unrecorded");
+        let e = e.to_string();
+        assert!(e.starts_with("unable to record its run in "), "{e}");
+        assert!(e.ends_with("/jobs/b: File exists"), "{e}");
+        assert_eq!(last_run(t.path(), "b"), None);
+        // Neither written nor removed (a dir in its place): said.
+        std::fs::create_dir_all(record_path(t.path(), "c").join("x")).expect("mkdir");
+        let e = record(t.path(), "c", &failed).expect_err("unrecorded");
+        let stays = "; status still shows the run before, unable to remove its record: ";
+        assert!(e.to_string().contains(stays), "{e}");
     }
 }
