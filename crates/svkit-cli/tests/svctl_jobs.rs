@@ -259,10 +259,31 @@ fn a_run_not_recorded_is_said_and_not_shown_as_the_run_before() {
         r#"{ "state_dir": "/data/.svkit", "slots": [
   { "name": "flaky", "type": "oneshot",
     "command": ["sh", "-c", "if [ -e /tmp/fail ]; then exit 2; fi"],
+    "schedule": { "every_s": 3600 } },
+  { "name": "long", "type": "oneshot", "command": ["sleep", "100"],
     "schedule": { "every_s": 3600 } }
 ] }"#,
     );
     let sbx = fx.boot();
+    // A run ended by a stop has no result: `--wait` ends with it.
+    poll("long scheduled", Duration::from_secs(10), || {
+        (job_json(&sbx, "long").1["state"] == "scheduled").then_some(())
+    });
+    let bg = "(svctl run --wait --timeout 30s long; echo \"rc=$?\") > /tmp/rw 2>&1 &";
+    expect_code(&sbx.sh(bg), 0);
+    poll("long running", Duration::from_secs(10), || {
+        let o = sbx.sh("grep -q '^run ' /run/service/long/.svkit-job");
+        o.status.success().then_some(())
+    });
+    expect_code(&sbx.exec(&["svctl", "stop", "long"]), 0);
+    let rw = poll("svctl run --wait ended", Duration::from_secs(10), || {
+        let rw = stdout(&sbx.sh("cat /tmp/rw"));
+        rw.contains("rc=").then_some(rw)
+    });
+    assert!(
+        rw.ends_with("long ended with no result recorded: stopped or restarted, or its record could not be written (see the container's output)\nrc=1\n"),
+        "{rw}"
+    );
     poll("flaky scheduled", Duration::from_secs(10), || {
         (job_json(&sbx, "flaky").1["state"] == "scheduled").then_some(())
     });
@@ -283,7 +304,11 @@ fn a_run_not_recorded_is_said_and_not_shown_as_the_run_before() {
          dd if=/dev/zero of=fill bs=1k 2>/dev/null || true
          if head -c 1 /dev/zero > probe; then exit 9; fi; rm -f probe; touch /tmp/fail");
     assert!(err(&full).contains("No space left on device"), "{full:?}");
-    expect_code(&sbx.exec(&["svctl", "run", "flaky"]), 0);
+    // `--wait` ends with the run, though no record of it changes.
+    let o = sbx.exec(&["svctl", "run", "--wait", "--timeout", "30s", "flaky"]);
+    expect_code(&o, 1);
+    let said = "svctl: fatal: the run of flaky ended with no result recorded: stopped or restarted, or its record could not be written (see the container's output)\n";
+    assert_eq!(err(&o), said);
     let logs = sbx.wait_for_log(
         "job flaky: unable to record its run in /data/.svkit/jobs/flaky: No space left on device",
         Duration::from_secs(10),

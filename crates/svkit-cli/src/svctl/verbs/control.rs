@@ -109,6 +109,12 @@ pub fn run_job(args: &RunArgs) -> Result<u8, Fatal> {
     let st = svkit::s6::status::read_slot(&dir)
         .map_err(|e| Fatal::system(format!("unable to read the status of {name}"), e))?;
     let before = job::last_run(&state_dir, &name);
+    // The last death s6 recorded before this run: see the wait below.
+    let last_death = || {
+        let tally = svkit::s6::status::death_tally_stamped(&dir).unwrap_or_default();
+        tally.last().map(|(stamp, _)| *stamp)
+    };
+    let death_before = last_death();
     job::run_now(&dir, &st).map_err(|e| match e {
         JobError::Running => Fatal::new(
             NOT_OK,
@@ -120,23 +126,39 @@ pub fn run_job(args: &RunArgs) -> Result<u8, Fatal> {
     if !args.wait {
         return Ok(OK);
     }
+    // The run ended once its record changed, or once s6 recorded a death
+    // after the last one before and that death's `finish` (which writes
+    // the record) is over, s6's status no older than it: then a record
+    // that did not change says no result was recorded (a stop or restart
+    // ended it, or the record could not be written).
     let mut ended = None;
     let done = svkit::clock::poll_until(args.timeout, || {
         let now = job::last_run(&state_dir, &name);
         let running = matches!(job::phase(&dir), Some(Phase::Run { .. }));
-        if now != before && !running {
-            ended = now;
+        let finished = last_death()
+            .filter(|d| Some(*d) != death_before)
+            .is_some_and(|d| {
+                svkit::s6::status::read_slot(&dir).is_ok_and(|s| s.raw.stamp >= d && !s.finishing)
+            });
+        if !running && (now != before || finished) {
+            ended = Some(now.filter(|r| Some(*r) != before));
         }
         ended.is_some()
     });
     match ended {
-        Some(r) if done => {
+        Some(Some(r)) if done => {
             let code = if r.code == 256 {
                 128 + r.signal
             } else {
                 r.code
             };
             Ok(u8::try_from(code).unwrap_or(u8::MAX))
+        }
+        Some(None) => {
+            msg::fatal(format_args!(
+                "the run of {name} ended with no result recorded: stopped or restarted, or its record could not be written (see the container's output)"
+            ));
+            Ok(NOT_OK)
         }
         _ => {
             msg::fatal(format_args!(
