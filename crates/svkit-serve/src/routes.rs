@@ -247,30 +247,15 @@ fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Op
     Some(said)
 }
 
-/// What a wait came to, as `svctl`'s exit codes say it.
+/// What a wait came to, as `svctl`'s exit codes say it, in its words.
 fn waited(w: Waited) -> Resp {
-    match w {
-        Waited::Met => text(200, "ok"),
-        Waited::Timeout { pending, .. } => {
-            text(504, format!("timed out waiting for {}", pending.join(", ")))
-        }
-        Waited::LogStuck { slots, .. } => {
-            let s: Vec<String> = slots.iter().map(|(n, f)| format!("{n}: {f}")).collect();
-            text(504, s.join("; "))
-        }
-        Waited::Gone(n) => text(404, format!("{n}: no such slot or supervisor not running")),
-        Waited::GaveUp(n) => text(
-            409,
-            format!("{n} will not be ready: its readiness check gave up"),
-        ),
-        Waited::Failed { slot, why } => text(
-            409,
-            format!(
-                "{slot} failed permanently{}",
-                why.map(|w| format!(" ({w})")).unwrap_or_default()
-            ),
-        ),
-    }
+    let code = match w {
+        Waited::Met => return text(200, "ok"),
+        Waited::Timeout { .. } | Waited::LogStuck { .. } => 504,
+        Waited::Gone(_) => 404,
+        Waited::GaveUp(_) | Waited::Failed { .. } => 409,
+    };
+    text(code, w.lines().join("; "))
 }
 
 /// Logs and control: 403 without a token file (or with one every user

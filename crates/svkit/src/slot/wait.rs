@@ -192,6 +192,61 @@ pub enum Waited {
     },
 }
 
+impl Target {
+    /// The state's word: `svctl wait WORD`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Target::Up => "up",
+            Target::Ready => "ready",
+            Target::Down => "down",
+            Target::Done => "done",
+        }
+    }
+}
+
+impl Waited {
+    /// What the wait came to, in the words of every view that waits
+    /// (svctl, the HTTP endpoint, `svctl top`): one line per slot it
+    /// names, none when met. Each view frames them its own way (a fatal
+    /// line and an exit code, an HTTP status, a status line).
+    pub fn lines(&self) -> Vec<String> {
+        let ms = |d: &Duration| d.as_millis();
+        match self {
+            Waited::Met => Vec::new(),
+            Waited::Timeout {
+                pending,
+                target,
+                after,
+            } => vec![format!(
+                "timed out after {} ms waiting for {} to be {}",
+                ms(after),
+                pending.join(", "),
+                target.word()
+            )],
+            Waited::LogStuck { slots, after } => (slots.iter())
+                .map(|(n, f)| {
+                    format!(
+                        "timed out after {} ms waiting for {n} to be ready: {f}",
+                        ms(after)
+                    )
+                })
+                .collect(),
+            Waited::Gone(n) => vec![format!(
+                "unable to wait for {n}: no such slot or supervisor not running"
+            )],
+            Waited::GaveUp(n) => vec![format!(
+                "{n} will not be ready: its readiness check gave up (readiness.check.timeout_ms); svctl restart {n} tries again"
+            )],
+            Waited::Failed { slot, why } => {
+                let why = why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default();
+                vec![format!(
+                    "{slot} failed permanently{why}: see svctl status and svctl logs"
+                )]
+            }
+        }
+    }
+}
+
 /// The longest pause of a wait for ready between looks at a slot that is
 /// up and ready but whose output is not getting through.
 const LOG_RECHECK: Duration = Duration::from_millis(200);
@@ -280,5 +335,33 @@ mod tests {
         let never = |_: &Path, _: &Status| false;
         let o = wait(&[s], Target::Up, false, None, &never).expect("wait");
         assert_eq!(o, WaitEnd::Gone(t.path().join("nope")));
+    }
+
+    #[test]
+    fn every_view_says_an_outcome_in_the_same_words() {
+        let after = Duration::from_millis(300);
+        let t = Waited::Timeout {
+            pending: vec!["a".into(), "b".into()],
+            target: Target::Ready,
+            after,
+        };
+        assert_eq!(
+            t.lines(),
+            ["timed out after 300 ms waiting for a, b to be ready"]
+        );
+        let f = Waited::Failed {
+            slot: "web".into(),
+            why: Some("exited 78".into()),
+        };
+        assert_eq!(
+            f.lines(),
+            ["web failed permanently (exited 78): see svctl status and svctl logs"]
+        );
+        let stuck = Waited::LogStuck {
+            slots: vec![("a".into(), Fault::Down), ("b".into(), Fault::Down)],
+            after,
+        };
+        assert_eq!(stuck.lines().len(), 2);
+        assert!(Waited::Met.lines().is_empty());
     }
 }

@@ -148,15 +148,7 @@ fn act(ctx: &Ctx, op: Op, slot: &str) -> String {
     };
     match control::run(&ctx.slots(), &[slot.to_string()], &req) {
         Ok(Waited::Met) => format!("{slot}: {done}"),
-        Ok(Waited::Timeout { after, .. }) => {
-            format!(
-                "{} {slot}: not done after {} s (see its state above)",
-                op.verb(),
-                after.as_secs()
-            )
-        }
-        Ok(Waited::Failed { why, .. }) => format!("{slot} failed: {}", why.unwrap_or_default()),
-        Ok(other) => format!("{} {slot}: {other:?}", op.verb()),
+        Ok(other) => other.lines().join("; "),
         Err(e) => format!("unable to {} {slot}: {e}", op.verb()),
     }
 }

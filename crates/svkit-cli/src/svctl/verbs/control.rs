@@ -6,7 +6,6 @@ use svkit::control::{self, Op, Request, Waited};
 use svkit::msg::exit::svctl::{GONE_OR_FAILED, IN_FOREGROUND};
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
-use svkit::slot::wait::Target;
 
 use super::ctx::Ctx;
 use crate::svctl::args::{CtlArgs, RunArgs, SignalArgs};
@@ -40,55 +39,13 @@ pub(super) fn system(e: control::Error) -> Fatal {
 
 /// Says what a wait came to (nothing on success); its exit code.
 pub(super) fn said(waited: Waited) -> u8 {
-    let what = |t: Target| match t {
-        Target::Up => "up",
-        Target::Ready => "ready",
-        Target::Down => "down",
-        Target::Done => "done",
-    };
+    for line in waited.lines() {
+        msg::fatal(line);
+    }
     match waited {
         Waited::Met => OK,
-        Waited::Timeout {
-            pending,
-            target,
-            after,
-        } => {
-            msg::fatal(format_args!(
-                "timed out after {} ms waiting for {} to be {}",
-                after.as_millis(),
-                pending.join(", "),
-                what(target)
-            ));
-            NOT_OK
-        }
-        Waited::LogStuck { slots, after } => {
-            for (n, f) in &slots {
-                msg::fatal(format_args!(
-                    "timed out after {} ms waiting for {n} to be ready: {f}",
-                    after.as_millis()
-                ));
-            }
-            NOT_OK
-        }
-        Waited::Gone(n) => {
-            msg::fatal(format_args!(
-                "unable to wait for {n}: no such slot or supervisor not running"
-            ));
-            GONE_OR_FAILED
-        }
-        Waited::GaveUp(n) => {
-            msg::fatal(format_args!(
-                "{n} will not be ready: its readiness check gave up (readiness.check.timeout_ms); svctl restart {n} tries again"
-            ));
-            GONE_OR_FAILED
-        }
-        Waited::Failed { slot, why } => {
-            let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
-            msg::fatal(format_args!(
-                "{slot} failed permanently{why}: see svctl status and svctl logs"
-            ));
-            GONE_OR_FAILED
-        }
+        Waited::Timeout { .. } | Waited::LogStuck { .. } => NOT_OK,
+        Waited::Gone(_) | Waited::GaveUp(_) | Waited::Failed { .. } => GONE_OR_FAILED,
     }
 }
 
