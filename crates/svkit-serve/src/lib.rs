@@ -26,15 +26,12 @@ use std::sync::{mpsc, Arc, Mutex, RwLock};
 use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
 use svkit::config::{Listen, Model};
 use svkit::msg::{self, exit, strerror};
-use svkit::slot::snapshot::Slots;
 
 /// What the CLI lends the server, so there is one home for each.
 pub struct Hooks {
     /// The config as the svctl verbs load it (None: it did not load; the
     /// loader said why).
     pub load: fn(&Path) -> Option<Model>,
-    /// Where a slot's logger writes (`svctl logs`' rule).
-    pub log_dir: fn(&Slots<'_>, &str) -> Option<PathBuf>,
 }
 
 /// Requests answered at once (probes, status, metrics) share this many

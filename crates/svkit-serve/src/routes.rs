@@ -167,14 +167,14 @@ fn route(sh: &'static Shared, req: &mut Req) -> Option<Resp> {
             Ok(text(405, "method not allowed"))
         }
         p => match p.strip_prefix("/v1/slots/") {
-            Some(rest) => return slot_route(sh, &slots, req, rest.to_string()),
+            Some(rest) => return slot_route(&slots, req, rest.to_string()),
             None => Ok(text(404, "no such endpoint")),
         },
     };
     Some(r.unwrap_or_else(|refused| refused))
 }
 
-fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Option<Resp> {
+fn slot_route(slots: &Slots<'_>, req: &mut Req, rest: String) -> Option<Resp> {
     let (name, what) = rest.split_once('/').unwrap_or((&rest, ""));
     // Before any file is touched: `..`, `/`, control characters (raw or
     // %-escaped, which is never decoded) are not a name.
@@ -206,7 +206,7 @@ fn slot_route(sh: &Shared, slots: &Slots<'_>, req: &mut Req, rest: String) -> Op
     }
     let names = [name.to_string()];
     if what == "logs" {
-        return logs(sh, slots, req, name);
+        return logs(slots, req, name);
     }
     let said = match op {
         Some(op) => {
@@ -469,7 +469,7 @@ fn events(slots: &Slots<'_>, req: &mut Req) -> Option<Resp> {
 
 /// The slot's last `lines=N` log lines; `follow=1`: and the lines after
 /// them as they come.
-fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Resp> {
+fn logs(slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Resp> {
     let mut lines = LINES;
     let mut follow = false;
     for (k, v) in pairs(&req.query) {
@@ -483,7 +483,7 @@ fn logs(sh: &Shared, slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Res
             }
         }
     }
-    let Some(dir) = (sh.hooks.log_dir)(slots, name) else {
+    let Some(dir) = slots.log_dir_now(name) else {
         let why = format!("{name} has no log dir (its output goes to docker logs)");
         return Some(text(404, why));
     };

@@ -1,5 +1,5 @@
 //! `svkit serve`: the HTTP endpoint (`svkit-serve`), lent the CLI's one
-//! config loader and `svctl logs`' rule for where a slot's log is.
+//! config loader.
 
 use std::process::ExitCode;
 
@@ -14,7 +14,6 @@ pub fn main(args: std::env::ArgsOs) -> ExitCode {
                     .flatten()
                     .map(|v| v.model)
             },
-            log_dir: crate::svctl::verbs::logs::log_dir,
         },
     )
 }

@@ -45,6 +45,18 @@ impl<'a> Slots<'a> {
             .map(|l| l.dir.as_str())
     }
 
+    /// Where the slot's logger writes, for whoever reads its log (`svctl
+    /// logs`, `top`'s pane, the HTTP endpoint): the dir its live `log/run`
+    /// was rendered with (the config may have changed since, or not load
+    /// at all: exactly when one reads logs to debug), else the config's.
+    pub fn log_dir_now(&self, name: &str) -> Option<PathBuf> {
+        std::fs::read_to_string(self.dir(name).join("log/run"))
+            .ok()
+            .and_then(|run| crate::render::rendered_log_dir(&run))
+            .or_else(|| self.log_dir(name).map(str::to_string))
+            .map(PathBuf::from)
+    }
+
     /// A name that is a slot in the scandir.
     pub fn known(&self, name: &str) -> bool {
         !name.is_empty() && !name.starts_with('.') && !name.contains('/') && self.dir(name).is_dir()

@@ -171,7 +171,7 @@ impl Pane {
                 ..Pane::default()
             };
             let Some(name) = want else { return };
-            let Some(dir) = super::verbs::logs::log_dir(&ctx.slots(), &name) else {
+            let Some(dir) = ctx.slots().log_dir_now(&name) else {
                 self.push(b"(no log dir: its output goes to docker logs)\n");
                 return;
             };

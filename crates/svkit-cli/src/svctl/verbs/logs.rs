@@ -3,26 +3,13 @@
 //! reading is `svkit::logs`.
 
 use std::io;
-use std::path::PathBuf;
 
 use svkit::logs::{tail, Follower, Position};
 use svkit::msg::exit::{NOT_OK, OK};
 use svkit::msg::{self, Fatal};
-use svkit::slot::snapshot::Slots;
 
 use super::ctx::{unknown, Ctx};
 use crate::svctl::args::LogsArgs;
-
-/// Where the slot's logger writes: the dir its live `log/run` was rendered
-/// with (the config may have changed since, or not load at all: exactly
-/// when one reads logs to debug), else the config's `log.dir`.
-pub(crate) fn log_dir(slots: &Slots<'_>, name: &str) -> Option<PathBuf> {
-    std::fs::read_to_string(slots.dir(name).join("log/run"))
-        .ok()
-        .and_then(|run| svkit::render::rendered_log_dir(&run))
-        .or_else(|| slots.log_dir(name).map(str::to_string))
-        .map(PathBuf::from)
-}
 
 pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     // An invalid config is a warning here: the live slot says where its
@@ -32,7 +19,7 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     if !ctx.slots().known(name) && ctx.slots().slot(name).is_none() {
         return Err(unknown(name));
     }
-    let Some(dir) = log_dir(&ctx.slots(), name) else {
+    let Some(dir) = ctx.slots().log_dir_now(name) else {
         msg::fatal(format_args!(
             "unable to show the log of {name}: the slot has no log dir (its output goes to docker logs)"
         ));
