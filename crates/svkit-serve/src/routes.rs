@@ -483,7 +483,7 @@ fn logs(slots: &Slots<'_>, req: &mut Req, name: &str) -> Option<Resp> {
             }
         }
     }
-    let Some(dir) = slots.log_dir_now(name) else {
+    let Some(dir) = svkit::logs::dir_of(slots, name) else {
         let why = format!("{name} has no log dir (its output goes to docker logs)");
         return Some(text(404, why));
     };

@@ -4,7 +4,8 @@
 //! (`previous`, or `processed` when the dir has a processor).
 //!
 //! [`tail`] returns the last lines across those files, in order;
-//! [`Follower`] (in `follow`) keeps reading from there across rotations.
+//! [`Follower`] (in `follow`) keeps reading from there across rotations;
+//! [`dir_of`] says which dir a slot's logger writes to.
 
 mod follow;
 pub mod stdout;
@@ -16,7 +17,7 @@ pub use follow::{Follower, Position, Step};
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether a file name is an s6-log archive.
 fn is_archive(name: &str) -> bool {
@@ -102,6 +103,18 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 /// The last `n` lines (bytes, newline included) across the archives,
 /// `previous` and `current`, oldest first, and where reading stopped, for
 /// [`Follower`]. A missing log dir is an error; a missing `current` is not.
+/// Where the logger of slot `name` writes, for whoever reads its log
+/// (`svctl logs`, `top`'s pane, the HTTP endpoint): the dir its live
+/// `log/run` was rendered with (the config may have changed since, or not
+/// load at all: exactly when one reads logs to debug), else the config's.
+pub fn dir_of(slots: &crate::slot::snapshot::Slots<'_>, name: &str) -> Option<PathBuf> {
+    std::fs::read_to_string(slots.dir(name).join("log/run"))
+        .ok()
+        .and_then(|run| crate::render::rendered_log_dir(&run))
+        .or_else(|| slots.log_dir(name).map(str::to_string))
+        .map(PathBuf::from)
+}
+
 pub fn tail(dir: &Path, n: usize) -> io::Result<(Vec<u8>, Position)> {
     let mut look = follow::look(dir, None)?;
     let mut pos = Position::default();
@@ -173,5 +186,31 @@ mod tests {
             archive_names(d, None).expect("list"),
             ["@400000006b0d10531c38b356.s", "@400000006b0d10541c38b356.u"]
         );
+    }
+
+    #[test]
+    fn a_log_is_where_the_live_logger_writes_else_where_the_config_says() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let json = r#"{ "state_dir": "/nonexistent/.svkit", "slots": [
+          { "name": "a", "command": ["true"], "log": { "dir": "/data/logs/new" } } ] }"#;
+        std::fs::write(t.path().join("10.json"), json).expect("write");
+        let model = crate::config::load(t.path(), &crate::state::LiveInstances)
+            .expect("valid config")
+            .model;
+        let slots = crate::slot::snapshot::Slots {
+            scandir: t.path(),
+            model: Some(&model),
+        };
+        assert_eq!(dir_of(&slots, "a"), Some("/data/logs/new".into()));
+        // Rendered before the config changed: its logger writes there.
+        std::fs::create_dir_all(t.path().join("a/log")).expect("mkdir");
+        let run = "#!/bin/sh\nslot=a\ndir='/data/logs/old dir'\nexec s6-log\n";
+        std::fs::write(t.path().join("a/log/run"), run).expect("write");
+        assert_eq!(dir_of(&slots, "a"), Some("/data/logs/old dir".into()));
+        let bare = crate::slot::snapshot::Slots {
+            scandir: t.path(),
+            model: None,
+        };
+        assert_eq!(dir_of(&bare, "b"), None);
     }
 }

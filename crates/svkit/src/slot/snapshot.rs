@@ -45,18 +45,6 @@ impl<'a> Slots<'a> {
             .map(|l| l.dir.as_str())
     }
 
-    /// Where the slot's logger writes, for whoever reads its log (`svctl
-    /// logs`, `top`'s pane, the HTTP endpoint): the dir its live `log/run`
-    /// was rendered with (the config may have changed since, or not load
-    /// at all: exactly when one reads logs to debug), else the config's.
-    pub fn log_dir_now(&self, name: &str) -> Option<PathBuf> {
-        std::fs::read_to_string(self.dir(name).join("log/run"))
-            .ok()
-            .and_then(|run| crate::render::rendered_log_dir(&run))
-            .or_else(|| self.log_dir(name).map(str::to_string))
-            .map(PathBuf::from)
-    }
-
     /// A name that is a slot in the scandir.
     pub fn known(&self, name: &str) -> bool {
         !name.is_empty() && !name.starts_with('.') && !name.contains('/') && self.dir(name).is_dir()
@@ -425,36 +413,5 @@ impl Row {
             s => s.as_str(),
         };
         Some(format!("{}: {state}{more}", self.name))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_log_is_where_the_live_logger_writes_else_where_the_config_says() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let json = r#"{ "state_dir": "/nonexistent/.svkit", "slots": [
-          { "name": "a", "command": ["true"], "log": { "dir": "/data/logs/new" } } ] }"#;
-        std::fs::write(t.path().join("10.json"), json).expect("write");
-        let model = crate::config::load(t.path(), &crate::state::LiveInstances)
-            .expect("valid config")
-            .model;
-        let slots = Slots {
-            scandir: t.path(),
-            model: Some(&model),
-        };
-        assert_eq!(slots.log_dir_now("a"), Some("/data/logs/new".into()));
-        // Rendered before the config changed: its logger writes there.
-        std::fs::create_dir_all(t.path().join("a/log")).expect("mkdir");
-        let run = "#!/bin/sh\nslot=a\ndir='/data/logs/old dir'\nexec s6-log\n";
-        std::fs::write(t.path().join("a/log/run"), run).expect("write");
-        assert_eq!(slots.log_dir_now("a"), Some("/data/logs/old dir".into()));
-        let bare = Slots {
-            scandir: t.path(),
-            model: None,
-        };
-        assert_eq!(bare.log_dir_now("b"), None);
     }
 }

@@ -171,7 +171,7 @@ impl Pane {
                 ..Pane::default()
             };
             let Some(name) = want else { return };
-            let Some(dir) = ctx.slots().log_dir_now(&name) else {
+            let Some(dir) = svkit::logs::dir_of(&ctx.slots(), &name) else {
                 self.push(b"(no log dir: its output goes to docker logs)\n");
                 return;
             };

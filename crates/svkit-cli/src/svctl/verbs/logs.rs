@@ -19,7 +19,7 @@ pub fn run(args: &LogsArgs) -> Result<u8, Fatal> {
     if !ctx.slots().known(name) && ctx.slots().slot(name).is_none() {
         return Err(unknown(name));
     }
-    let Some(dir) = ctx.slots().log_dir_now(name) else {
+    let Some(dir) = svkit::logs::dir_of(&ctx.slots(), name) else {
         msg::fatal(format_args!(
             "unable to show the log of {name}: the slot has no log dir (its output goes to docker logs)"
         ));
